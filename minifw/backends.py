@@ -1,0 +1,35 @@
+"""Global switches for how primitives are chosen, in the spirit of torch.backends.
+
+``minifw.backends.benchmark = True`` makes the first call of each convolution
+problem time every supported algorithm and cache the fastest (like
+``torch.backends.cudnn.benchmark``). ``minifw.backends.deterministic = True``
+restricts choices to algorithms whose results do not depend on thread count
+or timing.
+"""
+from . import _native
+
+benchmark = False
+deterministic = False
+
+
+def get_isa():
+    """The instruction set the CPU kernels use now: 'avx512', 'avx2' or 'generic'."""
+    return _native.isa()
+
+
+def supported_isas():
+    """Every instruction set this CPU can run, lowest first."""
+    return list(_native.supported_isas())
+
+
+def set_isa(name):
+    """Use the kernels for `name` ('avx512', 'avx2' or 'generic') from now on.
+
+    The environment variable MINIFW_ISA sets the starting value at import.
+    """
+    allowed = supported_isas()
+    if name not in ("avx512", "avx2", "generic"):
+        raise ValueError(f"set_isa: name must be one of 'avx512', 'avx2', 'generic'; got {name!r}")
+    if name not in allowed:
+        raise ValueError(f"set_isa: this CPU supports {allowed}; got {name!r}")
+    _native.set_isa(name)
