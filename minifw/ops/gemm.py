@@ -1,0 +1,76 @@
+"""GEMM: C = alpha * op(A) @ op(B) + beta * C, on minifw's own packed,
+cache-blocked, register-blocked kernels (not a BLAS)."""
+import numbers
+
+import numpy as np
+
+from .. import _native
+from ._validate import check_float_array
+
+_GEMM = {np.dtype(np.float32): _native.gemm_f32, np.dtype(np.float64): _native.gemm_f64}
+
+
+
+def _strided_ok(a):
+    """True when the native GEMM can read `a` in place: unit stride along one
+    axis and a leading dimension along the other (a slice or a transpose)."""
+    item = a.itemsize
+    rows, cols = a.shape
+    s0, s1 = a.strides
+    if (cols == 1 or s1 == item) and (rows == 1 or (s0 % item == 0 and s0 >= cols * item)):
+        return True
+    return (rows == 1 or s0 == item) and (cols == 1 or (s1 % item == 0 and s1 >= rows * item))
+
+
+def _check_operand(name, a, dtype=None):
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"gemm: {name} must be a numpy.ndarray, got {type(a).__name__}")
+    if a.ndim == 2 and a.dtype in (np.float32, np.float64) and (dtype is None or a.dtype == dtype) \
+            and _strided_ok(a):
+        return a  # sliced or transposed views are read in place, no copy
+    return check_float_array("gemm", name, a, ndim=2, ndim_desc="2-D (a matrix)", dtype=dtype)
+
+
+def _check_scalar(name, v):
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+        raise TypeError(f"gemm: {name} must be a real number, got {type(v).__name__} {v!r}")
+    return float(v)
+
+
+def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
+    """Return alpha * op(a) @ op(b) + beta * c, where op(x) is x or x.T.
+
+    a and b are 2-D float32 or float64 arrays of one dtype. Sliced and
+    transposed views are read in place (any leading dimension). With c=None a
+    new array is returned and beta must be 0; with c given, the result is
+    written into c (which must be C-contiguous, writable, of shape (M, N)) and
+    c is returned, as in BLAS.
+    """
+    a = _check_operand("a", a)
+    b = _check_operand("b", b, dtype=a.dtype)
+    alpha = _check_scalar("alpha", alpha)
+    beta = _check_scalar("beta", beta)
+    for name, flag in (("trans_a", trans_a), ("trans_b", trans_b)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"gemm: {name} must be a bool, got {type(flag).__name__} {flag!r}")
+    m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
+    kb, n = (b.shape[1], b.shape[0]) if trans_b else b.shape
+    if k != kb:
+        raise ValueError(f"gemm: inner dimensions must match: op(a) has shape {(m, k)} and op(b) "
+                         f"has shape {(kb, n)}")
+    if c is None:
+        if beta != 0.0:
+            raise ValueError(f"gemm: beta must be 0 when c is None (nothing to scale), got {beta}")
+        c = np.empty((m, n), dtype=a.dtype)
+    else:
+        if not isinstance(c, np.ndarray):
+            raise TypeError(f"gemm: c must be a numpy.ndarray, got {type(c).__name__}")
+        if c.dtype != a.dtype:
+            raise TypeError(f"gemm: c must have dtype {a.dtype} to match a, got {c.dtype}")
+        if c.shape != (m, n):
+            raise ValueError(f"gemm: c must have shape {(m, n)}, got {c.shape}")
+        if not c.flags.c_contiguous or not c.flags.writeable:
+            raise ValueError("gemm: c must be a C-contiguous, writable array (the result is "
+                             "written into it)")
+    _GEMM[a.dtype](a, b, c, bool(trans_a), bool(trans_b), alpha, beta)
+    return c

@@ -1,0 +1,67 @@
+// Binding for the plain GEMM primitive.
+#include <string>
+
+#include "bind_util.h"
+#include "cpu/gemm.h"
+#include "cpu/parallel.h"
+#include "registry.h"
+
+namespace minifw {
+namespace {
+
+// A row-major view of a 2-D array with unit column stride and row stride ld,
+// or of its transpose when the array is column-major (e.g. x.T). The layout is
+// read from the array's own shape and strides, so every element the GEMM
+// touches lies inside the array.
+template <typename T>
+struct MatrixView {
+  const T* data;
+  int64_t ld;
+  bool transposed;  // data holds the transpose of the array
+};
+
+template <typename T>
+MatrixView<T> matrix_view(const py::array& a, const char* name) {
+  if (!a.dtype().is(py::dtype::of<T>())) throw py::type_error(std::string(name) + ": dtype mismatch");
+  if (a.ndim() != 2) throw py::value_error(std::string(name) + ": expected a 2-D array");
+  const int64_t item = sizeof(T);
+  const int64_t rows = a.shape(0), cols = a.shape(1);
+  const int64_t s0 = a.strides(0), s1 = a.strides(1);
+  const T* p = static_cast<const T*>(a.data());
+  if ((cols == 1 || s1 == item) && (rows == 1 || (s0 % item == 0 && s0 >= cols * item)))
+    return {p, rows == 1 ? cols : s0 / item, false};
+  if ((rows == 1 || s0 == item) && (cols == 1 || (s1 % item == 0 && s1 >= rows * item)))
+    return {p, cols == 1 ? rows : s1 / item, true};
+  throw py::value_error(std::string(name) + ": needs unit stride along one axis");
+}
+
+template <typename T>
+void gemm_entry(py::array a, py::array b, py::array c, bool trans_a, bool trans_b, double alpha,
+                double beta) {
+  if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2)
+    throw py::value_error("gemm: a, b and c must be 2-D");
+  const int64_t M = trans_a ? a.shape(1) : a.shape(0);
+  const int64_t K = trans_a ? a.shape(0) : a.shape(1);
+  const int64_t Kb = trans_b ? b.shape(1) : b.shape(0);
+  const int64_t N = trans_b ? b.shape(0) : b.shape(1);
+  if (K != Kb) throw py::value_error("gemm: inner dimensions differ");
+  if (c.shape(0) != M || c.shape(1) != N) throw py::value_error("gemm: c has the wrong shape");
+  T* cp = out_ptr<T>(c, M * N, "c");
+  MatrixView<T> av = matrix_view<T>(a, "a"), bv = matrix_view<T>(b, "b");
+  py::gil_scoped_release release;
+  gemm<T>(trans_a != av.transposed, trans_b != bv.transposed, M, N, K, static_cast<T>(alpha), av.data,
+          av.ld, bv.data, bv.ld, static_cast<T>(beta), cp, N, get_num_threads());
+}
+}  // namespace
+
+MINIFW_BINDINGS(bind_gemm) {
+  m.def("gemm_f32", &gemm_entry<float>, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("trans_a"),
+        py::arg("trans_b"), py::arg("alpha"), py::arg("beta"));
+  m.def("gemm_f64", &gemm_entry<double>, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("trans_a"),
+        py::arg("trans_b"), py::arg("alpha"), py::arg("beta"));
+  m.def("gemm_kernel_name", [](const std::string& dtype) {
+    return std::string(dtype == "float64" ? gemm_kernel<double>(active_isa()).name
+                                          : gemm_kernel<float>(active_isa()).name);
+  });
+}
+}  // namespace minifw

@@ -1,0 +1,270 @@
+#include "gemm.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
+#include "gemm_microkernel.h"
+#include "parallel.h"
+
+namespace minifw {
+
+#if defined(MINIFW_X86)
+GemmKernel<float> gemm_kernel_avx512_f32();
+GemmKernel<double> gemm_kernel_avx512_f64();
+GemmKernel<float> gemm_kernel_avx2_f32();
+GemmKernel<double> gemm_kernel_avx2_f64();
+#endif
+
+namespace {
+// Portable kernels: GCC/Clang vector extensions, 16-byte vectors, which every
+// x86-64 (SSE2) and most other targets run natively.
+template <typename Scalar>
+struct Vec16 {
+  using T = Scalar;
+  typedef Scalar reg __attribute__((vector_size(16)));
+  static constexpr int lanes = 16 / sizeof(Scalar);
+  static reg zero() { return reg{}; }
+  static reg set1(T x) { return reg{} + x; }
+  static reg broadcast(const T* p) { return reg{} + *p; }
+  static reg load(const T* p) {
+    reg r;
+    std::memcpy(&r, p, sizeof r);
+    return r;
+  }
+  static void store(T* p, reg x) { std::memcpy(p, &x, sizeof x); }
+  static reg fma(reg a, reg b, reg c) { return a * b + c; }
+  static reg mul(reg a, reg b) { return a * b; }
+  static void prefetch(const T* p) { __builtin_prefetch(p); }
+};
+
+void sgemm_generic_6x8(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                       float alpha, float beta) {
+  micro_kernel_impl<Vec16<float>, 6, 2>(kc, a, b, c, ldc, alpha, beta);
+}
+void dgemm_generic_6x4(int64_t kc, const double* a, const double* b, double* c, int64_t ldc,
+                       double alpha, double beta) {
+  micro_kernel_impl<Vec16<double>, 6, 2>(kc, a, b, c, ldc, alpha, beta);
+}
+
+inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+inline int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
+
+// Split `total` into blocks of at most `block`, all about the same size (a
+// multiple of `align`), so a K of 400 with kc = 384 becomes 2 x 200, not 384 + 16.
+inline int64_t balanced_block(int64_t total, int64_t block, int64_t align) {
+  if (total <= block) return total;
+  int64_t nblocks = ceil_div(total, block);
+  return std::min(block, round_up(ceil_div(total, nblocks), align));
+}
+
+struct Scratch {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+  ~Scratch() { std::free(ptr); }
+};
+}  // namespace
+
+void* thread_scratch(int slot, size_t bytes) {
+  thread_local Scratch slots[4];
+  Scratch& s = slots[slot];
+  if (s.bytes < bytes) {
+    std::free(s.ptr);
+    size_t rounded = (bytes + 63) / 64 * 64;
+    s.ptr = std::aligned_alloc(64, rounded);
+    if (!s.ptr) {
+      s.bytes = 0;
+      throw std::bad_alloc();
+    }
+    s.bytes = rounded;
+  }
+  return s.ptr;
+}
+
+template <>
+GemmKernel<float> gemm_kernel<float>(Isa isa) {
+#if defined(MINIFW_X86)
+  if (isa == Isa::avx512) return gemm_kernel_avx512_f32();
+  if (isa == Isa::avx2) return gemm_kernel_avx2_f32();
+#endif
+  return {6, 8, 256, 120, 1024, sgemm_generic_6x8, "generic 6x8"};
+}
+
+template <>
+GemmKernel<double> gemm_kernel<double>(Isa isa) {
+#if defined(MINIFW_X86)
+  if (isa == Isa::avx512) return gemm_kernel_avx512_f64();
+  if (isa == Isa::avx2) return gemm_kernel_avx2_f64();
+#endif
+  return {6, 4, 256, 96, 1024, dgemm_generic_6x4, "generic 6x4"};
+}
+
+template <typename T>
+int64_t gemm_pack_bytes(const GemmKernel<T>& kern, int64_t M, int64_t N, int64_t K) {
+  if (M <= 0 || N <= 0 || K <= 0) return 0;
+  int64_t kc = balanced_block(K, kern.kc, 8);
+  int64_t mc = round_up(std::min(M, kern.mc), kern.mr);
+  int64_t nc = round_up(std::min(N, kern.nc), kern.nr);
+  return (mc * kc + kc * nc) * static_cast<int64_t>(sizeof(T));
+}
+
+namespace {
+template <typename T>
+void scale_output(int64_t m0, int64_t m1, int64_t n0, int64_t n1, T beta, const GemmOutput<T>& out) {
+  for (int64_t i = m0; i < m1; ++i) {
+    T* row = out.c + i * out.ldc;
+    for (int64_t j = n0; j < n1; ++j) {
+      T& v = row[out.col_offset ? out.col_offset[j] : j];
+      v = beta == T(0) ? T(0) : beta * v;
+    }
+  }
+}
+
+// One thread's share: rows [m0, m1) and columns [n0, n1) of C.
+template <typename T>
+void gemm_block(const GemmKernel<T>& kern, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
+                int64_t K, T alpha, const PackSource<T>& a, const PackSource<T>& b, T beta,
+                const GemmOutput<T>& out) {
+  if (m0 >= m1 || n0 >= n1) return;
+  if (K == 0) return scale_output(m0, m1, n0, n1, beta, out);
+  const int mr = kern.mr, nr = kern.nr;
+  const int64_t kc_step = balanced_block(K, kern.kc, 8);
+  const int64_t mc_step = round_up(balanced_block(m1 - m0, kern.mc, mr), mr);
+  const int64_t nc_step = round_up(balanced_block(n1 - n0, kern.nc, nr), nr);
+  T* pack_a = static_cast<T*>(thread_scratch(0, sizeof(T) * mc_step * kc_step));
+  T* pack_b = static_cast<T*>(thread_scratch(1, sizeof(T) * kc_step * nc_step));
+  alignas(64) T tile[32 * 64];  // an edge or scattered tile (mr * nr <= 32 * 64)
+
+  for (int64_t jc = n0; jc < n1; jc += nc_step) {
+    const int64_t nc = std::min(nc_step, n1 - jc);
+    for (int64_t pc = 0; pc < K; pc += kc_step) {
+      const int64_t kc = std::min(kc_step, K - pc);
+      const T beta_k = pc == 0 ? beta : T(1);  // later K blocks accumulate
+      b.pack(b.self, pack_b, jc, nc, pc, kc, nr);
+      for (int64_t ic = m0; ic < m1; ic += mc_step) {
+        const int64_t mc = std::min(mc_step, m1 - ic);
+        a.pack(a.self, pack_a, ic, mc, pc, kc, mr);
+        for (int64_t jr = 0; jr < nc; jr += nr) {
+          const int64_t nrr = std::min<int64_t>(nr, nc - jr);
+          const T* bp = pack_b + jr * kc;
+          for (int64_t ir = 0; ir < mc; ir += mr) {
+            const int64_t mrr = std::min<int64_t>(mr, mc - ir);
+            const T* ap = pack_a + ir * kc;
+            const int64_t i = ic + ir, j = jc + jr;
+            if (mrr == mr && nrr == nr && !out.col_offset) {
+              kern.fn(kc, ap, bp, out.c + i * out.ldc + j, out.ldc, alpha, beta_k);
+              continue;
+            }
+            kern.fn(kc, ap, bp, tile, nr, T(1), T(0));
+            for (int64_t r = 0; r < mrr; ++r) {
+              T* crow = out.c + (i + r) * out.ldc;
+              for (int64_t s = 0; s < nrr; ++s) {
+                T& dst = crow[out.col_offset ? out.col_offset[j + s] : j + s];
+                dst = beta_k == T(0) ? alpha * tile[r * nr + s] : alpha * tile[r * nr + s] + beta_k * dst;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+}  // namespace
+
+template <typename T>
+void gemm_packed(int64_t M, int64_t N, int64_t K, T alpha, PackSource<T> a, PackSource<T> b, T beta,
+                 GemmOutput<T> out, int nthreads) {
+  if (M <= 0 || N <= 0) return;
+  const GemmKernel<T> kern = gemm_kernel<T>(active_isa());
+  // Tiny products do not pay for waking threads.
+  if (nthreads <= 1 || static_cast<double>(M) * N * K < 64.0 * 64 * 64) {
+    gemm_block(kern, 0, M, 0, N, K, alpha, a, b, beta, out);
+    return;
+  }
+  // A grid of tm x tn blocks over C, in units of micro-tiles, chosen to keep
+  // the largest block smallest (load balance), then to split N rather than M.
+  const int64_t tiles_m = ceil_div(M, kern.mr), tiles_n = ceil_div(N, kern.nr);
+  int best_tm = 1;
+  double best_cost = -1;
+  for (int tm = 1; tm <= nthreads; ++tm) {
+    if (nthreads % tm) continue;
+    const int tn = nthreads / tm;
+    double cost = static_cast<double>(ceil_div(tiles_m, tm)) * kern.mr * ceil_div(tiles_n, tn) * kern.nr;
+    if (best_cost < 0 || cost < best_cost * 0.999) {
+      best_cost = cost;
+      best_tm = tm;
+    }
+  }
+  const int tm = best_tm, tn = nthreads / tm;
+#pragma omp parallel num_threads(nthreads)
+  {
+    const int t = omp_get_thread_num();
+    int64_t mt0, mt1, nt0, nt1;
+    split_range(tiles_m, tm, t / tn, mt0, mt1);
+    split_range(tiles_n, tn, t % tn, nt0, nt1);
+    gemm_block(kern, mt0 * kern.mr, std::min(M, mt1 * kern.mr), nt0 * kern.nr,
+               std::min(N, nt1 * kern.nr), K, alpha, a, b, beta, out);
+  }
+}
+
+namespace {
+template <typename T>
+void pack_strided(const void* self, T* dst, int64_t outer0, int64_t outer_len, int64_t k0,
+                  int64_t kc, int width) {
+  const auto& m = *static_cast<const StridedMatrix<T>*>(self);
+  for (int64_t p = 0; p < outer_len; p += width) {
+    const int64_t w = std::min<int64_t>(width, outer_len - p);
+    T* d = dst + p * kc;
+    if (m.trans) {
+      // Op(outer, k) = data[k * ld + outer]: each k gives w contiguous values.
+      const T* src = m.data + k0 * m.ld + outer0 + p;
+      for (int64_t k = 0; k < kc; ++k) {
+        const T* s = src + k * m.ld;
+        T* dk = d + k * width;
+        int64_t r = 0;
+        for (; r < w; ++r) dk[r] = s[r];
+        for (; r < width; ++r) dk[r] = T(0);
+      }
+    } else {
+      // Op(outer, k) = data[outer * ld + k]: w rows read side by side.
+      const T* src = m.data + (outer0 + p) * m.ld + k0;
+      for (int64_t k = 0; k < kc; ++k) {
+        T* dk = d + k * width;
+        int64_t r = 0;
+        for (; r < w; ++r) dk[r] = src[r * m.ld + k];
+        for (; r < width; ++r) dk[r] = T(0);
+      }
+    }
+  }
+}
+}  // namespace
+
+template <typename T>
+PackSource<T> strided_source(const StridedMatrix<T>* m) {
+  return {&pack_strided<T>, m};
+}
+
+template <typename T>
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+          int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc, int nthreads) {
+  StridedMatrix<T> a{A, lda, trans_a};
+  StridedMatrix<T> b{B, ldb, !trans_b};  // B's outer dimension is its column index
+  gemm_packed<T>(M, N, K, alpha, strided_source(&a), strided_source(&b), beta, GemmOutput<T>{C, ldc},
+                 nthreads);
+}
+
+#define MINIFW_INSTANTIATE_GEMM(T)                                                                  \
+  template int64_t gemm_pack_bytes<T>(const GemmKernel<T>&, int64_t, int64_t, int64_t);            \
+  template void gemm_packed<T>(int64_t, int64_t, int64_t, T, PackSource<T>, PackSource<T>, T,      \
+                               GemmOutput<T>, int);                                                \
+  template PackSource<T> strided_source<T>(const StridedMatrix<T>*);                               \
+  template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*,     \
+                        int64_t, T, T*, int64_t, int);
+MINIFW_INSTANTIATE_GEMM(float)
+MINIFW_INSTANTIATE_GEMM(double)
+
+}  // namespace minifw

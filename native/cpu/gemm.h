@@ -1,0 +1,86 @@
+// Our own GEMM: C = alpha * op(A) * op(B) + beta * C, row-major.
+//
+// The structure is the BLIS/GotoBLAS one: the operands are copied ("packed")
+// block by block into micro-panels that the register-blocked micro-kernel reads
+// sequentially. Owning the packing step is what makes implicit-GEMM convolution
+// possible: a convolution hands the driver a packer that forms tiles of the
+// lowered (im2col) matrix on the fly, so the lowered matrix never exists.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "isa.h"
+
+namespace minifw {
+
+// A source of one GEMM operand, seen through its "outer" dimension (rows of
+// op(A), i.e. M; or columns of op(B), i.e. N) and the shared K dimension.
+// pack(self, dst, outer0, outer_len, k0, kc, width) writes the block
+// [outer0, outer0 + outer_len) x [k0, k0 + kc) as ceil(outer_len / width)
+// micro-panels of kc x width values, the panel p holding
+//   dst[(p * kc + k) * width + r] = Op(outer0 + p * width + r, k0 + k),
+// zero for r past outer_len.
+template <typename T>
+struct PackSource {
+  void (*pack)(const void* self, T* dst, int64_t outer0, int64_t outer_len, int64_t k0, int64_t kc,
+               int width);
+  const void* self;
+};
+
+// Where results go. By default C(i, j) = c[i * ldc + j]. A scattered C (used by
+// strided backward-data) gives col_offset: C(i, j) = c[i * ldc + col_offset[j]].
+template <typename T>
+struct GemmOutput {
+  T* c;
+  int64_t ldc;
+  const int64_t* col_offset = nullptr;
+};
+
+// The micro-kernel computes a full MR x NR tile from packed panels:
+//   c[i * ldc + j] = alpha * sum_k a[k * MR + i] * b[k * NR + j] + beta * c[i * ldc + j]
+// and does not read c when beta == 0 (so NaNs in uninitialized output stay out).
+template <typename T>
+using MicroKernel = void (*)(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, T alpha, T beta);
+
+template <typename T>
+struct GemmKernel {
+  int mr, nr;          // register block
+  int64_t kc, mc, nc;  // cache blocks: kc x nr panel of B in L1, mc x kc block of A in L2
+  MicroKernel<T> fn;
+  const char* name;
+};
+
+template <typename T>
+GemmKernel<T> gemm_kernel(Isa isa);
+
+// Bytes of packing buffer one thread needs for an M x N x K product.
+template <typename T>
+int64_t gemm_pack_bytes(const GemmKernel<T>& kern, int64_t M, int64_t N, int64_t K);
+
+// The driver. nthreads > 1 splits C into a grid of nthreads blocks computed in
+// parallel; nthreads == 1 runs on the calling thread (so callers can run many
+// small GEMMs in parallel themselves).
+template <typename T>
+void gemm_packed(int64_t M, int64_t N, int64_t K, T alpha, PackSource<T> a, PackSource<T> b, T beta,
+                 GemmOutput<T> out, int nthreads);
+
+// Plain strided GEMM on row-major matrices with leading dimensions.
+template <typename T>
+void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
+          int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc, int nthreads);
+
+// Packers for strided row-major matrices (op = identity or transpose); usable
+// as building blocks by other algorithms.
+template <typename T>
+struct StridedMatrix {
+  const T* data;
+  int64_t ld;
+  bool trans;  // Op(outer, k) = trans ? data[k * ld + outer] : data[outer * ld + k]
+};
+template <typename T>
+PackSource<T> strided_source(const StridedMatrix<T>* m);
+
+// 64-byte aligned, grow-only scratch owned by the calling thread.
+void* thread_scratch(int slot, size_t bytes);
+
+}  // namespace minifw

@@ -1,0 +1,59 @@
+// The register-blocked micro-kernel, written once over a small vector
+// abstraction and instantiated per ISA (gemm_kernels_avx512.cpp,
+// gemm_kernels_avx2.cpp, gemm.cpp for portable C++).
+//
+// An MR x (NV * lanes) tile of C lives in MR * NV vector registers for the
+// whole K loop; each step loads NV vectors of the packed B row and broadcasts
+// MR values of the packed A column (an outer product). This is the
+// "broadcast A, stream B" form that suits row-major C.
+#pragma once
+#include <cstdint>
+
+namespace minifw {
+
+template <typename V, int MR, int NV>
+inline void micro_kernel_impl(int64_t kc, const typename V::T* __restrict a,
+                              const typename V::T* __restrict b, typename V::T* __restrict c,
+                              int64_t ldc, typename V::T alpha, typename V::T beta) {
+  using T = typename V::T;
+  constexpr int L = V::lanes;
+  typename V::reg acc[MR][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = V::zero();
+
+  for (int64_t k = 0; k < kc; ++k) {
+    typename V::reg bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = V::load(b + v * L);
+    V::prefetch(b + 8 * NV * L);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      typename V::reg ai = V::broadcast(a + i);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[i][v] = V::fma(ai, bv[v], acc[i][v]);
+    }
+    a += MR;
+    b += NV * L;
+  }
+
+  const typename V::reg va = V::set1(alpha);
+  if (beta == T(0)) {
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) V::store(c + i * ldc + v * L, V::mul(va, acc[i][v]));
+  } else {
+    const typename V::reg vb = V::set1(beta);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        T* p = c + i * ldc + v * L;
+        V::store(p, V::fma(va, acc[i][v], V::mul(vb, V::load(p))));
+      }
+  }
+}
+
+}  // namespace minifw
