@@ -5,3 +5,6 @@ NumPy arrays in, NumPy arrays out. Inputs that are not C-contiguous are copied
 to a contiguous array first (outputs are always new contiguous arrays).
 """
 from .gemm import gemm
+from .conv import (ConvAlgoPerf, ConvProblem, autotune_cache, clear_autotune_cache, conv2d_backward_bias,
+                   conv2d_backward_data, conv2d_backward_filter, conv2d_forward, conv_algorithms,
+                   conv_workspace_size, find_conv_algorithms)

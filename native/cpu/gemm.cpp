@@ -118,7 +118,7 @@ void scale_output(int64_t m0, int64_t m1, int64_t n0, int64_t n1, T beta, const 
   for (int64_t i = m0; i < m1; ++i) {
     T* row = out.c + i * out.ldc;
     for (int64_t j = n0; j < n1; ++j) {
-      T& v = row[out.col_offset ? out.col_offset[j] : j];
+      T& v = row[out.offset(j)];
       v = beta == T(0) ? T(0) : beta * v;
     }
   }
@@ -138,6 +138,7 @@ void gemm_block(const GemmKernel<T>& kern, int64_t m0, int64_t m1, int64_t n0, i
   T* pack_a = static_cast<T*>(thread_scratch(0, sizeof(T) * mc_step * kc_step));
   T* pack_b = static_cast<T*>(thread_scratch(1, sizeof(T) * kc_step * nc_step));
   alignas(64) T tile[32 * 64];  // an edge or scattered tile (mr * nr <= 32 * 64)
+  int64_t coff[64];
 
   for (int64_t jc = n0; jc < n1; jc += nc_step) {
     const int64_t nc = std::min(nc_step, n1 - jc);
@@ -151,19 +152,23 @@ void gemm_block(const GemmKernel<T>& kern, int64_t m0, int64_t m1, int64_t n0, i
         for (int64_t jr = 0; jr < nc; jr += nr) {
           const int64_t nrr = std::min<int64_t>(nr, nc - jr);
           const T* bp = pack_b + jr * kc;
+          // Column offsets of this strip of C; a full strip whose columns are
+          // adjacent in memory goes straight to the micro-kernel.
+          for (int64_t s = 0; s < nrr; ++s) coff[s] = out.offset(jc + jr + s);
+          const bool direct = nrr == nr && coff[nr - 1] - coff[0] == nr - 1;
           for (int64_t ir = 0; ir < mc; ir += mr) {
             const int64_t mrr = std::min<int64_t>(mr, mc - ir);
             const T* ap = pack_a + ir * kc;
-            const int64_t i = ic + ir, j = jc + jr;
-            if (mrr == mr && nrr == nr && !out.col_offset) {
-              kern.fn(kc, ap, bp, out.c + i * out.ldc + j, out.ldc, alpha, beta_k);
+            const int64_t i = ic + ir;
+            if (mrr == mr && direct) {
+              kern.fn(kc, ap, bp, out.c + i * out.ldc + coff[0], out.ldc, alpha, beta_k);
               continue;
             }
             kern.fn(kc, ap, bp, tile, nr, T(1), T(0));
             for (int64_t r = 0; r < mrr; ++r) {
               T* crow = out.c + (i + r) * out.ldc;
               for (int64_t s = 0; s < nrr; ++s) {
-                T& dst = crow[out.col_offset ? out.col_offset[j + s] : j + s];
+                T& dst = crow[coff[s]];
                 dst = beta_k == T(0) ? alpha * tile[r * nr + s] : alpha * tile[r * nr + s] + beta_k * dst;
               }
             }
@@ -177,9 +182,9 @@ void gemm_block(const GemmKernel<T>& kern, int64_t m0, int64_t m1, int64_t n0, i
 
 template <typename T>
 void gemm_packed(int64_t M, int64_t N, int64_t K, T alpha, PackSource<T> a, PackSource<T> b, T beta,
-                 GemmOutput<T> out, int nthreads) {
+                 GemmOutput<T> out, int nthreads, const GemmKernel<T>* kernel) {
   if (M <= 0 || N <= 0) return;
-  const GemmKernel<T> kern = gemm_kernel<T>(active_isa());
+  const GemmKernel<T> kern = kernel ? *kernel : gemm_kernel<T>(active_isa());
   // Tiny products do not pay for waking threads.
   if (nthreads <= 1 || static_cast<double>(M) * N * K < 64.0 * 64 * 64) {
     gemm_block(kern, 0, M, 0, N, K, alpha, a, b, beta, out);
@@ -260,7 +265,7 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
 #define MINIFW_INSTANTIATE_GEMM(T)                                                                  \
   template int64_t gemm_pack_bytes<T>(const GemmKernel<T>&, int64_t, int64_t, int64_t);            \
   template void gemm_packed<T>(int64_t, int64_t, int64_t, T, PackSource<T>, PackSource<T>, T,      \
-                               GemmOutput<T>, int);                                                \
+                               GemmOutput<T>, int, const GemmKernel<T>*);                          \
   template PackSource<T> strided_source<T>(const StridedMatrix<T>*);                               \
   template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*,     \
                         int64_t, T, T*, int64_t, int);

@@ -27,13 +27,24 @@ struct PackSource {
   const void* self;
 };
 
-// Where results go. By default C(i, j) = c[i * ldc + j]. A scattered C (used by
-// strided backward-data) gives col_offset: C(i, j) = c[i * ldc + col_offset[j]].
+// Where results go: C(i, j) = c[i * ldc + offset(j)]. By default offset(j) = j.
+// Convolutions write straight into NCHW tensors, where the GEMM's columns run
+// over (image, row, column) of the output: with cols_per_row = V and
+// rows_per_image = U, column j = (n * U + u) * V + v lands at
+//   offset(j) = n * image_stride + u * row_stride + v * col_stride.
 template <typename T>
 struct GemmOutput {
   T* c;
   int64_t ldc;
-  const int64_t* col_offset = nullptr;
+  int64_t cols_per_row = 0;  // 0: plain row-major C, offset(j) = j
+  int64_t rows_per_image = 1;
+  int64_t col_stride = 1, row_stride = 0, image_stride = 0;
+
+  int64_t offset(int64_t j) const {
+    if (cols_per_row == 0) return j;
+    const int64_t v = j % cols_per_row, q = j / cols_per_row;
+    return (q / rows_per_image) * image_stride + (q % rows_per_image) * row_stride + v * col_stride;
+  }
 };
 
 // The micro-kernel computes a full MR x NR tile from packed panels:
@@ -62,7 +73,7 @@ int64_t gemm_pack_bytes(const GemmKernel<T>& kern, int64_t M, int64_t N, int64_t
 // small GEMMs in parallel themselves).
 template <typename T>
 void gemm_packed(int64_t M, int64_t N, int64_t K, T alpha, PackSource<T> a, PackSource<T> b, T beta,
-                 GemmOutput<T> out, int nthreads);
+                 GemmOutput<T> out, int nthreads, const GemmKernel<T>* kernel = nullptr);
 
 // Plain strided GEMM on row-major matrices with leading dimensions.
 template <typename T>

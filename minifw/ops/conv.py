@@ -1,0 +1,330 @@
+"""2-D convolution: describe, then choose, then execute (as in cuDNN).
+
+    problem = ConvProblem(x.shape, w.shape, stride=1, padding=1)
+    for perf in find_conv_algorithms(problem, "forward"):
+        print(perf.algo, perf.time_ms, perf.workspace_bytes)
+    y = conv2d_forward(x, w, b, padding=1, algo="winograd")
+
+Algorithms (each a separate native implementation):
+
+=================  ==========================  ============================================
+algorithm          directions                  what it does
+=================  ==========================  ============================================
+``im2col_gemm``    all three                   lowers the whole batch into a matrix in the
+                                               workspace, then one GEMM per group (Caffe)
+``implicit_gemm``  all three                   the same GEMM, but tiles of the lowered
+                                               matrix are formed while packing: workspace
+                                               is only the GEMM's packing buffers
+``winograd``       forward, backward_data      F(4x4, 3x3): 3x3 kernels, stride 1,
+                                               dilation 1, padding <= 2
+``gemm_1x1``       all three                   1x1, stride 1, no padding: the input is
+                                               already the GEMM operand, no lowering
+=================  ==========================  ============================================
+
+Every algorithm is deterministic: results do not depend on the thread count.
+"""
+import collections
+import threading
+import time
+
+import numpy as np
+
+from .. import _native, backends
+from ._validate import (check_choice, check_dtype_arg, check_float_array, check_int, check_pair,
+                        check_shape)
+
+DIRECTIONS = ("forward", "backward_data", "backward_filter")
+ALGORITHMS = {
+    "forward": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1"),
+    "backward_data": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1"),
+    "backward_filter": ("im2col_gemm", "implicit_gemm", "gemm_1x1"),
+}
+_NEEDS = {
+    "winograd": "a 3x3 kernel, stride 1, dilation 1 and padding <= 2",
+    "gemm_1x1": "a 1x1 kernel, stride 1 and padding 0",
+}
+
+ConvAlgoPerf = collections.namedtuple("ConvAlgoPerf", "algo time_ms workspace_bytes")
+ConvAlgoPerf.__doc__ = "One result of find_conv_algorithms: algorithm, median time, workspace."
+
+
+class ConvProblem:
+    """A convolution problem: shapes, geometry and dtype; no data.
+
+    x_shape is (N, C, H, W), w_shape is (K, C // groups, R, S). stride,
+    padding and dilation are ints or (height, width) pairs; padding is added
+    equally on both sides. `out_shape` is (N, K, Ho, Wo).
+    """
+
+    __slots__ = ("x_shape", "w_shape", "stride", "padding", "dilation", "groups", "dtype",
+                 "out_shape", "_args", "_key")
+
+    def __init__(self, x_shape, w_shape, *, stride=1, padding=0, dilation=1, groups=1,
+                 dtype="float32", _fn="ConvProblem"):
+        x_shape = check_shape(_fn, "x_shape", x_shape, 4)
+        w_shape = check_shape(_fn, "w_shape", w_shape, 4)
+        stride = check_pair(_fn, "stride", stride, minimum=1)
+        padding = check_pair(_fn, "padding", padding, minimum=0)
+        dilation = check_pair(_fn, "dilation", dilation, minimum=1)
+        groups = check_int(_fn, "groups", groups, minimum=1)
+        dtype = check_dtype_arg(_fn, "dtype", dtype)
+        n, c, h, w = x_shape
+        k, cg, r, s = w_shape
+        if c % groups:
+            raise ValueError(f"{_fn}: input channels ({c}) must be divisible by groups ({groups})")
+        if k % groups:
+            raise ValueError(f"{_fn}: output channels w.shape[0] ({k}) must be divisible by "
+                             f"groups ({groups})")
+        if cg * groups != c:
+            raise ValueError(f"{_fn}: weight of shape {w_shape} with groups={groups} expects "
+                             f"{cg * groups} input channels, got x of shape {x_shape} with {c}")
+        eff_h, eff_w = dilation[0] * (r - 1) + 1, dilation[1] * (s - 1) + 1
+        if h + 2 * padding[0] < eff_h or w + 2 * padding[1] < eff_w:
+            raise ValueError(
+                f"{_fn}: output size would be < 1: padded input {h + 2 * padding[0]}x"
+                f"{w + 2 * padding[1]} is smaller than the dilated kernel {eff_h}x{eff_w} "
+                f"(x_shape={x_shape}, w_shape={w_shape}, padding={padding}, dilation={dilation})")
+        ho = (h + 2 * padding[0] - eff_h) // stride[0] + 1
+        wo = (w + 2 * padding[1] - eff_w) // stride[1] + 1
+        self.x_shape, self.w_shape = x_shape, w_shape
+        self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+        self.dtype = dtype
+        self.out_shape = (n, k, ho, wo)
+        self._args = (n, c, h, w, k, cg, r, s, stride[0], stride[1], padding[0], padding[1],
+                      dilation[0], dilation[1], groups)
+        self._key = (self._args, dtype.name)
+
+    def __eq__(self, other):
+        return isinstance(other, ConvProblem) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return (f"ConvProblem(x_shape={self.x_shape}, w_shape={self.w_shape}, stride={self.stride}, "
+                f"padding={self.padding}, dilation={self.dilation}, groups={self.groups}, "
+                f"dtype='{self.dtype.name}')")
+
+    def flops(self):
+        """Multiply-adds x 2 of the direct convolution (the same for every direction)."""
+        n, k, ho, wo = self.out_shape
+        _, cg, r, s = self.w_shape
+        return 2 * n * k * ho * wo * cg * r * s
+
+
+def conv_algorithms(problem, direction):
+    """Names of the algorithms that support `problem` in `direction`."""
+    _check_problem("conv_algorithms", problem)
+    check_choice("conv_algorithms", "direction", direction, DIRECTIONS)
+    return [a for a in ALGORITHMS[direction] if _native.conv_supports(a, direction, problem._args)]
+
+
+def conv_workspace_size(problem, direction, algo):
+    """Bytes of memory `algo` needs beyond inputs and outputs: its workspace
+    (e.g. the lowered matrix) plus the GEMM packing buffers of every thread."""
+    _check_problem("conv_workspace_size", problem)
+    check_choice("conv_workspace_size", "direction", direction, DIRECTIONS)
+    _check_algo("conv_workspace_size", problem, direction, algo)
+    explicit, packing = _native.conv_workspace(problem.dtype.name, algo, direction, problem._args)
+    return explicit + packing
+
+
+def find_conv_algorithms(problem, direction, *, repeats=3):
+    """Time every algorithm that supports `problem` on random data; return
+    ConvAlgoPerf results fastest first (like cudnnFindConvolutionForwardAlgorithm)."""
+    _check_problem("find_conv_algorithms", problem)
+    check_choice("find_conv_algorithms", "direction", direction, DIRECTIONS)
+    repeats = check_int("find_conv_algorithms", "repeats", repeats, minimum=1)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(problem.x_shape).astype(problem.dtype)
+    w = rng.standard_normal(problem.w_shape).astype(problem.dtype)
+    dy = rng.standard_normal(problem.out_shape).astype(problem.dtype)
+    results = []
+    for algo in conv_algorithms(problem, direction):
+        run = _runner(problem, direction, algo, x, w, dy)
+        run()  # warm-up: first touch of workspace and packing buffers
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - t0)
+        results.append(ConvAlgoPerf(algo, 1e3 * float(np.median(times)),
+                                    conv_workspace_size(problem, direction, algo)))
+    results.sort(key=lambda p: p.time_ms)
+    return results
+
+
+def _runner(problem, direction, algo, x, w, dy):
+    kw = dict(stride=problem.stride, padding=problem.padding, dilation=problem.dilation,
+              groups=problem.groups, algo=algo)
+    if direction == "forward":
+        return lambda: conv2d_forward(x, w, **kw)
+    if direction == "backward_data":
+        return lambda: conv2d_backward_data(dy, w, problem.x_shape, **kw)
+    return lambda: conv2d_backward_filter(x, dy, problem.w_shape, **kw)
+
+
+# ---- choosing an algorithm -------------------------------------------------------
+
+_autotune = {}
+_autotune_lock = threading.Lock()
+
+
+def autotune_cache():
+    """A copy of the choices made under minifw.backends.benchmark = True:
+    {(direction, problem, isa, threads): algorithm}."""
+    with _autotune_lock:
+        return dict(_autotune)
+
+
+def clear_autotune_cache():
+    with _autotune_lock:
+        _autotune.clear()
+
+
+def _heuristic(problem, direction):
+    """The algo="auto" choice without timing. The rules follow the measurements
+    in benchmarks/RESULTS.md: no lowering where the input already is the GEMM
+    operand, Winograd where 3x3 layers have enough channels for its 36 GEMMs to
+    dominate the transforms, else implicit GEMM (no lowered matrix)."""
+    supported = conv_algorithms(problem, direction)
+    if "gemm_1x1" in supported:
+        return "gemm_1x1"
+    _, cg, _, _ = problem.w_shape
+    kg = problem.w_shape[0] // problem.groups
+    if "winograd" in supported and min(cg, kg) >= 16:
+        return "winograd"
+    return "implicit_gemm"
+
+
+def _choose(problem, direction):
+    if not backends.benchmark:
+        return _heuristic(problem, direction)
+    key = (direction, problem, backends.get_isa(), _native.get_num_threads())
+    with _autotune_lock:
+        algo = _autotune.get(key)
+    if algo is None:
+        algo = find_conv_algorithms(problem, direction)[0].algo
+        with _autotune_lock:
+            _autotune[key] = algo
+    return algo
+
+
+# ---- execution -------------------------------------------------------------------
+
+_local = threading.local()
+
+
+def _workspace(nbytes):
+    """A grow-only per-thread workspace, so repeated calls do not pay for
+    allocating and first-touching large buffers (frameworks over cuDNN do the same)."""
+    buf = getattr(_local, "buf", None)
+    if buf is None or buf.size < nbytes:
+        buf = np.empty(max(nbytes, 64), dtype=np.uint8)
+        _local.buf = buf
+    return buf
+
+
+def release_workspace():
+    """Free this thread's cached convolution workspace."""
+    _local.buf = None
+
+
+_NATIVE = {
+    (d, t): getattr(_native, f"conv_{d}_{'f32' if t == np.float32 else 'f64'}")
+    for d in ("forward", "backward_data", "backward_filter", "backward_bias")
+    for t in (np.float32, np.float64)
+}
+
+
+def _check_problem(fn, problem):
+    if not isinstance(problem, ConvProblem):
+        raise TypeError(f"{fn}: problem must be a ConvProblem, got {type(problem).__name__}")
+
+
+def _check_algo(fn, problem, direction, algo):
+    if algo not in ALGORITHMS[direction]:
+        raise ValueError(f"{fn}: algo must be 'auto' or one of {', '.join(map(repr, ALGORITHMS[direction]))}"
+                         f" for {direction}; got {algo!r}")
+    if not _native.conv_supports(algo, direction, problem._args):
+        raise ValueError(f"{fn}: algo {algo!r} does not support this problem ({problem}); it needs "
+                         f"{_NEEDS.get(algo, 'nothing more')}; supported here: "
+                         f"{conv_algorithms(problem, direction)}")
+
+
+def _resolve(fn, problem, direction, algo):
+    if algo == "auto":
+        return _choose(problem, direction)
+    if not isinstance(algo, str):
+        raise TypeError(f"{fn}: algo must be a string, got {type(algo).__name__}")
+    _check_algo(fn, problem, direction, algo)
+    return algo
+
+
+def _run(fn, direction, problem, algo, *arrays):
+    explicit, _ = _native.conv_workspace(problem.dtype.name, algo, direction, problem._args)
+    _NATIVE[direction, problem.dtype.type](algo, problem._args, *arrays, _workspace(explicit))
+
+
+def conv2d_forward(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1, algo="auto"):
+    """y = conv2d(x, w) + bias, NCHW. x: (N, C, H, W); w: (K, C // groups, R, S); bias: (K,)."""
+    fn = "conv2d_forward"
+    w = check_float_array(fn, "w", w, ndim=4, ndim_desc="4-D (K, C/groups, R, S)")
+    x = check_float_array(fn, "x", x, ndim=4, dtype=w.dtype,
+                          ndim_desc=f"4-D (N, C, H, W) to match weight of shape {w.shape}")
+    problem = ConvProblem(x.shape, w.shape, stride=stride, padding=padding, dilation=dilation,
+                          groups=groups, dtype=w.dtype, _fn=fn)
+    if bias is not None:
+        bias = check_float_array(fn, "bias", bias, ndim=1, dtype=w.dtype)
+        if bias.shape[0] != w.shape[0]:
+            raise ValueError(f"{fn}: bias must have shape ({w.shape[0]},) to match weight of shape "
+                             f"{w.shape}, got {bias.shape}")
+    algo = _resolve(fn, problem, "forward", algo)
+    y = np.empty(problem.out_shape, dtype=w.dtype)
+    _run(fn, "forward", problem, algo, x, w, bias, y)
+    return y
+
+
+def conv2d_backward_data(dy, w, x_shape, *, stride=1, padding=0, dilation=1, groups=1, algo="auto"):
+    """dx: the gradient of conv2d_forward with respect to x, of shape x_shape."""
+    fn = "conv2d_backward_data"
+    w = check_float_array(fn, "w", w, ndim=4, ndim_desc="4-D (K, C/groups, R, S)")
+    dy = check_float_array(fn, "dy", dy, ndim=4, dtype=w.dtype, ndim_desc="4-D (N, K, Ho, Wo)")
+    problem = ConvProblem(x_shape, w.shape, stride=stride, padding=padding, dilation=dilation,
+                          groups=groups, dtype=w.dtype, _fn=fn)
+    _check_dy(fn, dy, problem)
+    algo = _resolve(fn, problem, "backward_data", algo)
+    dx = np.empty(problem.x_shape, dtype=w.dtype)
+    _run(fn, "backward_data", problem, algo, dy, w, dx)
+    return dx
+
+
+def conv2d_backward_filter(x, dy, w_shape, *, stride=1, padding=0, dilation=1, groups=1, algo="auto"):
+    """dw: the gradient of conv2d_forward with respect to w, of shape w_shape."""
+    fn = "conv2d_backward_filter"
+    x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)")
+    dy = check_float_array(fn, "dy", dy, ndim=4, dtype=x.dtype, ndim_desc="4-D (N, K, Ho, Wo)")
+    problem = ConvProblem(x.shape, w_shape, stride=stride, padding=padding, dilation=dilation,
+                          groups=groups, dtype=x.dtype, _fn=fn)
+    _check_dy(fn, dy, problem)
+    algo = _resolve(fn, problem, "backward_filter", algo)
+    dw = np.empty(problem.w_shape, dtype=x.dtype)
+    _run(fn, "backward_filter", problem, algo, x, dy, dw)
+    return dw
+
+
+def conv2d_backward_bias(dy):
+    """db[k] = sum of dy[:, k] over N, H, W."""
+    fn = "conv2d_backward_bias"
+    dy = check_float_array(fn, "dy", dy, ndim=4, ndim_desc="4-D (N, K, Ho, Wo)")
+    n, k, ho, wo = dy.shape
+    db = np.empty((k,), dtype=dy.dtype)
+    args = (n, k, ho, wo, k, 1, 1, 1, 1, 1, 0, 0, 1, 1, k)  # a 1x1 depthwise view of dy's shape
+    _NATIVE["backward_bias", dy.dtype.type](args, dy, db)
+    return db
+
+
+def _check_dy(fn, dy, problem):
+    if dy.shape != problem.out_shape:
+        raise ValueError(f"{fn}: dy must have the output shape {problem.out_shape} of this problem "
+                         f"({problem}), got {dy.shape}")

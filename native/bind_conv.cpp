@@ -1,0 +1,125 @@
+// Bindings for 2-D convolution: problem in (a tuple of 15 ints), arrays in,
+// status out. The shape is re-validated here and every array is checked
+// against it before a pointer reaches a kernel.
+#include <string>
+
+#include "bind_util.h"
+#include "cpu/conv.h"
+#include "cpu/parallel.h"
+#include "registry.h"
+
+namespace minifw {
+namespace {
+
+using ShapeArgs = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                             int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+
+ConvShape to_shape(const ShapeArgs& a) {
+  auto [N, C, H, W, K, Cg, R, S, sh, sw, ph, pw, dh, dw, groups] = a;
+  return make_conv_shape(N, C, H, W, K, Cg, R, S, sh, sw, ph, pw, dh, dw, groups);
+}
+
+template <typename T>
+T* workspace_ptr(py::array& ws, int64_t needed) {
+  if (needed == 0) return nullptr;
+  if (!ws.dtype().is(py::dtype::of<uint8_t>()) || !(ws.flags() & py::array::c_style) || !ws.writeable())
+    throw py::value_error("workspace: expected a writable, C-contiguous uint8 array");
+  if (static_cast<int64_t>(ws.size()) < needed)
+    throw py::value_error("workspace: expected at least " + std::to_string(needed) + " bytes, got " +
+                          std::to_string(ws.size()));
+  if (reinterpret_cast<uintptr_t>(ws.data()) % alignof(T))
+    throw py::value_error("workspace: misaligned buffer");
+  return static_cast<T*>(ws.mutable_data());
+}
+
+void require_support(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
+  if (!conv_algo_supports(algo, dir, s)) throw py::value_error("algorithm does not support this problem");
+}
+
+template <typename T>
+void forward(const std::string& algo_name, const ShapeArgs& args, py::array x, py::array w,
+             py::object bias, py::array y, py::array ws) {
+  const ConvShape s = to_shape(args);
+  const ConvAlgo algo = parse_conv_algo(algo_name);
+  require_support(algo, ConvDir::forward, s);
+  const int nt = get_num_threads();
+  const T* xp = in_ptr<T>(x, s.x_size(), "x");
+  const T* wp = in_ptr<T>(w, s.w_size(), "w");
+  const T* bp = nullptr;
+  if (!bias.is_none()) {
+    py::array b = bias.cast<py::array>();
+    bp = in_ptr<T>(b, s.K, "bias");
+  }
+  T* yp = out_ptr<T>(y, s.y_size(), "y");
+  T* wsp = workspace_ptr<T>(ws, conv_workspace<T>(algo, ConvDir::forward, s, nt).explicit_bytes);
+  py::gil_scoped_release release;
+  conv_forward<T>(algo, s, xp, wp, bp, yp, wsp, nt);
+}
+
+template <typename T>
+void backward_data(const std::string& algo_name, const ShapeArgs& args, py::array dy, py::array w,
+                   py::array dx, py::array ws) {
+  const ConvShape s = to_shape(args);
+  const ConvAlgo algo = parse_conv_algo(algo_name);
+  require_support(algo, ConvDir::backward_data, s);
+  const int nt = get_num_threads();
+  const T* dyp = in_ptr<T>(dy, s.y_size(), "dy");
+  const T* wp = in_ptr<T>(w, s.w_size(), "w");
+  T* dxp = out_ptr<T>(dx, s.x_size(), "dx");
+  T* wsp = workspace_ptr<T>(ws, conv_workspace<T>(algo, ConvDir::backward_data, s, nt).explicit_bytes);
+  py::gil_scoped_release release;
+  conv_backward_data<T>(algo, s, dyp, wp, dxp, wsp, nt);
+}
+
+template <typename T>
+void backward_filter(const std::string& algo_name, const ShapeArgs& args, py::array x, py::array dy,
+                     py::array dw, py::array ws) {
+  const ConvShape s = to_shape(args);
+  const ConvAlgo algo = parse_conv_algo(algo_name);
+  require_support(algo, ConvDir::backward_filter, s);
+  const int nt = get_num_threads();
+  const T* xp = in_ptr<T>(x, s.x_size(), "x");
+  const T* dyp = in_ptr<T>(dy, s.y_size(), "dy");
+  T* dwp = out_ptr<T>(dw, s.w_size(), "dw");
+  T* wsp = workspace_ptr<T>(ws, conv_workspace<T>(algo, ConvDir::backward_filter, s, nt).explicit_bytes);
+  py::gil_scoped_release release;
+  conv_backward_filter<T>(algo, s, xp, dyp, dwp, wsp, nt);
+}
+
+template <typename T>
+void backward_bias(const ShapeArgs& args, py::array dy, py::array db) {
+  const ConvShape s = to_shape(args);
+  const T* dyp = in_ptr<T>(dy, s.y_size(), "dy");
+  T* dbp = out_ptr<T>(db, s.K, "db");
+  py::gil_scoped_release release;
+  conv_backward_bias<T>(s, dyp, dbp, get_num_threads());
+}
+}  // namespace
+
+MINIFW_BINDINGS(bind_conv) {
+  m.def("conv_out_hw", [](const ShapeArgs& a) {
+    const ConvShape s = to_shape(a);
+    return py::make_tuple(s.Ho, s.Wo);
+  });
+  m.def("conv_supports", [](const std::string& algo, const std::string& dir, const ShapeArgs& a) {
+    return conv_algo_supports(parse_conv_algo(algo), parse_conv_dir(dir), to_shape(a));
+  });
+  m.def("conv_workspace", [](const std::string& dtype, const std::string& algo, const std::string& dir,
+                             const ShapeArgs& a) {
+    const ConvShape s = to_shape(a);
+    const ConvAlgo al = parse_conv_algo(algo);
+    const ConvDir d = parse_conv_dir(dir);
+    const int nt = get_num_threads();
+    ConvWorkspace w = dtype == "float64" ? conv_workspace<double>(al, d, s, nt) : conv_workspace<float>(al, d, s, nt);
+    return py::make_tuple(w.explicit_bytes, w.pack_bytes);
+  });
+  m.def("conv_forward_f32", &forward<float>);
+  m.def("conv_forward_f64", &forward<double>);
+  m.def("conv_backward_data_f32", &backward_data<float>);
+  m.def("conv_backward_data_f64", &backward_data<double>);
+  m.def("conv_backward_filter_f32", &backward_filter<float>);
+  m.def("conv_backward_filter_f64", &backward_filter<double>);
+  m.def("conv_backward_bias_f32", &backward_bias<float>);
+  m.def("conv_backward_bias_f64", &backward_bias<double>);
+}
+}  // namespace minifw

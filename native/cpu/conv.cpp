@@ -1,0 +1,231 @@
+// Convolution: shapes, the algorithm table and the one dispatch point.
+#include "conv.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "parallel.h"
+
+namespace minifw {
+
+ConvShape make_conv_shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t Cg,
+                          int64_t R, int64_t S, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
+                          int64_t dh, int64_t dw, int64_t groups) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("convolution: " + what); };
+  if (N < 1 || C < 1 || H < 1 || W < 1 || K < 1 || Cg < 1 || R < 1 || S < 1)
+    fail("every dimension must be >= 1");
+  if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || groups < 1) fail("stride, dilation, groups must be >= 1");
+  if (ph < 0 || pw < 0) fail("padding must be >= 0");
+  if (C % groups || K % groups || C / groups != Cg) fail("channels do not match groups");
+  const int64_t eff_h = dh * (R - 1) + 1, eff_w = dw * (S - 1) + 1;
+  if (H + 2 * ph < eff_h || W + 2 * pw < eff_w) fail("output would be empty");
+  ConvShape s{N, C, H, W, K, R, S, sh, sw, ph, pw, dh, dw, groups, 0, 0};
+  s.Ho = (H + 2 * ph - eff_h) / sh + 1;
+  s.Wo = (W + 2 * pw - eff_w) / sw + 1;
+  return s;
+}
+
+ConvDir parse_conv_dir(const std::string& name) {
+  if (name == "forward") return ConvDir::forward;
+  if (name == "backward_data") return ConvDir::backward_data;
+  if (name == "backward_filter") return ConvDir::backward_filter;
+  throw std::invalid_argument("unknown convolution direction '" + name + "'");
+}
+
+ConvAlgo parse_conv_algo(const std::string& name) {
+  if (name == "im2col_gemm") return ConvAlgo::im2col_gemm;
+  if (name == "implicit_gemm") return ConvAlgo::implicit_gemm;
+  if (name == "winograd") return ConvAlgo::winograd;
+  if (name == "gemm_1x1") return ConvAlgo::gemm_1x1;
+  throw std::invalid_argument("unknown convolution algorithm '" + name + "'");
+}
+
+bool conv_algo_supports(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
+  switch (algo) {
+    case ConvAlgo::im2col_gemm:
+    case ConvAlgo::implicit_gemm:
+      return true;
+    case ConvAlgo::winograd:
+      // F(4x4, 3x3). Backward-data is a winograd forward over dy with padding
+      // 2 - p, hence p <= 2 (the same limit is kept for forward).
+      return dir != ConvDir::backward_filter && s.R == 3 && s.S == 3 && s.sh == 1 && s.sw == 1 &&
+             s.dh == 1 && s.dw == 1 && s.ph <= 2 && s.pw <= 2;
+    case ConvAlgo::gemm_1x1:
+      return s.R == 1 && s.S == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
+  }
+  return false;
+}
+
+template <typename T>
+ConvWorkspace conv_workspace(ConvAlgo algo, ConvDir dir, const ConvShape& s, int nthreads) {
+  if (!conv_algo_supports(algo, dir, s)) throw std::invalid_argument("algorithm does not support this problem");
+  switch (algo) {
+    case ConvAlgo::im2col_gemm: return im2col_workspace<T>(dir, s, nthreads);
+    case ConvAlgo::implicit_gemm: return implicit_workspace<T>(dir, s, nthreads);
+    case ConvAlgo::winograd: return winograd_workspace<T>(dir, s, nthreads);
+    case ConvAlgo::gemm_1x1: return gemm1x1_workspace<T>(dir, s, nthreads);
+  }
+  return {0, 0};
+}
+
+namespace {
+template <typename T>
+void add_bias(const ConvShape& s, const T* bias, T* y, int nthreads) {
+  const int64_t planes = s.N * s.K, P = s.P();
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (planes * P > 32768)
+  for (int64_t q = 0; q < planes; ++q) {
+    const T b = bias[q % s.K];
+    T* row = y + q * P;
+    for (int64_t p = 0; p < P; ++p) row[p] += b;
+  }
+}
+}  // namespace
+
+template <typename T>
+void conv_forward(ConvAlgo algo, const ConvShape& s, const T* x, const T* w, const T* bias, T* y,
+                  void* workspace, int nthreads) {
+  T* ws = static_cast<T*>(workspace);
+  switch (algo) {
+    case ConvAlgo::im2col_gemm: im2col_forward(s, x, w, y, ws, nthreads); break;
+    case ConvAlgo::implicit_gemm: implicit_forward(s, x, w, y, nthreads); break;
+    case ConvAlgo::winograd: winograd_forward(s, x, w, y, ws, nthreads); break;
+    case ConvAlgo::gemm_1x1: gemm1x1_forward(s, x, w, y, nthreads); break;
+  }
+  if (bias) add_bias(s, bias, y, nthreads);
+}
+
+template <typename T>
+void conv_backward_data(ConvAlgo algo, const ConvShape& s, const T* dy, const T* w, T* dx,
+                        void* workspace, int nthreads) {
+  T* ws = static_cast<T*>(workspace);
+  switch (algo) {
+    case ConvAlgo::im2col_gemm: im2col_backward_data(s, dy, w, dx, ws, nthreads); break;
+    case ConvAlgo::implicit_gemm: implicit_backward_data(s, dy, w, dx, nthreads); break;
+    case ConvAlgo::winograd: winograd_backward_data(s, dy, w, dx, ws, nthreads); break;
+    case ConvAlgo::gemm_1x1: gemm1x1_backward_data(s, dy, w, dx, nthreads); break;
+  }
+}
+
+template <typename T>
+void conv_backward_filter(ConvAlgo algo, const ConvShape& s, const T* x, const T* dy, T* dw,
+                          void* workspace, int nthreads) {
+  T* ws = static_cast<T*>(workspace);
+  switch (algo) {
+    case ConvAlgo::im2col_gemm: im2col_backward_filter(s, x, dy, dw, ws, nthreads); break;
+    case ConvAlgo::implicit_gemm: implicit_backward_filter(s, x, dy, dw, nthreads); break;
+    case ConvAlgo::gemm_1x1: gemm1x1_backward_filter(s, x, dy, dw, nthreads); break;
+    case ConvAlgo::winograd: throw std::invalid_argument("winograd has no backward_filter");
+  }
+}
+
+template <typename T>
+void conv_backward_bias(const ConvShape& s, const T* dy, T* db, int nthreads) {
+  const int64_t P = s.P();
+  // Accumulate in double: a float sum over N * Ho * Wo terms loses digits.
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (s.y_size() > 32768)
+  for (int64_t k = 0; k < s.K; ++k) {
+    double acc = 0;
+    for (int64_t n = 0; n < s.N; ++n) {
+      const T* row = dy + (n * s.K + k) * P;
+      T part = 0;
+      for (int64_t p = 0; p < P; ++p) part += row[p];
+      acc += part;
+    }
+    db[k] = static_cast<T>(acc);
+  }
+}
+
+// ---- channel-matrix packers ---------------------------------------------------
+
+namespace {
+// outer = channel, k = (image, pixel): each micro-panel row r streams along
+// pixels of one channel, switching image every P columns.
+template <typename T>
+void pack_channel_rows(const void* self, T* dst, int64_t outer0, int64_t outer_len, int64_t k0,
+                       int64_t kc, int width) {
+  const auto& m = *static_cast<const ChannelMatrix<T>*>(self);
+  for (int64_t p0 = 0; p0 < outer_len; p0 += width) {
+    const int64_t w = std::min<int64_t>(width, outer_len - p0);
+    T* d = dst + p0 * kc;
+    int64_t n = k0 / m.P, p = k0 % m.P;
+    for (int64_t k = 0; k < kc;) {
+      const int64_t run = std::min(kc - k, m.P - p);
+      const T* src = m.base + n * m.image_stride + (m.c0 + outer0 + p0) * m.P + p;
+      for (int64_t r = 0; r < w; ++r) {
+        const T* s = src + r * m.P;
+        for (int64_t t = 0; t < run; ++t) d[(k + t) * width + r] = s[t];
+      }
+      for (int64_t r = w; r < width; ++r)
+        for (int64_t t = 0; t < run; ++t) d[(k + t) * width + r] = T(0);
+      k += run;
+      ++n;
+      p = 0;
+    }
+  }
+}
+
+// outer = (image, pixel), k = channel: each k gives `width` values that are
+// contiguous within one image.
+template <typename T>
+void pack_channel_cols(const void* self, T* dst, int64_t outer0, int64_t outer_len, int64_t k0,
+                       int64_t kc, int width) {
+  const auto& m = *static_cast<const ChannelMatrix<T>*>(self);
+  for (int64_t p0 = 0; p0 < outer_len; p0 += width) {
+    const int64_t w = std::min<int64_t>(width, outer_len - p0);
+    T* d = dst + p0 * kc;
+    for (int64_t j = 0; j < w;) {
+      const int64_t col = outer0 + p0 + j;
+      const int64_t n = col / m.P, p = col % m.P;
+      const int64_t run = std::min(w - j, m.P - p);
+      const T* src = m.base + n * m.image_stride + (m.c0 + k0) * m.P + p;
+      for (int64_t k = 0; k < kc; ++k) {
+        const T* s = src + k * m.P;
+        T* dk = d + k * width + j;
+        for (int64_t t = 0; t < run; ++t) dk[t] = s[t];
+      }
+      j += run;
+    }
+    if (w < width)
+      for (int64_t k = 0; k < kc; ++k)
+        for (int64_t r = w; r < width; ++r) d[k * width + r] = T(0);
+  }
+}
+}  // namespace
+
+template <typename T>
+PackSource<T> channel_rows_source(const ChannelMatrix<T>* m) {
+  return {&pack_channel_rows<T>, m};
+}
+template <typename T>
+PackSource<T> channel_cols_source(const ChannelMatrix<T>* m) {
+  return {&pack_channel_cols<T>, m};
+}
+
+template <typename T>
+GemmKernel<T> lean_gemm_kernel() {
+  GemmKernel<T> k = gemm_kernel<T>(active_isa());
+  // kc x nc of B and mc x kc of A stay within a few hundred KB per thread.
+  k.kc = std::min<int64_t>(k.kc, 256);
+  k.mc = std::min<int64_t>(k.mc, k.mr * 16);
+  k.nc = std::min<int64_t>(k.nc, k.nr * 4);
+  return k;
+}
+
+#define MINIFW_INSTANTIATE_CONV(T)                                                                  \
+  template ConvWorkspace conv_workspace<T>(ConvAlgo, ConvDir, const ConvShape&, int);              \
+  template void conv_forward<T>(ConvAlgo, const ConvShape&, const T*, const T*, const T*, T*, void*, \
+                                int);                                                              \
+  template void conv_backward_data<T>(ConvAlgo, const ConvShape&, const T*, const T*, T*, void*,    \
+                                      int);                                                        \
+  template void conv_backward_filter<T>(ConvAlgo, const ConvShape&, const T*, const T*, T*, void*,  \
+                                        int);                                                      \
+  template void conv_backward_bias<T>(const ConvShape&, const T*, T*, int);                        \
+  template PackSource<T> channel_rows_source<T>(const ChannelMatrix<T>*);                          \
+  template PackSource<T> channel_cols_source<T>(const ChannelMatrix<T>*);                          \
+  template GemmKernel<T> lean_gemm_kernel<T>();
+MINIFW_INSTANTIATE_CONV(float)
+MINIFW_INSTANTIATE_CONV(double)
+
+}  // namespace minifw

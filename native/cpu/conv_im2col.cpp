@@ -1,0 +1,128 @@
+// im2col + GEMM: the lowered matrix is materialized in the workspace, then one
+// GEMM per group does the convolution (Caffe's method, and cuDNN's "GEMM"
+// algorithm). The whole batch is lowered at once, so the GEMM is wide.
+//
+// Lowered matrix layout: row (c, r, s) over all C * R * S, column (n, oh, ow):
+//   col[(c * R + r) * S + s][n * P + oh * Wo + ow] = x[n, c, oh*sh - ph + r*dh, ow*sw - pw + s*dw]
+#include <algorithm>
+#include <cstring>
+
+#include "conv.h"
+
+namespace minifw {
+namespace {
+
+template <typename T>
+void im2col(const ConvShape& s, const T* x, T* col, int nthreads) {
+  const int64_t P = s.P(), NP = s.N * P, RS = s.R * s.S, HW = s.H * s.W;
+  const int64_t rows = s.C * RS;
+#pragma omp parallel for collapse(2) num_threads(nthreads) schedule(static)
+  for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t n = 0; n < s.N; ++n) {
+      const int64_t c = row / RS, r = (row % RS) / s.S, q = row % s.S;
+      const T* plane = x + (n * s.C + c) * HW;
+      T* out = col + row * NP + n * P;
+      for (int64_t oh = 0; oh < s.Ho; ++oh) {
+        const int64_t ih = oh * s.sh - s.ph + r * s.dh;
+        T* o = out + oh * s.Wo;
+        if (ih < 0 || ih >= s.H) {
+          std::fill(o, o + s.Wo, T(0));
+          continue;
+        }
+        const T* xrow = plane + ih * s.W;
+        const int64_t iw0 = q * s.dw - s.pw;
+        for (int64_t ow = 0; ow < s.Wo; ++ow) {
+          const int64_t iw = iw0 + ow * s.sw;
+          o[ow] = (iw >= 0 && iw < s.W) ? xrow[iw] : T(0);
+        }
+      }
+    }
+  }
+}
+
+// The adjoint of im2col: scatter-add the lowered gradient back onto the input.
+// Each (n, c) plane is owned by one thread, so the adds never race.
+template <typename T>
+void col2im(const ConvShape& s, const T* col, T* dx, int nthreads) {
+  const int64_t P = s.P(), NP = s.N * P, RS = s.R * s.S, HW = s.H * s.W;
+  const int64_t planes = s.N * s.C;
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const int64_t n = plane / s.C, c = plane % s.C;
+    T* out = dx + plane * HW;
+    std::fill(out, out + HW, T(0));
+    for (int64_t rs = 0; rs < RS; ++rs) {
+      const int64_t r = rs / s.S, q = rs % s.S;
+      const T* in = col + (c * RS + rs) * NP + n * P;
+      for (int64_t oh = 0; oh < s.Ho; ++oh) {
+        const int64_t ih = oh * s.sh - s.ph + r * s.dh;
+        if (ih < 0 || ih >= s.H) continue;
+        T* xrow = out + ih * s.W;
+        const T* i = in + oh * s.Wo;
+        const int64_t iw0 = q * s.dw - s.pw;
+        for (int64_t ow = 0; ow < s.Wo; ++ow) {
+          const int64_t iw = iw0 + ow * s.sw;
+          if (iw >= 0 && iw < s.W) xrow[iw] += i[ow];
+        }
+      }
+    }
+  }
+}
+}  // namespace
+
+template <typename T>
+ConvWorkspace im2col_workspace(ConvDir dir, const ConvShape& s, int nthreads) {
+  const GemmKernel<T> kern = gemm_kernel<T>(active_isa());
+  const int64_t NP = s.N * s.P(), CgRS = s.Cg() * s.R * s.S;
+  const int64_t col_bytes = s.C * s.R * s.S * NP * static_cast<int64_t>(sizeof(T));
+  int64_t per_thread = 0;
+  if (dir == ConvDir::forward) per_thread = gemm_pack_bytes(kern, s.Kg(), NP, CgRS);
+  if (dir == ConvDir::backward_data) per_thread = gemm_pack_bytes(kern, CgRS, NP, s.Kg());
+  if (dir == ConvDir::backward_filter) per_thread = gemm_pack_bytes(kern, s.Kg(), CgRS, NP);
+  return {col_bytes, per_thread * gemm_threads_in_flight(s.groups, nthreads)};
+}
+
+template <typename T>
+void im2col_forward(const ConvShape& s, const T* x, const T* w, T* y, T* col, int nthreads) {
+  const int64_t P = s.P(), NP = s.N * P, CgRS = s.Cg() * s.R * s.S, Kg = s.Kg();
+  im2col(s, x, col, nthreads);
+  for_each_group(s.groups, nthreads, [&](int64_t g, int threads) {
+    StridedMatrix<T> a{w + g * Kg * CgRS, CgRS, false};
+    StridedMatrix<T> b{col + g * CgRS * NP, NP, true};  // outer = column of col
+    gemm_packed<T>(Kg, NP, CgRS, T(1), strided_source(&a), strided_source(&b), T(0),
+                   nchw_output(y, s.K, P, g * Kg), threads);
+  });
+}
+
+template <typename T>
+void im2col_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, T* col, int nthreads) {
+  const int64_t P = s.P(), NP = s.N * P, CgRS = s.Cg() * s.R * s.S, Kg = s.Kg();
+  for_each_group(s.groups, nthreads, [&](int64_t g, int threads) {
+    StridedMatrix<T> a{w + g * Kg * CgRS, CgRS, true};  // W_g^T
+    ChannelMatrix<T> b{dy, P, s.K * P, g * Kg};
+    gemm_packed<T>(CgRS, NP, Kg, T(1), strided_source(&a), channel_cols_source(&b), T(0),
+                   GemmOutput<T>{col + g * CgRS * NP, NP}, threads);
+  });
+  col2im(s, col, dx, nthreads);
+}
+
+template <typename T>
+void im2col_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, T* col, int nthreads) {
+  const int64_t P = s.P(), NP = s.N * P, CgRS = s.Cg() * s.R * s.S, Kg = s.Kg();
+  im2col(s, x, col, nthreads);
+  for_each_group(s.groups, nthreads, [&](int64_t g, int threads) {
+    ChannelMatrix<T> a{dy, P, s.K * P, g * Kg};
+    StridedMatrix<T> b{col + g * CgRS * NP, NP, false};  // outer = row (c, r, s) of col
+    gemm_packed<T>(Kg, CgRS, NP, T(1), channel_rows_source(&a), strided_source(&b), T(0),
+                   GemmOutput<T>{dw + g * Kg * CgRS, CgRS}, threads);
+  });
+}
+
+#define MINIFW_INSTANTIATE_IM2COL(T)                                                                \
+  template ConvWorkspace im2col_workspace<T>(ConvDir, const ConvShape&, int);                      \
+  template void im2col_forward<T>(const ConvShape&, const T*, const T*, T*, T*, int);              \
+  template void im2col_backward_data<T>(const ConvShape&, const T*, const T*, T*, T*, int);        \
+  template void im2col_backward_filter<T>(const ConvShape&, const T*, const T*, T*, T*, int);
+MINIFW_INSTANTIATE_IM2COL(float)
+MINIFW_INSTANTIATE_IM2COL(double)
+}  // namespace minifw
