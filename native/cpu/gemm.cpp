@@ -221,28 +221,40 @@ template <typename T>
 void pack_strided(const void* self, T* dst, int64_t outer0, int64_t outer_len, int64_t k0,
                   int64_t kc, int width) {
   const auto& m = *static_cast<const StridedMatrix<T>*>(self);
+  if (m.trans) {
+    // Op(outer, k) = data[k * ld + outer]: row k of the source holds all the
+    // block's outer values contiguously. Walk the source row by row (one long
+    // sequential read each, which the prefetcher follows) and deal each row
+    // out to the micro-panels.
+    const int64_t full = outer_len / width, tail = outer_len % width;
+    for (int64_t k = 0; k < kc; ++k) {
+      const T* s = m.data + (k0 + k) * m.ld + outer0;
+      T* d = dst + k * width;
+      for (int64_t p = 0; p < full; ++p) {
+        T* dp = d + p * kc * width;
+        const T* sp = s + p * width;
+        for (int r = 0; r < width; ++r) dp[r] = sp[r];
+      }
+      if (tail) {
+        T* dp = d + full * kc * width;
+        const T* sp = s + full * width;
+        int r = 0;
+        for (; r < tail; ++r) dp[r] = sp[r];
+        for (; r < width; ++r) dp[r] = T(0);
+      }
+    }
+    return;
+  }
+  // Op(outer, k) = data[outer * ld + k]: `width` rows read side by side.
   for (int64_t p = 0; p < outer_len; p += width) {
     const int64_t w = std::min<int64_t>(width, outer_len - p);
     T* d = dst + p * kc;
-    if (m.trans) {
-      // Op(outer, k) = data[k * ld + outer]: each k gives w contiguous values.
-      const T* src = m.data + k0 * m.ld + outer0 + p;
-      for (int64_t k = 0; k < kc; ++k) {
-        const T* s = src + k * m.ld;
-        T* dk = d + k * width;
-        int64_t r = 0;
-        for (; r < w; ++r) dk[r] = s[r];
-        for (; r < width; ++r) dk[r] = T(0);
-      }
-    } else {
-      // Op(outer, k) = data[outer * ld + k]: w rows read side by side.
-      const T* src = m.data + (outer0 + p) * m.ld + k0;
-      for (int64_t k = 0; k < kc; ++k) {
-        T* dk = d + k * width;
-        int64_t r = 0;
-        for (; r < w; ++r) dk[r] = src[r * m.ld + k];
-        for (; r < width; ++r) dk[r] = T(0);
-      }
+    const T* src = m.data + (outer0 + p) * m.ld + k0;
+    for (int64_t k = 0; k < kc; ++k) {
+      T* dk = d + k * width;
+      int64_t r = 0;
+      for (; r < w; ++r) dk[r] = src[r * m.ld + k];
+      for (; r < width; ++r) dk[r] = T(0);
     }
   }
 }

@@ -22,6 +22,13 @@ inline void micro_kernel_impl(int64_t kc, const typename V::T* __restrict a,
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[i][v] = V::zero();
+  // Start fetching the C tile now; it is needed only after the K loop, and
+  // its rows are ldc apart, too far for the hardware prefetcher to guess.
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    V::prefetch(c + i * ldc);
+    V::prefetch(c + i * ldc + NV * L - 1);
+  }
 
   for (int64_t k = 0; k < kc; ++k) {
     typename V::reg bv[NV];

@@ -1,0 +1,57 @@
+"""Shared helpers for the benchmarks: timing, environment checks, table output."""
+import os
+import time
+
+import numpy as np
+
+import minifw
+
+
+def warn_openblas_env():
+    """OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE slow NumPy's BLAS down and so would
+    flatter minifw: say so loudly when they are set."""
+    bad = [v for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if v in os.environ]
+    if bad:
+        print(f"WARNING: {', '.join(bad)} set in the environment; they slow NumPy's OpenBLAS and make "
+              f"the baseline unfair. Re-run with: env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE ...")
+    return bad
+
+
+def time_engines(fns, repeats, rounds=2, warmup=1, settle=0.15):
+    """Median seconds of each callable in `fns` (a dict).
+
+    Each engine runs in blocks (warm-up, then `repeats` timed calls), and the
+    blocks alternate for `rounds` rounds, so slow drifts of a shared machine hit
+    every engine alike. Between blocks the benchmark sleeps briefly: OpenBLAS's
+    and OpenMP's worker threads spin for a while after their last call, and on
+    a small machine a spinning thread from one library would steal a core from
+    the next engine measured.
+    """
+    times = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            time.sleep(settle)
+            for _ in range(warmup):
+                fn()
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - t0)
+    return {name: float(np.median(t)) for name, t in times.items()}
+
+
+def header(title, command):
+    info = minifw.info()
+    lines = [f"## {title}", "",
+             f"- date: {time.strftime('%Y-%m-%d')}",
+             f"- CPU: {info['cpu']} ({os.cpu_count()} cores), minifw ISA {info['isa']}, "
+             f"{info['num_threads']} threads; NumPy {info['numpy']}",
+             f"- command: `{command}`", ""]
+    return "\n".join(lines)
+
+
+def table(rows, columns):
+    out = ["| " + " | ".join(columns) + " |", "|" + "|".join("---" for _ in columns) + "|"]
+    for row in rows:
+        out.append("| " + " | ".join(str(row[c]) for c in columns) + " |")
+    return "\n".join(out)
