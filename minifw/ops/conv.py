@@ -112,6 +112,29 @@ class ConvProblem:
         return 2 * n * k * ho * wo * cg * r * s
 
 
+_problems = {}
+
+
+def _cached_problem(fn, x_shape, w_shape, stride, padding, dilation, groups, dtype):
+    """ConvProblem for these arguments, memoized: a training loop asks for the
+    same few problems every step, and building one (with all its checks) costs
+    more than the rest of a small convolution's Python overhead."""
+    key = (fn, x_shape, w_shape, stride, padding, dilation, groups, dtype)
+    try:
+        return _problems[key]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable arguments (e.g. lists): no caching
+        return ConvProblem(x_shape, w_shape, stride=stride, padding=padding, dilation=dilation,
+                           groups=groups, dtype=dtype, _fn=fn)
+    problem = ConvProblem(x_shape, w_shape, stride=stride, padding=padding, dilation=dilation,
+                          groups=groups, dtype=dtype, _fn=fn)
+    if len(_problems) > 1024:
+        _problems.clear()
+    _problems[key] = problem
+    return problem
+
+
 def conv_algorithms(problem, direction):
     """Names of the algorithms that support `problem` in `direction`."""
     _check_problem("conv_algorithms", problem)
@@ -272,8 +295,7 @@ def conv2d_forward(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1
     w = check_float_array(fn, "w", w, ndim=4, ndim_desc="4-D (K, C/groups, R, S)")
     x = check_float_array(fn, "x", x, ndim=4, dtype=w.dtype,
                           ndim_desc=f"4-D (N, C, H, W) to match weight of shape {w.shape}")
-    problem = ConvProblem(x.shape, w.shape, stride=stride, padding=padding, dilation=dilation,
-                          groups=groups, dtype=w.dtype, _fn=fn)
+    problem = _cached_problem(fn, x.shape, w.shape, stride, padding, dilation, groups, w.dtype)
     if bias is not None:
         bias = check_float_array(fn, "bias", bias, ndim=1, dtype=w.dtype)
         if bias.shape[0] != w.shape[0]:
@@ -290,8 +312,7 @@ def conv2d_backward_data(dy, w, x_shape, *, stride=1, padding=0, dilation=1, gro
     fn = "conv2d_backward_data"
     w = check_float_array(fn, "w", w, ndim=4, ndim_desc="4-D (K, C/groups, R, S)")
     dy = check_float_array(fn, "dy", dy, ndim=4, dtype=w.dtype, ndim_desc="4-D (N, K, Ho, Wo)")
-    problem = ConvProblem(x_shape, w.shape, stride=stride, padding=padding, dilation=dilation,
-                          groups=groups, dtype=w.dtype, _fn=fn)
+    problem = _cached_problem(fn, x_shape, w.shape, stride, padding, dilation, groups, w.dtype)
     _check_dy(fn, dy, problem)
     algo = _resolve(fn, problem, "backward_data", algo)
     dx = np.empty(problem.x_shape, dtype=w.dtype)
@@ -304,8 +325,7 @@ def conv2d_backward_filter(x, dy, w_shape, *, stride=1, padding=0, dilation=1, g
     fn = "conv2d_backward_filter"
     x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)")
     dy = check_float_array(fn, "dy", dy, ndim=4, dtype=x.dtype, ndim_desc="4-D (N, K, Ho, Wo)")
-    problem = ConvProblem(x.shape, w_shape, stride=stride, padding=padding, dilation=dilation,
-                          groups=groups, dtype=x.dtype, _fn=fn)
+    problem = _cached_problem(fn, x.shape, w_shape, stride, padding, dilation, groups, x.dtype)
     _check_dy(fn, dy, problem)
     algo = _resolve(fn, problem, "backward_filter", algo)
     dw = np.empty(problem.w_shape, dtype=x.dtype)

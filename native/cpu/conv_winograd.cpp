@@ -19,15 +19,55 @@ constexpr int kTile = 4;   // output tile
 constexpr int kAlpha = 6;  // input tile = kTile + 3 - 1
 constexpr int kPoints = kAlpha * kAlpha;
 
-constexpr double kBT[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
-                              {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
-constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
-                             {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                             {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                             {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                             {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                             {0, 0, 1}};
-constexpr double kAT[4][6] = {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
+// The transforms, written out (zero coefficients dropped), for one line of
+// values with stride `is` in and `os` out:
+//   B^T = [4  0 -5  0 1 0;  0 -4 -4  1 1 0;  0 4 -4 -1 1 0;
+//          0 -2 -1  2 1 0;  0  2 -1 -2 1 0;  0 4  0 -5 0 1]
+//   G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1]
+//   A^T = [1 1 1 1 1 0;  0 1 -1 2 -2 0;  0 1 1 4 4 0;  0 1 -1 8 -8 1]
+template <typename T>
+inline void apply_bt(const T* d, int64_t is, T* o, int64_t os) {
+  const T d0 = d[0], d1 = d[is], d2 = d[2 * is], d3 = d[3 * is], d4 = d[4 * is], d5 = d[5 * is];
+  o[0] = T(4) * d0 - T(5) * d2 + d4;
+  o[os] = -T(4) * (d1 + d2) + d3 + d4;
+  o[2 * os] = T(4) * (d1 - d2) - d3 + d4;
+  o[3 * os] = T(2) * (d3 - d1) - d2 + d4;
+  o[4 * os] = T(2) * (d1 - d3) - d2 + d4;
+  o[5 * os] = T(4) * d1 - T(5) * d3 + d5;
+}
+
+template <typename T>
+inline void apply_g(const T* g, int64_t is, T* o, int64_t os) {
+  const T g0 = g[0], g1 = g[is], g2 = g[2 * is];
+  o[0] = g0 / T(4);
+  o[os] = -(g0 + g1 + g2) / T(6);
+  o[2 * os] = -(g0 - g1 + g2) / T(6);
+  o[3 * os] = g0 / T(24) + g1 / T(12) + g2 / T(6);
+  o[4 * os] = g0 / T(24) - g1 / T(12) + g2 / T(6);
+  o[5 * os] = g2;
+}
+
+template <typename T>
+inline void apply_at(const T* m, int64_t is, T* o, int64_t os) {
+  const T m0 = m[0], m1 = m[is], m2 = m[2 * is], m3 = m[3 * is], m4 = m[4 * is], m5 = m[5 * is];
+  const T s12 = m1 + m2, d12 = m1 - m2, s34 = m3 + m4, d34 = m3 - m4;
+  o[0] = m0 + s12 + s34;
+  o[os] = d12 + T(2) * d34;
+  o[2 * os] = s12 + T(4) * s34;
+  o[3 * os] = d12 + T(8) * d34 + m5;
+}
+
+// Distance between the 36 transform-domain matrices. The transforms write (or
+// read) all 36 at once, so a distance that is a multiple of the page size
+// would put all 36 streams in one L1 set and thrash it; an odd number of cache
+// lines spreads them over distinct sets.
+template <typename T>
+int64_t xi_stride(int64_t elems) {
+  const int64_t line = 64 / sizeof(T);
+  int64_t lines = (elems + line - 1) / line;
+  if (lines % 2 == 0) ++lines;
+  return lines * line;
+}
 
 struct Tiling {
   int64_t th, tw, tiles;  // tile rows, tile cols per image; tiles in the batch
@@ -40,7 +80,7 @@ Tiling tiling(const ConvShape& s) {
 // V[xi][c][t] = (B^T d B)[xi] for the 6x6 input tile d of tile t, channel c.
 template <typename T>
 void input_transform(const ConvShape& s, const Tiling& tl, const T* x, T* V, int nthreads) {
-  const int64_t planes = s.N * s.C, per_image = tl.th * tl.tw, stride_xi = s.C * tl.tiles;
+  const int64_t planes = s.N * s.C, per_image = tl.th * tl.tw, stride_xi = xi_stride<T>(s.C * tl.tiles);
 #pragma omp parallel for num_threads(nthreads) schedule(static)
   for (int64_t plane = 0; plane < planes; ++plane) {
     const int64_t n = plane / s.C, c = plane % s.C;
@@ -55,19 +95,9 @@ void input_transform(const ConvShape& s, const Tiling& tl, const T* x, T* V, int
             d[i][j] = (ih >= 0 && ih < s.H && iw >= 0 && iw < s.W) ? src[ih * s.W + iw] : T(0);
           }
         T tmp[kAlpha][kAlpha];
-        for (int i = 0; i < kAlpha; ++i)
-          for (int j = 0; j < kAlpha; ++j) {
-            T acc = 0;
-            for (int k = 0; k < kAlpha; ++k) acc += T(kBT[i][k]) * d[k][j];
-            tmp[i][j] = acc;
-          }
+        for (int j = 0; j < kAlpha; ++j) apply_bt(&d[0][j], kAlpha, &tmp[0][j], kAlpha);
         T* out = V + c * tl.tiles + n * per_image + ty * tl.tw + tx;
-        for (int i = 0; i < kAlpha; ++i)
-          for (int j = 0; j < kAlpha; ++j) {
-            T acc = 0;
-            for (int k = 0; k < kAlpha; ++k) acc += tmp[i][k] * T(kBT[j][k]);
-            out[(i * kAlpha + j) * stride_xi] = acc;
-          }
+        for (int i = 0; i < kAlpha; ++i) apply_bt(&tmp[i][0], 1, out + i * kAlpha * stride_xi, stride_xi);
       }
     }
   }
@@ -76,30 +106,20 @@ void input_transform(const ConvShape& s, const Tiling& tl, const T* x, T* V, int
 // U[xi][k][c] = (G g G^T)[xi] for filter g = w[k, c].
 template <typename T>
 void filter_transform(const ConvShape& s, const T* w, T* U, int nthreads) {
-  const int64_t Cg = s.Cg(), stride_xi = s.K * Cg;
+  const int64_t Cg = s.Cg(), stride_xi = xi_stride<T>(s.K * Cg);
 #pragma omp parallel for num_threads(nthreads) schedule(static)
   for (int64_t kc = 0; kc < s.K * Cg; ++kc) {
     const T* g = w + kc * 9;
     T tmp[kAlpha][3];
-    for (int i = 0; i < kAlpha; ++i)
-      for (int j = 0; j < 3; ++j) {
-        T acc = 0;
-        for (int k = 0; k < 3; ++k) acc += T(kG[i][k]) * g[k * 3 + j];
-        tmp[i][j] = acc;
-      }
-    for (int i = 0; i < kAlpha; ++i)
-      for (int j = 0; j < kAlpha; ++j) {
-        T acc = 0;
-        for (int k = 0; k < 3; ++k) acc += tmp[i][k] * T(kG[j][k]);
-        U[(i * kAlpha + j) * stride_xi + kc] = acc;
-      }
+    for (int j = 0; j < 3; ++j) apply_g(g + j, 3, &tmp[0][j], 3);
+    for (int i = 0; i < kAlpha; ++i) apply_g(&tmp[i][0], 1, U + i * kAlpha * stride_xi + kc, stride_xi);
   }
 }
 
 // y tile = A^T M A, clipped at the output's edge.
 template <typename T>
 void output_transform(const ConvShape& s, const Tiling& tl, const T* M, T* y, int nthreads) {
-  const int64_t planes = s.N * s.K, per_image = tl.th * tl.tw, stride_xi = s.K * tl.tiles;
+  const int64_t planes = s.N * s.K, per_image = tl.th * tl.tw, stride_xi = xi_stride<T>(s.K * tl.tiles);
 #pragma omp parallel for num_threads(nthreads) schedule(static)
   for (int64_t plane = 0; plane < planes; ++plane) {
     const int64_t n = plane / s.K, k = plane % s.K;
@@ -110,21 +130,13 @@ void output_transform(const ConvShape& s, const Tiling& tl, const T* M, T* y, in
         T m[kAlpha][kAlpha];
         for (int i = 0; i < kAlpha; ++i)
           for (int j = 0; j < kAlpha; ++j) m[i][j] = in[(i * kAlpha + j) * stride_xi];
-        T tmp[kTile][kAlpha];
-        for (int i = 0; i < kTile; ++i)
-          for (int j = 0; j < kAlpha; ++j) {
-            T acc = 0;
-            for (int q = 0; q < kAlpha; ++q) acc += T(kAT[i][q]) * m[q][j];
-            tmp[i][j] = acc;
-          }
+        T tmp[kTile][kAlpha], o[kTile][kTile];
+        for (int j = 0; j < kAlpha; ++j) apply_at(&m[0][j], kAlpha, &tmp[0][j], kAlpha);
+        for (int i = 0; i < kTile; ++i) apply_at(&tmp[i][0], 1, &o[i][0], 1);
         const int64_t oh0 = ty * kTile, ow0 = tx * kTile;
         const int64_t hmax = std::min<int64_t>(kTile, s.Ho - oh0), wmax = std::min<int64_t>(kTile, s.Wo - ow0);
         for (int64_t i = 0; i < hmax; ++i)
-          for (int64_t j = 0; j < wmax; ++j) {
-            T acc = 0;
-            for (int q = 0; q < kAlpha; ++q) acc += tmp[i][q] * T(kAT[j][q]);
-            dst[(oh0 + i) * s.Wo + ow0 + j] = acc;
-          }
+          for (int64_t j = 0; j < wmax; ++j) dst[(oh0 + i) * s.Wo + ow0 + j] = o[i][j];
       }
     }
   }
@@ -133,9 +145,11 @@ void output_transform(const ConvShape& s, const Tiling& tl, const T* M, T* y, in
 struct WinogradSizes {
   int64_t v, u, m;  // elements of the input, filter and product transforms
 };
+template <typename T>
 WinogradSizes winograd_sizes(const ConvShape& s) {
   const Tiling tl = tiling(s);
-  return {kPoints * s.C * tl.tiles, kPoints * s.K * s.Cg(), kPoints * s.K * tl.tiles};
+  return {kPoints * xi_stride<T>(s.C * tl.tiles), kPoints * xi_stride<T>(s.K * s.Cg()),
+          kPoints * xi_stride<T>(s.K * tl.tiles)};
 }
 
 // The backward-data problem as a forward one: input dy (K channels), filters
@@ -148,7 +162,7 @@ ConvShape transposed_problem(const ConvShape& s) {
 template <typename T>
 ConvWorkspace winograd_workspace(ConvDir dir, const ConvShape& s, int nthreads) {
   const ConvShape f = dir == ConvDir::backward_data ? transposed_problem(s) : s;
-  const WinogradSizes z = winograd_sizes(f);
+  const WinogradSizes z = winograd_sizes<T>(f);
   int64_t elems = z.v + z.u + z.m;
   if (dir == ConvDir::backward_data) elems += s.w_size();  // flipped filters
   const Tiling tl = tiling(f);
@@ -159,7 +173,7 @@ ConvWorkspace winograd_workspace(ConvDir dir, const ConvShape& s, int nthreads) 
 template <typename T>
 void winograd_forward(const ConvShape& s, const T* x, const T* w, T* y, T* ws, int nthreads) {
   const Tiling tl = tiling(s);
-  const WinogradSizes z = winograd_sizes(s);
+  const WinogradSizes z = winograd_sizes<T>(s);
   T* V = ws;
   T* U = V + z.v;
   T* M = U + z.u;
@@ -171,10 +185,10 @@ void winograd_forward(const ConvShape& s, const T* x, const T* w, T* y, T* ws, i
 #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
   for (int64_t job = 0; job < jobs; ++job) {
     const int64_t xi = job / s.groups, g = job % s.groups;
-    StridedMatrix<T> a{U + xi * s.K * Cg + g * Kg * Cg, Cg, false};
-    StridedMatrix<T> b{V + xi * s.C * tl.tiles + g * Cg * tl.tiles, tl.tiles, true};
+    StridedMatrix<T> a{U + xi * xi_stride<T>(s.K * Cg) + g * Kg * Cg, Cg, false};
+    StridedMatrix<T> b{V + xi * xi_stride<T>(s.C * tl.tiles) + g * Cg * tl.tiles, tl.tiles, true};
     gemm_packed<T>(Kg, tl.tiles, Cg, T(1), strided_source(&a), strided_source(&b), T(0),
-                   GemmOutput<T>{M + xi * s.K * tl.tiles + g * Kg * tl.tiles, tl.tiles}, 1);
+                   GemmOutput<T>{M + xi * xi_stride<T>(s.K * tl.tiles) + g * Kg * tl.tiles, tl.tiles}, 1);
   }
   output_transform(s, tl, M, y, nthreads);
 }
@@ -182,7 +196,7 @@ void winograd_forward(const ConvShape& s, const T* x, const T* w, T* y, T* ws, i
 template <typename T>
 void winograd_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, T* ws, int nthreads) {
   const ConvShape f = transposed_problem(s);
-  const WinogradSizes z = winograd_sizes(f);
+  const WinogradSizes z = winograd_sizes<T>(f);
   T* flipped = ws + z.v + z.u + z.m;
   const int64_t Kg = s.Kg(), Cg = s.Cg();
   // flipped[g*Cg + c][kout][r][q] = w[g*Kg + kout][c][2 - r][2 - q]
