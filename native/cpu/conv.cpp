@@ -206,10 +206,12 @@ PackSource<T> channel_cols_source(const ChannelMatrix<T>* m) {
 template <typename T>
 GemmKernel<T> lean_gemm_kernel() {
   GemmKernel<T> k = gemm_kernel<T>(active_isa());
-  // kc x nc of B and mc x kc of A stay within a few hundred KB per thread.
+  // A (mc >= the M of most layers) is packed once per K block, B in narrow
+  // blocks: both are packed exactly once, in a few hundred KB per thread.
   k.kc = std::min<int64_t>(k.kc, 256);
-  k.mc = std::min<int64_t>(k.mc, k.mr * 16);
-  k.nc = std::min<int64_t>(k.nc, k.nr * 4);
+  k.mc = (512 / k.mr) * k.mr;
+  k.nc = k.nr * 4;
+  k.a_outer = true;
   return k;
 }
 

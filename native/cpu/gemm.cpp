@@ -140,40 +140,60 @@ void gemm_block(const GemmKernel<T>& kern, int64_t m0, int64_t m1, int64_t n0, i
   alignas(64) T tile[32 * 64];  // an edge or scattered tile (mr * nr <= 32 * 64)
   int64_t coff[64];
 
+  // The macro-kernel: one packed mc x kc block of A times one packed kc x nc
+  // block of B, micro-tile by micro-tile, into C at (ic, jc).
+  auto macro = [&](int64_t ic, int64_t mc, int64_t jc, int64_t nc, int64_t kc, T beta_k) {
+    for (int64_t jr = 0; jr < nc; jr += nr) {
+      const int64_t nrr = std::min<int64_t>(nr, nc - jr);
+      const T* bp = pack_b + jr * kc;
+      // Column offsets of this strip of C; a full strip whose columns are
+      // adjacent in memory goes straight to the micro-kernel.
+      for (int64_t s = 0; s < nrr; ++s) coff[s] = out.offset(jc + jr + s);
+      const bool direct = nrr == nr && coff[nr - 1] - coff[0] == nr - 1;
+      for (int64_t ir = 0; ir < mc; ir += mr) {
+        const int64_t mrr = std::min<int64_t>(mr, mc - ir);
+        const T* ap = pack_a + ir * kc;
+        const int64_t i = ic + ir;
+        if (mrr == mr && direct) {
+          kern.fn(kc, ap, bp, out.c + i * out.ldc + coff[0], out.ldc, alpha, beta_k);
+          continue;
+        }
+        kern.fn(kc, ap, bp, tile, nr, T(1), T(0));
+        for (int64_t r = 0; r < mrr; ++r) {
+          T* crow = out.c + (i + r) * out.ldc;
+          for (int64_t s = 0; s < nrr; ++s) {
+            T& dst = crow[coff[s]];
+            dst = beta_k == T(0) ? alpha * tile[r * nr + s] : alpha * tile[r * nr + s] + beta_k * dst;
+          }
+        }
+      }
+    }
+  };
+
+  if (kern.a_outer) {
+    for (int64_t ic = m0; ic < m1; ic += mc_step) {
+      const int64_t mc = std::min(mc_step, m1 - ic);
+      for (int64_t pc = 0; pc < K; pc += kc_step) {
+        const int64_t kc = std::min(kc_step, K - pc);
+        a.pack(a.self, pack_a, ic, mc, pc, kc, mr);
+        for (int64_t jc = n0; jc < n1; jc += nc_step) {
+          const int64_t nc = std::min(nc_step, n1 - jc);
+          b.pack(b.self, pack_b, jc, nc, pc, kc, nr);
+          macro(ic, mc, jc, nc, kc, pc == 0 ? beta : T(1));  // later K blocks accumulate
+        }
+      }
+    }
+    return;
+  }
   for (int64_t jc = n0; jc < n1; jc += nc_step) {
     const int64_t nc = std::min(nc_step, n1 - jc);
     for (int64_t pc = 0; pc < K; pc += kc_step) {
       const int64_t kc = std::min(kc_step, K - pc);
-      const T beta_k = pc == 0 ? beta : T(1);  // later K blocks accumulate
       b.pack(b.self, pack_b, jc, nc, pc, kc, nr);
       for (int64_t ic = m0; ic < m1; ic += mc_step) {
         const int64_t mc = std::min(mc_step, m1 - ic);
         a.pack(a.self, pack_a, ic, mc, pc, kc, mr);
-        for (int64_t jr = 0; jr < nc; jr += nr) {
-          const int64_t nrr = std::min<int64_t>(nr, nc - jr);
-          const T* bp = pack_b + jr * kc;
-          // Column offsets of this strip of C; a full strip whose columns are
-          // adjacent in memory goes straight to the micro-kernel.
-          for (int64_t s = 0; s < nrr; ++s) coff[s] = out.offset(jc + jr + s);
-          const bool direct = nrr == nr && coff[nr - 1] - coff[0] == nr - 1;
-          for (int64_t ir = 0; ir < mc; ir += mr) {
-            const int64_t mrr = std::min<int64_t>(mr, mc - ir);
-            const T* ap = pack_a + ir * kc;
-            const int64_t i = ic + ir;
-            if (mrr == mr && direct) {
-              kern.fn(kc, ap, bp, out.c + i * out.ldc + coff[0], out.ldc, alpha, beta_k);
-              continue;
-            }
-            kern.fn(kc, ap, bp, tile, nr, T(1), T(0));
-            for (int64_t r = 0; r < mrr; ++r) {
-              T* crow = out.c + (i + r) * out.ldc;
-              for (int64_t s = 0; s < nrr; ++s) {
-                T& dst = crow[coff[s]];
-                dst = beta_k == T(0) ? alpha * tile[r * nr + s] : alpha * tile[r * nr + s] + beta_k * dst;
-              }
-            }
-          }
-        }
+        macro(ic, mc, jc, nc, kc, pc == 0 ? beta : T(1));
       }
     }
   }

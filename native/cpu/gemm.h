@@ -59,6 +59,12 @@ struct GemmKernel {
   int64_t kc, mc, nc;  // cache blocks: kc x nr panel of B in L1, mc x kc block of A in L2
   MicroKernel<T> fn;
   const char* name;
+  // Loop order. false (GotoBLAS): each kc x nc block of B is packed once and
+  // A blocks are re-packed for every block of B. true: each mc x kc block of A
+  // is packed once and B is re-packed for every block of A; with mc >= M both
+  // operands are packed exactly once while nc stays small, which is what an
+  // expensive-to-pack B (implicit GEMM) under a small workspace wants.
+  bool a_outer = false;
 };
 
 template <typename T>
