@@ -206,17 +206,25 @@ def clear_autotune_cache():
 
 
 def _heuristic(problem, direction):
-    """The algo="auto" choice without timing. The rules follow the measurements
-    in benchmarks/RESULTS.md: no lowering where the input already is the GEMM
-    operand, Winograd where 3x3 layers have enough channels for its 36 GEMMs to
-    dominate the transforms, else implicit GEMM (no lowered matrix)."""
+    """The algo="auto" choice without timing, from the measurements recorded in
+    benchmarks/RESULTS.md:
+
+    - 1x1 unpadded stride-1 layers need no lowering at all: gemm_1x1;
+    - 3x3 stride-1 layers with enough channels for Winograd's 36 GEMMs to
+      outweigh its transforms: winograd (forward and backward-data);
+    - backward-data with few input channels per group: the gather of implicit
+      GEMM feeds too few rows of the micro-kernel, so im2col_gemm;
+    - otherwise implicit_gemm, which is fastest there and lowers nothing.
+    """
     supported = conv_algorithms(problem, direction)
     if "gemm_1x1" in supported:
         return "gemm_1x1"
-    _, cg, _, _ = problem.w_shape
-    kg = problem.w_shape[0] // problem.groups
+    k, cg = problem.w_shape[0], problem.w_shape[1]
+    kg = k // problem.groups
     if "winograd" in supported and min(cg, kg) >= 16:
         return "winograd"
+    if direction == "backward_data" and cg < 64:
+        return "im2col_gemm"
     return "implicit_gemm"
 
 

@@ -204,11 +204,13 @@ PackSource<T> channel_cols_source(const ChannelMatrix<T>* m) {
 }
 
 template <typename T>
-GemmKernel<T> lean_gemm_kernel() {
+GemmKernel<T> lean_gemm_kernel(int64_t M) {
   GemmKernel<T> k = gemm_kernel<T>(active_isa());
   // A (mc >= the M of most layers) is packed once per K block, B in narrow
   // blocks: both are packed exactly once, in a few hundred KB per thread.
-  k.kc = std::min<int64_t>(k.kc, 256);
+  // With few rows of A, the kc x nc block of B is most of the memory and is
+  // reused by few rows anyway: halve kc.
+  k.kc = std::min<int64_t>(k.kc, M >= 4 * k.mr ? 256 : 128);
   k.mc = (512 / k.mr) * k.mr;
   k.nc = k.nr * 4;
   k.a_outer = true;
@@ -226,7 +228,7 @@ GemmKernel<T> lean_gemm_kernel() {
   template void conv_backward_bias<T>(const ConvShape&, const T*, T*, int);                        \
   template PackSource<T> channel_rows_source<T>(const ChannelMatrix<T>*);                          \
   template PackSource<T> channel_cols_source<T>(const ChannelMatrix<T>*);                          \
-  template GemmKernel<T> lean_gemm_kernel<T>();
+  template GemmKernel<T> lean_gemm_kernel<T>(int64_t);
 MINIFW_INSTANTIATE_CONV(float)
 MINIFW_INSTANTIATE_CONV(double)
 

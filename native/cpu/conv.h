@@ -127,8 +127,9 @@ inline int gemm_threads_in_flight(int64_t groups, int nthreads) {
 }
 
 // A GEMM kernel with cache blocks shrunk so the packing buffers stay a small
-// fraction of what lowering would take (used by implicit GEMM and 1x1).
+// fraction of what lowering would take (used by implicit GEMM and 1x1), for a
+// product with M rows.
 template <typename T>
-GemmKernel<T> lean_gemm_kernel();
+GemmKernel<T> lean_gemm_kernel(int64_t M);
 
 }  // namespace minifw

@@ -7,19 +7,18 @@ namespace minifw {
 
 template <typename T>
 ConvWorkspace gemm1x1_workspace(ConvDir dir, const ConvShape& s, int nthreads) {
-  const GemmKernel<T> kern = lean_gemm_kernel<T>();
   const int64_t NP = s.N * s.P();
   int64_t per_thread = 0;
-  if (dir == ConvDir::forward) per_thread = gemm_pack_bytes(kern, s.Kg(), NP, s.Cg());
-  if (dir == ConvDir::backward_data) per_thread = gemm_pack_bytes(kern, s.Cg(), NP, s.Kg());
-  if (dir == ConvDir::backward_filter) per_thread = gemm_pack_bytes(kern, s.Kg(), s.Cg(), NP);
+  if (dir == ConvDir::forward) per_thread = gemm_pack_bytes(lean_gemm_kernel<T>(s.Kg()), s.Kg(), NP, s.Cg());
+  if (dir == ConvDir::backward_data) per_thread = gemm_pack_bytes(lean_gemm_kernel<T>(s.Cg()), s.Cg(), NP, s.Kg());
+  if (dir == ConvDir::backward_filter) per_thread = gemm_pack_bytes(lean_gemm_kernel<T>(s.Kg()), s.Kg(), s.Cg(), NP);
   return {0, per_thread * gemm_threads_in_flight(s.groups, nthreads)};
 }
 
 template <typename T>
 void gemm1x1_forward(const ConvShape& s, const T* x, const T* w, T* y, int nthreads) {
-  const GemmKernel<T> kern = lean_gemm_kernel<T>();
   const int64_t P = s.P(), Kg = s.Kg(), Cg = s.Cg();
+  const GemmKernel<T> kern = lean_gemm_kernel<T>(Kg);
   for_each_group(s.groups, nthreads, [&](int64_t g, int threads) {
     StridedMatrix<T> a{w + g * Kg * Cg, Cg, false};
     ChannelMatrix<T> b{x, P, s.C * P, g * Cg};
@@ -30,8 +29,8 @@ void gemm1x1_forward(const ConvShape& s, const T* x, const T* w, T* y, int nthre
 
 template <typename T>
 void gemm1x1_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, int nthreads) {
-  const GemmKernel<T> kern = lean_gemm_kernel<T>();
   const int64_t P = s.P(), Kg = s.Kg(), Cg = s.Cg();
+  const GemmKernel<T> kern = lean_gemm_kernel<T>(Cg);
   for_each_group(s.groups, nthreads, [&](int64_t g, int threads) {
     StridedMatrix<T> a{w + g * Kg * Cg, Cg, true};  // W_g^T
     ChannelMatrix<T> b{dy, P, s.K * P, g * Kg};
@@ -42,8 +41,8 @@ void gemm1x1_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, i
 
 template <typename T>
 void gemm1x1_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, int nthreads) {
-  const GemmKernel<T> kern = lean_gemm_kernel<T>();
   const int64_t P = s.P(), Kg = s.Kg(), Cg = s.Cg();
+  const GemmKernel<T> kern = lean_gemm_kernel<T>(Kg);
   for_each_group(s.groups, nthreads, [&](int64_t g, int threads) {
     // dW_g = dY_g X_g^T: both operands are channel-major views, reduced over (image, pixel).
     ChannelMatrix<T> a{dy, P, s.K * P, g * Kg};

@@ -254,19 +254,19 @@ void pack_data_gather(const void* self, T* dst, int64_t outer0, int64_t outer_le
 
 template <typename T>
 ConvWorkspace implicit_workspace(ConvDir dir, const ConvShape& s, int nthreads) {
-  const GemmKernel<T> kern = lean_gemm_kernel<T>();
   const int64_t NP = s.N * s.P(), CgRS = s.Cg() * s.R * s.S;
   int64_t per_thread = 0;
-  if (dir == ConvDir::forward) per_thread = gemm_pack_bytes(kern, s.Kg(), NP, CgRS);
-  if (dir == ConvDir::backward_filter) per_thread = gemm_pack_bytes(kern, s.Kg(), CgRS, NP);
+  if (dir == ConvDir::forward) per_thread = gemm_pack_bytes(lean_gemm_kernel<T>(s.Kg()), s.Kg(), NP, CgRS);
+  if (dir == ConvDir::backward_filter)
+    per_thread = gemm_pack_bytes(lean_gemm_kernel<T>(s.Kg()), s.Kg(), CgRS, NP);
   if (dir == ConvDir::backward_data)  // the largest phase bounds every phase
-    per_thread = gemm_pack_bytes(kern, s.Cg(), s.N * s.H * s.W, s.Kg() * s.R * s.S);
+    per_thread = gemm_pack_bytes(lean_gemm_kernel<T>(s.Cg()), s.Cg(), s.N * s.H * s.W, s.Kg() * s.R * s.S);
   return {0, per_thread * gemm_threads_in_flight(s.groups, nthreads)};
 }
 
 template <typename T>
 void implicit_forward(const ConvShape& s, const T* x, const T* w, T* y, int nthreads) {
-  const GemmKernel<T> kern = lean_gemm_kernel<T>();
+  const GemmKernel<T> kern = lean_gemm_kernel<T>(s.Kg());
   const int64_t P = s.P(), CgRS = s.Cg() * s.R * s.S, Kg = s.Kg();
   for_each_group(s.groups, nthreads, [&](int64_t g, int threads) {
     StridedMatrix<T> a{w + g * Kg * CgRS, CgRS, false};
@@ -278,7 +278,7 @@ void implicit_forward(const ConvShape& s, const T* x, const T* w, T* y, int nthr
 
 template <typename T>
 void implicit_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, int nthreads) {
-  const GemmKernel<T> kern = lean_gemm_kernel<T>();
+  const GemmKernel<T> kern = lean_gemm_kernel<T>(s.Kg());
   const int64_t P = s.P(), CgRS = s.Cg() * s.R * s.S, Kg = s.Kg();
   for_each_group(s.groups, nthreads, [&](int64_t g, int threads) {
     ChannelMatrix<T> a{dy, P, s.K * P, g * Kg};
@@ -290,7 +290,7 @@ void implicit_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw
 
 template <typename T>
 void implicit_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, int nthreads) {
-  const GemmKernel<T> kern = lean_gemm_kernel<T>();
+  const GemmKernel<T> kern = lean_gemm_kernel<T>(s.Cg());
   const int64_t HW = s.H * s.W, Cg = s.Cg(), Kg = s.Kg();
   for (int64_t ah = 0; ah < s.sh; ++ah) {
     for (int64_t aw = 0; aw < s.sw; ++aw) {
