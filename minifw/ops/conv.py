@@ -86,6 +86,10 @@ class ConvProblem:
                 f"(x_shape={x_shape}, w_shape={w_shape}, padding={padding}, dilation={dilation})")
         ho = (h + 2 * padding[0] - eff_h) // stride[0] + 1
         wo = (w + 2 * padding[1] - eff_w) // stride[1] + 1
+        lowered = c * r * s * n * ho * wo  # the largest buffer any algorithm indexes
+        if max(lowered, n * c * h * w, n * k * ho * wo) * 8 >= 2 ** 62:
+            raise ValueError(f"{_fn}: problem too large to index: x_shape={x_shape}, "
+                             f"w_shape={w_shape} (the lowered matrix would have {lowered} elements)")
         self.x_shape, self.w_shape = x_shape, w_shape
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
         self.dtype = dtype
