@@ -162,10 +162,10 @@ def test_gemm_1x1_forward_needs_no_workspace():
 @pytest.mark.parametrize("direction", DIRECTIONS)
 def test_gemm_1x1_lowers_nothing(direction):
     """Whatever it counts (packing buffers), gemm_1x1 holds no copy of the
-    input: its workspace is a small fraction of x at a realistic batch."""
+    input: at a realistic batch its workspace is smaller than x itself."""
     for n in (16, 64):
         p = ops.ConvProblem((n, 256, 13, 13), (384, 256, 1, 1))
-        assert ops.conv_workspace_size(p, direction, "gemm_1x1") <= 0.25 * n * 256 * 13 * 13 * 4
+        assert ops.conv_workspace_size(p, direction, "gemm_1x1") < n * 256 * 13 * 13 * 4
 
 
 # ---- find: time every supported algorithm, fastest first --------------------------
