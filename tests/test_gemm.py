@@ -5,17 +5,15 @@ import numpy as np
 import pytest
 
 from minifw import _native, backends, ops
-from reference import assert_within_bound, gemm_ref
+from reference import assert_within_bound, gemm_ref, tolerance
 
 DTYPES = [np.float32, np.float64]
 DTYPE_IDS = ["float32", "float64"]
 TRANSPOSES = [(False, False), (True, False), (False, True), (True, True)]
 TRANS_IDS = ["NN", "TN", "NT", "TT"]
 
-# Error bound relative to the sum of |terms| of each output, alpha * |A| @ |B|
-# + |beta * C|: any summation order stays within a small multiple of K * eps
-# of it and, in practice, far below; ~100 eps of float32 / float64.
-TOL = {np.float32: (1e-5, 1e-30), np.float64: (1e-13, 1e-300)}
+# Error bound (tolerance() in reference.py): relative to the sum of |terms|
+# of each output, |alpha| * |A| @ |B| + |beta * C|.
 
 SIZES = [  # (M, N, K): odd, smaller and larger than every register tile and cache block
     (1, 1, 1),
@@ -50,7 +48,7 @@ def check(got, a, b, c, trans_a, trans_b, alpha, beta, dtype, what=""):
     ref_abs = gemm_ref(np.abs(a), np.abs(b), None if c is None else np.abs(c), trans_a, trans_b, abs(alpha),
                        abs(beta))
     assert got.dtype == dtype and got.shape == ref.shape
-    assert_within_bound(got, ref, ref_abs, *TOL[dtype], what=what)
+    assert_within_bound(got, ref, ref_abs, *tolerance(dtype), what=what)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=size_id)

@@ -11,15 +11,11 @@ import pytest
 import minifw
 from minifw import backends, ops
 from reference import (assert_within_bound, conv2d_backward_data_ref, conv2d_backward_filter_ref,
-                       conv2d_forward_ref, gemm_ref)
+                       conv2d_forward_ref, gemm_ref, tolerance)
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(minifw.__file__)))
 DTYPES = [np.float32, np.float64]
 DTYPE_IDS = ["float32", "float64"]
-# The bounds of test_conv.py / test_gemm.py (reasons there): relative to the
-# sum of |terms|; winograd's transforms need 10x more.
-TOL = {np.float32: 1e-5, np.float64: 1e-12}
-WINOGRAD_FACTOR = 10
 
 
 @pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
@@ -46,7 +42,7 @@ def test_gemm_with_threads(threads, dtype, m, n, k, trans_a, trans_b):
     ops.gemm(a, b, c, trans_a=trans_a, trans_b=trans_b, alpha=1.5, beta=-0.5)
     ref = gemm_ref(a, b, c0, trans_a, trans_b, 1.5, -0.5)
     ref_abs = gemm_ref(np.abs(a), np.abs(b), np.abs(c0), trans_a, trans_b, 1.5, 0.5)
-    assert_within_bound(c, ref, ref_abs, TOL[dtype], 0.0, what=f"{threads} threads")
+    assert_within_bound(c, ref, ref_abs, *tolerance(dtype), what=f"{threads} threads")
 
 
 # ---- convolution -----------------------------------------------------------------
@@ -88,9 +84,8 @@ def test_conv_with_threads(threads, x_shape, w_shape, geometry, dtype, direction
     ref_abs = _ref(direction, np.abs(x), np.abs(w), np.abs(dy), geometry)
     problem = ops.ConvProblem(x_shape, w_shape, dtype=dtype, **geometry)
     for algo in ops.conv_algorithms(problem, direction):
-        rtol = TOL[dtype] * (WINOGRAD_FACTOR if algo == "winograd" else 1)
         got = _run(direction, algo, x, w, dy, geometry)
-        assert_within_bound(got, ref, ref_abs, rtol, 0.0, what=f"{direction} {algo} {threads} threads")
+        assert_within_bound(got, ref, ref_abs, *tolerance(dtype, algo), what=f"{direction} {algo} {threads} threads")
 
 
 @pytest.mark.parametrize("direction", ["forward", "backward_data", "backward_filter"])
@@ -186,8 +181,8 @@ def test_minifw_isa_environment_variable(isa_env, tmp_path):
     assert {"forward-winograd", "forward-implicit_gemm", "backward_filter-im2col_gemm"} <= set(names)
     for name in names:
         direction, algo = name.split("-")
-        rtol = TOL[np.float32] * (WINOGRAD_FACTOR if algo == "winograd" else 1)
-        assert_within_bound(got[name], *refs[direction], rtol, 0.0, what=f"MINIFW_ISA={isa_env} {name}")
+        assert_within_bound(got[name], *refs[direction], *tolerance(np.float32, algo),
+                            what=f"MINIFW_ISA={isa_env} {name}")
 
 
 def test_minifw_isa_bogus_fails_at_import(tmp_path):
