@@ -1,0 +1,449 @@
+"""2-D convolution: every algorithm x direction x dtype against the float64
+reference in tests/reference.py, on shapes chosen to hit every edge of the
+index arithmetic; the reference itself; finite-difference gradients."""
+import dataclasses
+import zlib
+
+import numpy as np
+import pytest
+
+import minifw
+from minifw import ops
+from reference import (assert_within_bound, conv2d_backward_bias_ref, conv2d_backward_data_ref,
+                       conv2d_backward_filter_ref, conv2d_forward_ref, conv_out_size)
+
+DTYPES = (np.float32, np.float64)
+DIRECTIONS = ("forward", "backward_data", "backward_filter")
+# The contract, written out here rather than read from the implementation, so
+# that an algorithm that is missing or claims too little cannot pass silently.
+ALGORITHMS = {
+    "forward": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1"),
+    "backward_data": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1"),
+    "backward_filter": ("im2col_gemm", "implicit_gemm", "gemm_1x1"),
+}
+
+# Error bound: |got - ref| <= rtol * ref_abs + atol, where ref_abs is the
+# reference computed on |inputs| (the sum of |terms| behind each output).
+# Rounding error of any summation order is bounded by a small multiple of
+# eps * sum|terms|, so one rtol per (dtype, algorithm kind) fits every shape.
+# GEMM-based algorithms: ~100 eps (float32 eps = 6e-8). Winograd: its input
+# and output transforms add and subtract terms up to ~10x larger than the
+# result, amplifying rounding, so 10x more. atol only matters where ref_abs is
+# 0 (e.g. input pixels no kernel tap reads), which must then come out ~0.
+TOL = {  # (dtype, winograd?) -> (rtol, atol)
+    (np.float32, False): (1e-5, 1e-30),
+    (np.float32, True): (1e-4, 1e-30),
+    (np.float64, False): (1e-12, 1e-300),
+    (np.float64, True): (1e-10, 1e-300),
+}
+
+
+def tolerance(dtype, algo):
+    return TOL[dtype, algo == "winograd"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    id: str
+    x_shape: tuple
+    w_shape: tuple
+    stride: object = 1
+    padding: object = 0
+    dilation: object = 1
+    groups: int = 1
+
+    @property
+    def geometry(self):
+        return dict(stride=self.stride, padding=self.padding, dilation=self.dilation, groups=self.groups)
+
+    def problem(self, dtype=np.float32):
+        return ops.ConvProblem(self.x_shape, self.w_shape, dtype=dtype, **self.geometry)
+
+    def __str__(self):
+        return self.id
+
+
+CASES = [
+    # batch / channel / spatial extremes
+    Case("n1_c1_k1_odd7x9", (1, 1, 7, 9), (1, 1, 3, 3)),
+    Case("c1_3x3_pad1", (2, 1, 8, 8), (4, 1, 3, 3), padding=1),
+    Case("odd11x13_3x3_pad0", (2, 3, 11, 13), (5, 3, 3, 3)),
+    Case("c7_3x3_pad1", (1, 7, 9, 10), (6, 7, 3, 3), padding=1),
+    Case("c17_3x3_pad2", (2, 17, 6, 7), (9, 17, 3, 3), padding=2),
+    Case("tiny_3x3_on_3x3", (1, 1, 3, 3), (1, 1, 3, 3)),
+    Case("k3_c3_out1x1_wino", (1, 3, 3, 3), (2, 3, 3, 3)),
+    Case("c17_k7_3x3_pad1_n3", (3, 17, 5, 5), (7, 17, 3, 3), padding=1),
+    Case("winograd_tiles_plus_edge", (1, 16, 14, 11), (16, 16, 3, 3), padding=1),
+    # non-square kernels and per-axis geometry
+    Case("kernel3x5_pad1x2", (2, 3, 10, 12), (4, 3, 3, 5), padding=(1, 2)),
+    Case("kernel1x3_pad0x1", (1, 4, 6, 9), (5, 4, 1, 3), padding=(0, 1)),
+    Case("kernel5x1_stride2x1", (2, 3, 11, 6), (4, 3, 5, 1), stride=(2, 1)),
+    Case("mixed_stride2x3_pad3x0_dil1x2", (1, 3, 13, 17), (4, 3, 3, 4), stride=(2, 3), padding=(3, 0),
+         dilation=(1, 2)),
+    # stride and padding
+    Case("stride2_pad1", (2, 3, 9, 9), (4, 3, 3, 3), stride=2, padding=1),
+    Case("stride3_4x4_pad2", (1, 5, 14, 11), (6, 5, 4, 4), stride=3, padding=2),
+    Case("stride4_5x5_pad3", (2, 2, 17, 19), (3, 2, 5, 5), stride=4, padding=3),
+    Case("stride4_2x2_gaps", (1, 3, 11, 10), (2, 3, 2, 2), stride=4),
+    Case("pad3_3x3", (1, 3, 5, 6), (4, 3, 3, 3), padding=3),
+    Case("stride4_out1x1", (1, 2, 6, 6), (3, 2, 3, 3), stride=4),
+    # dilation
+    Case("dil2_3x3_pad2", (2, 3, 12, 11), (4, 3, 3, 3), padding=2, dilation=2),
+    Case("dil2_stride2_pad1", (1, 4, 15, 15), (3, 4, 3, 3), stride=2, padding=1, dilation=2),
+    # groups
+    Case("groups2_3x3_pad1", (2, 4, 8, 9), (6, 2, 3, 3), padding=1, groups=2),
+    Case("groups2_3x2_stride2", (1, 6, 11, 10), (4, 3, 3, 2), stride=2, groups=2),
+    Case("groups3_dil2", (1, 9, 10, 9), (6, 3, 3, 3), padding=1, dilation=2, groups=3),
+    Case("depthwise8_3x3_pad1", (2, 8, 9, 9), (8, 1, 3, 3), padding=1, groups=8),
+    Case("depthwise6_5x5_stride2", (1, 6, 13, 12), (6, 1, 5, 5), stride=2, padding=2, groups=6),
+    # kernel as large as the input: a single output pixel
+    Case("kernel_eq_input_5x7", (2, 3, 5, 7), (4, 3, 5, 7)),
+    # 1x1 kernels, with and without what gemm_1x1 needs
+    Case("k1x1_c16", (2, 16, 7, 5), (8, 16, 1, 1)),
+    Case("k1x1_groups2", (1, 6, 4, 5), (4, 3, 1, 1), groups=2),
+    Case("k1x1_dil2", (1, 5, 3, 7), (3, 5, 1, 1), dilation=2),
+    Case("k1x1_n1_c1", (1, 1, 9, 7), (3, 1, 1, 1)),
+    Case("k1x1_stride2", (1, 4, 7, 7), (3, 4, 1, 1), stride=2),
+    Case("k1x1_pad1", (1, 4, 5, 6), (3, 4, 1, 1), padding=1),
+    # network layers at small batch (LeNet exact; AlexNet with full channel
+    # counts, kernels, strides, padding and groups)
+    Case("lenet_conv1", (2, 1, 28, 28), (20, 1, 5, 5)),
+    Case("lenet_conv2", (2, 20, 12, 12), (50, 20, 5, 5)),
+    Case("alexnet_conv1", (1, 3, 227, 227), (96, 3, 11, 11), stride=4),
+    Case("alexnet_conv2", (1, 96, 27, 27), (256, 48, 5, 5), padding=2, groups=2),
+    Case("alexnet_conv3", (2, 256, 13, 13), (384, 256, 3, 3), padding=1),
+    Case("alexnet_conv4", (1, 384, 13, 13), (384, 192, 3, 3), padding=1, groups=2),
+    Case("alexnet_conv5", (1, 384, 13, 13), (256, 192, 3, 3), padding=1, groups=2),
+]
+CASES_BY_ID = {c.id: c for c in CASES}
+assert len(CASES_BY_ID) == len(CASES)
+
+
+def _pair(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
+def expected_algorithms(case, direction):
+    """Which algorithms the contract says support `case` in `direction`."""
+    r, s = case.w_shape[2:]
+    stride, padding, dilation = _pair(case.stride), _pair(case.padding), _pair(case.dilation)
+    algos = {"im2col_gemm", "implicit_gemm"}
+    if direction != "backward_filter" and (r, s) == (3, 3) and stride == (1, 1) and dilation == (1, 1) \
+            and max(padding) <= 2:
+        algos.add("winograd")
+    if (r, s) == (1, 1) and stride == (1, 1) and padding == (0, 0):
+        algos.add("gemm_1x1")
+    return algos
+
+
+# ---- data and references, computed once per (case, dtype) ----------------------
+
+_data_cache = {}
+_ref_cache = {}
+
+
+def case_data(case, dtype):
+    """Random x, w, bias, dy for `case` (deterministic per case)."""
+    key = (case.id, np.dtype(dtype).name)
+    if key not in _data_cache:
+        rng = np.random.default_rng(zlib.crc32(repr(key).encode()))
+        out_shape = case.problem().out_shape
+        _data_cache[key] = dict(
+            x=rng.standard_normal(case.x_shape).astype(dtype),
+            w=rng.standard_normal(case.w_shape).astype(dtype),
+            b=rng.standard_normal(case.w_shape[0]).astype(dtype),
+            dy=rng.standard_normal(out_shape).astype(dtype),
+        )
+    return _data_cache[key]
+
+
+def reference(case, dtype, direction):
+    """(ref, ref_abs) in float64 for `direction`, without bias."""
+    key = (case.id, np.dtype(dtype).name, direction)
+    if key not in _ref_cache:
+        d, g = case_data(case, dtype), case.geometry
+        if direction == "forward":
+            f = lambda x, w, dy: conv2d_forward_ref(x, w, None, **g)
+            args = (d["x"], d["w"], None)
+        elif direction == "backward_data":
+            f = lambda x, w, dy: conv2d_backward_data_ref(dy, w, case.x_shape, **g)
+            args = (None, d["w"], d["dy"])
+        else:
+            f = lambda x, w, dy: conv2d_backward_filter_ref(x, dy, case.w_shape, **g)
+            args = (d["x"], None, d["dy"])
+        absolute = tuple(None if a is None else np.abs(a) for a in args)
+        _ref_cache[key] = (f(*args), f(*absolute))
+    return _ref_cache[key]
+
+
+def run_direction(case, direction, algo, dtype, with_bias=False):
+    d, g = case_data(case, dtype), case.geometry
+    if direction == "forward":
+        return ops.conv2d_forward(d["x"], d["w"], d["b"] if with_bias else None, algo=algo, **g)
+    if direction == "backward_data":
+        return ops.conv2d_backward_data(d["dy"], d["w"], case.x_shape, algo=algo, **g)
+    return ops.conv2d_backward_filter(d["x"], d["dy"], case.w_shape, algo=algo, **g)
+
+
+def check_direction(case, direction, algo, dtype, with_bias=False):
+    got = run_direction(case, direction, algo, dtype, with_bias)
+    ref, ref_abs = reference(case, dtype, direction)
+    if with_bias:
+        b = case_data(case, dtype)["b"].astype(np.float64)[None, :, None, None]
+        ref, ref_abs = ref + b, ref_abs + np.abs(b)
+    assert isinstance(got, np.ndarray) and got.dtype == dtype and got.flags.c_contiguous
+    # "auto" may pick winograd, so it gets winograd's bound
+    assert_within_bound(got, ref, ref_abs, *tolerance(dtype, "winograd" if algo == "auto" else algo),
+                        what=f"{direction} {algo} {np.dtype(dtype).name} {case.id}")
+
+
+def algo_params(direction, cases=CASES, dtypes=DTYPES):
+    """(case, algo, dtype) for every algorithm that supports the case (as
+    ops.conv_algorithms says; test_support_matches_contract checks it), plus "auto"."""
+    params = []
+    for case in cases:
+        for dtype in dtypes:
+            supported = ops.conv_algorithms(case.problem(dtype), direction)
+            for algo in ALGORITHMS[direction] + ("auto",):
+                if algo == "auto" or algo in supported:
+                    params.append(pytest.param(case, algo, dtype,
+                                               id=f"{case.id}-{algo}-{np.dtype(dtype).name}"))
+    return params
+
+
+# ---- which algorithm supports what ---------------------------------------------
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_support_matches_contract(case, direction):
+    for dtype in DTYPES:
+        assert set(ops.conv_algorithms(case.problem(dtype), direction)) == expected_algorithms(case, direction)
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_case_list_exercises_every_algorithm(direction):
+    counts = {a: sum(a in expected_algorithms(c, direction) for c in CASES) for a in ALGORITHMS[direction]}
+    assert all(n >= 3 for n in counts.values()), counts
+    assert len(CASES) >= 30
+
+
+# ---- every algorithm x direction x dtype x shape ---------------------------------
+
+@pytest.mark.parametrize("with_bias", [False, True], ids=["nobias", "bias"])
+@pytest.mark.parametrize("case,algo,dtype", algo_params("forward"))
+def test_forward(case, algo, dtype, with_bias):
+    check_direction(case, "forward", algo, dtype, with_bias)
+
+
+@pytest.mark.parametrize("case,algo,dtype", algo_params("backward_data"))
+def test_backward_data(case, algo, dtype):
+    check_direction(case, "backward_data", algo, dtype)
+
+
+@pytest.mark.parametrize("case,algo,dtype", algo_params("backward_filter"))
+def test_backward_filter(case, algo, dtype):
+    check_direction(case, "backward_filter", algo, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_backward_bias(case, dtype):
+    dy = case_data(case, dtype)["dy"]
+    db = ops.conv2d_backward_bias(dy)
+    assert db.dtype == dtype and db.shape == (case.w_shape[0],)
+    rtol, atol = tolerance(dtype, "im2col_gemm")
+    assert_within_bound(db, conv2d_backward_bias_ref(dy), conv2d_backward_bias_ref(np.abs(dy)), rtol, atol,
+                        what="backward_bias")
+
+
+# A few shapes that between them need every algorithm and every geometry
+# feature, run under every instruction set the CPU supports.
+ISA_CASES = [CASES_BY_ID[i] for i in ("odd11x13_3x3_pad0", "c17_3x3_pad2", "winograd_tiles_plus_edge",
+                                      "mixed_stride2x3_pad3x0_dil1x2", "groups3_dil2",
+                                      "depthwise6_5x5_stride2", "k1x1_c16", "k1x1_groups2", "lenet_conv2")]
+
+
+@pytest.mark.parametrize("direction,case,algo,dtype", [
+    pytest.param(direction, *p.values, id=f"{direction}-{p.id}")
+    for direction in DIRECTIONS for p in algo_params(direction, ISA_CASES) if p.values[1] != "auto"])
+def test_every_isa(isa, direction, case, algo, dtype):
+    check_direction(case, direction, algo, dtype, with_bias=direction == "forward")
+
+
+# ---- inputs that are views, read-only or Fortran-ordered: copied, not refused ----
+
+def _noncontiguous(a, how):
+    """The same values as `a`, in an array that is not C-contiguous."""
+    if how == "transposed":  # stored with two axes swapped (e.g. channels last), viewed back
+        if a.ndim == 1:
+            return np.ascontiguousarray(a[::-1])[::-1]
+        for axes in ((1, 3), (2, 3), (0, 1)):  # the first that is not contiguous in disguise
+            v = np.ascontiguousarray(np.swapaxes(a, *axes)).swapaxes(*axes)
+            if not v.flags.c_contiguous:
+                break
+        return v
+    if how == "sliced":
+        big = np.zeros(tuple(2 * s for s in a.shape), a.dtype)
+        big[(slice(None, None, 2),) * a.ndim] = a
+        return big[(slice(None, None, 2),) * a.ndim]
+    if how == "fortran":
+        return np.asfortranarray(a)
+    raise ValueError(how)
+
+
+@pytest.mark.parametrize("how", ["transposed", "sliced", "fortran"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("case_id", ["groups2_3x3_pad1", "k1x1_c16", "stride3_4x4_pad2"])
+def test_noncontiguous_inputs_equal_contiguous(case_id, dtype, how):
+    case = CASES_BY_ID[case_id]
+    d, g = case_data(case, dtype), case.geometry
+    v = {name: _noncontiguous(a, how) for name, a in d.items()}
+    for name in v:
+        if sum(n > 1 for n in v[name].shape) > 1:  # else any layout is also C-contiguous
+            assert not v[name].flags.c_contiguous, name
+        np.testing.assert_array_equal(v[name], d[name])
+    for algo in ops.conv_algorithms(case.problem(dtype), "forward"):
+        np.testing.assert_array_equal(ops.conv2d_forward(v["x"], v["w"], v["b"], algo=algo, **g),
+                                      ops.conv2d_forward(d["x"], d["w"], d["b"], algo=algo, **g))
+    for algo in ops.conv_algorithms(case.problem(dtype), "backward_data"):
+        np.testing.assert_array_equal(ops.conv2d_backward_data(v["dy"], v["w"], case.x_shape, algo=algo, **g),
+                                      ops.conv2d_backward_data(d["dy"], d["w"], case.x_shape, algo=algo, **g))
+    for algo in ops.conv_algorithms(case.problem(dtype), "backward_filter"):
+        np.testing.assert_array_equal(ops.conv2d_backward_filter(v["x"], v["dy"], case.w_shape, algo=algo, **g),
+                                      ops.conv2d_backward_filter(d["x"], d["dy"], case.w_shape, algo=algo, **g))
+    np.testing.assert_array_equal(ops.conv2d_backward_bias(v["dy"]), ops.conv2d_backward_bias(d["dy"]))
+
+
+def test_inputs_are_not_modified_and_may_be_read_only():
+    case = CASES_BY_ID["winograd_tiles_plus_edge"]
+    d = {k: a.copy() for k, a in case_data(case, np.float32).items()}
+    for a in d.values():
+        a.setflags(write=False)
+    g = case.geometry
+    for algo in ALGORITHMS["forward"]:
+        if algo in ops.conv_algorithms(case.problem(), "forward"):
+            ops.conv2d_forward(d["x"], d["w"], d["b"], algo=algo, **g)
+            ops.conv2d_backward_data(d["dy"], d["w"], case.x_shape, algo=algo, **g)
+    for algo in ops.conv_algorithms(case.problem(), "backward_filter"):
+        ops.conv2d_backward_filter(d["x"], d["dy"], case.w_shape, algo=algo, **g)
+    ops.conv2d_backward_bias(d["dy"])
+    for k, a in case_data(case, np.float32).items():
+        np.testing.assert_array_equal(d[k], a)
+
+
+def test_ints_and_pairs_mean_the_same():
+    case = CASES_BY_ID["dil2_stride2_pad1"]
+    d = case_data(case, np.float64)
+    as_ints = ops.conv2d_forward(d["x"], d["w"], stride=2, padding=1, dilation=2, algo="im2col_gemm")
+    as_pairs = ops.conv2d_forward(d["x"], d["w"], stride=(2, 2), padding=[1, 1], dilation=(2, 2),
+                                  algo="im2col_gemm")
+    np.testing.assert_array_equal(as_ints, as_pairs)
+
+
+# ---- finite differences through the ops API (float64) ---------------------------
+
+# f(x, w, b) = sum(conv2d_forward(x, w, b) * dy) is linear in each of x, w and
+# b, so a central difference is exact up to rounding for any step; a step of
+# 0.5 keeps that rounding (~eps * sum|terms| / step) near 1e-14.
+FD_STEP = 0.5
+FD_RTOL, FD_ATOL = 1e-9, 1e-10
+FD_CASES = [
+    Case("fd_stride2_pad1", (2, 3, 7, 6), (4, 3, 3, 3), stride=2, padding=1),
+    Case("fd_dil2_pad2_3x2", (1, 2, 7, 8), (3, 2, 3, 2), padding=2, dilation=2),
+    Case("fd_groups2_stride3x2", (1, 4, 8, 7), (6, 2, 2, 3), stride=(3, 2), padding=(0, 1), groups=2),
+    Case("fd_depthwise_3x3_pad1", (2, 3, 5, 5), (3, 1, 3, 3), padding=1, groups=3),
+    Case("fd_1x1", (2, 3, 4, 3), (2, 3, 1, 1)),
+]
+
+
+def _central_difference(f, a):
+    grad = np.empty_like(a)
+    for idx in np.ndindex(a.shape):
+        orig = a[idx]
+        a[idx] = orig + FD_STEP
+        up = f()
+        a[idx] = orig - FD_STEP
+        down = f()
+        a[idx] = orig
+        grad[idx] = (up - down) / (2 * FD_STEP)
+    return grad
+
+
+@pytest.mark.parametrize("case", FD_CASES, ids=str)
+def test_gradients_match_finite_differences(case):
+    rng = np.random.default_rng(7)
+    g = case.geometry
+    x, w = rng.standard_normal(case.x_shape), rng.standard_normal(case.w_shape)
+    b = rng.standard_normal(case.w_shape[0])
+    dy = rng.standard_normal(case.problem().out_shape)
+    f = lambda: float(np.sum(ops.conv2d_forward(x, w, b, algo="im2col_gemm", **g) * dy))
+    fd = {"x": _central_difference(f, x), "w": _central_difference(f, w), "b": _central_difference(f, b)}
+    problem = case.problem(np.float64)
+
+    def close(got, want, what):
+        np.testing.assert_allclose(got, want, rtol=FD_RTOL, atol=FD_ATOL, err_msg=f"{case.id} {what}")
+
+    for algo in ops.conv_algorithms(problem, "backward_data") + ["auto"]:
+        close(ops.conv2d_backward_data(dy, w, case.x_shape, algo=algo, **g), fd["x"], f"dx {algo}")
+    for algo in ops.conv_algorithms(problem, "backward_filter") + ["auto"]:
+        close(ops.conv2d_backward_filter(x, dy, case.w_shape, algo=algo, **g), fd["w"], f"dw {algo}")
+    close(ops.conv2d_backward_bias(dy), fd["b"], "db")
+
+
+# ---- the reference itself ---------------------------------------------------
+
+def test_reference_hand_computed_example():
+    # y[i, j] = x[i, j] - x[i + 1, j + 1] = -5 on a 4x4 ramp (rows step by 4)
+    x = np.arange(16.0).reshape(1, 1, 4, 4)
+    w = np.array([[[[1.0, 0.0], [0.0, -1.0]]]])
+    np.testing.assert_array_equal(conv2d_forward_ref(x, w), np.full((1, 1, 3, 3), -5.0))
+    np.testing.assert_array_equal(conv2d_forward_ref(x, w, np.array([2.0])), np.full((1, 1, 3, 3), -3.0))
+    np.testing.assert_array_equal(conv2d_forward_ref(x, w, stride=2), np.full((1, 1, 2, 2), -5.0))
+    padded = conv2d_forward_ref(x, w, padding=1)
+    assert padded.shape == (1, 1, 5, 5)
+    assert padded[0, 0, 0, 0] == -x[0, 0, 0, 0] and padded[0, 0, 4, 4] == x[0, 0, 3, 3]
+    # dilation 2 reaches x[i + 2, j + 2]: -10 on the 2x2 output
+    np.testing.assert_array_equal(conv2d_forward_ref(x, w, dilation=2), np.full((1, 1, 2, 2), -10.0))
+    assert conv_out_size(227, 11, stride=4) == 55 and conv_out_size(27, 5, padding=2) == 27
+
+
+def test_reference_matches_scipy_correlate():
+    signal = pytest.importorskip("scipy.signal")
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((2, 3, 9, 8)), rng.standard_normal((4, 3, 3, 2))
+    want = np.array([[sum(signal.correlate2d(x[n, c], w[k, c], mode="valid") for c in range(3))
+                      for k in range(4)] for n in range(2)])
+    np.testing.assert_allclose(conv2d_forward_ref(x, w), want, rtol=1e-13, atol=1e-13)
+
+
+def test_reference_geometry_identities():
+    """stride = subsampling, dilation = a kernel with zeros between taps,
+    padding = explicit zero border, groups = separate convolutions stacked."""
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((2, 4, 13, 11)), rng.standard_normal((6, 4, 3, 2))
+    plain = conv2d_forward_ref(x, w)
+    np.testing.assert_allclose(conv2d_forward_ref(x, w, stride=(3, 2)), plain[:, :, ::3, ::2], rtol=1e-14)
+    dilated_w = np.zeros((6, 4, 5, 4))
+    dilated_w[:, :, ::2, ::3] = w
+    np.testing.assert_allclose(conv2d_forward_ref(x, w, dilation=(2, 3)), conv2d_forward_ref(x, dilated_w),
+                               rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(conv2d_forward_ref(x, w, padding=(2, 1)),
+                               conv2d_forward_ref(np.pad(x, ((0, 0), (0, 0), (2, 2), (1, 1))), w), rtol=1e-14)
+    wg = rng.standard_normal((6, 2, 3, 2))
+    stacked = np.concatenate([conv2d_forward_ref(x[:, :2], wg[:3]), conv2d_forward_ref(x[:, 2:], wg[3:])], axis=1)
+    np.testing.assert_allclose(conv2d_forward_ref(x, wg, groups=2), stacked, rtol=1e-14)
+
+
+@pytest.mark.parametrize("case", CASES + FD_CASES, ids=str)
+def test_reference_backward_is_the_adjoint(case):
+    """<conv(x, w), dy> == <x, backward_data(dy, w)> == <w, backward_filter(x, dy)>:
+    the backward references are the exact transposes of the forward one."""
+    d, g = case_data(case, np.float64), case.geometry
+    y, _ = reference(case, np.float64, "forward")
+    dx, _ = reference(case, np.float64, "backward_data")
+    dw, _ = reference(case, np.float64, "backward_filter")
+    scale = np.vdot(np.abs(reference(case, np.float64, "forward")[1]), np.abs(d["dy"]))
+    dot_y = np.vdot(y, d["dy"])
+    assert abs(np.vdot(d["x"], dx) - dot_y) <= 1e-13 * scale
+    assert abs(np.vdot(d["w"], dw) - dot_y) <= 1e-13 * scale
+    np.testing.assert_allclose(conv2d_backward_bias_ref(d["dy"]), d["dy"].sum(axis=(0, 2, 3)), rtol=1e-14)
