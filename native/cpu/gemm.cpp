@@ -211,11 +211,14 @@ void gemm_packed(int64_t M, int64_t N, int64_t K, T alpha, PackSource<T> a, Pack
     return;
   }
   // A grid of tm x tn blocks over C, in units of micro-tiles, chosen to keep
-  // the largest block smallest (load balance), then to split N rather than M.
+  // the largest block smallest (load balance). On a tie, split the dimension
+  // whose operand is packed in the inner loop, so each thread packs only its
+  // own share of it: M for the A-outer order, N for the GotoBLAS order.
   const int64_t tiles_m = ceil_div(M, kern.mr), tiles_n = ceil_div(N, kern.nr);
-  int best_tm = 1;
+  int best_tm = 0;
   double best_cost = -1;
-  for (int tm = 1; tm <= nthreads; ++tm) {
+  for (int i = 1; i <= nthreads; ++i) {
+    const int tm = kern.a_outer ? nthreads + 1 - i : i;
     if (nthreads % tm) continue;
     const int tn = nthreads / tm;
     double cost = static_cast<double>(ceil_div(tiles_m, tm)) * kern.mr * ceil_div(tiles_n, tn) * kern.nr;
@@ -265,17 +268,18 @@ void pack_strided(const void* self, T* dst, int64_t outer0, int64_t outer_len, i
     }
     return;
   }
-  // Op(outer, k) = data[outer * ld + k]: `width` rows read side by side.
+  // Op(outer, k) = data[outer * ld + k]: read each source row sequentially,
+  // write it down a column of the micro-panel.
   for (int64_t p = 0; p < outer_len; p += width) {
     const int64_t w = std::min<int64_t>(width, outer_len - p);
     T* d = dst + p * kc;
     const T* src = m.data + (outer0 + p) * m.ld + k0;
-    for (int64_t k = 0; k < kc; ++k) {
-      T* dk = d + k * width;
-      int64_t r = 0;
-      for (; r < w; ++r) dk[r] = src[r * m.ld + k];
-      for (; r < width; ++r) dk[r] = T(0);
+    for (int64_t r = 0; r < w; ++r) {
+      const T* s = src + r * m.ld;
+      for (int64_t k = 0; k < kc; ++k) d[k * width + r] = s[k];
     }
+    for (int64_t r = w; r < width; ++r)
+      for (int64_t k = 0; k < kc; ++k) d[k * width + r] = T(0);
   }
 }
 }  // namespace

@@ -44,6 +44,6 @@ void dgemm_avx512_14x16(int64_t kc, const double* a, const double* b, double* c,
 }
 }  // namespace
 
-GemmKernel<float> gemm_kernel_avx512_f32() { return {14, 32, 384, 504, 512, sgemm_avx512_14x32, "avx512 14x32", true}; }
+GemmKernel<float> gemm_kernel_avx512_f32() { return {14, 32, 384, 560, 512, sgemm_avx512_14x32, "avx512 14x32", true}; }
 GemmKernel<double> gemm_kernel_avx512_f64() { return {14, 16, 256, 168, 1024, dgemm_avx512_14x16, "avx512 14x16"}; }
 }  // namespace minifw
