@@ -7,7 +7,6 @@ import zlib
 import numpy as np
 import pytest
 
-import minifw
 from minifw import ops
 from reference import (assert_within_bound, conv2d_backward_bias_ref, conv2d_backward_data_ref,
                        conv2d_backward_filter_ref, conv2d_forward_ref, conv_out_size, tolerance)
@@ -22,6 +21,7 @@ ALGORITHMS = {
     "backward_filter": ("im2col_gemm", "implicit_gemm", "gemm_1x1"),
 }
 # Results are held to tolerance(dtype, algo) from reference.py (the bound and its reason are there).
+
 
 @dataclasses.dataclass(frozen=True)
 class Case:
