@@ -182,11 +182,6 @@ def test_bad_input_is_refused_by_name(direction, kwargs, exc, pattern):
     assert type(info.value) is exc  # not a subclass raised from deeper down
 
 
-# Known failure, reported to the lead: conv2d_* memoize ConvProblem by their
-# raw arguments, and 2.0 == 2, 7.0 == 7, True == 1 hash alike, so after one
-# valid call the same call with a float or bool in place of an int is served
-# from the memo instead of being refused as it is on a fresh process.
-@pytest.mark.xfail(strict=True, reason="validation is skipped when an equal-hashing valid call was memoized")
 @pytest.mark.parametrize("direction,kwargs", [
     pytest.param("forward", dict(groups=2.0), id="forward-groups=2.0"),
     pytest.param("forward", dict(stride=True), id="forward-stride=True"),
@@ -326,7 +321,6 @@ except ValueError as e:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="native shape check does not guard against int64 overflow (segfault)")
 def test_binding_refuses_sizes_that_overflow():
     root = os.path.dirname(os.path.dirname(os.path.abspath(_native.__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
