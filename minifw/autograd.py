@@ -1,0 +1,217 @@
+"""Reverse-mode automatic differentiation.
+
+A differentiable operation is a `Function` subclass with two static methods
+side by side: `forward(ctx, *inputs)` computes on NumPy arrays and saves what
+the gradient needs with `ctx.save_for_backward`; `backward(ctx, *grad_outputs)`
+returns one gradient per positional input (None where there is none).
+`Function.apply` unwraps Tensors, runs forward and, when a gradient will be
+needed, records a `Node` (the output's `grad_fn`) that points at the nodes of
+its inputs. `Tensor.backward` then walks that graph:
+
+1. collect the nodes reachable from the output in topological order, with an
+   explicit stack (no recursion, so a 10,000-step unroll is fine);
+2. visit them in reverse, each exactly once, after every consumer of its
+   outputs has added its contribution: call backward, add the results into
+   the gradients of the input nodes, or into `.grad` of leaf tensors;
+3. free each node's saved arrays once it has run, unless retain_graph=True.
+
+Backward runs on arrays, with no graph recorded: gradients of gradients are
+not supported.
+"""
+import contextlib
+import threading
+
+import numpy as np
+
+from .tensor import Tensor
+
+_state = threading.local()  # grad mode is per thread, as in PyTorch
+
+
+def is_grad_enabled():
+    return getattr(_state, "enabled", True)
+
+
+def set_grad_enabled(mode):
+    _state.enabled = bool(mode)
+
+
+class _GradMode(contextlib.ContextDecorator):
+    def __init__(self, mode):
+        self.mode = mode
+
+    def __enter__(self):
+        self.prev = is_grad_enabled()
+        set_grad_enabled(self.mode)
+
+    def __exit__(self, *exc):
+        set_grad_enabled(self.prev)
+        return False
+
+
+def no_grad():
+    """Context manager (or decorator) in which no graph is recorded."""
+    return _GradMode(False)
+
+
+def enable_grad():
+    return _GradMode(True)
+
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
+          "after they have already been freed). Saved intermediate values of the graph are freed "
+          "when you call .backward(). Specify retain_graph=True if you need to backward through "
+          "the graph a second time or if you need to access saved tensors after calling backward.")
+
+
+class Context:
+    """What forward leaves for backward: saved arrays and any plain attributes."""
+
+    def save_for_backward(self, *arrays):
+        self._saved = arrays
+
+    @property
+    def saved_tensors(self):
+        return self._saved
+
+
+class Node:
+    """One recorded call of a Function: the output tensors' grad_fn.
+
+    `edges[i]` says where the gradient of positional input i goes: a leaf
+    Tensor (accumulate into .grad), a (node, output_index) pair, or None."""
+
+    __slots__ = ("function", "ctx", "edges", "outputs", "__weakref__")
+
+    def __init__(self, function, ctx, edges, outputs):
+        self.function, self.ctx, self.edges = function, ctx, edges
+        self.outputs = outputs  # (shape, dtype) of each output, to fill in missing gradients
+
+    def name(self):
+        return f"{self.function.__name__}Backward"
+
+    @property
+    def next_functions(self):
+        return tuple(e[0] if isinstance(e, tuple) else e for e in self.edges)
+
+    def __repr__(self):
+        return f"<{self.name()}>"
+
+
+class Function:
+    """Base of every differentiable operation; subclasses define forward and backward."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = Context()
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        arrays = [a.data if isinstance(a, Tensor) else a for a in args]
+        out = cls.forward(ctx, *arrays, **kwargs)
+        outs = out if isinstance(out, tuple) else (out,)
+        outs = [np.asarray(o) for o in outs]
+        if is_grad_enabled() and any(ctx.needs_input_grad):
+            edges = tuple(_edge(a) if needs else None for a, needs in zip(args, ctx.needs_input_grad))
+            node = Node(cls, ctx, edges, tuple((o.shape, o.dtype) for o in outs))
+            tensors = tuple(Tensor._make(o, node, i) if o.dtype.kind == "f" else Tensor._make(o)
+                            for i, o in enumerate(outs))
+        else:
+            tensors = tuple(Tensor._make(o) for o in outs)
+        return tensors if isinstance(out, tuple) else tensors[0]
+
+
+def _edge(t):
+    return t if t.grad_fn is None else (t.grad_fn, t._output_nr)
+
+
+def _topological_order(roots):
+    """Every node reachable from `roots`, each after all the nodes it takes inputs from."""
+    order, visited = [], set()
+    stack = [(node, False) for node in roots]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node in visited:
+            continue
+        visited.add(node)
+        if node.ctx is None:
+            raise RuntimeError(_FREED)
+        stack.append((node, True))
+        for edge in node.edges:
+            if isinstance(edge, tuple) and edge[0] not in visited:
+                stack.append((edge[0], False))
+    return order
+
+
+def _accumulate_leaf(t, g):
+    g = np.asarray(g)
+    if g.shape != t.shape:
+        raise RuntimeError(f"backward: gradient of shape {g.shape} for a leaf of shape {t.shape}")
+    if t.grad is None:
+        t.grad = Tensor._make(np.array(g, dtype=t.dtype, order="C"))  # a copy: g may alias others
+    else:
+        t.grad.data += g
+
+
+def backward(tensors, grad_tensors=None, retain_graph=False):
+    """Add d(sum_i <tensors[i], grad_tensors[i]>)/d(leaf) into every leaf's .grad."""
+    tensors = list(tensors)
+    grad_tensors = [None] * len(tensors) if grad_tensors is None else list(grad_tensors)
+    buffers = {}  # node -> list with the gradient of each of its outputs
+    for t, g in zip(tensors, grad_tensors):
+        if not t.requires_grad:
+            raise RuntimeError("backward: the tensor does not require grad and has no grad_fn "
+                               "(no input of the computation had requires_grad=True)")
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError(f"grad can be implicitly created only for scalar outputs; got an "
+                                   f"output of shape {t.shape}: pass backward(gradient) with that shape")
+            g = np.ones(t.shape, dtype=t.dtype)
+        else:
+            g = g.data if isinstance(g, Tensor) else np.asarray(g)
+            if g.shape != t.shape:
+                raise RuntimeError(f"backward: gradient has shape {g.shape}, but the output has "
+                                   f"shape {t.shape}")
+            g = g.astype(t.dtype, copy=False)
+        if t.grad_fn is None:
+            _accumulate_leaf(t, g)
+        else:
+            slots = buffers.setdefault(t.grad_fn, [None] * len(t.grad_fn.outputs))
+            i = t._output_nr
+            slots[i] = g if slots[i] is None else slots[i] + g
+
+    order = _topological_order(list(buffers))
+    with no_grad():
+        for node in reversed(order):
+            slots = buffers.pop(node, None)
+            if slots is None:
+                continue
+            grads = [np.zeros(shape, dtype) if g is None else g
+                     for g, (shape, dtype) in zip(slots, node.outputs)]
+            in_grads = node.function.backward(node.ctx, *grads)
+            if not isinstance(in_grads, tuple):
+                in_grads = (in_grads,)
+            if len(in_grads) != len(node.edges):
+                raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients for "
+                                   f"{len(node.edges)} inputs")
+            for edge, g in zip(node.edges, in_grads):
+                if edge is None or g is None:
+                    continue
+                if isinstance(edge, Tensor):
+                    _accumulate_leaf(edge, g)
+                else:
+                    parent, i = edge
+                    slots = buffers.setdefault(parent, [None] * len(parent.outputs))
+                    slots[i] = g if slots[i] is None else slots[i] + g
+            if not retain_graph:
+                node.ctx = None  # frees what forward saved
+

@@ -1,0 +1,763 @@
+"""Differentiable layers and losses with PyTorch's signatures and defaults.
+
+Each operation is a Function whose forward and backward sit side by side and
+call minifw.ops, the primitives API, which validates and runs one native
+kernel (conv2d, pooling, activations, softmax, cross_entropy, LRN, batch norm,
+dropout; linear is three GEMMs, as in Caffe's inner-product layer).
+Operations with no primitive (nll_loss, mse_loss, embedding, pad) are NumPy in
+the Function itself.
+
+Arguments that PyTorch accepts but the primitives cannot honour (class weights
+in cross_entropy, dilated pooling, ...) raise a ValueError saying so rather than
+being ignored.
+"""
+import math
+import numbers
+
+import numpy as np
+
+from .. import ops
+from .. import random as _random
+from ..autograd import Function, is_grad_enabled, no_grad
+from ..tensor import Tensor, float32
+
+
+# ---- argument checks ------------------------------------------------------------------
+
+def _tensor(fn, name, t, *, ndim=None, ndim_desc=None):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{fn}: {name} must be a minifw.Tensor, got {type(t).__name__}")
+    if t.dtype.kind != "f":
+        raise TypeError(f"{fn}: {name} must have dtype float32 or float64, got {t.dtype}")
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if t.ndim not in allowed:
+            want = ndim_desc or " or ".join(f"{d}-D" for d in allowed)
+            raise ValueError(f"{fn}: {name} must be {want}; got a {t.ndim}-D tensor of shape "
+                             f"{tuple(t.shape)}")
+    return t
+
+
+def _same_dtype(fn, x, **others):
+    for name, t in others.items():
+        if t is not None and t.dtype != x.dtype:
+            raise TypeError(f"{fn}: {name} has dtype {t.dtype} but input has dtype {x.dtype}; "
+                            f"convert one of them (e.g. model.to(input.dtype))")
+
+
+def _target(fn, target, shape_desc, expected_shape):
+    if not isinstance(target, Tensor):
+        raise TypeError(f"{fn}: target must be a minifw.Tensor, got {type(target).__name__}")
+    if target.dtype.kind == "f":
+        raise TypeError(f"{fn}: target must hold int64 class indices; class-probability "
+                        f"(float) targets are not supported, got dtype {target.dtype}")
+    if target.dtype.kind not in "iu":
+        raise TypeError(f"{fn}: target must have dtype int64, got {target.dtype}")
+    if tuple(target.shape) != tuple(expected_shape):
+        raise ValueError(f"{fn}: target must have shape {shape_desc} = {tuple(expected_shape)} "
+                         f"to match the input; got {tuple(target.shape)}")
+    return target.long()
+
+
+def _reduction(fn, reduction, size_average=None, reduce=None):
+    """PyTorch's deprecated size_average/reduce flags, when given, decide the reduction."""
+    if size_average is not None or reduce is not None:
+        size_average = True if size_average is None else size_average
+        reduce = True if reduce is None else reduce
+        reduction = "none" if not reduce else "mean" if size_average else "sum"
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(f"{fn}: reduction must be one of 'none', 'mean', 'sum'; got {reduction!r}")
+    return reduction
+
+
+def _real(fn, name, v):
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+        raise TypeError(f"{fn}: {name} must be a real number, got {type(v).__name__} {v!r}")
+    return float(v)
+
+
+def _pair(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
+def _plain(v):
+    """Tuples become plain ints so problem descriptors compare equal (and errors read well)."""
+    return tuple(int(i) for i in v) if isinstance(v, (tuple, list)) else v
+
+
+# ---- convolution --------------------------------------------------------------------------
+
+class Conv2d(Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, **geometry):
+        ctx.save_for_backward(x, weight)
+        ctx.geometry = geometry
+        return ops.conv2d_forward(x, weight, bias, **geometry)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad
+        dx = ops.conv2d_backward_data(dy, weight, x.shape, **ctx.geometry) if need_x else None
+        dw = ops.conv2d_backward_filter(x, dy, weight.shape, **ctx.geometry) if need_w else None
+        db = ops.conv2d_backward_bias(dy) if need_b else None
+        return dx, dw, db
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation) of input (N, C, H, W) or (C, H, W) with
+    weight (K, C // groups, R, S); padding may also be 'valid' or 'same'."""
+    fn = "conv2d"
+    _tensor(fn, "input", input, ndim=(3, 4), ndim_desc="3-D (C, H, W) or 4-D (N, C, H, W)")
+    _tensor(fn, "weight", weight, ndim=4, ndim_desc="4-D (K, C // groups, R, S)")
+    if bias is not None:
+        _tensor(fn, "bias", bias, ndim=1, ndim_desc="1-D (K,)")
+    _same_dtype(fn, input, weight=weight, bias=bias)
+    if input.ndim == 3:
+        return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
+    if isinstance(padding, str):
+        padding, input = _string_padding(fn, input, weight, padding, stride, dilation)
+    return Conv2d.apply(input, weight, bias, stride=_plain(stride), padding=_plain(padding),
+                        dilation=_plain(dilation), groups=groups)
+
+
+def _string_padding(fn, input, weight, padding, stride, dilation):
+    """'valid' is no padding; 'same' keeps H and W (stride 1), padding the odd extra on the
+    bottom/right as PyTorch does."""
+    if padding == "valid":
+        return 0, input
+    if padding != "same":
+        raise ValueError(f"{fn}: padding must be an int, a pair of ints, 'valid' or 'same'; "
+                         f"got {padding!r}")
+    if _pair(stride) != (1, 1):
+        raise ValueError(f"{fn}: padding='same' needs stride 1, got stride={stride!r}")
+    totals = [d * (k - 1) for d, k in zip(_pair(dilation), weight.shape[2:])]
+    if all(t % 2 == 0 for t in totals):
+        return tuple(t // 2 for t in totals), input
+    th, tw = totals
+    input = pad(input, (tw // 2, tw - tw // 2, th // 2, th - th // 2))
+    return 0, input
+
+
+# ---- pooling ------------------------------------------------------------------------------
+
+class MaxPool2d(Function):
+    @staticmethod
+    def forward(ctx, x, **args):
+        y, indices = ops.pool2d_forward(x, mode="max", return_indices=True, **args)
+        ctx.save_for_backward(indices)
+        ctx.x_shape, ctx.args = x.shape, args
+        return y, indices
+
+    @staticmethod
+    def backward(ctx, dy, _):
+        indices, = ctx.saved_tensors
+        return ops.pool2d_backward(dy, ctx.x_shape, mode="max", indices=indices, **ctx.args)
+
+
+class AvgPool2d(Function):
+    @staticmethod
+    def forward(ctx, x, **args):
+        ctx.x_shape, ctx.args = x.shape, args
+        return ops.pool2d_forward(x, mode="avg", **args)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return ops.pool2d_backward(dy, ctx.x_shape, mode="avg", **ctx.args)
+
+
+def _pool_input(fn, input):
+    return _tensor(fn, "input", input, ndim=(3, 4), ndim_desc="3-D (C, H, W) or 4-D (N, C, H, W)")
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over kernel_size windows; stride defaults to kernel_size. With
+    return_indices, also the int64 index h * W + w of each maximum in its input plane."""
+    fn = "max_pool2d"
+    _pool_input(fn, input)
+    if _pair(dilation) != (1, 1):
+        raise ValueError(f"{fn}: the pooling primitive has no dilation; dilation must be 1, "
+                         f"got {dilation!r}")
+    if input.ndim == 3:
+        out = max_pool2d(input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode, True)
+        return (out[0].squeeze(0), out[1].squeeze(0)) if return_indices else out[0].squeeze(0)
+    y, indices = MaxPool2d.apply(input, kernel_size=_plain(kernel_size), stride=_plain(stride),
+                                 padding=_plain(padding), ceil_mode=ceil_mode)
+    return (y, indices) if return_indices else y
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over kernel_size windows; stride defaults to kernel_size."""
+    fn = "avg_pool2d"
+    _pool_input(fn, input)
+    if divisor_override is not None:
+        raise ValueError(f"{fn}: the pooling primitive has no divisor_override; it must be None, "
+                         f"got {divisor_override!r}")
+    if input.ndim == 3:
+        return avg_pool2d(input.unsqueeze(0), kernel_size, stride, padding, ceil_mode,
+                          count_include_pad).squeeze(0)
+    return AvgPool2d.apply(input, kernel_size=_plain(kernel_size), stride=_plain(stride),
+                           padding=_plain(padding), ceil_mode=ceil_mode,
+                           count_include_pad=count_include_pad)
+
+
+# ---- activations ----------------------------------------------------------------------------
+
+class Activation(Function):
+    @staticmethod
+    def forward(ctx, x, *, mode, negative_slope=0.01, alpha=1.0):
+        y = ops.activation_forward(x, mode, negative_slope=negative_slope, alpha=alpha)
+        # the backward works from y; only a negative slope/alpha needs x to tell the branch
+        needs_x = (mode == "leaky_relu" and negative_slope < 0) or (mode == "elu" and alpha < 0)
+        ctx.save_for_backward(y, x if needs_x else None)
+        ctx.args = mode, negative_slope, alpha
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        y, x = ctx.saved_tensors
+        mode, negative_slope, alpha = ctx.args
+        return ops.activation_backward(dy, y, mode, x=x, negative_slope=negative_slope, alpha=alpha)
+
+
+def _activation(fn, input, mode, inplace=False, **params):
+    _tensor(fn, "input", input)
+    for name, v in params.items():
+        params[name] = _real(fn, name, v)
+    if inplace and not (is_grad_enabled() and input.requires_grad) and input.data.flags.writeable \
+            and input.data.flags.c_contiguous:
+        # In place only where no graph is recorded: autograd keeps no version counters, so
+        # overwriting an array an earlier Function saved would go unnoticed.
+        ops.activation_forward(input.data, mode, inplace=True, **params)
+        return input
+    return Activation.apply(input, mode=mode, **params)
+
+
+def relu(input, inplace=False):
+    return _activation("relu", input, "relu", inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _activation("leaky_relu", input, "leaky_relu", inplace, negative_slope=negative_slope)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _activation("elu", input, "elu", inplace, alpha=alpha)
+
+
+def sigmoid(input):
+    return _activation("sigmoid", input, "sigmoid")
+
+
+def tanh(input):
+    return _activation("tanh", input, "tanh")
+
+
+# ---- softmax -----------------------------------------------------------------------------
+
+class Softmax(Function):
+    """softmax (or log_softmax) along one dim. The primitive works along the last axis of a
+    2-D array or the channel axis of a 4-D one; other layouts are moved into the first."""
+
+    @staticmethod
+    def forward(ctx, x, *, dim, log):
+        direct = (x.ndim == 2 and dim == 1) or (x.ndim == 4 and dim == 1)
+        if direct:
+            y = ops.softmax_forward(x, log=log)
+        else:
+            moved = np.moveaxis(x, dim, -1)
+            y2 = ops.softmax_forward(moved.reshape(-1, x.shape[dim]), log=log)
+            y = np.moveaxis(y2.reshape(moved.shape), -1, dim)
+        ctx.save_for_backward(y)
+        ctx.args = dim, log, direct
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        y, = ctx.saved_tensors
+        dim, log, direct = ctx.args
+        if direct:
+            return ops.softmax_backward(dy, y, log=log)
+        moved_y = np.moveaxis(y, dim, -1)
+        n = y.shape[dim]
+        dx2 = ops.softmax_backward(np.moveaxis(dy, dim, -1).reshape(-1, n),
+                                   moved_y.reshape(-1, n), log=log)
+        return np.moveaxis(dx2.reshape(moved_y.shape), -1, dim)
+
+
+def _softmax(fn, input, dim, dtype, log):
+    _tensor(fn, "input", input)
+    if dtype is not None:
+        input = input.to(dtype)
+    if dim is None:  # PyTorch's legacy choice when dim is omitted
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    if input.ndim == 0:
+        return Softmax.apply(input.reshape(1, 1), dim=1, log=log).reshape(())
+    from ..tensor import _dim
+    return Softmax.apply(input, dim=_dim(fn, dim, input.ndim), log=log)
+
+
+def softmax(input, dim=None, dtype=None):
+    return _softmax("softmax", input, dim, dtype, log=False)
+
+
+def log_softmax(input, dim=None, dtype=None):
+    return _softmax("log_softmax", input, dim, dtype, log=True)
+
+
+# ---- losses ------------------------------------------------------------------------------
+
+def _class_layout(fn, input, target):
+    """Bring input (C,), (N, C) or (N, C, d1, ..., dk) and its target to the primitive's
+    (N, C) / (N, C, H, W) layouts; returns them and the shape of a per-element loss."""
+    if input.ndim == 0:
+        raise ValueError(f"{fn}: input must have a class dim: (C,), (N, C) or (N, C, d1, ...); "
+                         f"got a 0-d tensor")
+    if input.ndim == 1:
+        target = _target(fn, target, "()", ())
+        return input.reshape(1, -1), target.reshape(1), ()
+    n, c, rest = input.shape[0], input.shape[1], input.shape[2:]
+    target = _target(fn, target, "(N, d1, ...)" if rest else "(N,)", (n,) + rest)
+    if input.ndim in (2, 4):
+        return input, target, target.shape
+    spatial = int(np.prod(rest))
+    return input.reshape(n, c, spatial, 1), target.reshape(n, spatial, 1), target.shape
+
+
+class CrossEntropy(Function):
+    @staticmethod
+    def forward(ctx, logits, *, target, **args):
+        loss, log_probs = ops.cross_entropy_forward(logits, target, **args)
+        ctx.save_for_backward(log_probs, target)
+        ctx.args = args
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_loss):
+        log_probs, target = ctx.saved_tensors
+        return ops.cross_entropy_backward(grad_loss, log_probs, target, **ctx.args)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    """log_softmax over the class dim followed by nll_loss, in one primitive.
+    input: logits (N, C), (C,) or (N, C, d1, ...); target: int64 class indices."""
+    fn = "cross_entropy"
+    _tensor(fn, "input", input)
+    if weight is not None:
+        raise ValueError(f"{fn}: per-class weights are not supported by the cross_entropy "
+                         f"primitive; weight must be None (nll_loss(log_softmax(x, 1), t, weight) "
+                         f"supports them)")
+    reduction = _reduction(fn, reduction, size_average, reduce)
+    label_smoothing = _real(fn, "label_smoothing", label_smoothing)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"{fn}: label_smoothing must be in [0, 1], got {label_smoothing}")
+    logits, target2, loss_shape = _class_layout(fn, input, target)
+    loss = CrossEntropy.apply(logits, target=target2.data, ignore_index=int(ignore_index),
+                              label_smoothing=label_smoothing, reduction=reduction)
+    return loss.reshape(loss_shape) if reduction == "none" else loss
+
+
+class NLLLoss(Function):
+    """Negative log-likelihood of log-probabilities (N, C, ...) at int64 targets (N, ...)."""
+
+    @staticmethod
+    def forward(ctx, log_probs, *, target, weight=None, ignore_index=-100, reduction="mean"):
+        valid = target != ignore_index
+        safe = np.where(valid, target, 0)
+        picked = np.take_along_axis(log_probs, safe[:, None], axis=1)[:, 0]
+        w = (np.ones(log_probs.shape[1], log_probs.dtype) if weight is None else weight)[safe] * valid
+        losses = -picked * w
+        if reduction == "none":
+            scale, out = None, losses
+        elif reduction == "sum":
+            scale, out = 1.0, losses.sum()
+        else:
+            scale = 1.0 / w.sum()  # PyTorch: a weighted mean (nan when every target is ignored)
+            out = losses.sum() * scale
+        ctx.save_for_backward(safe, w)
+        ctx.args = log_probs.shape, log_probs.dtype, scale
+        return np.asarray(out, dtype=log_probs.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        safe, w = ctx.saved_tensors
+        shape, dtype, scale = ctx.args
+        per_element = -w * (g if scale is None else g * scale)
+        dx = np.zeros(shape, dtype)
+        np.put_along_axis(dx, safe[:, None], per_element[:, None].astype(dtype), axis=1)
+        return dx
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    fn = "nll_loss"
+    _tensor(fn, "input", input)
+    reduction = _reduction(fn, reduction, size_average, reduce)
+    log_probs, target2, loss_shape = _class_layout(fn, input, target)
+    c = log_probs.shape[1]
+    t = target2.data
+    bad = (t != ignore_index) & ((t < 0) | (t >= c))
+    if bad.any():
+        raise ValueError(f"{fn}: target values must be in [0, {c - 1}] (or ignore_index="
+                         f"{ignore_index}); got {int(t[bad].flat[0])}")
+    if weight is not None:
+        _tensor(fn, "weight", weight, ndim=1)
+        if weight.shape[0] != c:
+            raise ValueError(f"{fn}: weight must have shape ({c},), one per class; got "
+                             f"{tuple(weight.shape)}")
+        _same_dtype(fn, input, weight=weight)
+    loss = NLLLoss.apply(log_probs, target=t, weight=None if weight is None else weight.data,
+                         ignore_index=int(ignore_index), reduction=reduction)
+    return loss.reshape(loss_shape) if reduction == "none" else loss
+
+
+class MSELoss(Function):
+    @staticmethod
+    def forward(ctx, input, target, *, reduction="mean"):
+        diff = input - target
+        ctx.save_for_backward(diff)
+        ctx.args = np.shape(input), np.shape(target), reduction
+        squared = diff * diff
+        if reduction == "none":
+            return squared
+        return np.asarray(squared.sum() if reduction == "sum" else squared.mean(), dtype=diff.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        diff, = ctx.saved_tensors
+        shape_in, shape_t, reduction = ctx.args
+        scale = 2.0 / diff.size if reduction == "mean" else 2.0
+        d = (g * scale * diff).astype(diff.dtype)
+        from ..functions import unbroadcast
+        return unbroadcast(d, shape_in), unbroadcast(-d, shape_t)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Mean (or sum, or elementwise) squared difference; shapes broadcast."""
+    fn = "mse_loss"
+    _tensor(fn, "input", input)
+    _tensor(fn, "target", target)
+    _same_dtype(fn, input, target=target)
+    reduction = _reduction(fn, reduction, size_average, reduce)
+    try:
+        np.broadcast_shapes(input.shape, target.shape)
+    except ValueError:
+        raise ValueError(f"{fn}: input of shape {tuple(input.shape)} and target of shape "
+                         f"{tuple(target.shape)} do not broadcast") from None
+    return MSELoss.apply(input, target, reduction=reduction)
+
+
+# ---- normalization -------------------------------------------------------------------------
+
+class LocalResponseNorm(Function):
+    @staticmethod
+    def forward(ctx, x, **args):
+        y, scale = ops.lrn_forward(x, **args)
+        ctx.save_for_backward(x, y, scale)
+        ctx.args = args
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, y, scale = ctx.saved_tensors
+        return ops.lrn_backward(dy, x, y, scale, **ctx.args)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Normalize each element by its neighbours across `size` channels (AlexNet's LRN)."""
+    fn = "local_response_norm"
+    _tensor(fn, "input", input)
+    if input.ndim < 3:
+        raise ValueError(f"{fn}: input must be 3-D or more (N, C, ...); got a {input.ndim}-D "
+                         f"tensor of shape {tuple(input.shape)}")
+    shape = input.shape
+    x4 = input if input.ndim == 4 else input.reshape(shape[0], shape[1], -1, 1)
+    y = LocalResponseNorm.apply(x4, size=size, alpha=_real(fn, "alpha", alpha),
+                                beta=_real(fn, "beta", beta), k=_real(fn, "k", k))
+    return y if input.ndim == 4 else y.reshape(shape)
+
+
+class BatchNorm(Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, running_mean=None, running_var=None, training=True,
+                momentum=0.1, eps=1e-5):
+        if training:
+            y, save_mean, save_invstd = ops.batch_norm_forward_training(
+                x, weight, bias, running_mean, running_var, momentum=momentum, eps=eps)
+        else:
+            y = ops.batch_norm_forward_inference(x, weight, bias, running_mean, running_var, eps=eps)
+            # in evaluation the statistics are constants: x -> (x - mean) * invstd is affine
+            save_mean = running_mean.astype(x.dtype, copy=True)
+            save_invstd = (1.0 / np.sqrt(running_var.astype(x.dtype) + eps)).astype(x.dtype)
+        ctx.save_for_backward(x, weight, save_mean, save_invstd)
+        ctx.training = training
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, weight, mean, invstd = ctx.saved_tensors
+        if ctx.training:
+            dx, dweight, dbias = ops.batch_norm_backward(dy, x, weight, mean, invstd)
+        else:
+            # no primitive for the affine evaluation-mode gradient: it is three NumPy lines
+            axes = (0, 2, 3)
+            per_channel = (slice(None), None, None)
+            xhat = (x - mean[per_channel]) * invstd[per_channel]
+            scale = invstd if weight is None else invstd * weight
+            dx = dy * scale[per_channel]
+            dweight, dbias = (dy * xhat).sum(axes), dy.sum(axes)
+        need_x, need_w, need_b = ctx.needs_input_grad
+        return dx if need_x else None, dweight if need_w else None, dbias if need_b else None
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Normalize each channel of input (N, C), (N, C, L) or (N, C, H, W). In training the
+    batch statistics are used and running_mean/running_var (when given) updated in place."""
+    fn = "batch_norm"
+    _tensor(fn, "input", input, ndim=(2, 3, 4), ndim_desc="2-D (N, C), 3-D (N, C, L) or 4-D "
+            "(N, C, H, W)")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None:
+            _tensor(fn, name, t, ndim=1)
+            if t.shape[0] != c:
+                raise ValueError(f"{fn}: {name} must have shape ({c},), one value per channel of "
+                                 f"input {tuple(input.shape)}; got {tuple(t.shape)}")
+    _same_dtype(fn, input, weight=weight, bias=bias)
+    if (running_mean is None) != (running_var is None):
+        raise ValueError(f"{fn}: give both running_mean and running_var, or neither")
+    if not training and running_mean is None:
+        raise ValueError(f"{fn}: evaluation (training=False) needs running_mean and running_var")
+    if training:
+        count = input.numel() // c
+        if count <= 1:
+            raise ValueError(f"{fn}: expected more than 1 value per channel when training, got "
+                             f"input of shape {tuple(input.shape)}")
+    shape = input.shape
+    x4 = input.reshape(shape + (1,) * (4 - input.ndim))
+    y = BatchNorm.apply(x4, weight, bias,
+                        running_mean=None if running_mean is None else running_mean.data,
+                        running_var=None if running_var is None else running_var.data,
+                        training=bool(training), momentum=_real(fn, "momentum", momentum),
+                        eps=_real(fn, "eps", eps))
+    return y.reshape(shape)
+
+
+# ---- dropout -------------------------------------------------------------------------------
+
+class Dropout(Function):
+    @staticmethod
+    def forward(ctx, x, *, p, seed):
+        y, mask = ops.dropout_forward(x, p, seed=seed)
+        ctx.save_for_backward(mask)
+        ctx.p = p
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        mask, = ctx.saved_tensors
+        return ops.dropout_backward(dy, mask, ctx.p)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p and scale the rest by 1 / (1 - p), in training.
+    The mask's seed comes from minifw's global generator (minifw.manual_seed)."""
+    fn = "dropout"
+    _tensor(fn, "input", input)
+    p = _real(fn, "p", p)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{fn}: p must be a probability in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return input
+    out = Dropout.apply(input, p=p, seed=_random.default_generator.random_seed())
+    if inplace and not (is_grad_enabled() and input.requires_grad):
+        input.data[...] = out.data
+        return input
+    return out
+
+
+# ---- linear, embedding ---------------------------------------------------------------------
+
+class Linear(Function):
+    """y = x @ W^T + b as GEMMs. The bias goes in as GEMM's C operand (beta = 1) and its
+    gradient is ones^T @ dy, as in Caffe's inner-product layer."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        ctx.save_for_backward(x, weight)
+        if bias is None:
+            return ops.gemm(x, weight, trans_b=True)
+        y = np.empty((x.shape[0], weight.shape[0]), dtype=x.dtype)
+        y[...] = bias
+        return ops.gemm(x, weight, y, trans_b=True, beta=1.0)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad
+        dx = ops.gemm(dy, weight) if need_x else None
+        dw = ops.gemm(dy, x, trans_a=True) if need_w else None
+        db = ops.gemm(np.ones((1, dy.shape[0]), dy.dtype), dy).reshape(-1) if need_b else None
+        return dx, dw, db
+
+
+def linear(input, weight, bias=None):
+    """input (*, in_features) @ weight (out_features, in_features)^T + bias (out_features,)."""
+    fn = "linear"
+    _tensor(fn, "input", input)
+    _tensor(fn, "weight", weight, ndim=2, ndim_desc="2-D (out_features, in_features)")
+    if bias is not None:
+        _tensor(fn, "bias", bias, ndim=1, ndim_desc="1-D (out_features,)")
+        if bias.shape[0] != weight.shape[0]:
+            raise ValueError(f"{fn}: bias must have shape ({weight.shape[0]},) to match weight "
+                             f"{tuple(weight.shape)}; got {tuple(bias.shape)}")
+    _same_dtype(fn, input, weight=weight, bias=bias)
+    if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
+        raise ValueError(f"{fn}: input's last dim must be in_features = {weight.shape[1]} to match "
+                         f"weight {tuple(weight.shape)}; got input of shape {tuple(input.shape)}")
+    lead = input.shape[:-1]
+    y = Linear.apply(input.reshape(-1, weight.shape[1]), weight, bias)
+    return y if len(lead) == 1 else y.reshape(lead + (weight.shape[0],))
+
+
+class Embedding(Function):
+    @staticmethod
+    def forward(ctx, weight, *, indices, padding_idx=None, scale_grad_by_freq=False):
+        ctx.save_for_backward(indices)
+        ctx.args = weight.shape, padding_idx, scale_grad_by_freq
+        return weight[indices]
+
+    @staticmethod
+    def backward(ctx, g):
+        indices, = ctx.saved_tensors
+        shape, padding_idx, scale_grad_by_freq = ctx.args
+        g = g.reshape(-1, shape[1])
+        flat = indices.reshape(-1)
+        if scale_grad_by_freq:
+            counts = np.bincount(flat, minlength=shape[0])
+            g = g / counts[flat][:, None]
+        dw = np.zeros(shape, g.dtype)
+        np.add.at(dw, flat, g)  # a row picked k times gets k contributions
+        if padding_idx is not None:
+            dw[padding_idx] = 0
+        return dw
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of weight (num_embeddings, embedding_dim) picked by int64 indices of any shape."""
+    fn = "embedding"
+    _tensor(fn, "weight", weight, ndim=2, ndim_desc="2-D (num_embeddings, embedding_dim)")
+    if not isinstance(input, Tensor) or input.dtype.kind not in "iu":
+        raise TypeError(f"{fn}: input must be an int64 tensor of indices, got "
+                        f"{getattr(input, 'dtype', type(input).__name__)}")
+    if sparse:
+        raise ValueError(f"{fn}: sparse gradients are not supported; sparse must be False")
+    n = weight.shape[0]
+    idx = input.data.astype(np.int64, copy=False)
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        bad = idx[(idx < -n) | (idx >= n)].flat[0]
+        raise IndexError(f"{fn}: index {bad} is out of range for {n} embeddings")
+    idx = idx % n  # negative indices count from the end, as in NumPy
+    if padding_idx is not None:
+        if not -n <= padding_idx < n:
+            raise ValueError(f"{fn}: padding_idx must be in [-{n}, {n - 1}], got {padding_idx}")
+        padding_idx %= n
+    if max_norm is not None:
+        with no_grad():  # PyTorch renormalizes the looked-up rows of weight in place
+            rows = np.unique(idx)
+            norms = np.linalg.norm(weight.data[rows], ord=norm_type, axis=1)
+            too_long = norms > max_norm
+            weight.data[rows[too_long]] *= (max_norm / (norms[too_long] + 1e-7))[:, None]
+    return Embedding.apply(weight, indices=idx, padding_idx=padding_idx,
+                           scale_grad_by_freq=bool(scale_grad_by_freq))
+
+
+# ---- shapes --------------------------------------------------------------------------------
+
+def flatten(input, start_dim=0, end_dim=-1):
+    return input.flatten(start_dim, end_dim)
+
+
+class Pad(Function):
+    """Pad (or crop, with negative amounts) trailing dims. Each padded axis is a gather
+    from the input axis: `sources[i]` is the input index feeding output i (-1: the fill value)."""
+
+    @staticmethod
+    def forward(ctx, x, *, sources, value=0.0):
+        out = x
+        for axis, src in sources:
+            out = np.take(out, np.maximum(src, 0), axis=axis)
+            if (src < 0).any():
+                where = [slice(None)] * out.ndim
+                where[axis] = src < 0
+                out[tuple(where)] = value
+        ctx.args = x.shape, sources
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, sources = ctx.args
+        sizes = list(shape)
+        intermediate = []  # the shape before each gather
+        for axis, src in sources:
+            intermediate.append(tuple(sizes))
+            sizes[axis] = len(src)
+        for (axis, src), before in reversed(list(zip(sources, intermediate))):
+            keep = src >= 0
+            dx = np.zeros(before, g.dtype)
+            np.add.at(dx, (slice(None),) * axis + (src[keep],), np.compress(keep, g, axis=axis))
+            g = dx
+        return g
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last len(pad) // 2 dims: pad = (left, right, top, bottom, ...), last dim first.
+    mode: 'constant' (with value, default 0), 'reflect', 'replicate' or 'circular'."""
+    fn = "pad"
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}: input must be a minifw.Tensor, got {type(input).__name__}")
+    if not isinstance(pad, (tuple, list)) or len(pad) % 2 or not all(
+            isinstance(p, numbers.Integral) and not isinstance(p, bool) for p in pad):
+        raise ValueError(f"{fn}: pad must be a tuple of an even number of ints, got {pad!r}")
+    if len(pad) // 2 > input.ndim:
+        raise ValueError(f"{fn}: pad {tuple(pad)} pads {len(pad) // 2} dims but input has only "
+                         f"{input.ndim}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise ValueError(f"{fn}: mode must be 'constant', 'reflect', 'replicate' or 'circular'; "
+                         f"got {mode!r}")
+    if mode != "constant" and value not in (None, 0):
+        raise ValueError(f"{fn}: value only applies to mode='constant', got value={value!r} with "
+                         f"mode={mode!r}")
+    sources = []
+    for i in range(len(pad) // 2):
+        axis = input.ndim - 1 - i
+        left, right = int(pad[2 * i]), int(pad[2 * i + 1])
+        n = input.shape[axis]
+        positions = np.arange(-left, n + right)
+        if positions.size <= 0:
+            raise ValueError(f"{fn}: pad {tuple(pad)} leaves dim {axis} (size {n}) empty")
+        if mode == "constant":
+            src = np.where((positions >= 0) & (positions < n), positions, -1)
+        elif mode == "replicate":
+            src = np.clip(positions, 0, n - 1)
+        elif mode == "circular":
+            if max(left, right) > n:
+                raise ValueError(f"{fn}: circular padding of dim {axis} needs pad <= its size {n}")
+            src = positions % n
+        else:  # reflect: mirror without repeating the edge element
+            if max(left, right) >= n:
+                raise ValueError(f"{fn}: reflect padding of dim {axis} needs pad < its size {n}, "
+                                 f"got {(left, right)}")
+            period = 2 * (n - 1)
+            src = np.abs((positions + period) % period if period else positions * 0)
+            src = np.where(src >= n, period - src, src)
+        sources.append((axis, src.astype(np.int64)))
+    if input.dtype.kind != "f" and input.requires_grad:
+        raise TypeError(f"{fn}: input must be floating point to carry a gradient")
+    return Pad.apply(input, sources=sources, value=0.0 if value is None else value)

@@ -1,0 +1,309 @@
+"""Module: the base of every layer and model, as torch.nn.Module.
+
+Assigning a Parameter, a Module or (through register_buffer) a Tensor to an
+attribute registers it, so parameters(), state_dict() and friends find it by
+its dotted name ("conv1.weight").
+"""
+import collections
+import collections.abc
+import itertools
+
+import numpy as np
+
+from ..autograd import no_grad
+from ..tensor import Tensor, _device_arg, _dtype_arg
+from .parameter import Parameter
+
+IncompatibleKeys = collections.namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")
+
+
+class Module:
+    """Base class of layers and models: subclass it, create sub-modules and Parameters
+    in __init__, compute in forward(); call the module to run forward."""
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", collections.OrderedDict())
+        object.__setattr__(self, "_buffers", collections.OrderedDict())
+        object.__setattr__(self, "_non_persistent", set())
+        object.__setattr__(self, "_modules", collections.OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} has no forward()")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    # ---- registration -------------------------------------------------------------
+    def _check_ready(self):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__}: call super().__init__() before assigning "
+                                 f"parameters or sub-modules")
+
+    def __setattr__(self, name, value):
+        if isinstance(value, Parameter):
+            self._check_ready()
+            self._forget(name)
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._check_ready()
+            self._forget(name)
+            self._modules[name] = value
+        elif "_parameters" in self.__dict__ and name in self._parameters:
+            if value is not None:
+                raise TypeError(f"cannot assign {type(value).__name__} to parameter {name!r} "
+                                f"(a Parameter or None is required)")
+            self._parameters[name] = None
+        elif "_buffers" in self.__dict__ and name in self._buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign {type(value).__name__} to buffer {name!r} "
+                                f"(a Tensor or None is required)")
+            self._buffers[name] = value
+        elif "_modules" in self.__dict__ and name in self._modules and value is None:
+            self._modules[name] = None
+        else:
+            object.__setattr__(self, name, value)
+
+    def _forget(self, name):
+        for store in (self._parameters, self._buffers, self._modules):
+            store.pop(name, None)
+        self.__dict__.pop(name, None)
+
+    def __getattr__(self, name):
+        # only called when normal lookup fails: look in the registries
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name):
+        for store in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__.get(store, {}):
+                del self.__dict__[store][name]
+                self._non_persistent.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name, param):
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"register_parameter: {name!r} must be a Parameter or None, got "
+                            f"{type(param).__name__}")
+        self._check_ready()
+        self._forget(name)
+        self._parameters[name] = param
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """A tensor that is state but not learnable (BatchNorm's running_mean). Persistent
+        buffers are part of state_dict()."""
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"register_buffer: {name!r} must be a Tensor or None, got "
+                            f"{type(tensor).__name__}")
+        self._check_ready()
+        self._forget(name)
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
+            self._non_persistent.add(name)
+
+    def add_module(self, name, module):
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"add_module: {name!r} must be a Module or None, got "
+                            f"{type(module).__name__}")
+        self._check_ready()
+        self._forget(name)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    # ---- walking the tree -----------------------------------------------------------
+    def named_modules(self, memo=None, prefix=""):
+        """(dotted name, module) for this module and every descendant, each once."""
+        memo = set() if memo is None else memo
+        stack = [(prefix, self)]
+        while stack:  # depth-first, children in registration order
+            name, module = stack.pop()
+            if id(module) in memo:
+                continue
+            memo.add(id(module))
+            yield name, module
+            children = [(f"{name}.{n}" if name else n, m) for n, m in module._modules.items()
+                        if m is not None]
+            stack.extend(reversed(children))
+
+    def modules(self):
+        return (m for _, m in self.named_modules())
+
+    def named_children(self):
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
+    def children(self):
+        return (m for _, m in self.named_children())
+
+    def _named_members(self, store, prefix, recurse):
+        seen = set()
+        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        for module_name, module in modules:
+            for name, t in getattr(module, store).items():
+                if t is None or id(t) in seen:
+                    continue
+                seen.add(id(t))  # a shared (tied) tensor is listed once
+                yield (f"{module_name}.{name}" if module_name else name), t
+
+    def named_parameters(self, prefix="", recurse=True):
+        return self._named_members("_parameters", prefix, recurse)
+
+    def parameters(self, recurse=True):
+        return (p for _, p in self.named_parameters(recurse=recurse))
+
+    def named_buffers(self, prefix="", recurse=True):
+        return self._named_members("_buffers", prefix, recurse)
+
+    def buffers(self, recurse=True):
+        return (b for _, b in self.named_buffers(recurse=recurse))
+
+    def apply(self, fn):
+        """Call fn(module) on every descendant, then on self (children first, as PyTorch)."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
+
+    # ---- modes and gradients -----------------------------------------------------------
+    def train(self, mode=True):
+        if not isinstance(mode, bool):
+            raise TypeError(f"train: mode must be a bool, got {type(mode).__name__}")
+        for m in self.modules():
+            object.__setattr__(m, "training", mode)
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        for p in self.parameters():
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad.data[...] = 0
+
+    # ---- dtype and device ------------------------------------------------------------
+    def _apply_to_tensors(self, convert):
+        with no_grad():
+            for m in self.modules():
+                for store in (m._parameters, m._buffers):
+                    for name, t in store.items():
+                        if t is not None:
+                            t.data = convert(t.data)
+                            if t.grad is not None:
+                                t.grad.data = convert(t.grad.data)
+        return self
+
+    def to(self, *args, dtype=None, device=None):
+        """to(device), to(dtype) or to(device, dtype): floating point parameters and buffers
+        are converted in place (the same Parameter objects, so optimizers keep working)."""
+        for a in args:
+            if isinstance(a, str) and (a == "cpu" or a.startswith(("cpu:", "cuda"))):
+                device = a
+            else:
+                dtype = a
+        _device_arg(device, "Module.to")
+        if dtype is None:
+            return self
+        dtype = _dtype_arg(dtype, "Module.to")
+        if dtype.kind != "f":
+            raise TypeError(f"Module.to: dtype must be a floating point dtype, got {dtype}")
+        return self._apply_to_tensors(lambda a: a.astype(dtype) if a.dtype.kind == "f" else a)
+
+    def cpu(self):
+        return self
+
+    def float(self):
+        return self.to(np.float32)
+
+    def double(self):
+        return self.to(np.float64)
+
+    # ---- state ------------------------------------------------------------------------
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """Parameters and persistent buffers by dotted name, in registration order. The
+        values share memory with the module (detached unless keep_vars)."""
+        destination = collections.OrderedDict() if destination is None else destination
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent:
+                destination[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination, prefix + name + ".", keep_vars)
+        return destination
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copy values into this module's parameters and buffers (in place). Every shape
+        must match; with strict=True the keys must match exactly as well. Returns
+        (missing_keys, unexpected_keys)."""
+        if not isinstance(state_dict, collections.abc.Mapping):
+            raise TypeError(f"load_state_dict: expected a mapping of names to tensors, got "
+                            f"{type(state_dict).__name__}")
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        if strict:
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: " + ", ".join(map(repr, unexpected)))
+            if missing:
+                errors.append("Missing key(s) in state_dict: " + ", ".join(map(repr, missing)))
+        for key, target in own.items():
+            if key not in state_dict:
+                continue
+            value = state_dict[key]
+            array = value.data if isinstance(value, Tensor) else np.asarray(value)
+            if array.shape != target.shape:
+                errors.append(f"size mismatch for {key}: copying a param with shape "
+                              f"{tuple(array.shape)} from checkpoint, the shape in current model "
+                              f"is {tuple(target.shape)}")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                               + "\n\t".join(errors))
+        with no_grad():
+            for key, target in own.items():
+                if key in state_dict:
+                    value = state_dict[key]
+                    array = value.data if isinstance(value, Tensor) else np.asarray(value)
+                    target.data[...] = array.astype(target.dtype, copy=False)
+        return IncompatibleKeys(missing, unexpected)
+
+    # ---- printing ---------------------------------------------------------------------
+    def extra_repr(self):
+        """The text inside this module's parentheses in repr (its hyper-parameters)."""
+        return ""
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        lines = [line for line in self.extra_repr().split("\n") if line]
+        for name, m in self._modules.items():
+            child = repr(m).replace("\n", "\n  ")
+            lines.append(f"({name}): {child}")
+        if not self._modules:
+            return f"{self._get_name()}({', '.join(lines)})" if len(lines) <= 1 else \
+                f"{self._get_name()}(\n  " + "\n  ".join(lines) + "\n)"
+        return f"{self._get_name()}(\n  " + "\n  ".join(lines) + "\n)"
+
+    def __dir__(self):
+        return sorted(set(itertools.chain(super().__dir__(), self._parameters, self._buffers,
+                                          self._modules)))

@@ -1,0 +1,849 @@
+"""minifw.Tensor: one NumPy array plus what autograd needs (requires_grad, grad, grad_fn).
+
+Dtypes are float32 (the default for Python floats), float64, int64 (the
+default for Python ints) and bool (results of comparisons). Binary operations
+promote as PyTorch does: a float tensor keeps its dtype against Python
+numbers, int64 meets a float scalar as float32, float32 meets float64 as
+float64. The only device is "cpu" for now.
+
+Every differentiable method is a Function from minifw.functions (or, for
+relu/softmax/..., from minifw.nn.functional); see minifw.autograd for the
+graph walk.
+"""
+import collections
+import numbers
+
+import numpy as np
+
+float32 = np.dtype(np.float32)
+float64 = np.dtype(np.float64)
+int64 = np.dtype(np.int64)
+bool_ = np.dtype(np.bool_)
+_DTYPES = (float32, float64, int64, bool_)
+_DEVICES = ("cpu",)
+
+MaxResult = collections.namedtuple("MaxResult", "values indices")
+
+
+def _dtype_arg(dtype, fn="tensor"):
+    """`dtype` given as np.dtype, NumPy type, Python type or name -> one of _DTYPES."""
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        d = None
+    if d not in _DTYPES:
+        raise TypeError(f"{fn}: dtype must be one of float32, float64, int64, bool; got {dtype!r}")
+    return d
+
+
+def _device_arg(device, fn="tensor"):
+    if device is None:
+        return "cpu"
+    name = str(device)
+    if name == "cpu" or name.startswith("cpu:"):
+        return "cpu"
+    if name.startswith("cuda"):
+        raise RuntimeError(f"{fn}: device {name!r} is not available: minifw Tensors live on the "
+                           f"CPU in this version (the CUDA backend has not landed yet)")
+    raise ValueError(f"{fn}: device must be 'cpu' (or 'cuda' once available), got {device!r}")
+
+
+def _natural_dtype(a):
+    """The minifw dtype an array of NumPy dtype a.dtype becomes when no dtype is given."""
+    kind = a.dtype.kind
+    if a.dtype in _DTYPES:
+        return a.dtype
+    if kind == "f":
+        return float32
+    if kind in "iu":
+        return int64
+    raise TypeError(f"tensor: cannot make a tensor from data of dtype {a.dtype} (supported: "
+                    f"float32, float64, int64, bool)")
+
+
+def _dims(fn, dim, ndim):
+    """dim (int, tuple of ints or None) -> a tuple of non-negative axes, or None for all."""
+    if dim is None:
+        return None
+    items = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    out = []
+    for d in items:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, numbers.Integral):
+            raise TypeError(f"{fn}: dim must be an int or a tuple of ints, got {dim!r}")
+        lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
+        if not lo <= d <= hi:
+            raise IndexError(f"{fn}: dimension out of range (expected to be in range of [{lo}, {hi}], "
+                             f"but got {d})")
+        out.append(int(d) % max(ndim, 1))
+    if len(set(out)) != len(out):
+        raise ValueError(f"{fn}: dim {dim!r} names an axis twice")
+    return tuple(out)
+
+
+def _dim(fn, dim, ndim):
+    return _dims(fn, dim, ndim)[0]
+
+
+def _shape_args(fn, args):
+    """f(2, 3) or f((2, 3)) -> (2, 3)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    for s in args:
+        if isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Integral):
+            raise TypeError(f"{fn}: size must be ints, got {args!r}")
+    return tuple(int(s) for s in args)
+
+
+def _check_size(fn, size):
+    if any(s < 0 for s in size):
+        raise ValueError(f"{fn}: sizes must be >= 0, got {size}")
+    return size
+
+
+def _category(dtype):
+    return {"b": 0, "i": 1, "u": 1, "f": 2}[dtype.kind]
+
+
+def _result_dtype(*operands):
+    """PyTorch's promotion for Tensors and Python numbers (numbers never widen a float tensor)."""
+    tensor_dtypes = [o.dtype for o in operands if isinstance(o, Tensor)]
+    scalar_cat = max((2 if isinstance(o, float) else 0 if isinstance(o, (bool, np.bool_)) else 1)
+                     for o in operands if not isinstance(o, Tensor)) if len(tensor_dtypes) < len(operands) else -1
+    tensor_cat = max(_category(d) for d in tensor_dtypes)
+    if tensor_cat == 2:
+        return float64 if float64 in tensor_dtypes else float32
+    if scalar_cat == 2:
+        return float32
+    return int64 if max(tensor_cat, scalar_cat) >= 1 else bool_
+
+
+class Tensor:
+    """An n-dimensional array with reverse-mode automatic differentiation.
+
+    Make one with minifw.tensor / zeros / ones / randn / ...; `Tensor(data)` is
+    the same as `minifw.tensor(data)`.
+    """
+
+    __slots__ = ("_data", "grad", "grad_fn", "_output_nr", "_requires_grad", "__weakref__")
+    __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operator
+    __hash__ = object.__hash__  # __eq__ is elementwise
+
+    def __init__(self, data, dtype=None, device=None, requires_grad=False):
+        t = tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+        self._set(t._data, None, 0, t._requires_grad)
+
+    def _set(self, data, grad_fn, output_nr, requires_grad):
+        self._data, self.grad, self.grad_fn = data, None, grad_fn
+        self._output_nr, self._requires_grad = output_nr, requires_grad
+
+    @classmethod
+    def _make(cls, data, grad_fn=None, output_nr=0):
+        """Wrap an array produced inside minifw (no checks, no copy)."""
+        t = object.__new__(Tensor)
+        t._set(data, grad_fn, output_nr, False)
+        return t
+
+    # ---- what it is -----------------------------------------------------------------
+    @property
+    def data(self):
+        """The NumPy array itself (changes to it bypass autograd)."""
+        return self._data
+
+    @data.setter
+    def data(self, value):
+        value = value._data if isinstance(value, Tensor) else np.asarray(value)
+        if value.dtype not in _DTYPES:
+            raise TypeError(f"Tensor.data: dtype must be one of float32, float64, int64, bool; "
+                            f"got {value.dtype}")
+        self._data = value
+
+    shape = property(lambda self: self._data.shape)
+    ndim = property(lambda self: self._data.ndim)
+    dtype = property(lambda self: self._data.dtype)
+    device = property(lambda self: "cpu")
+    is_leaf = property(lambda self: self.grad_fn is None)
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad or self.grad_fn is not None
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad=True):
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError("requires_grad_: you can only change requires_grad of leaf "
+                                   "tensors; use detach() to get a tensor that does not require grad")
+            return self
+        if requires_grad and self.dtype.kind != "f":
+            raise RuntimeError(f"requires_grad_: only tensors of floating point dtype can require "
+                               f"gradients; this one is {self.dtype}")
+        self._requires_grad = bool(requires_grad)
+        return self
+
+    def size(self, dim=None):
+        return self.shape if dim is None else self.shape[_dim("size", dim, self.ndim)]
+
+    def dim(self):
+        return self.ndim
+
+    def numel(self):
+        return int(self._data.size)
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    # ---- conversions ---------------------------------------------------------------
+    def item(self):
+        if self.numel() != 1:
+            raise ValueError(f"item: only a tensor with one element can be converted to a Python "
+                             f"number; this one has {self.numel()} (shape {self.shape})")
+        return self._data.reshape(()).item()
+
+    def numpy(self):
+        """The underlying array (shared, not copied)."""
+        if self.requires_grad:
+            raise RuntimeError("numpy: can't call numpy() on a tensor that requires grad; use "
+                               "tensor.detach().numpy() instead")
+        return self._data
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._data if dtype is None else self._data.astype(dtype)
+        return np.array(a, copy=True) if copy else a
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise ValueError(f"the truth value of a tensor with {self.numel()} elements is ambiguous")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self.dtype != int64 or self.numel() != 1:
+            raise TypeError("only an int64 tensor with one element can be used as an index")
+        return int(self.item())
+
+    def to(self, *args, dtype=None, device=None, copy=False):
+        """to(device), to(dtype), to(device, dtype) or to(other_tensor)."""
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype = a.dtype
+            elif isinstance(a, str) and (a == "cpu" or a.startswith(("cpu:", "cuda"))):
+                device = a
+            else:
+                dtype = a
+        _device_arg(device, "to")
+        if dtype is not None and _dtype_arg(dtype, "to") != self.dtype:
+            return self._cast(_dtype_arg(dtype, "to"))
+        return self.clone() if copy else self
+
+    def cpu(self):
+        return self
+
+    def _cast(self, dtype):
+        if dtype == self.dtype:
+            return self
+        if self.requires_grad and dtype.kind == "f":
+            return _fn.Cast.apply(self, dtype=dtype)
+        return Tensor._make(self._data.astype(dtype))
+
+    def float(self):
+        return self._cast(float32)
+
+    def double(self):
+        return self._cast(float64)
+
+    def long(self):
+        return self._cast(int64)
+
+    def bool(self):
+        return self._cast(bool_)
+
+    def type_as(self, other):
+        return self._cast(other.dtype)
+
+    # ---- autograd ------------------------------------------------------------------
+    def backward(self, gradient=None, retain_graph=None):
+        """Add d(self)/d(leaf) (times `gradient` for non-scalars) into every leaf's .grad."""
+        _autograd.backward([self], [gradient], retain_graph=bool(retain_graph))
+
+    def detach(self):
+        """The same data, cut off from the graph."""
+        return Tensor._make(self._data)
+
+    def detach_(self):
+        self.grad_fn, self._requires_grad = None, False
+        return self
+
+    def clone(self):
+        return _fn.Clone.apply(self)
+
+    def contiguous(self):
+        return self if self._data.flags.c_contiguous else self.clone()
+
+    # ---- arithmetic ----------------------------------------------------------------
+    def _binary(self, other, function, reverse=False, true_div=False):
+        if isinstance(other, np.ndarray):
+            other = tensor(other)
+        if not isinstance(other, (Tensor, numbers.Number, np.bool_)):
+            return NotImplemented
+        dtype = _result_dtype(self, other)
+        if true_div and dtype.kind != "f":
+            dtype = float32
+        a = self._cast(dtype)
+        b = other._cast(dtype) if isinstance(other, Tensor) else np.asarray(other, dtype=dtype)
+        return function.apply(b, a) if reverse else function.apply(a, b)
+
+    def __add__(self, other):
+        return self._binary(other, _fn.Add)
+
+    def __radd__(self, other):
+        return self._binary(other, _fn.Add, reverse=True)
+
+    def __sub__(self, other):
+        return self._binary(other, _fn.Sub)
+
+    def __rsub__(self, other):
+        return self._binary(other, _fn.Sub, reverse=True)
+
+    def __mul__(self, other):
+        return self._binary(other, _fn.Mul)
+
+    def __rmul__(self, other):
+        return self._binary(other, _fn.Mul, reverse=True)
+
+    def __truediv__(self, other):
+        return self._binary(other, _fn.Div, true_div=True)
+
+    def __rtruediv__(self, other):
+        return self._binary(other, _fn.Div, reverse=True, true_div=True)
+
+    def __pow__(self, other):
+        return self._binary(other, _fn.Pow)
+
+    def __rpow__(self, other):
+        return self._binary(other, _fn.Pow, reverse=True)
+
+    def __neg__(self):
+        return _fn.Neg.apply(self)
+
+    def __pos__(self):
+        return self
+
+    def __matmul__(self, other):
+        if not isinstance(other, Tensor):
+            return NotImplemented
+        if self.ndim == 0 or other.ndim == 0:
+            raise ValueError(f"matmul: both operands need at least 1 dimension; got shapes "
+                             f"{self.shape} and {other.shape}")
+        k_a, k_b = self.shape[-1], other.shape[0 if other.ndim == 1 else -2]
+        if k_a != k_b:
+            raise ValueError(f"matmul: shapes {self.shape} and {other.shape} cannot be multiplied "
+                             f"({k_a} != {k_b})")
+        dtype = _result_dtype(self, other)
+        return _fn.MatMul.apply(self._cast(dtype), other._cast(dtype))
+
+    def __rmatmul__(self, other):
+        return tensor(other).__matmul__(self) if isinstance(other, np.ndarray) else NotImplemented
+
+    add = __add__
+    sub = __sub__
+    mul = __mul__
+    div = __truediv__
+    matmul = __matmul__
+
+    def pow(self, exponent):
+        return self ** exponent
+
+    def _compare(self, other, op):
+        other = other._data if isinstance(other, Tensor) else other
+        return Tensor._make(np.asarray(op(self._data, other)))
+
+    def __eq__(self, other):
+        return self._compare(other, np.equal)
+
+    def __ne__(self, other):
+        return self._compare(other, np.not_equal)
+
+    def __lt__(self, other):
+        return self._compare(other, np.less)
+
+    def __le__(self, other):
+        return self._compare(other, np.less_equal)
+
+    def __gt__(self, other):
+        return self._compare(other, np.greater)
+
+    def __ge__(self, other):
+        return self._compare(other, np.greater_equal)
+
+    # in place: only where no graph is being recorded for this tensor
+    def _check_inplace(self, name):
+        if _autograd.is_grad_enabled() and self.requires_grad:
+            raise RuntimeError(f"{name}: a tensor that requires grad cannot be changed in place "
+                               f"while gradients are recorded; use an out-of-place operation "
+                               f"(x = x + y) or wrap the update in minifw.no_grad()")
+
+    def _inplace(self, name, other, op):
+        self._check_inplace(name)
+        other = other._data if isinstance(other, Tensor) else other
+        result = op(self._data, other)
+        if result.shape != self.shape:
+            raise ValueError(f"{name}: the result of shape {result.shape} does not fit this "
+                             f"tensor's shape {self.shape}")
+        self._data[...] = result
+        return self
+
+    def add_(self, other, alpha=1):
+        return self._inplace("add_", other, lambda a, b: a + alpha * b)
+
+    def sub_(self, other, alpha=1):
+        return self._inplace("sub_", other, lambda a, b: a - alpha * b)
+
+    def mul_(self, other):
+        return self._inplace("mul_", other, np.multiply)
+
+    def div_(self, other):
+        return self._inplace("div_", other, np.true_divide)
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+
+    def zero_(self):
+        return self.fill_(0)
+
+    def fill_(self, value):
+        self._check_inplace("fill_")
+        self._data[...] = value._data if isinstance(value, Tensor) else value
+        return self
+
+    def copy_(self, src):
+        self._check_inplace("copy_")
+        src = src._data if isinstance(src, Tensor) else np.asarray(src)
+        self._data[...] = np.broadcast_to(src, self.shape)
+        return self
+
+    def uniform_(self, a=0.0, b=1.0, generator=None):
+        self._check_inplace("uniform_")
+        self._data[...] = _random._numpy_rng(generator).uniform(a, b, self.shape)
+        return self
+
+    def normal_(self, mean=0.0, std=1.0, generator=None):
+        self._check_inplace("normal_")
+        self._data[...] = _random._numpy_rng(generator).normal(mean, std, self.shape)
+        return self
+
+    # ---- elementwise functions -----------------------------------------------------
+    def _float_input(self, name):
+        return self if self.dtype.kind == "f" else self._cast(float32)
+
+    def exp(self):
+        return _fn.Exp.apply(self._float_input("exp"))
+
+    def log(self):
+        return _fn.Log.apply(self._float_input("log"))
+
+    def sqrt(self):
+        return _fn.Sqrt.apply(self._float_input("sqrt"))
+
+    def abs(self):
+        return _fn.Abs.apply(self)
+
+    def clamp(self, min=None, max=None):
+        if min is None and max is None:
+            raise ValueError("clamp: at least one of min and max must be given")
+        return _fn.Clamp.apply(self, min=min, max=max)
+
+    clip = clamp
+
+    def relu(self):
+        return _functional().relu(self)
+
+    def sigmoid(self):
+        return _functional().sigmoid(self)
+
+    def tanh(self):
+        return _functional().tanh(self)
+
+    def softmax(self, dim):
+        return _functional().softmax(self, dim)
+
+    def log_softmax(self, dim):
+        return _functional().log_softmax(self, dim)
+
+    # ---- reductions ----------------------------------------------------------------
+    def sum(self, dim=None, keepdim=False):
+        x = self if self.dtype.kind == "f" else self._cast(int64)
+        return _fn.Sum.apply(x, axes=_dims("sum", dim, self.ndim), keepdim=keepdim)
+
+    def mean(self, dim=None, keepdim=False):
+        if self.dtype.kind != "f":
+            raise TypeError(f"mean: input must be a floating point tensor, got {self.dtype}; "
+                            f"convert it with .float() first")
+        return _fn.Mean.apply(self, axes=_dims("mean", dim, self.ndim), keepdim=keepdim)
+
+    def var(self, dim=None, keepdim=False, correction=1):
+        """Variance with Bessel's correction by default (correction=1), as torch.var."""
+        mean = self.mean(dim, keepdim=True)
+        axes = _dims("var", dim, self.ndim)
+        count = self.numel() if axes is None else int(np.prod([self.shape[a] for a in axes]))
+        return ((self - mean) ** 2).sum(dim, keepdim) / max(count - correction, 0)
+
+    def std(self, dim=None, keepdim=False, correction=1):
+        return self.var(dim, keepdim, correction).sqrt()
+
+    def _extreme(self, name, dim, keepdim, smallest):
+        if self.numel() == 0:
+            raise ValueError(f"{name}: the tensor is empty")
+        if dim is None:
+            return _fn.Amax.apply(self, smallest=smallest)
+        values, indices = _fn.MaxDim.apply(self, dim=_dim(name, dim, self.ndim), keepdim=keepdim,
+                                           smallest=smallest)
+        return MaxResult(values, indices)
+
+    def max(self, dim=None, keepdim=False):
+        """The largest element, or (values, indices) along `dim` as torch.max."""
+        return self._extreme("max", dim, keepdim, False)
+
+    def min(self, dim=None, keepdim=False):
+        return self._extreme("min", dim, keepdim, True)
+
+    def amax(self, dim=None, keepdim=False):
+        return _fn.Amax.apply(self, axes=_dims("amax", dim, self.ndim), keepdim=keepdim)
+
+    def amin(self, dim=None, keepdim=False):
+        return _fn.Amax.apply(self, axes=_dims("amin", dim, self.ndim), keepdim=keepdim,
+                              smallest=True)
+
+    def _arg(self, name, fn, dim, keepdim):
+        if self.numel() == 0:
+            raise ValueError(f"{name}: the tensor is empty")
+        if dim is None:
+            out = np.asarray(fn(self._data.reshape(-1)))
+            return Tensor._make(out.reshape((1,) * self.ndim if keepdim else ()).astype(np.int64))
+        return Tensor._make(np.asarray(fn(self._data, axis=_dim(name, dim, self.ndim),
+                                          keepdims=keepdim)).astype(np.int64))
+
+    def argmax(self, dim=None, keepdim=False):
+        return self._arg("argmax", np.argmax, dim, keepdim)
+
+    def argmin(self, dim=None, keepdim=False):
+        return self._arg("argmin", np.argmin, dim, keepdim)
+
+    # ---- shapes --------------------------------------------------------------------
+    def reshape(self, *shape):
+        shape = _shape_args("reshape", shape)
+        try:
+            target = np.zeros(self.shape, dtype=bool).reshape(shape).shape
+        except ValueError:
+            raise ValueError(f"reshape: shape {shape} is invalid for a tensor of shape {self.shape} "
+                             f"({self.numel()} elements)") from None
+        return self if target == self.shape else _fn.Reshape.apply(self, shape=target)
+
+    view = reshape
+
+    def view_as(self, other):
+        return self.reshape(other.shape)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        if self.ndim == 0:
+            return self.reshape(1)
+        s, e = _dim("flatten", start_dim, self.ndim), _dim("flatten", end_dim, self.ndim)
+        if s > e:
+            raise ValueError(f"flatten: start_dim ({start_dim}) must not come after end_dim ({end_dim})")
+        return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:])
+
+    def permute(self, *dims):
+        dims = _shape_args("permute", dims)
+        if len(dims) != self.ndim:
+            raise ValueError(f"permute: got {len(dims)} dims {dims} for a {self.ndim}-D tensor")
+        return _fn.Permute.apply(self, dims=_dims("permute", dims, self.ndim))
+
+    def transpose(self, dim0, dim1):
+        order = list(range(self.ndim))
+        a, b = _dim("transpose", dim0, self.ndim), _dim("transpose", dim1, self.ndim)
+        order[a], order[b] = order[b], order[a]
+        return _fn.Permute.apply(self, dims=tuple(order))
+
+    def t(self):
+        if self.ndim > 2:
+            raise ValueError(f"t: expects a tensor with <= 2 dimensions, got {self.ndim}")
+        return self if self.ndim < 2 else self.transpose(0, 1)
+
+    T = property(lambda self: self.permute(*reversed(range(self.ndim))))
+
+    def unsqueeze(self, dim):
+        d = _dim("unsqueeze", dim, self.ndim + 1)
+        return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
+
+    def squeeze(self, dim=None):
+        axes = _dims("squeeze", dim, self.ndim)
+        if axes is None:
+            axes = range(self.ndim)
+        keep = [n for i, n in enumerate(self.shape) if not (i in axes and n == 1)]
+        return self.reshape(tuple(keep))
+
+    def expand(self, *sizes):
+        sizes = _shape_args("expand", sizes)
+        if len(sizes) < self.ndim:
+            raise ValueError(f"expand: the number of sizes ({len(sizes)}) must be >= the number of "
+                             f"dimensions ({self.ndim})")
+        lead = len(sizes) - self.ndim
+        shape = tuple(self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes))
+        try:
+            np.broadcast_shapes(self.shape, shape)
+        except ValueError:
+            raise ValueError(f"expand: cannot expand shape {self.shape} to {sizes}") from None
+        return _fn.Expand.apply(self, shape=shape)
+
+    def expand_as(self, other):
+        return self.expand(*other.shape)
+
+    # ---- indexing ------------------------------------------------------------------
+    @staticmethod
+    def _index(index):
+        items = index if isinstance(index, tuple) else (index,)
+        out = []
+        for i in items:
+            if isinstance(i, Tensor):
+                if i.dtype.kind not in "bi":
+                    raise IndexError(f"tensors used as indices must be int64 or bool, got {i.dtype}")
+                i = i._data
+            out.append(i)
+        return tuple(out) if isinstance(index, tuple) else out[0]
+
+    def __getitem__(self, index):
+        index = self._index(index)
+        try:
+            self._data[index]
+        except IndexError as e:
+            raise IndexError(f"index {index!r} is invalid for a tensor of shape {self.shape}: {e}") from None
+        return _fn.Index.apply(self, index=index)
+
+    def __setitem__(self, index, value):
+        value_requires = isinstance(value, Tensor) and value.requires_grad
+        if _autograd.is_grad_enabled() and (self.requires_grad or value_requires):
+            raise RuntimeError("__setitem__: assigning into a tensor is not recorded by autograd; "
+                               "build the result with cat/stack/indexing instead, or assign under "
+                               "minifw.no_grad()")
+        self._data[self._index(index)] = value._data if isinstance(value, Tensor) else value
+
+    # ---- printing ------------------------------------------------------------------
+    def __repr__(self):
+        body = np.array2string(self._data, separator=", ", prefix="tensor(", precision=4,
+                               threshold=1000, edgeitems=3)
+        extras = []
+        if self.size and self.dtype not in (float32, int64, bool_) or (self._data.size == 0 and
+                                                                     self.dtype != float32):
+            extras.append(f"dtype=minifw.{self.dtype.name}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn={self.grad_fn!r}")
+        elif self._requires_grad:
+            extras.append("requires_grad=True")
+        return "tensor(" + ", ".join([body] + extras) + ")"
+
+
+# ---- making tensors --------------------------------------------------------------------
+
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    """A new tensor holding a copy of `data` (nested lists, numbers, a NumPy array
+    or a Tensor). Floats become float32 and ints int64 unless `dtype` says otherwise."""
+    _device_arg(device)
+    if isinstance(data, Tensor):
+        a = data._data
+    else:
+        try:
+            a = np.asarray(data)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__}: {e}") from None
+        if a.dtype == object:
+            raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__} (its elements "
+                            f"must be numbers of one nesting depth)")
+        if not isinstance(data, np.ndarray) and a.dtype.kind == "f":
+            a = a.astype(float32)  # Python floats: the default dtype, as in PyTorch
+    d = _natural_dtype(a) if dtype is None else _dtype_arg(dtype)
+    t = Tensor._make(np.array(a, dtype=d, order="C"))
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def from_numpy(array):
+    """A tensor sharing memory with `array` (no copy)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+    if array.dtype not in _DTYPES:
+        raise TypeError(f"from_numpy: dtype must be one of float32, float64, int64, bool; got "
+                        f"{array.dtype} (convert it with array.astype first)")
+    return Tensor._make(array)
+
+
+def _creation(fn, size, dtype, device, requires_grad, make):
+    size = _check_size(fn, _shape_args(fn, size))
+    _device_arg(device, fn)
+    t = Tensor._make(make(size, float32 if dtype is None else _dtype_arg(dtype, fn)))
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return _creation("zeros", size, dtype, device, requires_grad, np.zeros)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _creation("ones", size, dtype, device, requires_grad, np.ones)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    return _creation("empty", size, dtype, device, requires_grad, np.empty)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if dtype is None:
+        dtype = _natural_dtype(np.asarray(fill_value)) if not isinstance(fill_value, float) else float32
+    return _creation("full", (size,) if isinstance(size, numbers.Integral) else size, dtype, device,
+                     requires_grad, lambda s, d: np.full(s, fill_value, dtype=d))
+
+
+def _random_floats(fn, draw, size, generator, dtype, device, requires_grad):
+    dtype = float32 if dtype is None else _dtype_arg(dtype, fn)
+    if dtype.kind != "f":
+        raise TypeError(f"{fn}: dtype must be float32 or float64, got {dtype}")
+    rng = _random._numpy_rng(generator)
+    return _creation(fn, size, dtype, device, requires_grad, lambda s, d: draw(rng, s, d))
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Standard normal samples from the global generator (or `generator`)."""
+    return _random_floats("randn", lambda r, s, d: r.standard_normal(s, dtype=d), size, generator,
+                          dtype, device, requires_grad)
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+    """Uniform samples in [0, 1) from the global generator (or `generator`)."""
+    return _random_floats("rand", lambda r, s, d: r.random(s, dtype=d), size, generator, dtype,
+                          device, requires_grad)
+
+
+def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None):
+    """Integers in [low, high) (or [0, low) when high is omitted)."""
+    low, high = (0, low) if high is None else (low, high)
+    rng = _random._numpy_rng(generator)
+    return _creation("randint", size, int64 if dtype is None else dtype, device, False,
+                     lambda s, d: rng.integers(low, high, s).astype(d))
+
+
+def randperm(n, *, generator=None, device=None):
+    _device_arg(device, "randperm")
+    return Tensor._make(_random._numpy_rng(generator).permutation(n).astype(np.int64))
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ValueError("arange: step must be nonzero")
+    if dtype is None:
+        ints = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+        dtype = int64 if ints else float32
+    _device_arg(device, "arange")
+    t = Tensor._make(np.arange(start, end, step).astype(_dtype_arg(dtype, "arange")))
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def zeros_like(t, dtype=None, requires_grad=False):
+    return zeros(*t.shape, dtype=t.dtype if dtype is None else dtype, requires_grad=requires_grad)
+
+
+def ones_like(t, dtype=None, requires_grad=False):
+    return ones(*t.shape, dtype=t.dtype if dtype is None else dtype, requires_grad=requires_grad)
+
+
+def full_like(t, fill_value, dtype=None, requires_grad=False):
+    return full(t.shape, fill_value, dtype=t.dtype if dtype is None else dtype,
+                requires_grad=requires_grad)
+
+
+def randn_like(t, dtype=None, generator=None):
+    return randn(*t.shape, dtype=t.dtype if dtype is None else dtype, generator=generator)
+
+
+def rand_like(t, dtype=None, generator=None):
+    return rand(*t.shape, dtype=t.dtype if dtype is None else dtype, generator=generator)
+
+
+# ---- joining --------------------------------------------------------------------------
+
+def _joinable(fn, tensors):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)) or not tensors:
+        raise TypeError(f"{fn}: expected a non-empty list or tuple of tensors, got "
+                        f"{type(tensors).__name__}")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{fn}: element {i} is a {type(t).__name__}, not a Tensor")
+    dtype = _result_dtype(*tensors)
+    return [t._cast(dtype) for t in tensors]
+
+
+def cat(tensors, dim=0):
+    """Join tensors along an existing dim; all other sizes must match."""
+    tensors = _joinable("cat", tensors)
+    d = _dim("cat", dim, tensors[0].ndim)
+    for i, t in enumerate(tensors):
+        if t.ndim != tensors[0].ndim or t.shape[:d] + t.shape[d + 1:] != \
+                tensors[0].shape[:d] + tensors[0].shape[d + 1:]:
+            raise ValueError(f"cat: sizes must match except along dim {dim}; tensor 0 has shape "
+                             f"{tensors[0].shape}, tensor {i} has shape {t.shape}")
+    return _fn.Cat.apply(*tensors, dim=d)
+
+
+def stack(tensors, dim=0):
+    """Join same-shape tensors along a new dim."""
+    tensors = _joinable("stack", tensors)
+    d = _dim("stack", dim, tensors[0].ndim + 1)
+    for i, t in enumerate(tensors):
+        if t.shape != tensors[0].shape:
+            raise ValueError(f"stack: every tensor must have the same shape; tensor 0 has shape "
+                             f"{tensors[0].shape}, tensor {i} has shape {t.shape}")
+    return _fn.Stack.apply(*tensors, dim=d)
+
+
+def where(condition, input, other):
+    """Elementwise `input` where condition is true, else `other` (broadcasting; numbers allowed)."""
+    if not isinstance(condition, Tensor) or condition.dtype != bool_:
+        raise TypeError(f"where: condition must be a bool tensor, got "
+                        f"{getattr(condition, 'dtype', type(condition).__name__)}")
+    operands = [t if isinstance(t, (Tensor, numbers.Number)) else tensor(t) for t in (input, other)]
+    dtype = _result_dtype(*operands)
+    a, b = (t._cast(dtype) if isinstance(t, Tensor) else np.asarray(t, dtype) for t in operands)
+    return _fn.Where.apply(a, b, condition=condition._data)
+
+
+def device(name):
+    """A device name, checked: 'cpu' (or 'cuda' once that backend lands)."""
+    return _device_arg(name, "device")
+
+
+def _functional():
+    from .nn import functional
+    return functional
+
+
+from . import autograd as _autograd  # noqa: E402  (autograd needs Tensor defined first)
+from . import functions as _fn  # noqa: E402
+from . import random as _random  # noqa: E402
