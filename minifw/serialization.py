@@ -1,0 +1,131 @@
+"""minifw.save / minifw.load: nested dicts, lists, tuples, numbers, strings, NumPy
+arrays and Tensors (state dicts of models and optimizers, RNG states) in one
+NumPy .npz file, without pickle.
+
+The .npz holds each array as "a0", "a1", ... and a "header" entry: UTF-8 JSON
+describing the structure, where an array appears as {"__array__": "a3"} (or
+{"__tensor__": ...} with requires_grad) and dict keys keep their types. The
+file is written to a temporary file in the same directory, flushed to disk,
+then renamed over the target, so a crash mid-write never leaves a half-written
+checkpoint behind.
+"""
+import json
+import math
+import numbers
+import os
+import tempfile
+import zipfile
+
+import numpy as np
+
+from .tensor import Tensor
+
+FORMAT = "minifw-checkpoint"
+VERSION = 1
+
+
+def _encode(obj, arrays, where):
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, numbers.Integral):
+        return int(obj)
+    if isinstance(obj, numbers.Real):
+        value = float(obj)
+        return value if math.isfinite(value) else {"__float__": repr(value)}
+    if isinstance(obj, Tensor):
+        key = f"a{len(arrays)}"
+        arrays[key] = obj.data
+        return {"__tensor__": key, "requires_grad": bool(obj.requires_grad)}
+    if isinstance(obj, np.ndarray):
+        if obj.dtype == object:
+            raise TypeError(f"save: {where} is an object array, which cannot be stored without pickle")
+        key = f"a{len(arrays)}"
+        arrays[key] = obj
+        return {"__array__": key}
+    if isinstance(obj, dict):
+        items = []
+        for k, v in obj.items():
+            if isinstance(k, (bool, np.bool_)) or not isinstance(k, (str, numbers.Integral)):
+                raise TypeError(f"save: dict keys must be str or int; {where} has a key {k!r}")
+            items.append([k if isinstance(k, str) else int(k), _encode(v, arrays, f"{where}[{k!r}]")])
+        return {"__dict__": items}
+    if isinstance(obj, tuple):
+        return {"__tuple__": [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(obj)]}
+    if isinstance(obj, list):
+        return [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(obj)]
+    raise TypeError(f"save: cannot store {where} of type {type(obj).__name__} (supported: dict, "
+                    f"list, tuple, str, numbers, None, numpy arrays and Tensors)")
+
+
+def _decode(node, arrays):
+    if isinstance(node, list):
+        return [_decode(v, arrays) for v in node]
+    if not isinstance(node, dict):
+        return node
+    if "__tensor__" in node:
+        t = Tensor._make(arrays[node["__tensor__"]])
+        return t.requires_grad_(True) if node.get("requires_grad") else t
+    if "__array__" in node:
+        return arrays[node["__array__"]]
+    if "__dict__" in node:
+        return {k: _decode(v, arrays) for k, v in node["__dict__"]}
+    if "__tuple__" in node:
+        return tuple(_decode(v, arrays) for v in node["__tuple__"])
+    if "__float__" in node:
+        return float(node["__float__"])
+    raise ValueError(f"load: unknown entry in the checkpoint header: {sorted(node)}")
+
+
+def save(obj, path):
+    """Write `obj` to `path` atomically (the file is replaced only once fully written)."""
+    arrays = {}
+    header = {"format": FORMAT, "version": VERSION, "object": _encode(obj, arrays, "obj")}
+    arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:  # make the rename itself durable
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
+
+
+def load(path):
+    """Read what save() wrote: Tensors come back as Tensors (NumPy arrays as arrays)."""
+    path = os.fspath(path)
+    if os.path.isfile(path) and not zipfile.is_zipfile(path):
+        raise ValueError(f"load: {path} is not a minifw checkpoint (not a .npz archive)")
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            if not isinstance(npz, np.lib.npyio.NpzFile) or "header" not in npz.files:
+                raise ValueError("no header entry")
+            header = json.loads(npz["header"].tobytes().decode("utf-8"))
+            arrays = {name: npz[name] for name in npz.files if name != "header"}
+    except FileNotFoundError:
+        raise
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"load: {path} is not a readable minifw checkpoint ({e})") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ValueError(f"load: {path} is not a minifw checkpoint")
+    if header.get("version", 0) > VERSION:
+        raise ValueError(f"load: {path} was written by a newer minifw (format version "
+                         f"{header['version']}, this one reads up to {VERSION})")
+    return _decode(header["object"], arrays)
