@@ -126,7 +126,8 @@ def gemm_ref(a, b, c=None, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
 # computed on |inputs| (the sum of |terms| behind each output). Rounding error
 # of any summation order is bounded by a small multiple of eps * sum|terms|,
 # so one rtol per (dtype, algorithm kind) fits every shape: ~100 eps for GEMM
-# and the GEMM-based convolutions (float32 eps = 6e-8). Winograd gets 10x more:
+# and the GEMM-based convolutions (1e-5 is ~170 units of float32 roundoff
+# 2**-24 = 6e-8; measured worst cases are 2-3 units). Winograd gets 10x more:
 # its transforms add and subtract terms of the whole 6x6 input tile, so an
 # output whose own |terms| are small next to its neighbours' sees errors of
 # hundreds of eps relative to them (measured: up to 3e-5 in float32, on C=1).

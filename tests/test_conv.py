@@ -7,6 +7,7 @@ import zlib
 import numpy as np
 import pytest
 
+import minifw
 from minifw import ops
 from reference import (assert_within_bound, conv2d_backward_bias_ref, conv2d_backward_data_ref,
                        conv2d_backward_filter_ref, conv2d_forward_ref, conv_out_size, tolerance)
@@ -357,7 +358,15 @@ def test_gradients_match_finite_differences(case):
     b = rng.standard_normal(case.w_shape[0])
     dy = rng.standard_normal(case.problem().out_shape)
     f = lambda: float(np.sum(ops.conv2d_forward(x, w, b, algo="im2col_gemm", **g) * dy))
-    fd = {"x": _central_difference(f, x), "w": _central_difference(f, w), "b": _central_difference(f, b)}
+    # Hundreds of tiny forward calls: on one thread, because a parallel region
+    # per call costs ~1 ms each when another process holds a core (thread
+    # counts are tested in test_threads_isa.py).
+    threads = minifw.get_num_threads()
+    minifw.set_num_threads(1)
+    try:
+        fd = {"x": _central_difference(f, x), "w": _central_difference(f, w), "b": _central_difference(f, b)}
+    finally:
+        minifw.set_num_threads(threads)
     problem = case.problem(np.float64)
 
     def close(got, want, what):

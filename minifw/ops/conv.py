@@ -242,9 +242,15 @@ def _heuristic(problem, direction):
     return "implicit_gemm"
 
 
+_heuristic_choice = {}
+
+
 def _choose(problem, direction):
     if not backends.benchmark:
-        return _heuristic(problem, direction)
+        algo = _heuristic_choice.get((problem, direction))
+        if algo is None:
+            algo = _heuristic_choice[problem, direction] = _heuristic(problem, direction)
+        return algo
     key = (direction, problem, backends.get_isa(), _native.get_num_threads())
     with _autotune_lock:
         algo = _autotune.get(key)

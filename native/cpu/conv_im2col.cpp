@@ -16,7 +16,7 @@ template <typename T>
 void im2col(const ConvShape& s, const T* x, T* col, int nthreads) {
   const int64_t P = s.P(), NP = s.N * P, RS = s.R * s.S, HW = s.H * s.W;
   const int64_t rows = s.C * RS;
-#pragma omp parallel for collapse(2) num_threads(nthreads) schedule(static)
+#pragma omp parallel for collapse(2) num_threads(nthreads) schedule(static) if (rows * NP > 32768)
   for (int64_t row = 0; row < rows; ++row) {
     for (int64_t n = 0; n < s.N; ++n) {
       const int64_t c = row / RS, r = (row % RS) / s.S, q = row % s.S;
@@ -46,7 +46,7 @@ template <typename T>
 void col2im(const ConvShape& s, const T* col, T* dx, int nthreads) {
   const int64_t P = s.P(), NP = s.N * P, RS = s.R * s.S, HW = s.H * s.W;
   const int64_t planes = s.N * s.C;
-#pragma omp parallel for num_threads(nthreads) schedule(static)
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (s.C * RS * NP > 32768)
   for (int64_t plane = 0; plane < planes; ++plane) {
     const int64_t n = plane / s.C, c = plane % s.C;
     T* out = dx + plane * HW;
