@@ -8,3 +8,4 @@ from .gemm import gemm
 from .conv import (ConvAlgoPerf, ConvProblem, autotune_cache, clear_autotune_cache, conv2d_backward_bias,
                    conv2d_backward_data, conv2d_backward_filter, conv2d_forward, conv_algorithms,
                    conv_workspace_size, find_conv_algorithms)
+from .activation import activation_backward, activation_forward
