@@ -332,6 +332,30 @@ def cross_entropy_ref(logits, target, ignore_index=-100, label_smoothing=0.0, re
         return np.float64((1 - eps) * nll.sum() / count + eps / c * smooth.sum() / count)
 
 
+def cross_entropy_backward_ref(grad, logits, target, ignore_index=-100, label_smoothing=0.0,
+                               reduction="mean"):
+    """d loss / d logits, term by term from cross_entropy_ref's definition:
+    d(-log p_t)/dz = p - onehot(t) and d(-sum_c log p_c / C)/dz = p - 1/C,
+    times the upstream gradient of each target (divided by the count for mean)."""
+    p = softmax_ref(logits)
+    c = p.shape[1]
+    rows = np.moveaxis(p, 1, -1).reshape(-1, c)
+    t = np.asarray(target).reshape(-1)
+    count = np.sum(t != ignore_index)
+    g = np.broadcast_to(np.asarray(grad, np.float64), np.shape(target)).reshape(-1)
+    d = np.zeros_like(rows)
+    eps = label_smoothing
+    for i in range(t.size):
+        if t[i] == ignore_index:
+            continue
+        onehot = np.zeros(c)
+        onehot[t[i]] = 1
+        gi = g[i] / count if reduction == "mean" else g[i]
+        d[i] = gi * ((1 - eps) * (rows[i] - onehot) + eps * (rows[i] - 1 / c))
+    out_shape = (p.shape[0],) + p.shape[2:] + (c,)
+    return np.moveaxis(d.reshape(out_shape), -1, 1)
+
+
 # ---- local response normalization --------------------------------------------
 
 

@@ -9,3 +9,4 @@ from .conv import (ConvAlgoPerf, ConvProblem, autotune_cache, clear_autotune_cac
                    conv2d_backward_data, conv2d_backward_filter, conv2d_forward, conv_algorithms,
                    conv_workspace_size, find_conv_algorithms)
 from .activation import activation_backward, activation_forward
+from .softmax import cross_entropy_backward, cross_entropy_forward, softmax_backward, softmax_forward

@@ -15,12 +15,13 @@ def native_suffix(dtype):
     return _NATIVE_SUFFIX[np.dtype(dtype)]
 
 
-def check_real(fn, name, v, *, minimum=None, maximum=None, min_open=False, max_open=False):
-    """A finite real number (not bool) within the given bounds. Returns a float."""
+def check_real(fn, name, v, *, minimum=None, maximum=None, min_open=False, max_open=False, finite=True):
+    """A real number (not bool; finite unless finite=False) within the given
+    bounds. Returns a float."""
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
         raise TypeError(f"{fn}: {name} must be a real number, got {type(v).__name__} {v!r}")
     v = float(v)
-    if not math.isfinite(v):
+    if finite and not math.isfinite(v):
         raise ValueError(f"{fn}: {name} must be finite, got {v!r}")
     if minimum is not None and (v <= minimum if min_open else v < minimum):
         raise ValueError(f"{fn}: {name} must be {'>' if min_open else '>='} {minimum}, got {v!r}")
