@@ -11,3 +11,4 @@ from .conv import (ConvAlgoPerf, ConvProblem, autotune_cache, clear_autotune_cac
 from .activation import activation_backward, activation_forward
 from .softmax import cross_entropy_backward, cross_entropy_forward, softmax_backward, softmax_forward
 from .pooling import PoolProblem, pool2d_backward, pool2d_forward
+from .lrn import lrn_backward, lrn_forward
