@@ -166,6 +166,349 @@ def assert_within_bound(actual, ref, ref_abs, rtol, atol, what=""):
 
 
 # ==== pooling, activations, softmax, LRN, batch norm, dropout, bias =====
+#
+# Layouts follow minifw.ops: NCHW, "channels" is axis 1. Every function takes
+# and returns float64 and is a direct transcription of the definition: loops
+# over windows, channels or positions, NumPy only for whole-array arithmetic.
+
+
+def numerical_grad(f, x, eps=1e-6):
+    """Central-difference gradient of the scalar function f at x (float64)."""
+    x = np.array(x, dtype=np.float64)
+    grad = np.zeros_like(x)
+    flat, gflat = x.reshape(-1), grad.reshape(-1)
+    for i in range(flat.size):
+        old = flat[i]
+        flat[i] = old + eps
+        up = f(x)
+        flat[i] = old - eps
+        down = f(x)
+        flat[i] = old
+        gflat[i] = (up - down) / (2 * eps)
+    return grad
+
+
+# ---- activations -------------------------------------------------------------
+
+
+def activation_ref(x, mode, negative_slope=0.01, alpha=1.0):
+    x = np.asarray(x, np.float64)
+    if mode == "relu":
+        return np.where(x > 0, x, 0.0)
+    if mode == "leaky_relu":
+        return np.where(x > 0, x, negative_slope * x)
+    if mode == "sigmoid":
+        return 1.0 / (1.0 + np.exp(-x))
+    if mode == "tanh":
+        return np.tanh(x)
+    if mode == "elu":
+        return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0.0)))
+    if mode == "relu6":
+        return np.clip(x, 0.0, 6.0)
+    raise ValueError(mode)
+
+
+def activation_backward_ref(dy, x, mode, negative_slope=0.01, alpha=1.0):
+    """dy * f'(x), with f' written in terms of x (the kernels use y)."""
+    dy, x = np.asarray(dy, np.float64), np.asarray(x, np.float64)
+    if mode == "relu":
+        d = np.where(x > 0, 1.0, 0.0)
+    elif mode == "leaky_relu":
+        d = np.where(x > 0, 1.0, negative_slope)
+    elif mode == "sigmoid":
+        s = 1.0 / (1.0 + np.exp(-x))
+        d = s * (1 - s)
+    elif mode == "tanh":
+        d = 1 - np.tanh(x) ** 2
+    elif mode == "elu":
+        d = np.where(x > 0, 1.0, alpha * np.exp(np.minimum(x, 0.0)))
+    elif mode == "relu6":
+        d = np.where((x > 0) & (x < 6), 1.0, 0.0)
+    else:
+        raise ValueError(mode)
+    return dy * d
+
+
+# ---- pooling -----------------------------------------------------------------
+
+
+def _two(v):
+    return (int(v[0]), int(v[1])) if isinstance(v, (tuple, list)) else (int(v), int(v))
+
+
+def pool_out_size(size, kernel, stride, padding, ceil_mode):
+    """PyTorch's rule: floor (or ceil) of the window count, but with ceil_mode a
+    last window that would start in the right padding is dropped."""
+    span = size + 2 * padding - kernel
+    out = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return out
+
+
+def _pool_windows(x_shape, kernel_size, stride, padding, ceil_mode):
+    """Yield (oh, ow, (h0, h1, w0, w1), (hs, he, ws, we)) for every output:
+    the window clipped to the padded input, and the part inside the input."""
+    _, _, h, w = x_shape
+    kh, kw = _two(kernel_size)
+    sh, sw = _two(stride if stride is not None else kernel_size)
+    ph, pw = _two(padding)
+    ho, wo = pool_out_size(h, kh, sh, ph, ceil_mode), pool_out_size(w, kw, sw, pw, ceil_mode)
+    for oh in range(ho):
+        for ow in range(wo):
+            h0, w0 = oh * sh - ph, ow * sw - pw
+            h1, w1 = min(h0 + kh, h + ph), min(w0 + kw, w + pw)
+            yield oh, ow, (h0, h1, w0, w1), (max(h0, 0), min(h1, h), max(w0, 0), min(w1, w))
+
+
+def pool2d_ref(x, kernel_size, stride=None, padding=0, mode="max", ceil_mode=False,
+               count_include_pad=True):
+    """(y, indices): indices (max only) is the first maximum of each window in
+    row-major order, as a flat index h * W + w into the input plane."""
+    x = np.asarray(x, np.float64)
+    n, c, h, w = x.shape
+    windows = list(_pool_windows(x.shape, kernel_size, stride, padding, ceil_mode))
+    ho, wo = windows[-1][0] + 1, windows[-1][1] + 1
+    y = np.zeros((n, c, ho, wo))
+    idx = np.zeros((n, c, ho, wo), dtype=np.int64)
+    for oh, ow, (h0, h1, w0, w1), (hs, he, ws, we) in windows:
+        region = x[:, :, hs:he, ws:we].reshape(n, c, -1)
+        if mode == "max":
+            first = np.argmax(region, axis=2)  # argmax returns the first maximum
+            y[:, :, oh, ow] = np.take_along_axis(region, first[..., None], 2)[..., 0]
+            idx[:, :, oh, ow] = (hs + first // (we - ws)) * w + ws + first % (we - ws)
+        else:
+            divisor = (h1 - h0) * (w1 - w0) if count_include_pad else (he - hs) * (we - ws)
+            y[:, :, oh, ow] = region.sum(axis=2) / divisor
+    return y, idx
+
+
+def pool2d_backward_ref(dy, x_shape, kernel_size, stride=None, padding=0, mode="max",
+                        ceil_mode=False, count_include_pad=True, indices=None):
+    dy = np.asarray(dy, np.float64)
+    n, c, h, w = x_shape
+    dx = np.zeros(x_shape)
+    for oh, ow, (h0, h1, w0, w1), (hs, he, ws, we) in _pool_windows(x_shape, kernel_size, stride,
+                                                                   padding, ceil_mode):
+        g = dy[:, :, oh, ow]
+        if mode == "max":
+            for i in range(n):
+                for j in range(c):
+                    k = indices[i, j, oh, ow]
+                    dx[i, j, k // w, k % w] += g[i, j]
+        else:
+            divisor = (h1 - h0) * (w1 - w0) if count_include_pad else (he - hs) * (we - ws)
+            dx[:, :, hs:he, ws:we] += (g / divisor)[:, :, None, None]
+    return dx
+
+
+# ---- softmax and cross-entropy -----------------------------------------------
+
+
+def softmax_ref(x, log=False):
+    """Softmax (or log-softmax) over axis 1: the classes of (N, C) or the
+    channels of (N, C, H, W) at each position."""
+    x = np.asarray(x, np.float64)
+    shifted = x - x.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    s = e.sum(axis=1, keepdims=True)
+    return shifted - np.log(s) if log else e / s
+
+
+def softmax_backward_ref(dy, x, log=False):
+    """dx = J^T dy with the Jacobian J of softmax (or log-softmax) over axis 1
+    built explicitly at every position: dp_i/dx_j = p_i (delta_ij - p_j) and
+    dlogp_i/dx_j = delta_ij - p_j."""
+    dy, x = np.asarray(dy, np.float64), np.asarray(x, np.float64)
+    c = x.shape[1]
+    p = np.moveaxis(softmax_ref(x), 1, -1).reshape(-1, c)
+    g = np.moveaxis(dy, 1, -1).reshape(-1, c)
+    dx = np.empty_like(g)
+    for r in range(p.shape[0]):
+        if log:
+            jac = np.eye(c) - p[r][None, :]
+        else:
+            jac = np.diag(p[r]) - np.outer(p[r], p[r])
+        dx[r] = jac.T @ g[r]
+    out_shape = (x.shape[0],) + x.shape[2:] + (c,)
+    return np.moveaxis(dx.reshape(out_shape), -1, 1)
+
+
+def cross_entropy_ref(logits, target, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+    """PyTorch's F.cross_entropy with class-index targets: per target,
+    (1 - eps) * (-log p_t) + eps / C * sum_c (-log p_c); ignored targets count
+    0 and are left out of the mean's denominator (0 / 0 = nan when all are)."""
+    logp = softmax_ref(logits, log=True)
+    c = logp.shape[1]
+    rows = np.moveaxis(logp, 1, -1).reshape(-1, c)
+    t = np.asarray(target).reshape(-1)
+    nll, smooth = np.zeros(t.size), np.zeros(t.size)
+    for i in range(t.size):
+        if t[i] != ignore_index:
+            nll[i] = -rows[i, t[i]]
+            smooth[i] = -rows[i].sum()
+    eps = label_smoothing
+    if reduction == "none":
+        return ((1 - eps) * nll + eps / c * smooth).reshape(np.shape(target))
+    if reduction == "sum":
+        return np.float64((1 - eps) * nll.sum() + eps / c * smooth.sum())
+    count = np.sum(t != ignore_index)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.float64((1 - eps) * nll.sum() / count + eps / c * smooth.sum() / count)
+
+
+def cross_entropy_backward_ref(grad, logits, target, ignore_index=-100, label_smoothing=0.0,
+                               reduction="mean"):
+    """d loss / d logits, term by term from cross_entropy_ref's definition:
+    d(-log p_t)/dz = p - onehot(t) and d(-sum_c log p_c / C)/dz = p - 1/C,
+    times the upstream gradient of each target (divided by the count for mean)."""
+    p = softmax_ref(logits)
+    c = p.shape[1]
+    rows = np.moveaxis(p, 1, -1).reshape(-1, c)
+    t = np.asarray(target).reshape(-1)
+    count = np.sum(t != ignore_index)
+    g = np.broadcast_to(np.asarray(grad, np.float64), np.shape(target)).reshape(-1)
+    d = np.zeros_like(rows)
+    eps = label_smoothing
+    for i in range(t.size):
+        if t[i] == ignore_index:
+            continue
+        onehot = np.zeros(c)
+        onehot[t[i]] = 1
+        gi = g[i] / count if reduction == "mean" else g[i]
+        d[i] = gi * ((1 - eps) * (rows[i] - onehot) + eps * (rows[i] - 1 / c))
+    out_shape = (p.shape[0],) + p.shape[2:] + (c,)
+    return np.moveaxis(d.reshape(out_shape), -1, 1)
+
+
+# ---- local response normalization --------------------------------------------
+
+
+def lrn_ref(x, size, alpha=1e-4, beta=0.75, k=1.0):
+    """(y, scale): scale_c = k + alpha / size * sum of x_j^2 over channels
+    j = c - size//2 .. c + (size-1)//2 that exist; y = x * scale^-beta."""
+    x = np.asarray(x, np.float64)
+    c = x.shape[1]
+    scale = np.empty_like(x)
+    for ch in range(c):
+        lo, hi = max(0, ch - size // 2), min(c - 1, ch + (size - 1) // 2)
+        scale[:, ch] = k + alpha / size * (x[:, lo:hi + 1] ** 2).sum(axis=1)
+    return x * scale ** -beta, scale
+
+
+def lrn_backward_ref(dy, x, size, alpha=1e-4, beta=0.75, k=1.0):
+    """The chain rule term by term: y_j depends on x_j directly and on every
+    x_c inside its window through scale_j."""
+    dy, x = np.asarray(dy, np.float64), np.asarray(x, np.float64)
+    _, scale = lrn_ref(x, size, alpha, beta, k)
+    c = x.shape[1]
+    dx = dy * scale ** -beta
+    for j in range(c):
+        lo, hi = max(0, j - size // 2), min(c - 1, j + (size - 1) // 2)
+        dy_dscale = dy[:, j] * x[:, j] * -beta * scale[:, j] ** (-beta - 1)
+        for ch in range(lo, hi + 1):
+            dx[:, ch] += dy_dscale * alpha / size * 2 * x[:, ch]
+    return dx
+
+
+# ---- batch normalization -----------------------------------------------------
+
+
+def _bn_axes(x):
+    return (0,) if x.ndim == 2 else (0, 2, 3)
+
+
+def _bn_channel(v, x):
+    return v.reshape((1, -1) + (1,) * (x.ndim - 2))
+
+
+def batch_norm_training_ref(x, weight, bias, eps=1e-5):
+    """(y, mean, invstd, unbiased_var) over N (and H, W) per channel."""
+    x = np.asarray(x, np.float64)
+    c = x.shape[1]
+    weight = np.ones(c) if weight is None else np.asarray(weight, np.float64)
+    bias = np.zeros(c) if bias is None else np.asarray(bias, np.float64)
+    axes = _bn_axes(x)
+    mean = x.mean(axis=axes)
+    var = x.var(axis=axes)
+    invstd = 1 / np.sqrt(var + eps)
+    y = (x - _bn_channel(mean, x)) * _bn_channel(invstd * weight, x) + _bn_channel(bias, x)
+    return y, mean, invstd, x.var(axis=axes, ddof=1)
+
+
+def batch_norm_inference_ref(x, weight, bias, running_mean, running_var, eps=1e-5):
+    x = np.asarray(x, np.float64)
+    c = x.shape[1]
+    weight = np.ones(c) if weight is None else np.asarray(weight, np.float64)
+    bias = np.zeros(c) if bias is None else np.asarray(bias, np.float64)
+    invstd = 1 / np.sqrt(np.asarray(running_var, np.float64) + eps)
+    return ((x - _bn_channel(np.asarray(running_mean, np.float64), x)) * _bn_channel(invstd * weight, x)
+            + _bn_channel(bias, x))
+
+
+def batch_norm_backward_ref(dy, x, weight, eps=1e-5):
+    """(dx, dweight, dbias) by the step-by-step chain rule through mean and
+    variance (the kernels use the folded closed form)."""
+    dy, x = np.asarray(dy, np.float64), np.asarray(x, np.float64)
+    c = x.shape[1]
+    weight = np.ones(c) if weight is None else np.asarray(weight, np.float64)
+    axes = _bn_axes(x)
+    m = x.size // c
+    mean = _bn_channel(x.mean(axis=axes), x)
+    var = _bn_channel(x.var(axis=axes), x)
+    invstd = 1 / np.sqrt(var + eps)
+    xhat = (x - mean) * invstd
+    dxhat = dy * _bn_channel(weight, x)
+    dvar = (dxhat * (x - mean) * -0.5 * invstd ** 3).sum(axis=axes, keepdims=True)
+    dmean = (-dxhat * invstd).sum(axis=axes, keepdims=True) + dvar * (-2 * (x - mean)).mean(
+        axis=axes, keepdims=True)
+    dx = dxhat * invstd + dvar * 2 * (x - mean) / m + dmean / m
+    return dx, (dy * xhat).sum(axis=axes), dy.sum(axis=axes)
+
+
+# ---- dropout -----------------------------------------------------------------
+
+_MASK32 = 0xFFFFFFFF
+
+
+def philox4x32_10(counter, key):
+    """Philox-4x32-10 (Salmon et al., "Parallel random numbers: as easy as
+    1, 2, 3", SC 2011) on Python ints: 4 counter words, 2 key words."""
+    c0, c1, c2, c3 = counter
+    k0, k1 = key
+    for _ in range(10):
+        p0, p1 = 0xD2511F53 * c0, 0xCD9E8D57 * c2
+        c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0, p1 & _MASK32, (p0 >> 32) ^ c3 ^ k1, p0 & _MASK32)
+        k0, k1 = (k0 + 0x9E3779B9) & _MASK32, (k1 + 0xBB67AE85) & _MASK32
+    return c0, c1, c2, c3
+
+
+def dropout_mask_ref(shape, p, seed):
+    """The mask minifw's dropout defines: element i is drawn from block
+    b = i // 64, word w = (i % 64) // 16 of Philox counter 16 * b + i % 16
+    (key = the 64-bit seed), and kept when that word >= floor(p * 2^32)."""
+    n = int(np.prod(shape))
+    threshold = int(np.floor(p * 2.0 ** 32))
+    key = (seed & _MASK32, seed >> 32)
+    mask = np.zeros(n, dtype=np.uint8)
+    for i in range(n):
+        ctr = 16 * (i // 64) + i % 16
+        word = philox4x32_10((ctr & _MASK32, ctr >> 32, 0, 0), key)[(i % 64) // 16]
+        mask[i] = word >= threshold
+    return mask.reshape(shape)
+
+
+# ---- bias and tensor ops -----------------------------------------------------
+
+
+def bias_add_ref(x, bias):
+    x = np.asarray(x, np.float64)
+    return x + np.asarray(bias, np.float64).reshape((1, -1) + (1,) * (x.ndim - 2))
+
+
+def bias_backward_ref(dy):
+    dy = np.asarray(dy, np.float64)
+    return dy.sum(axis=tuple(a for a in range(dy.ndim) if a != 1))
 
 
 # ==== end ===============================================================

@@ -1,0 +1,68 @@
+"""Elementwise activations: relu, leaky_relu, sigmoid, tanh, elu, relu6.
+
+    y = activation_forward(x, "relu", inplace=True)    # y is x
+    dx = activation_backward(dy, y, "relu")
+
+The backward works from the forward output y, so an in-place forward loses
+nothing. Where y cannot tell which branch an element took (leaky_relu with
+negative_slope < 0, elu with alpha < 0: a negative input then gives a positive
+output) the forward input x is required as well; when x is given, the branch
+is always taken on x. Any shape is accepted (the operation is elementwise).
+"""
+import numpy as np
+
+from .. import _native
+from ._checks import check_bool, check_like, check_real, native_suffix
+from ._validate import check_choice, check_float_array
+
+MODES = ("relu", "leaky_relu", "sigmoid", "tanh", "elu", "relu6")
+
+_FORWARD = {s: getattr(_native, f"activation_forward_{s}") for s in ("f32", "f64")}
+_BACKWARD = {s: getattr(_native, f"activation_backward_{s}") for s in ("f32", "f64")}
+
+
+def _check_params(fn, mode, negative_slope, alpha):
+    check_choice(fn, "mode", mode, MODES)
+    return check_real(fn, "negative_slope", negative_slope), check_real(fn, "alpha", alpha)
+
+
+def activation_forward(x, mode, *, negative_slope=0.01, alpha=1.0, inplace=False):
+    """y = f(x) elementwise. mode: relu; leaky_relu (x > 0 ? x : negative_slope * x);
+    sigmoid; tanh; elu (x > 0 ? x : alpha * (exp(x) - 1)); relu6 (min(max(x, 0), 6)).
+    With inplace=True the result is written into x (which must then be
+    C-contiguous and writable) and x is returned."""
+    fn = "activation_forward"
+    slope, alpha = _check_params(fn, mode, negative_slope, alpha)
+    inplace = check_bool(fn, "inplace", inplace)
+    if inplace:
+        if not isinstance(x, np.ndarray):
+            raise TypeError(f"{fn}: x must be a numpy.ndarray, got {type(x).__name__}")
+        if not x.flags.c_contiguous or not x.flags.writeable:
+            raise ValueError(f"{fn}: inplace=True needs x to be a writable, C-contiguous array")
+        x = check_float_array(fn, "x", x)
+        y = x
+    else:
+        x = check_float_array(fn, "x", x)
+        y = np.empty_like(x)
+    _FORWARD[native_suffix(x.dtype)](mode, x, y, slope, alpha)
+    return y
+
+
+def activation_backward(dy, y, mode, *, x=None, negative_slope=0.01, alpha=1.0):
+    """dx = dy * f'(x), computed from the forward output y (and x where needed)."""
+    fn = "activation_backward"
+    slope, alpha = _check_params(fn, mode, negative_slope, alpha)
+    y = check_float_array(fn, "y", y)
+    dy = check_like(fn, "dy", dy, y, "y")
+    if x is not None:
+        x = check_like(fn, "x", x, y, "y")
+    elif mode == "leaky_relu" and slope < 0:
+        raise ValueError(f"{fn}: x is required for leaky_relu with negative_slope < 0 (got "
+                         f"{slope!r}): a negative input then gives a positive output, so y cannot "
+                         f"tell the branch")
+    elif mode == "elu" and alpha < 0:
+        raise ValueError(f"{fn}: x is required for elu with alpha < 0 (got {alpha!r}): a negative "
+                         f"input then gives a positive output, so y cannot tell the branch")
+    dx = np.empty_like(y)
+    _BACKWARD[native_suffix(y.dtype)](mode, dy, y, x, dx, slope, alpha)
+    return dx

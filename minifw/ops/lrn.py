@@ -1,0 +1,56 @@
+"""Local response normalization across channels (AlexNet's LRN, with PyTorch's
+LocalResponseNorm semantics), NCHW:
+
+    scale[:, c] = k + alpha / size * sum of x[:, j]**2 over j = c - size//2 .. c + (size-1)//2
+                  (channels outside [0, C) count as zero)
+    y = x * scale**-beta
+
+    y, scale = lrn_forward(x, 5, alpha=1e-4, beta=0.75, k=1.0)
+    dx = lrn_backward(dy, x, y, scale, 5, alpha=1e-4, beta=0.75, k=1.0)
+
+The forward returns the scale so the backward can reuse it. Both directions
+slide their window sums along the channels, so the cost does not grow with size.
+"""
+import numpy as np
+
+from .. import _native
+from ._checks import check_like, check_real, native_suffix
+from ._validate import check_float_array, check_int
+
+_FORWARD = {s: getattr(_native, f"lrn_forward_{s}") for s in ("f32", "f64")}
+_BACKWARD = {s: getattr(_native, f"lrn_backward_{s}") for s in ("f32", "f64")}
+
+
+def _check_params(fn, size, alpha, beta, k):
+    size = check_int(fn, "size", size, minimum=1)
+    return size, check_real(fn, "alpha", alpha), check_real(fn, "beta", beta), check_real(fn, "k", k)
+
+
+def _layout(shape):
+    n, c, h, w = shape
+    return n, c, h * w
+
+
+def lrn_forward(x, size, *, alpha=1e-4, beta=0.75, k=1.0):
+    """(y, scale), both of x's shape."""
+    fn = "lrn_forward"
+    x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)")
+    size, alpha, beta, k = _check_params(fn, size, alpha, beta, k)
+    y = np.empty_like(x)
+    scale = np.empty_like(x)
+    _FORWARD[native_suffix(x.dtype)](*_layout(x.shape), size, alpha, beta, k, x, y, scale)
+    return y, scale
+
+
+def lrn_backward(dy, x, y, scale, size, *, alpha=1e-4, beta=0.75, k=1.0):
+    """dx from dy, the forward's input x, output y and scale (same parameters
+    as the forward)."""
+    fn = "lrn_backward"
+    x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)")
+    dy = check_like(fn, "dy", dy, x, "x")
+    y = check_like(fn, "y", y, x, "x")
+    scale = check_like(fn, "scale", scale, x, "x")
+    size, alpha, beta, k = _check_params(fn, size, alpha, beta, k)
+    dx = np.empty_like(x)
+    _BACKWARD[native_suffix(x.dtype)](*_layout(x.shape), size, alpha, beta, k, dy, x, y, scale, dx)
+    return dx

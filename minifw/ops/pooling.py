@@ -1,0 +1,159 @@
+"""2-D max and average pooling, NCHW: describe, then execute.
+
+    problem = PoolProblem(x.shape, 3, stride=2, ceil_mode=True)   # Caffe's AlexNet pools
+    y, indices = pool2d_forward(x, 3, stride=2, ceil_mode=True, return_indices=True)
+    dx = pool2d_backward(dy, x.shape, 3, stride=2, ceil_mode=True, indices=indices)
+
+Semantics are PyTorch's max_pool2d / avg_pool2d: padding is at most half the
+kernel; the output size is floor((H + 2p - k) / s) + 1, or with ceil_mode the
+ceiling, except that a last window starting inside the right padding is
+dropped. Max pooling ignores padding; its indices are flat indices h * W + w
+into each input plane, of each window's first maximum in row-major order (a
+NaN counts as the maximum), and its backward routes the gradient there.
+Average pooling divides by the window's area clipped to the padded input
+(count_include_pad=True) or by the number of input elements it covers.
+"""
+import numpy as np
+
+from .. import _native
+from ._checks import check_bool, native_suffix
+from ._validate import check_choice, check_dtype_arg, check_float_array, check_pair, check_shape
+
+MODES = ("max", "avg")
+
+_FORWARD = {s: getattr(_native, f"pool_forward_{s}") for s in ("f32", "f64")}
+_BACKWARD = {s: getattr(_native, f"pool_backward_{s}") for s in ("f32", "f64")}
+
+
+class PoolProblem:
+    """A pooling problem: shapes, geometry and dtype; no data.
+
+    x_shape is (N, C, H, W); kernel_size, stride and padding are ints or
+    (height, width) pairs (stride None means the kernel size). `out_shape` is
+    (N, C, Ho, Wo).
+    """
+
+    __slots__ = ("x_shape", "kernel_size", "stride", "padding", "mode", "ceil_mode", "count_include_pad",
+                 "dtype", "out_shape", "_args", "_native_mode", "_key")
+
+    def __init__(self, x_shape, kernel_size, *, stride=None, padding=0, mode="max", ceil_mode=False,
+                 count_include_pad=True, dtype="float32", _fn="PoolProblem"):
+        x_shape = check_shape(_fn, "x_shape", x_shape, 4)
+        kernel_size = check_pair(_fn, "kernel_size", kernel_size, minimum=1)
+        stride = kernel_size if stride is None else check_pair(_fn, "stride", stride, minimum=1)
+        padding = check_pair(_fn, "padding", padding, minimum=0)
+        check_choice(_fn, "mode", mode, MODES)
+        ceil_mode = check_bool(_fn, "ceil_mode", ceil_mode)
+        count_include_pad = check_bool(_fn, "count_include_pad", count_include_pad)
+        dtype = check_dtype_arg(_fn, "dtype", dtype)
+        n, c, h, w = x_shape
+        for axis, k, p in (("height", kernel_size[0], padding[0]), ("width", kernel_size[1], padding[1])):
+            if 2 * p > k:
+                raise ValueError(f"{_fn}: padding must be at most half the kernel size; got padding={padding} "
+                                 f"with kernel_size={kernel_size} ({axis})")
+        if h + 2 * padding[0] < kernel_size[0] or w + 2 * padding[1] < kernel_size[1]:
+            raise ValueError(f"{_fn}: output size would be < 1: padded input {h + 2 * padding[0]}x"
+                             f"{w + 2 * padding[1]} is smaller than the kernel {kernel_size[0]}x{kernel_size[1]} "
+                             f"(x_shape={x_shape}, padding={padding})")
+        if h * w >= 2 ** 31 or n * c * h * w * 8 >= 2 ** 62:
+            raise ValueError(f"{_fn}: problem too large to index: x_shape={x_shape}")
+        self.x_shape, self.kernel_size, self.stride, self.padding = x_shape, kernel_size, stride, padding
+        self.mode, self.ceil_mode, self.count_include_pad, self.dtype = mode, ceil_mode, count_include_pad, dtype
+        self._args = (n, c, h, w, kernel_size[0], kernel_size[1], stride[0], stride[1], padding[0], padding[1],
+                      ceil_mode)
+        ho, wo = _native.pool_out_hw(self._args)
+        self.out_shape = (n, c, ho, wo)
+        self._native_mode = "max" if mode == "max" else (
+            "avg_include_pad" if count_include_pad else "avg_exclude_pad")
+        self._key = (self._args, self._native_mode, dtype.name)
+
+    def __eq__(self, other):
+        return isinstance(other, PoolProblem) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return (f"PoolProblem(x_shape={self.x_shape}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, mode={self.mode!r}, ceil_mode={self.ceil_mode}, "
+                f"count_include_pad={self.count_include_pad}, dtype='{self.dtype.name}')")
+
+
+_problems = {}
+
+
+def _typed(v):
+    if isinstance(v, (tuple, list)):
+        return type(v), tuple(_typed(e) for e in v)
+    return type(v), v
+
+
+def _cached_problem(fn, x_shape, kernel_size, stride, padding, mode, ceil_mode, count_include_pad, dtype):
+    """PoolProblem for these arguments, memoized (a training loop asks for the
+    same few problems every step)."""
+    # Types are part of the key: 2.0 == 2 and True == 1 as dict keys, but only
+    # the ints are valid.
+    key = (fn, dtype) + tuple(_typed(v) for v in (x_shape, kernel_size, stride, padding, mode, ceil_mode,
+                                                  count_include_pad))
+    try:
+        return _problems[key]
+    except KeyError:
+        pass
+    except TypeError:  # unhashable arguments (e.g. lists): no caching
+        key = None
+    problem = PoolProblem(x_shape, kernel_size, stride=stride, padding=padding, mode=mode, ceil_mode=ceil_mode,
+                          count_include_pad=count_include_pad, dtype=dtype, _fn=fn)
+    if key is not None:
+        if len(_problems) > 1024:
+            _problems.clear()
+        _problems[key] = problem
+    return problem
+
+
+def pool2d_forward(x, kernel_size, *, stride=None, padding=0, mode="max", ceil_mode=False,
+                   count_include_pad=True, return_indices=False):
+    """y (N, C, Ho, Wo), or (y, indices) with return_indices (max pooling only;
+    int64 flat indices into each input plane)."""
+    fn = "pool2d_forward"
+    x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)")
+    return_indices = check_bool(fn, "return_indices", return_indices)
+    problem = _cached_problem(fn, x.shape, kernel_size, stride, padding, mode, ceil_mode, count_include_pad,
+                              x.dtype)
+    if return_indices and problem.mode != "max":
+        raise ValueError(f"{fn}: return_indices=True needs mode='max', got mode={mode!r}")
+    y = np.empty(problem.out_shape, dtype=x.dtype)
+    indices = np.empty(problem.out_shape, dtype=np.int64) if return_indices else None
+    _FORWARD[native_suffix(x.dtype)](problem._native_mode, problem._args, x, y, indices)
+    return (y, indices) if return_indices else y
+
+
+def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="max", ceil_mode=False,
+                    count_include_pad=True, indices=None):
+    """dx of shape x_shape. Max pooling needs the forward's indices."""
+    fn = "pool2d_backward"
+    dy = check_float_array(fn, "dy", dy, ndim=4, ndim_desc="4-D (N, C, Ho, Wo)")
+    problem = _cached_problem(fn, x_shape, kernel_size, stride, padding, mode, ceil_mode, count_include_pad,
+                              dy.dtype)
+    if dy.shape != problem.out_shape:
+        raise ValueError(f"{fn}: dy must have the output shape {problem.out_shape} of this problem ({problem}), "
+                         f"got {tuple(dy.shape)}")
+    if problem.mode == "max":
+        if indices is None:
+            raise ValueError(f"{fn}: indices is required for mode='max' (from pool2d_forward(..., "
+                             f"return_indices=True))")
+        if not isinstance(indices, np.ndarray):
+            raise TypeError(f"{fn}: indices must be a numpy.ndarray, got {type(indices).__name__}")
+        if indices.dtype != np.int64:
+            raise TypeError(f"{fn}: indices must have dtype int64, got {indices.dtype}")
+        if indices.shape != problem.out_shape:
+            raise ValueError(f"{fn}: indices must have the output shape {problem.out_shape}, got "
+                             f"{tuple(indices.shape)}")
+        indices = np.ascontiguousarray(indices)
+    elif indices is not None:
+        raise ValueError(f"{fn}: indices is only used by mode='max', got mode={mode!r}")
+    dx = np.empty(problem.x_shape, dtype=dy.dtype)
+    try:
+        _BACKWARD[native_suffix(dy.dtype)](problem._native_mode, problem._args, dy, indices, dx)
+    except ValueError as e:  # an index outside its input plane
+        raise ValueError(f"{fn}: {e}") from None
+    return dx

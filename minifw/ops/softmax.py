@@ -1,0 +1,148 @@
+"""Softmax, log-softmax and cross-entropy over the class axis.
+
+    y = softmax_forward(x)                # x (N, classes): over the last axis
+    y = softmax_forward(x, log=True)      # x (N, C, H, W): over C at every (n, h, w)
+    dx = softmax_backward(dy, y)          # from the forward output
+    loss, log_probs = cross_entropy_forward(logits, target, label_smoothing=0.1)
+    dlogits = cross_entropy_backward(1.0, log_probs, target, label_smoothing=0.1)
+
+Every softmax subtracts the maximum over the class axis first, so inputs of
+any finite size (e.g. +-1e4) give no overflow. Cross-entropy follows
+PyTorch's F.cross_entropy with class-index targets: ignore_index,
+label_smoothing and the mean/sum/none reductions mean exactly what they mean
+there (the mean divides by the number of non-ignored targets; over none it is
+nan).
+"""
+import numbers
+
+import numpy as np
+
+from .. import _native
+from ._checks import check_bool, check_like, check_real, native_suffix
+from ._validate import check_choice, check_float_array
+
+REDUCTIONS = ("mean", "sum", "none")
+_NDIM_DESC = "2-D (N, classes) or 4-D (N, C, H, W)"
+
+_SOFTMAX_FORWARD = {s: getattr(_native, f"softmax_forward_{s}") for s in ("f32", "f64")}
+_SOFTMAX_BACKWARD = {s: getattr(_native, f"softmax_backward_{s}") for s in ("f32", "f64")}
+_CE_FORWARD = {s: getattr(_native, f"cross_entropy_forward_{s}") for s in ("f32", "f64")}
+_CE_BACKWARD = {s: getattr(_native, f"cross_entropy_backward_{s}") for s in ("f32", "f64")}
+
+
+def _layout(shape):
+    """(outer, C, inner) of a 2-D (N, C) or 4-D (N, C, H, W) array."""
+    n, c = shape[0], shape[1]
+    inner = shape[2] * shape[3] if len(shape) == 4 else 1
+    return n, c, inner
+
+
+def softmax_forward(x, *, log=False):
+    """softmax(x) (or log_softmax(x) with log=True) over axis 1."""
+    fn = "softmax_forward"
+    x = check_float_array(fn, "x", x, ndim=(2, 4), ndim_desc=_NDIM_DESC)
+    log = check_bool(fn, "log", log)
+    _check_classes(fn, "x", x)
+    y = np.empty_like(x)
+    _SOFTMAX_FORWARD[native_suffix(x.dtype)](*_layout(x.shape), x, y, log)
+    return y
+
+
+def softmax_backward(dy, y, *, log=False):
+    """dx from dy and the forward output y (softmax, or log-softmax with log=True)."""
+    fn = "softmax_backward"
+    y = check_float_array(fn, "y", y, ndim=(2, 4), ndim_desc=_NDIM_DESC)
+    dy = check_like(fn, "dy", dy, y, "y")
+    log = check_bool(fn, "log", log)
+    _check_classes(fn, "y", y)
+    dx = np.empty_like(y)
+    _SOFTMAX_BACKWARD[native_suffix(y.dtype)](*_layout(y.shape), dy, y, dx, log)
+    return dx
+
+
+def _check_classes(fn, name, a):
+    if a.shape[1] < 1:
+        raise ValueError(f"{fn}: {name} must have at least one class along axis 1, got shape "
+                         f"{tuple(a.shape)}")
+
+
+def _check_ce_args(fn, scores_name, scores, target, ignore_index, label_smoothing, reduction):
+    """Checks shared by both directions; returns (target as C-contiguous int64,
+    ignore_index, label_smoothing)."""
+    _check_classes(fn, scores_name, scores)
+    if isinstance(ignore_index, (bool, np.bool_)) or not isinstance(ignore_index, numbers.Integral):
+        raise TypeError(f"{fn}: ignore_index must be an int, got {type(ignore_index).__name__} "
+                        f"{ignore_index!r}")
+    ignore_index = int(ignore_index)
+    if not -2 ** 63 <= ignore_index < 2 ** 63:
+        raise ValueError(f"{fn}: ignore_index must fit in int64, got {ignore_index}")
+    label_smoothing = check_real(fn, "label_smoothing", label_smoothing, minimum=0.0, maximum=1.0)
+    check_choice(fn, "reduction", reduction, REDUCTIONS)
+    if not isinstance(target, np.ndarray):
+        raise TypeError(f"{fn}: target must be a numpy.ndarray of class indices, got {type(target).__name__}")
+    if not np.issubdtype(target.dtype, np.integer):
+        raise TypeError(f"{fn}: target must hold integer class indices (int64), got dtype {target.dtype}")
+    want = (scores.shape[0],) + tuple(scores.shape[2:])
+    if target.shape != want:
+        raise ValueError(f"{fn}: target must have shape {want} to match {scores_name} of shape "
+                         f"{tuple(scores.shape)}, got {tuple(target.shape)}")
+    if target.dtype == np.uint64 and target.size and target.max() >= 2 ** 63:
+        raise ValueError(f"{fn}: target values must be class indices in [0, {scores.shape[1]}) or "
+                         f"ignore_index ({ignore_index}); got {target.max()}")
+    target = np.ascontiguousarray(target, dtype=np.int64)
+    c = scores.shape[1]
+    bad = (target != ignore_index) & ((target < 0) | (target >= c))
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{fn}: target values must be class indices in [0, {c}) or ignore_index "
+                         f"({ignore_index}); got {int(target[where])} at index {where}")
+    return target, ignore_index, label_smoothing
+
+
+def cross_entropy_forward(logits, target, *, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+    """(loss, log_probs). logits: (N, C) or (N, C, H, W); target: int64 class
+    indices of shape (N,) or (N, H, W). loss is a 0-d array for "mean" and
+    "sum", of target's shape for "none"; log_probs = log_softmax(logits) is
+    what the backward needs."""
+    fn = "cross_entropy_forward"
+    logits = check_float_array(fn, "logits", logits, ndim=(2, 4), ndim_desc=_NDIM_DESC)
+    target, ignore_index, eps = _check_ce_args(fn, "logits", logits, target, ignore_index,
+                                               label_smoothing, reduction)
+    log_probs = np.empty_like(logits)
+    losses = np.empty(target.shape, dtype=logits.dtype)
+    total, count = _CE_FORWARD[native_suffix(logits.dtype)](*_layout(logits.shape), logits, target,
+                                                            ignore_index, eps, log_probs, losses)
+    if reduction == "none":
+        return losses, log_probs
+    if reduction == "sum":
+        return np.array(total, dtype=logits.dtype), log_probs
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.float64(total) / np.float64(count)  # 0 / 0 = nan, as PyTorch
+    return np.array(mean, dtype=logits.dtype), log_probs
+
+
+def cross_entropy_backward(grad_loss, log_probs, target, *, ignore_index=-100, label_smoothing=0.0,
+                           reduction="mean"):
+    """dlogits from the gradient of the loss (a scalar for "mean"/"sum", an
+    array of target's shape for "none") and the forward's log_probs."""
+    fn = "cross_entropy_backward"
+    log_probs = check_float_array(fn, "log_probs", log_probs, ndim=(2, 4), ndim_desc=_NDIM_DESC)
+    target, ignore_index, eps = _check_ce_args(fn, "log_probs", log_probs, target, ignore_index,
+                                               label_smoothing, reduction)
+    grad, scalar = None, 0.0
+    if reduction == "none":
+        grad = check_float_array(fn, "grad_loss", grad_loss, dtype=log_probs.dtype)
+        if grad.shape != target.shape:
+            raise ValueError(f"{fn}: grad_loss must have target's shape {tuple(target.shape)} for "
+                             f"reduction='none', got {tuple(grad.shape)}")
+    else:
+        if isinstance(grad_loss, np.ndarray):
+            if grad_loss.size != 1:
+                raise ValueError(f"{fn}: grad_loss must be a scalar for reduction={reduction!r}, got an "
+                                 f"array of shape {tuple(grad_loss.shape)}")
+            grad_loss = grad_loss.reshape(()).item()
+        scalar = check_real(fn, "grad_loss", grad_loss, finite=False)
+    dlogits = np.empty_like(log_probs)
+    _CE_BACKWARD[native_suffix(log_probs.dtype)](*_layout(log_probs.shape), log_probs, target, ignore_index,
+                                                 eps, grad, scalar, reduction == "mean", dlogits)
+    return dlogits

@@ -1,0 +1,48 @@
+// Bindings for the activations: mode and parameters in, arrays in, nothing out.
+#include <string>
+
+#include "bind_util.h"
+#include "cpu/activation.h"
+#include "cpu/parallel.h"
+#include "registry.h"
+
+namespace minifw {
+namespace {
+
+template <typename T>
+void forward(const std::string& mode, py::array x, py::array y, double negative_slope, double alpha) {
+  const ActParams p{parse_act_mode(mode), negative_slope, alpha};
+  const int64_t n = static_cast<int64_t>(x.size());
+  const T* xp = in_ptr<T>(x, n, "x");
+  T* yp = out_ptr<T>(y, n, "y");
+  py::gil_scoped_release release;
+  activation_forward<T>(p, xp, yp, n, get_num_threads());
+}
+
+template <typename T>
+void backward(const std::string& mode, py::array dy, py::array y, py::object x, py::array dx,
+              double negative_slope, double alpha) {
+  const ActParams p{parse_act_mode(mode), negative_slope, alpha};
+  const int64_t n = static_cast<int64_t>(y.size());
+  const T* dyp = in_ptr<T>(dy, n, "dy");
+  const T* yp = in_ptr<T>(y, n, "y");
+  const T* xp = nullptr;
+  py::array xa;
+  if (!x.is_none()) {
+    xa = x.cast<py::array>();
+    xp = in_ptr<T>(xa, n, "x");
+  }
+  require(xp || !activation_backward_needs_x(p), "x: required for " + mode + " with this parameter");
+  T* dxp = out_ptr<T>(dx, n, "dx");
+  py::gil_scoped_release release;
+  activation_backward<T>(p, dyp, yp, xp, dxp, n, get_num_threads());
+}
+}  // namespace
+
+MINIFW_BINDINGS(bind_activation) {
+  m.def("activation_forward_f32", &forward<float>);
+  m.def("activation_forward_f64", &forward<double>);
+  m.def("activation_backward_f32", &backward<float>);
+  m.def("activation_backward_f64", &backward<double>);
+}
+}  // namespace minifw

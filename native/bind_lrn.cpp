@@ -1,0 +1,46 @@
+// Bindings for LRN across channels: (N, C, H*W), window and constants in.
+#include "bind_util.h"
+#include "cpu/lrn.h"
+#include "cpu/parallel.h"
+#include "registry.h"
+
+namespace minifw {
+namespace {
+
+LrnShape to_shape(int64_t N, int64_t C, int64_t HW, int64_t size, double alpha, double beta, double k) {
+  require(N >= 0 && C >= 1 && HW >= 0 && size >= 1, "lrn: bad shape or size");
+  return {N, C, HW, size, alpha, beta, k};
+}
+
+template <typename T>
+void forward(int64_t N, int64_t C, int64_t HW, int64_t size, double alpha, double beta, double k, py::array x,
+             py::array y, py::array scale) {
+  const LrnShape s = to_shape(N, C, HW, size, alpha, beta, k);
+  const T* xp = in_ptr<T>(x, s.elems(), "x");
+  T* yp = out_ptr<T>(y, s.elems(), "y");
+  T* sp = out_ptr<T>(scale, s.elems(), "scale");
+  py::gil_scoped_release release;
+  lrn_forward<T>(s, xp, yp, sp, get_num_threads());
+}
+
+template <typename T>
+void backward(int64_t N, int64_t C, int64_t HW, int64_t size, double alpha, double beta, double k, py::array dy,
+              py::array x, py::array y, py::array scale, py::array dx) {
+  const LrnShape s = to_shape(N, C, HW, size, alpha, beta, k);
+  const T* dyp = in_ptr<T>(dy, s.elems(), "dy");
+  const T* xp = in_ptr<T>(x, s.elems(), "x");
+  const T* yp = in_ptr<T>(y, s.elems(), "y");
+  const T* sp = in_ptr<T>(scale, s.elems(), "scale");
+  T* dxp = out_ptr<T>(dx, s.elems(), "dx");
+  py::gil_scoped_release release;
+  lrn_backward<T>(s, dyp, xp, yp, sp, dxp, get_num_threads());
+}
+}  // namespace
+
+MINIFW_BINDINGS(bind_lrn) {
+  m.def("lrn_forward_f32", &forward<float>);
+  m.def("lrn_forward_f64", &forward<double>);
+  m.def("lrn_backward_f32", &backward<float>);
+  m.def("lrn_backward_f64", &backward<double>);
+}
+}  // namespace minifw

@@ -1,0 +1,80 @@
+// Bindings for 2-D pooling: geometry in (a tuple of 11 ints + ceil_mode), arrays
+// in. The shape is re-validated here and every array checked against it.
+#include <string>
+
+#include "bind_util.h"
+#include "cpu/parallel.h"
+#include "cpu/pooling.h"
+#include "registry.h"
+
+namespace minifw {
+namespace {
+
+using ShapeArgs = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                             int64_t, bool>;
+
+PoolShape to_shape(const ShapeArgs& a) {
+  auto [N, C, H, W, kh, kw, sh, sw, ph, pw, ceil_mode] = a;
+  return make_pool_shape(N, C, H, W, kh, kw, sh, sw, ph, pw, ceil_mode);
+}
+
+PoolMode parse_mode(const std::string& mode) {
+  if (mode == "max") return PoolMode::max;
+  if (mode == "avg_include_pad") return PoolMode::avg_include_pad;
+  if (mode == "avg_exclude_pad") return PoolMode::avg_exclude_pad;
+  throw py::value_error("unknown pooling mode '" + mode + "'");
+}
+
+template <typename T>
+void forward(const std::string& mode, const ShapeArgs& args, py::array x, py::array y, py::object indices) {
+  const PoolShape s = to_shape(args);
+  const PoolMode m = parse_mode(mode);
+  const T* xp = in_ptr<T>(x, s.x_size(), "x");
+  T* yp = out_ptr<T>(y, s.y_size(), "y");
+  int64_t* ip = nullptr;
+  py::array ia;
+  if (!indices.is_none()) {
+    require(m == PoolMode::max, "indices: only max pooling has indices");
+    ia = indices.cast<py::array>();
+    ip = out_ptr<int64_t>(ia, s.y_size(), "indices");
+  }
+  py::gil_scoped_release release;
+  pool_forward<T>(s, m, xp, yp, ip, get_num_threads());
+}
+
+template <typename T>
+void backward(const std::string& mode, const ShapeArgs& args, py::array dy, py::object indices, py::array dx) {
+  const PoolShape s = to_shape(args);
+  const PoolMode m = parse_mode(mode);
+  const T* dyp = in_ptr<T>(dy, s.y_size(), "dy");
+  const int64_t* ip = nullptr;
+  py::array ia;
+  if (m == PoolMode::max) {
+    require(!indices.is_none(), "indices: required for max pooling backward");
+    ia = indices.cast<py::array>();
+    ip = in_ptr<int64_t>(ia, s.y_size(), "indices");
+  }
+  T* dxp = out_ptr<T>(dx, s.x_size(), "dx");
+  int64_t bad;
+  {
+    py::gil_scoped_release release;
+    bad = pool_backward<T>(s, m, dyp, ip, dxp, get_num_threads());
+  }
+  if (bad >= 0)
+    throw py::value_error("indices: value " + std::to_string(static_cast<const int64_t*>(ia.data())[bad]) +
+                          " at flat position " + std::to_string(bad) + " is outside the input plane [0, " +
+                          std::to_string(s.H * s.W) + ")");
+}
+}  // namespace
+
+MINIFW_BINDINGS(bind_pooling) {
+  m.def("pool_out_hw", [](const ShapeArgs& a) {
+    const PoolShape s = to_shape(a);
+    return py::make_tuple(s.Ho, s.Wo);
+  });
+  m.def("pool_forward_f32", &forward<float>);
+  m.def("pool_forward_f64", &forward<double>);
+  m.def("pool_backward_f32", &backward<float>);
+  m.def("pool_backward_f64", &backward<double>);
+}
+}  // namespace minifw

@@ -1,0 +1,95 @@
+// Bindings for softmax, log-softmax and cross-entropy. Shapes arrive as
+// (outer, C, inner); every array is checked against them.
+#include <string>
+
+#include "bind_util.h"
+#include "cpu/parallel.h"
+#include "cpu/softmax.h"
+#include "registry.h"
+
+namespace minifw {
+namespace {
+
+SoftmaxShape to_shape(int64_t outer, int64_t C, int64_t inner) {
+  require(outer >= 0 && C >= 1 && inner >= 0, "softmax: bad shape");
+  return {outer, C, inner};
+}
+
+template <typename T>
+void forward(int64_t outer, int64_t C, int64_t inner, py::array x, py::array y, bool log) {
+  const SoftmaxShape s = to_shape(outer, C, inner);
+  const T* xp = in_ptr<T>(x, s.size(), "x");
+  T* yp = out_ptr<T>(y, s.size(), "y");
+  py::gil_scoped_release release;
+  softmax_forward<T>(s, xp, yp, log, get_num_threads());
+}
+
+template <typename T>
+void backward(int64_t outer, int64_t C, int64_t inner, py::array dy, py::array y, py::array dx, bool log) {
+  const SoftmaxShape s = to_shape(outer, C, inner);
+  const T* dyp = in_ptr<T>(dy, s.size(), "dy");
+  const T* yp = in_ptr<T>(y, s.size(), "y");
+  T* dxp = out_ptr<T>(dx, s.size(), "dx");
+  py::gil_scoped_release release;
+  softmax_backward<T>(s, dyp, yp, dxp, log, get_num_threads());
+}
+
+void bad_target(int64_t pos) {
+  if (pos >= 0)
+    throw py::value_error("target: value at flat position " + std::to_string(pos) +
+                          " is neither a class index in [0, C) nor ignore_index");
+}
+
+// Returns (sum of per-position losses, number of non-ignored targets).
+template <typename T>
+py::tuple ce_forward(int64_t outer, int64_t C, int64_t inner, py::array logits, py::array target,
+                     int64_t ignore_index, double label_smoothing, py::array log_probs, py::array losses) {
+  const SoftmaxShape s = to_shape(outer, C, inner);
+  const T* xp = in_ptr<T>(logits, s.size(), "logits");
+  const int64_t* tp = in_ptr<int64_t>(target, s.positions(), "target");
+  T* lpp = out_ptr<T>(log_probs, s.size(), "log_probs");
+  T* lp = out_ptr<T>(losses, s.positions(), "losses");
+  CrossEntropySums r;
+  {
+    py::gil_scoped_release release;
+    r = cross_entropy_forward<T>(s, xp, tp, ignore_index, label_smoothing, lpp, lp, get_num_threads());
+  }
+  bad_target(r.bad_position);
+  return py::make_tuple(r.loss_sum, r.count);
+}
+
+template <typename T>
+void ce_backward(int64_t outer, int64_t C, int64_t inner, py::array log_probs, py::array target,
+                 int64_t ignore_index, double label_smoothing, py::object grad, double grad_scalar,
+                 bool divide_by_count, py::array dlogits) {
+  const SoftmaxShape s = to_shape(outer, C, inner);
+  const T* lpp = in_ptr<T>(log_probs, s.size(), "log_probs");
+  const int64_t* tp = in_ptr<int64_t>(target, s.positions(), "target");
+  const T* gp = nullptr;
+  py::array ga;
+  if (!grad.is_none()) {
+    ga = grad.cast<py::array>();
+    gp = in_ptr<T>(ga, s.positions(), "grad_loss");
+  }
+  T* dp = out_ptr<T>(dlogits, s.size(), "dlogits");
+  int64_t bad;
+  {
+    py::gil_scoped_release release;
+    bad = cross_entropy_backward<T>(s, lpp, tp, ignore_index, label_smoothing, gp, grad_scalar, divide_by_count,
+                                    dp, get_num_threads());
+  }
+  bad_target(bad);
+}
+}  // namespace
+
+MINIFW_BINDINGS(bind_softmax) {
+  m.def("softmax_forward_f32", &forward<float>);
+  m.def("softmax_forward_f64", &forward<double>);
+  m.def("softmax_backward_f32", &backward<float>);
+  m.def("softmax_backward_f64", &backward<double>);
+  m.def("cross_entropy_forward_f32", &ce_forward<float>);
+  m.def("cross_entropy_forward_f64", &ce_forward<double>);
+  m.def("cross_entropy_backward_f32", &ce_backward<float>);
+  m.def("cross_entropy_backward_f64", &ce_backward<double>);
+}
+}  // namespace minifw

@@ -1,0 +1,45 @@
+// Local response normalization across channels (AlexNet's; PyTorch's
+// LocalResponseNorm semantics), NCHW:
+//   scale_c = k + alpha / size * sum_{j = c - size/2 .. c + (size-1)/2, 0 <= j < C} x_j^2
+//   y_c     = x_c * scale_c^-beta
+// Backward from the saved scale (and y):
+//   dx_c = dy_c * scale_c^-beta
+//          - 2 alpha beta / size * x_c * sum_{j = c - (size-1)/2 .. c + size/2} dy_j * y_j / scale_j
+// Both window sums slide along the channels: O(1) per element, whatever size.
+#pragma once
+#include <cstdint>
+
+#include "isa.h"
+
+namespace minifw {
+
+struct LrnShape {
+  int64_t N, C, HW;
+  int64_t size;
+  double alpha, beta, k;
+  int64_t elems() const { return N * C * HW; }
+};
+
+template <typename T>
+void lrn_forward(const LrnShape& s, const T* x, T* y, T* scale, int nthreads);
+
+template <typename T>
+void lrn_backward(const LrnShape& s, const T* dy, const T* x, const T* y, const T* scale, T* dx, int nthreads);
+
+// Per-block kernels, compiled once per ISA (lrn_impl.h): B positions starting
+// at offset `off` of image n's channel 0; scratch holds lrn_scratch_bytes().
+template <typename T>
+struct LrnKernels {
+  void (*forward_block)(const LrnShape& s, const T* x, T* y, T* scale, int64_t B, void* scratch);
+  void (*backward_block)(const LrnShape& s, const T* dy, const T* x, const T* y, const T* scale, T* dx, int64_t B,
+                         void* scratch);
+};
+constexpr int64_t kLrnBlock = 512;
+constexpr int64_t kLrnScratchBytes = kLrnBlock * (2 * 8 + 8) + 64;
+
+const LrnKernels<float>& lrn_kernels_avx2_f32();
+const LrnKernels<double>& lrn_kernels_avx2_f64();
+const LrnKernels<float>& lrn_kernels_avx512_f32();
+const LrnKernels<double>& lrn_kernels_avx512_f64();
+
+}  // namespace minifw

@@ -1,0 +1,153 @@
+// Pooling: shape rules, the choice of per-ISA plane kernels, and the
+// backward passes (scatters into a zeroed plane that stays in L1/L2).
+#include "pooling.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "isa.h"
+#include "pooling_impl.h"
+#include "split_work.h"
+
+namespace minifw {
+
+namespace {
+int64_t out_size(int64_t size, int64_t k, int64_t s, int64_t p, bool ceil_mode) {
+  const int64_t span = size + 2 * p - k;  // >= 0, checked by the caller
+  int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  // PyTorch: with ceil_mode the last window must start inside the input or the left padding.
+  if (ceil_mode && (out - 1) * s >= size + p) --out;
+  return out;
+}
+}  // namespace
+
+PoolShape make_pool_shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t sh,
+                          int64_t sw, int64_t ph, int64_t pw, bool ceil_mode) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("pooling: " + what); };
+  if (N < 1 || C < 1 || H < 1 || W < 1) fail("every dimension of x must be >= 1");
+  if (kh < 1 || kw < 1 || sh < 1 || sw < 1) fail("kernel and stride must be >= 1");
+  if (ph < 0 || pw < 0 || 2 * ph > kh || 2 * pw > kw) fail("padding must be in [0, kernel / 2]");
+  if (H + 2 * ph < kh || W + 2 * pw < kw) fail("kernel larger than the padded input");
+  if (H * W >= (int64_t(1) << 31) || N * C * H * W >= (int64_t(1) << 62)) fail("input too large");
+  PoolShape s{N, C, H, W, kh, kw, sh, sw, ph, pw, 0, 0};
+  s.Ho = out_size(H, kh, sh, ph, ceil_mode);
+  s.Wo = out_size(W, kw, sw, pw, ceil_mode);
+  return s;
+}
+
+int64_t pool_scratch_bytes(const PoolShape& s) { return (s.Wo + s.W) * 16 + 64; }
+
+namespace {
+template <typename T>
+const PoolKernels<T>& generic_kernels() {
+  static const PoolKernels<T> k = make_pool_kernels<T>();
+  return k;
+}
+
+const PoolKernels<float>& kernels_for(Isa isa, const float*) {
+#if defined(MINIFW_X86)
+  if (isa == Isa::avx512) return pool_kernels_avx512_f32();
+  if (isa == Isa::avx2) return pool_kernels_avx2_f32();
+#endif
+  return generic_kernels<float>();
+}
+const PoolKernels<double>& kernels_for(Isa isa, const double*) {
+#if defined(MINIFW_X86)
+  if (isa == Isa::avx512) return pool_kernels_avx512_f64();
+  if (isa == Isa::avx2) return pool_kernels_avx2_f64();
+#endif
+  return generic_kernels<double>();
+}
+
+// fn(plane, scratch) for every (n, c) plane, planes split over threads.
+template <typename F>
+void for_each_plane(const PoolShape& s, int nthreads, F&& fn) {
+  const int64_t cost = s.H * s.W + s.Ho * s.Wo;
+  for_each_range(s.planes(), nthreads, std::max<int64_t>(1, kParallelGrain / cost), [&](int64_t b, int64_t e) {
+    std::vector<unsigned char> scratch(static_cast<size_t>(pool_scratch_bytes(s)));
+    for (int64_t q = b; q < e; ++q) fn(q, scratch.data());
+  });
+}
+}  // namespace
+
+const PoolKernels<float>& pool_kernels_generic_f32() { return generic_kernels<float>(); }
+const PoolKernels<double>& pool_kernels_generic_f64() { return generic_kernels<double>(); }
+
+template <typename T>
+void pool_forward(const PoolShape& s, PoolMode mode, const T* x, T* y, int64_t* indices, int nthreads) {
+  const PoolKernels<T>& k = kernels_for(active_isa(), static_cast<const T*>(nullptr));
+  const int64_t in = s.H * s.W, out = s.Ho * s.Wo;
+  for_each_plane(s, nthreads, [&](int64_t q, void* scratch) {
+    if (mode == PoolMode::max)
+      k.max_plane(s, x + q * in, y + q * out, indices ? indices + q * out : nullptr, scratch);
+    else
+      k.avg_plane(s, mode == PoolMode::avg_include_pad, x + q * in, y + q * out, scratch);
+  });
+}
+
+template <typename T>
+int64_t pool_backward(const PoolShape& s, PoolMode mode, const T* dy, const int64_t* indices, T* dx,
+                      int nthreads) {
+  const int64_t in = s.H * s.W, out = s.Ho * s.Wo;
+  std::atomic<int64_t> bad{-1};
+  for_each_plane(s, nthreads, [&](int64_t q, void* scratch) {
+    T* d = dx + q * in;
+    const T* g = dy + q * out;
+    std::memset(d, 0, sizeof(T) * in);
+    if (mode == PoolMode::max) {
+      const int64_t* idx = indices + q * out;
+      for (int64_t o = 0; o < out; ++o) {
+        const uint64_t k = static_cast<uint64_t>(idx[o]);
+        if (k < static_cast<uint64_t>(in)) {
+          d[k] += g[o];
+        } else {  // an index from elsewhere: skip the write, report it
+          int64_t cur = bad.load();
+          const int64_t pos = q * out + o;
+          while ((cur < 0 || pos < cur) && !bad.compare_exchange_weak(cur, pos)) {
+          }
+        }
+      }
+      return;
+    }
+    // Average: a window is a row range times a column range, so each output
+    // row's shares are first spread along one input row, tap by tap (adds
+    // that do not depend on each other), and that row is then added to the
+    // kh input rows the windows cover (vectorized).
+    const bool include_pad = mode == PoolMode::avg_include_pad;
+    T* spread = static_cast<T*>(scratch);
+    T* share = spread + s.W;
+    for (int64_t oh = 0; oh < s.Ho; ++oh) {
+      const int64_t h0 = oh * s.sh - s.ph;
+      const int64_t hs = lo_clip(h0, 0), he = hi_clip(h0 + s.kh, s.H);
+      const int64_t rows = include_pad ? hi_clip(h0 + s.kh, s.H + s.ph) - h0 : he - hs;
+      for (int64_t ow = 0; ow < s.Wo; ++ow) {
+        const int64_t w0 = ow * s.sw - s.pw;
+        const int64_t cols = include_pad ? hi_clip(w0 + s.kw, s.W + s.pw) - w0
+                                         : hi_clip(w0 + s.kw, s.W) - lo_clip(w0, 0);
+        share[ow] = g[oh * s.Wo + ow] / static_cast<T>(rows * cols);
+      }
+      for (int64_t c = 0; c < s.W; ++c) spread[c] = T(0);
+      for (int64_t t = 0; t < s.kw; ++t) {
+        // outputs whose tap t lands inside the row: 0 <= ow * sw - pw + t < W
+        const int64_t first = t >= s.pw ? 0 : (s.pw - t + s.sw - 1) / s.sw;
+        const int64_t last = hi_clip(s.Wo, (s.W - 1 + s.pw - t) / s.sw + 1);
+        for (int64_t ow = first; ow < last; ++ow) spread[ow * s.sw - s.pw + t] += share[ow];
+      }
+      for (int64_t r = hs; r < he; ++r) {
+        T* drow = d + r * s.W;
+        for (int64_t c = 0; c < s.W; ++c) drow[c] += spread[c];
+      }
+    }
+  });
+  return bad.load();
+}
+
+template void pool_forward<float>(const PoolShape&, PoolMode, const float*, float*, int64_t*, int);
+template void pool_forward<double>(const PoolShape&, PoolMode, const double*, double*, int64_t*, int);
+template int64_t pool_backward<float>(const PoolShape&, PoolMode, const float*, const int64_t*, float*, int);
+template int64_t pool_backward<double>(const PoolShape&, PoolMode, const double*, const int64_t*, double*, int);
+}  // namespace minifw

@@ -1,0 +1,57 @@
+// 2-D max and average pooling, NCHW, forward and backward.
+//
+// Output size follows PyTorch: floor((H + 2p - k) / s) + 1, or with ceil_mode
+// the ceiling, less one when the last window would start inside the right
+// padding. A window is clipped to the padded input; max pooling ignores the
+// padding, average pooling divides by the clipped window's area
+// (count_include_pad) or by the number of input elements in it.
+#pragma once
+#include <cstdint>
+
+namespace minifw {
+
+struct PoolShape {
+  int64_t N, C, H, W;
+  int64_t kh, kw, sh, sw, ph, pw;
+  int64_t Ho, Wo;
+  int64_t planes() const { return N * C; }
+  int64_t x_size() const { return N * C * H * W; }
+  int64_t y_size() const { return N * C * Ho * Wo; }
+};
+
+// Computes Ho, Wo; throws std::invalid_argument on anything inconsistent
+// (padding > kernel / 2, an empty output, sizes < 1).
+PoolShape make_pool_shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t sh,
+                          int64_t sw, int64_t ph, int64_t pw, bool ceil_mode);
+
+enum class PoolMode { max, avg_include_pad, avg_exclude_pad };
+
+// indices (max only, may be null): flat index h * W + w of each window's first
+// maximum in row-major order (a NaN counts as the maximum).
+template <typename T>
+void pool_forward(const PoolShape& s, PoolMode mode, const T* x, T* y, int64_t* indices, int nthreads);
+
+// dx = 0 everywhere, then: max routes dy to indices[...] (which must lie in
+// [0, H * W): others are skipped and reported); avg spreads dy / divisor over
+// the window. Returns the flat position in dy of the first bad index, or -1.
+template <typename T>
+int64_t pool_backward(const PoolShape& s, PoolMode mode, const T* dy, const int64_t* indices, T* dx,
+                      int nthreads);
+
+// Per-plane kernels, compiled once per ISA (pooling_impl.h). Each handles one
+// (n, c) plane; scratch holds at least pool_scratch_bytes(s) bytes.
+template <typename T>
+struct PoolKernels {
+  void (*max_plane)(const PoolShape& s, const T* x, T* y, int64_t* indices, void* scratch);
+  void (*avg_plane)(const PoolShape& s, bool include_pad, const T* x, T* y, void* scratch);
+};
+int64_t pool_scratch_bytes(const PoolShape& s);
+
+const PoolKernels<float>& pool_kernels_generic_f32();
+const PoolKernels<double>& pool_kernels_generic_f64();
+const PoolKernels<float>& pool_kernels_avx2_f32();
+const PoolKernels<double>& pool_kernels_avx2_f64();
+const PoolKernels<float>& pool_kernels_avx512_f32();
+const PoolKernels<double>& pool_kernels_avx512_f64();
+
+}  // namespace minifw

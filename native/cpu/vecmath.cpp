@@ -1,0 +1,77 @@
+// Portable vecmath (libm, one element at a time) and the choice by ISA.
+#include "vecmath.h"
+
+#include <cmath>
+
+namespace minifw {
+namespace {
+
+template <typename T>
+struct Portable {
+  static void exp(const T* x, T* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i]);
+  }
+  static T exp_shift_sum(const T* x, T shift, T* y, int64_t n) {
+    T sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      y[i] = std::exp(x[i] - shift);
+      sum += y[i];
+    }
+    return sum;
+  }
+  static void exp_sub(const T* x, const T* m, T* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = std::exp(x[i] - m[i]);
+  }
+  static void log(const T* x, T* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = std::log(x[i]);
+  }
+  static void sigmoid(const T* x, T* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = T(1) / (T(1) + std::exp(-x[i]));
+  }
+  static void tanh(const T* x, T* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+  }
+  static void elu(const T* x, T* y, int64_t n, T alpha) {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0 ? x[i] : alpha * std::expm1(x[i]);
+  }
+  static void pow_neg(const T* s, T* y, int64_t n, T beta) {
+    if (beta == T(0.75)) {
+      for (int64_t i = 0; i < n; ++i) {
+        const T r = std::sqrt(s[i]);
+        y[i] = T(1) / (r * std::sqrt(r));
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) y[i] = std::pow(s[i], -beta);
+    }
+  }
+  static const VecMath<T>& table() {
+    static const VecMath<T> t{exp, exp_shift_sum, exp_sub, log, sigmoid, tanh, elu, pow_neg, "generic"};
+    return t;
+  }
+};
+
+const VecMath<float>& table_for(Isa isa, const float*) {
+#if defined(MINIFW_X86)
+  if (isa == Isa::avx512) return vecmath_avx512_f32();
+  if (isa == Isa::avx2) return vecmath_avx2_f32();
+#endif
+  return Portable<float>::table();
+}
+
+const VecMath<double>& table_for(Isa isa, const double*) {
+#if defined(MINIFW_X86)
+  if (isa == Isa::avx512) return vecmath_avx512_f64();
+  if (isa == Isa::avx2) return vecmath_avx2_f64();
+#endif
+  return Portable<double>::table();
+}
+
+}  // namespace
+
+template <typename T>
+const VecMath<T>& vecmath(Isa isa) {
+  return table_for(isa, static_cast<const T*>(nullptr));
+}
+template const VecMath<float>& vecmath<float>(Isa);
+template const VecMath<double>& vecmath<double>(Isa);
+}  // namespace minifw

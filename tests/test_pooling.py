@@ -1,0 +1,215 @@
+"""2-D max and average pooling: forward (values and first-maximum indices) and
+backward against the float64 reference, on shapes that hit every edge of the
+window arithmetic (odd sizes, N=1, kernel = input, stride > kernel, padding,
+ceil-mode edge windows, vector tails), float32 and float64, under every ISA;
+finite differences; ties and NaN; bad input."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+import minifw
+from minifw import ops
+from reference import assert_within_bound, numerical_grad, pool2d_backward_ref, pool2d_ref, pool_out_size
+
+DTYPES = (np.float32, np.float64)
+# Max pooling selects values, so its forward is exact; its backward and the
+# average are sums of at most k*k (or, backward, of every window touching an
+# element) terms: the error is a few ulp of the sum of |terms|, so the bound
+# is rtol times the reference computed on |inputs| (rtol ~ 8 ulp).
+RTOL = {np.float32: 1e-6, np.float64: 1e-14}
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    id: str
+    x_shape: tuple
+    kernel_size: object
+    stride: object = None
+    padding: object = 0
+    ceil_mode: bool = False
+
+    @property
+    def geometry(self):
+        return dict(kernel_size=self.kernel_size, stride=self.stride, padding=self.padding, ceil_mode=self.ceil_mode)
+
+    def __str__(self):
+        return self.id
+
+
+CASES = [
+    Case("lenet_2x2s2", (2, 3, 24, 24), 2, 2),
+    Case("alexnet_3x3s2_55", (1, 2, 55, 55), 3, 2),
+    Case("alexnet_3x3s2_ceil_13", (2, 3, 13, 13), 3, 2, ceil_mode=True),
+    Case("n1_c1_odd_7x9_3x3s2_ceil", (1, 1, 7, 9), 3, 2, ceil_mode=True),
+    Case("kernel_equals_input", (2, 3, 5, 7), (5, 7)),
+    Case("stride_greater_than_kernel", (1, 2, 11, 13), 2, 3),
+    Case("pad1_3x3s1", (2, 2, 6, 7), 3, 1, 1),
+    Case("pad1_3x3s2_ceil", (1, 3, 10, 10), 3, 2, 1, True),
+    Case("ceil_drops_window_in_padding", (1, 2, 5, 5), 2, 2, 1, True),
+    Case("rect_2x3_s1x3_pad1", (2, 2, 9, 11), (2, 3), (1, 3), 1),
+    Case("stride3_gathered_columns", (1, 2, 9, 70), 3, 3, 1),
+    Case("wide_rows_vector_tails", (1, 1, 4, 71), 3, 2, 1),
+    Case("single_pixel", (1, 1, 1, 1), 1),
+    Case("threaded_planes", (8, 32, 20, 20), 2, 2),
+]
+MODES = {"max": dict(mode="max"), "avg_include_pad": dict(mode="avg", count_include_pad=True),
+         "avg_exclude_pad": dict(mode="avg", count_include_pad=False)}
+
+
+def ids(d):
+    return d.__name__
+
+
+@pytest.mark.parametrize("mode", MODES.values(), ids=MODES.keys())
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids)
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_forward_and_backward_match_reference(isa, rng, case, dtype, mode):
+    x = rng.standard_normal(case.x_shape).astype(dtype)
+    kw = dict(case.geometry, **mode)
+    ref_kw = dict(kw, stride=case.stride)
+    y_ref, idx_ref = pool2d_ref(x, **ref_kw)
+    y = ops.pool2d_forward(x, **kw)
+    assert y.dtype == dtype and y.shape == y_ref.shape
+    rtol = RTOL[dtype]
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    if mode["mode"] == "max":
+        np.testing.assert_array_equal(y, y_ref)
+        y2, idx = ops.pool2d_forward(x, return_indices=True, **kw)
+        np.testing.assert_array_equal(y2, y_ref)
+        assert idx.dtype == np.int64
+        np.testing.assert_array_equal(idx, idx_ref)
+        dx = ops.pool2d_backward(dy, x.shape, indices=idx, **kw)
+        dref = pool2d_backward_ref(dy, x.shape, indices=idx_ref, **ref_kw)
+        dscale = pool2d_backward_ref(np.abs(dy), x.shape, indices=idx_ref, **ref_kw)
+    else:
+        assert_within_bound(y, y_ref, pool2d_ref(np.abs(x), **ref_kw)[0], rtol, 0, "avg forward")
+        dx = ops.pool2d_backward(dy, x.shape, **kw)
+        dref = pool2d_backward_ref(dy, x.shape, **ref_kw)
+        dscale = pool2d_backward_ref(np.abs(dy), x.shape, **ref_kw)
+    assert dx.dtype == dtype
+    assert_within_bound(dx, dref, dscale, rtol, 0, "backward")
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_output_shape_follows_pytorch(case):
+    p = ops.PoolProblem(case.x_shape, case.kernel_size, stride=case.stride, padding=case.padding,
+                        ceil_mode=case.ceil_mode)
+    kh, kw = (case.kernel_size,) * 2 if isinstance(case.kernel_size, int) else case.kernel_size
+    stride = case.stride if case.stride is not None else case.kernel_size
+    sh, sw = (stride,) * 2 if isinstance(stride, int) else stride
+    ph, pw = (case.padding,) * 2 if isinstance(case.padding, int) else case.padding
+    n, c, h, w = case.x_shape
+    assert p.out_shape == (n, c, pool_out_size(h, kh, sh, ph, case.ceil_mode),
+                           pool_out_size(w, kw, sw, pw, case.ceil_mode))
+
+
+def test_known_output_sizes():
+    # Caffe's AlexNet pools (ceil) and PyTorch's rule that drops a window starting in the padding.
+    assert ops.PoolProblem((1, 1, 55, 55), 3, stride=2, ceil_mode=True).out_shape[2:] == (27, 27)
+    assert ops.PoolProblem((1, 1, 13, 13), 3, stride=2, ceil_mode=True).out_shape[2:] == (6, 6)
+    assert ops.PoolProblem((1, 1, 14, 14), 3, stride=2, ceil_mode=False).out_shape[2:] == (6, 6)
+    assert ops.PoolProblem((1, 1, 14, 14), 3, stride=2, ceil_mode=True).out_shape[2:] == (7, 7)
+    assert ops.PoolProblem((1, 1, 5, 5), 2, stride=2, padding=1, ceil_mode=True).out_shape[2:] == (3, 3)
+
+
+@pytest.mark.parametrize("mode", MODES.values(), ids=MODES.keys())
+@pytest.mark.parametrize("case", [Case("3x3s2_pad1_ceil", (1, 2, 6, 7), 3, 2, 1, True),
+                                  Case("2x3_s1x2", (2, 1, 4, 6), (2, 3), (1, 2))], ids=str)
+def test_gradient_matches_finite_differences(rng, case, mode):
+    x = rng.standard_normal(case.x_shape)
+    kw = dict(case.geometry, **mode)
+    y = ops.pool2d_forward(x, **kw)
+    dy = rng.standard_normal(y.shape)
+    indices = ops.pool2d_forward(x, return_indices=True, **kw)[1] if mode["mode"] == "max" else None
+    dx = ops.pool2d_backward(dy, x.shape, indices=indices, **kw)
+    num = numerical_grad(lambda v: np.sum(ops.pool2d_forward(v, **kw) * dy), x)
+    np.testing.assert_allclose(dx, num, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids)
+def test_max_routes_to_the_first_maximum_among_ties(isa, rng, dtype):
+    x = rng.integers(0, 3, (2, 3, 9, 40)).astype(dtype)  # many ties
+    for geometry in (dict(kernel_size=3, stride=2), dict(kernel_size=3, stride=1, padding=1),
+                     dict(kernel_size=2, stride=3)):
+        y, idx = ops.pool2d_forward(x, return_indices=True, **geometry)
+        np.testing.assert_array_equal(idx, pool2d_ref(x, **geometry)[1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids)
+def test_max_nan_wins_and_all_minus_inf_windows(isa, dtype):
+    x = np.full((1, 1, 4, 37), -np.inf, dtype)
+    y, idx = ops.pool2d_forward(x, 2, return_indices=True)
+    assert np.all(y == -np.inf)
+    np.testing.assert_array_equal(idx, pool2d_ref(x, 2)[1])  # each window's first element
+    x = np.zeros((1, 1, 4, 37), dtype)
+    x[0, 0, 1, 5] = np.nan
+    x[0, 0, 0, 5] = 7
+    y, idx = ops.pool2d_forward(x, 2, return_indices=True)
+    assert np.isnan(y[0, 0, 0, 2]) and idx[0, 0, 0, 2] == 1 * 37 + 5
+    assert np.isnan(ops.pool2d_forward(x, 2, mode="avg")[0, 0, 0, 2])
+
+
+def test_results_do_not_depend_on_thread_count(rng):
+    x = rng.standard_normal((8, 32, 20, 20)).astype(np.float32)
+    before = minifw.get_num_threads()
+    try:
+        out = []
+        for n in (1, 2):
+            minifw.set_num_threads(n)
+            y, idx = ops.pool2d_forward(x, 3, stride=2, return_indices=True)
+            out.append((y, idx, ops.pool2d_backward(y, x.shape, 3, stride=2, indices=idx)))
+    finally:
+        minifw.set_num_threads(before)
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_problem_is_a_value_object():
+    a = ops.PoolProblem((2, 3, 8, 8), 2)
+    b = ops.PoolProblem((2, 3, 8, 8), (2, 2), stride=2)
+    assert a == b and hash(a) == hash(b) and a != ops.PoolProblem((2, 3, 8, 8), 2, mode="avg")
+    assert "PoolProblem(x_shape=(2, 3, 8, 8)" in repr(a)
+
+
+# ---- bad input ---------------------------------------------------------------
+
+X = np.zeros((1, 2, 6, 6), np.float32)
+Y, IDX = ops.pool2d_forward(X, 2, return_indices=True)
+BAD_CALLS = {
+    "x_3d": (lambda: ops.pool2d_forward(np.zeros((2, 6, 6)), 2), ValueError, "pool2d_forward: x must be 4-D"),
+    "x_int": (lambda: ops.pool2d_forward(np.zeros((1, 1, 4, 4), np.int32), 2), TypeError, "pool2d_forward: x"),
+    "x_list": (lambda: ops.pool2d_forward([[[[1.0]]]], 1), TypeError, "pool2d_forward: x"),
+    "kernel_zero": (lambda: ops.pool2d_forward(X, 0), ValueError, "kernel_size"),
+    "kernel_float": (lambda: ops.pool2d_forward(X, 2.0), TypeError, "kernel_size"),
+    "kernel_triple": (lambda: ops.pool2d_forward(X, (2, 2, 2)), ValueError, "kernel_size"),
+    "stride_zero": (lambda: ops.pool2d_forward(X, 2, stride=0), ValueError, "stride"),
+    "padding_negative": (lambda: ops.pool2d_forward(X, 2, padding=-1), ValueError, "padding"),
+    "padding_over_half_kernel": (lambda: ops.pool2d_forward(X, 3, padding=2), ValueError, "padding"),
+    "kernel_larger_than_input": (lambda: ops.pool2d_forward(X, 7), ValueError, "output size"),
+    "bad_mode": (lambda: ops.pool2d_forward(X, 2, mode="min"), ValueError, "mode"),
+    "ceil_mode_not_bool": (lambda: ops.pool2d_forward(X, 2, ceil_mode=1), TypeError, "ceil_mode"),
+    "indices_for_avg": (lambda: ops.pool2d_forward(X, 2, mode="avg", return_indices=True), ValueError,
+                        "return_indices"),
+    "backward_max_without_indices": (lambda: ops.pool2d_backward(Y, X.shape, 2), ValueError, "indices"),
+    "backward_indices_int32": (lambda: ops.pool2d_backward(Y, X.shape, 2, indices=IDX.astype(np.int32)),
+                               TypeError, "indices"),
+    "backward_indices_shape": (lambda: ops.pool2d_backward(Y, X.shape, 2, indices=IDX[:, :1]), ValueError,
+                               "indices"),
+    "backward_index_out_of_plane": (lambda: ops.pool2d_backward(Y, X.shape, 2, indices=IDX + 36), ValueError,
+                                    "pool2d_backward: indices: value 36"),
+    "backward_index_negative": (lambda: ops.pool2d_backward(Y, X.shape, 2, indices=IDX - 100), ValueError,
+                                "indices"),
+    "backward_dy_shape": (lambda: ops.pool2d_backward(Y[:, :, :2], X.shape, 2, indices=IDX), ValueError,
+                          "pool2d_backward: dy"),
+    "backward_bad_x_shape": (lambda: ops.pool2d_backward(Y, (1, 2, 6), 2, indices=IDX), ValueError, "x_shape"),
+    "backward_indices_for_avg": (lambda: ops.pool2d_backward(Y, X.shape, 2, mode="avg", indices=IDX), ValueError,
+                                 "indices"),
+    "problem_bad_dtype": (lambda: ops.PoolProblem((1, 1, 4, 4), 2, dtype="int8"), TypeError, "dtype"),
+}
+
+
+@pytest.mark.parametrize("call,exc,pattern", BAD_CALLS.values(), ids=BAD_CALLS.keys())
+def test_bad_input_raises_naming_the_argument(call, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        call()
