@@ -67,7 +67,7 @@ template <typename T>
 void dropout_backward(const T* dy, const uint8_t* mask, T* dx, int64_t n, double p, int nthreads) {
   const T scale = keep_scale<T>(p);
   for_each_range(n, nthreads, kParallelGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) dx[i] = mask[i] ? dy[i] * scale : T(0);
+    for (int64_t i = b; i < e; ++i) dx[i] = dy[i] * (mask[i] ? scale : T(0));
   });
 }
 

@@ -14,11 +14,12 @@
 
 namespace minifw {
 
-// y = x * mask / (1 - p), mask[i] = 1 where kept. p in [0, 1].
+// y = x * (mask / (1 - p)), mask[i] = 1 where kept. p in [0, 1]. (p = 1 gives
+// y = 0 exactly, p = 0 a copy of x.)
 template <typename T>
 void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, double p, uint64_t seed, int nthreads);
 
-// dx = dy * (mask != 0) / (1 - p); 0 everywhere when p == 1.
+// dx = dy * ((mask != 0) / (1 - p)), with 1 / (1 - p) taken as 0 when p == 1.
 template <typename T>
 void dropout_backward(const T* dy, const uint8_t* mask, T* dx, int64_t n, double p, int nthreads);
 

@@ -60,10 +60,12 @@ void dropout_blocks(const T* x, T* y, uint8_t* mask, int64_t n, int64_t b0, uint
     const T* xs = x + base;
     T* ys = y + base;
     uint8_t* ms = mask + base;
+    // x times (scale or 0), as PyTorch multiplies by the scaled mask (a dropped
+    // inf or nan gives nan); no branch on the load, so it vectorizes everywhere.
     for (int64_t i = 0; i < len; ++i) {
       const bool keep = words[i] >= threshold;
       ms[i] = keep ? 1 : 0;
-      ys[i] = keep ? xs[i] * scale : T(0);
+      ys[i] = xs[i] * (keep ? scale : T(0));
     }
   }
 }
