@@ -13,7 +13,7 @@ import json
 import math
 import numbers
 import os
-import tempfile
+import uuid
 import zipfile
 
 import numpy as np
@@ -85,7 +85,12 @@ def save(obj, path):
     arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"save: cannot write {path}: directory {folder} does not exist")
+    # A unique name next to the target (os.replace is atomic only within one file system),
+    # opened with O_EXCL and the usual 0o666 & ~umask mode (mkstemp would make it 0o600).
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)

@@ -27,7 +27,8 @@ class TensorDataset(Dataset):
         self.tensors = tensors
 
     def __getitem__(self, index):
-        return tuple(Tensor._make(t.data[index]) for t in self.tensors)
+        # [index, ...] keeps a 0-d array (not a NumPy scalar) for an int index into a 1-D tensor
+        return tuple(Tensor._make(t.data[index, ...]) for t in self.tensors)
 
     def __len__(self):
         return self.tensors[0].shape[0]

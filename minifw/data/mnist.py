@@ -108,6 +108,10 @@ def load_idx_split(root, train):
         raise FileNotFoundError(f"MNIST: {root!r} has no {' or '.join(missing)} (raw or .gz). "
                                 + _HOW_TO_GET_DATA)
     images, labels = read_idx(paths[0]), read_idx(paths[1])
+    if images.dtype != np.uint8:
+        raise ValueError(f"MNIST: {paths[0]} must hold uint8 pixels (IDX type 08), got {images.dtype}")
+    if labels.dtype.kind not in "iu":
+        raise ValueError(f"MNIST: {paths[1]} must hold integer labels, got {labels.dtype}")
     if images.ndim != 3:
         raise ValueError(f"MNIST: {paths[0]} must hold a 3-D array (N, rows, cols), got shape "
                          f"{images.shape}")
@@ -116,7 +120,7 @@ def load_idx_split(root, train):
                          f"got shape {labels.shape}")
     if labels.size and (labels.min() < 0 or labels.max() > 9):
         raise ValueError(f"MNIST: {paths[1]} has labels outside 0-9")
-    return images.astype(np.uint8, copy=False), labels.astype(np.int64)
+    return images, labels.astype(np.int64)
 
 
 def bundled_path():

@@ -11,11 +11,11 @@ class Adam(Optimizer):
     """PyTorch's Adam. At step t, for each parameter p with gradient g:
 
         g = g + weight_decay * p                    (Adam; AdamW decays p instead, see below)
-        m = beta1 * m + (1 - beta1) * g
+        m = m + (1 - beta1) * (g - m)               (= beta1 * m + (1 - beta1) * g)
         v = beta2 * v + (1 - beta2) * g * g
         v_max = max(v_max, v)                        (amsgrad; v_max replaces v below)
-        denom = sqrt(v) / sqrt(1 - beta2^t) + eps
-        p = p - lr / (1 - beta1^t) * m / denom
+        denom = sqrt(v) / sqrt(1 - beta2^t) + eps    (eps outside the square root)
+        p = p - lr / (1 - beta1^t) * (m / denom)
     """
 
     _decoupled = False
@@ -55,17 +55,18 @@ class Adam(Optimizer):
                     else:
                         g = g + weight_decay * p.data
                 m, v = state["exp_avg"], state["exp_avg_sq"]
-                m *= beta1
-                m += (1 - beta1) * g
+                # PyTorch's operations, in its order (m.lerp_(g, 1 - beta1), then
+                # p.addcdiv_(m, denom, value=-step_size)), so float32 results stay close to its.
+                m += (1 - beta1) * (g - m)
                 v *= beta2
-                v += (1 - beta2) * g * g
+                v += (1 - beta2) * (g * g)
                 if amsgrad:
                     np.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
                     v = state["max_exp_avg_sq"]
-                bias_correction1 = 1 - beta1 ** t
+                step_size = lr / (1 - beta1 ** t)
                 bias_correction2_sqrt = math.sqrt(1 - beta2 ** t)
                 denom = np.sqrt(v) / bias_correction2_sqrt + eps
-                p.data -= (lr / bias_correction1) * m / denom
+                p.data -= step_size * (m / denom)
 
 
 class AdamW(Adam):
