@@ -1,0 +1,323 @@
+"""minifw.optim: SGD, Adam and AdamW against numbers worked out by hand from PyTorch's
+documented update rules, parameter groups, state_dict round trips, and the lr schedules.
+
+Each optimizer case starts from one float64 parameter p = 1 and feeds it a fixed
+gradient per step, so every expected value can be checked on paper."""
+import math
+
+import numpy as np
+import pytest
+
+import minifw
+from minifw import optim
+from minifw.optim import lr_scheduler
+
+# The expected values are exact decimals or rounded to 12 significant digits.
+RTOL = 1e-10
+
+
+def run_steps(make_optimizer, grads, p0=1.0):
+    """The parameter after each step, when step i sees gradient grads[i]."""
+    p = minifw.tensor(np.array([p0], dtype=np.float64), requires_grad=True)
+    opt = make_optimizer([p])
+    values = []
+    for g in grads:
+        p.grad = minifw.tensor(np.array([g], dtype=np.float64))
+        opt.step()
+        values.append(p.item())
+    return values
+
+
+SGD_CASES = [
+    # p -= lr * g: 1 - 0.05, + 0.1, - 0.2
+    pytest.param(dict(lr=0.1), [0.5, -1.0, 2.0], [0.95, 1.05, 0.85], id="plain"),
+    # buf = g on the first step, then buf = 0.9 buf + g: 1, 1.9, 2.71
+    pytest.param(dict(lr=0.1, momentum=0.9), [1, 1, 1], [0.9, 0.71, 0.439], id="momentum"),
+    # buf = g first (no dampening then), then 0.9 buf + 0.5 g: 1, 1.4, 1.76
+    pytest.param(dict(lr=0.1, momentum=0.9, dampening=0.5), [1, 1, 1], [0.9, 0.76, 0.584],
+                 id="dampening"),
+    # step along g + 0.9 buf with buf as above: 1.9, 2.71, 3.439
+    pytest.param(dict(lr=0.1, momentum=0.9, nesterov=True), [1, 1, 1], [0.81, 0.539, 0.1951],
+                 id="nesterov"),
+    # g + 0.1 p: 1.1, 1.089, 1.07811
+    pytest.param(dict(lr=0.1, weight_decay=0.1), [1, 1, 1], [0.89, 0.7811, 0.673289],
+                 id="weight_decay"),
+    # the decayed gradient feeds the momentum buffer: 1.1, then 0.9 * 1.1 + 1.089 = 2.079
+    pytest.param(dict(lr=0.1, momentum=0.9, weight_decay=0.1), [1, 1], [0.89, 0.6821],
+                 id="momentum+weight_decay"),
+    # ascends: p += lr * g
+    pytest.param(dict(lr=0.1, maximize=True), [1, 1], [1.1, 1.2], id="maximize"),
+]
+
+
+@pytest.mark.parametrize("kwargs, grads, expected", SGD_CASES)
+def test_sgd_steps_match_hand_computed_values(kwargs, grads, expected):
+    got = run_steps(lambda params: optim.SGD(params, **kwargs), grads)
+    np.testing.assert_allclose(got, expected, rtol=RTOL)
+
+
+ADAM_CASES = [
+    # Gradients 1, -2, 0.5, lr 0.1, betas (0.9, 0.999), eps 1e-8. Step 1: m = 0.1, v = 0.001,
+    # m^ = 1, v^ = 1, p = 1 - 0.1 / (1 + 1e-8). Step 2: m = 0.09 - 0.2 = -0.11,
+    # v = 0.000999 + 0.004 = 0.004999; m^ = -0.11 / 0.19, v^ = 0.004999 / 0.001999,
+    # p = 0.9 + 0.1 * 0.578947 / 1.581379 = 0.936610.
+    pytest.param(optim.Adam, dict(lr=0.1), [1.0, -2.0, 0.5],
+                 [0.900000001, 0.936610353472, 0.950279419674], id="adam"),
+    # L2 decay enters the gradient: step 1 sees g = 1 + 0.1 * 1 = 1.1 (still m^/sqrt(v^) = 1)
+    pytest.param(optim.Adam, dict(lr=0.1, weight_decay=0.1), [1.0, -2.0, 0.5],
+                 [0.900000000909, 0.931064294839, 0.937642154937], id="adam+weight_decay"),
+    # decoupled: p *= 1 - 0.1 * 0.1 before each Adam step: 0.99 - 0.1 / (1 + 1e-8)
+    pytest.param(optim.AdamW, dict(lr=0.1, weight_decay=0.1), [1.0, -2.0, 0.5],
+                 [0.890000001, 0.917710353462, 0.922202316129], id="adamw"),
+    # beta2 = 0.5 so v shrinks after the large first gradient: v = 4.5, 2.255, 1.1325;
+    # amsgrad divides by sqrt(max v) = sqrt(4.5) (bias-corrected by 1 - 0.5^t) instead
+    pytest.param(optim.Adam, dict(lr=0.1, betas=(0.9, 0.5), amsgrad=True), [3.0, 0.1, 0.1],
+                 [0.900000000333, 0.839837094616, 0.797205677614], id="amsgrad"),
+    pytest.param(optim.Adam, dict(lr=0.1, betas=(0.9, 0.5)), [3.0, 0.1, 0.1],
+                 [0.900000000333, 0.815011182875, 0.730031145492], id="same-without-amsgrad"),
+    pytest.param(optim.AdamW, dict(lr=0.1, betas=(0.9, 0.5), weight_decay=0, amsgrad=True),
+                 [3.0, 0.1, 0.1], [0.900000000333, 0.839837094616, 0.797205677614],
+                 id="adamw-amsgrad-no-decay"),
+]
+
+
+@pytest.mark.parametrize("cls, kwargs, grads, expected", ADAM_CASES)
+def test_adam_steps_match_hand_computed_values(cls, kwargs, grads, expected):
+    got = run_steps(lambda params: cls(params, **kwargs), grads)
+    np.testing.assert_allclose(got, expected, rtol=RTOL)
+
+
+def test_defaults_are_pytorchs():
+    p = minifw.zeros(1, requires_grad=True)
+    assert {k: v for k, v in optim.SGD([p]).defaults.items()} == dict(
+        lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False)
+    adam = optim.Adam([p]).defaults
+    assert (adam["lr"], adam["betas"], adam["eps"], adam["weight_decay"], adam["amsgrad"]) == \
+        (1e-3, (0.9, 0.999), 1e-8, 0, False)
+    assert optim.AdamW([p]).defaults["weight_decay"] == 1e-2
+
+
+def test_float32_parameters_stay_float32():
+    p = minifw.ones(3, requires_grad=True)
+    opt = optim.Adam([p], lr=0.1)
+    p.grad = minifw.ones(3)
+    opt.step()
+    assert p.dtype == minifw.float32 and opt.state[p]["exp_avg"].dtype == np.float32
+
+
+def test_parameters_without_grad_are_skipped():
+    a = minifw.ones(2, requires_grad=True)
+    b = minifw.ones(2, requires_grad=True)
+    opt = optim.SGD([a, b], lr=0.5, momentum=0.9)
+    a.grad = minifw.ones(2)
+    opt.step()
+    assert a.tolist() == [0.5, 0.5] and b.tolist() == [1.0, 1.0]
+    assert b not in opt.state
+
+
+@pytest.mark.parametrize("set_to_none", [True, False], ids=["set_to_none", "zero_fill"])
+def test_zero_grad(set_to_none):
+    p = minifw.ones(2, requires_grad=True)
+    (p * 3).sum().backward()
+    optim.SGD([p], lr=0.1).zero_grad(set_to_none=set_to_none)
+    if set_to_none:
+        assert p.grad is None
+    else:
+        assert p.grad.tolist() == [0.0, 0.0]
+
+
+# ---- parameter groups ------------------------------------------------------------------
+def test_param_groups_have_their_own_hyperparameters_and_inherit_the_rest():
+    a = minifw.ones(1, requires_grad=True)
+    b = minifw.ones(1, requires_grad=True)
+    opt = optim.SGD([{"params": [a]}, {"params": b, "lr": 0.5}], lr=0.1, momentum=0.9)
+    assert [g["lr"] for g in opt.param_groups] == [0.1, 0.5]
+    assert [g["momentum"] for g in opt.param_groups] == [0.9, 0.9]
+    a.grad, b.grad = minifw.ones(1), minifw.ones(1)
+    opt.step()
+    assert a.item() == pytest.approx(0.9) and b.item() == pytest.approx(0.5)
+
+
+def test_add_param_group():
+    a = minifw.ones(1, requires_grad=True)
+    b = minifw.ones(1, requires_grad=True)
+    opt = optim.Adam([a], lr=0.1)
+    opt.add_param_group({"params": [b], "lr": 0.01})
+    assert len(opt.param_groups) == 2 and opt.param_groups[1]["betas"] == (0.9, 0.999)
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        opt.add_param_group({"params": [a]})
+
+
+# ---- state_dict ------------------------------------------------------------------------
+OPTIMIZERS = [
+    pytest.param(lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True), id="sgd"),
+    pytest.param(lambda ps: optim.Adam(ps, lr=0.01, amsgrad=True), id="adam"),
+    pytest.param(lambda ps: optim.AdamW(ps, lr=0.01), id="adamw"),
+]
+
+
+def _quadratic_step(params, opt):
+    opt.zero_grad()
+    sum((p * p * (i + 1)).sum() for i, p in enumerate(params)).backward()
+    opt.step()
+
+
+@pytest.mark.parametrize("make", OPTIMIZERS)
+def test_state_dict_round_trip_through_a_checkpoint_continues_identically(make, tmp_path):
+    def params():
+        return [minifw.tensor([[1.0, -2.0], [0.5, 3.0]], requires_grad=True),
+                minifw.tensor([0.25, -1.5, 2.0], requires_grad=True)]
+
+    first = params()
+    opt = make([{"params": first[:1]}, {"params": first[1:], "lr": 0.02}])
+    for _ in range(3):
+        _quadratic_step(first, opt)
+    minifw.save(opt.state_dict(), tmp_path / "opt.npz")
+
+    second = [minifw.tensor(p.detach().numpy().copy(), requires_grad=True) for p in first]
+    resumed = make([{"params": second[:1]}, {"params": second[1:], "lr": 0.5}])
+    resumed.load_state_dict(minifw.load(tmp_path / "opt.npz"))
+    assert resumed.param_groups[1]["lr"] == 0.02  # hyper-parameters come from the state dict
+    for _ in range(2):
+        _quadratic_step(first, opt)
+        _quadratic_step(second, resumed)
+    for p, q in zip(first, second):
+        np.testing.assert_array_equal(p.detach().numpy(), q.detach().numpy())
+
+
+def test_state_dict_numbers_parameters_in_group_order():
+    a, b, c = (minifw.ones(1, requires_grad=True) for _ in range(3))
+    opt = optim.SGD([{"params": [a, b]}, {"params": [c]}], lr=0.1, momentum=0.9)
+    c.grad = minifw.ones(1)
+    opt.step()
+    state = opt.state_dict()
+    assert [g["params"] for g in state["param_groups"]] == [[0, 1], [2]]
+    assert list(state["state"]) == [2]
+    assert state["state"][2]["momentum_buffer"].tolist() == [1.0]
+
+
+def test_state_dict_is_a_copy():
+    p = minifw.ones(1, requires_grad=True)
+    opt = optim.SGD([p], lr=0.1, momentum=0.9)
+    p.grad = minifw.ones(1)
+    opt.step()
+    saved = opt.state_dict()
+    opt.step()
+    assert saved["state"][0]["momentum_buffer"].tolist() == [1.0]
+
+
+def test_load_state_dict_rejects_a_different_layout():
+    a = minifw.ones(2, requires_grad=True)
+    opt = optim.SGD([a], lr=0.1, momentum=0.9)
+    a.grad = minifw.ones(2)
+    opt.step()
+    state = opt.state_dict()
+    with pytest.raises(ValueError, match="parameter groups"):
+        optim.SGD([{"params": [minifw.ones(2, requires_grad=True)]},
+                   {"params": [minifw.ones(2, requires_grad=True)]}], lr=0.1).load_state_dict(state)
+    with pytest.raises(ValueError, match="has 1 parameters, the optimizer's has 2"):
+        optim.SGD([minifw.ones(2, requires_grad=True), minifw.ones(2, requires_grad=True)],
+                  lr=0.1).load_state_dict(state)
+    with pytest.raises(ValueError, match=r"shape \(2,\) for a parameter of shape \(3,\)"):
+        optim.SGD([minifw.ones(3, requires_grad=True)], lr=0.1).load_state_dict(state)
+
+
+# ---- bad arguments -----------------------------------------------------------------------
+@pytest.mark.parametrize("make, error, message", [
+    pytest.param(lambda p: optim.SGD(p, lr=-0.1), ValueError, "lr must be >= 0", id="negative-lr"),
+    pytest.param(lambda p: optim.SGD(p, lr="0.1"), TypeError, "lr must be a real number", id="lr-str"),
+    pytest.param(lambda p: optim.SGD(p, lr=0.1, momentum=-1), ValueError, "momentum", id="momentum"),
+    pytest.param(lambda p: optim.SGD(p, lr=0.1, nesterov=True), ValueError,
+                 "Nesterov momentum requires momentum > 0", id="nesterov-no-momentum"),
+    pytest.param(lambda p: optim.SGD(p, lr=0.1, momentum=0.9, dampening=0.1, nesterov=True),
+                 ValueError, "dampening = 0", id="nesterov-dampening"),
+    pytest.param(lambda p: optim.Adam(p, betas=(1.0, 0.999)), ValueError, r"betas\[0\]",
+                 id="beta1-one"),
+    pytest.param(lambda p: optim.Adam(p, eps=-1e-8), ValueError, "eps", id="negative-eps"),
+    pytest.param(lambda p: optim.AdamW(p, weight_decay=-0.1), ValueError, "weight_decay",
+                 id="negative-weight-decay"),
+    pytest.param(lambda p: optim.SGD(p[0], lr=0.1), TypeError, "single Tensor", id="bare-tensor"),
+    pytest.param(lambda p: optim.SGD([], lr=0.1), ValueError, "empty parameter list", id="empty"),
+    pytest.param(lambda p: optim.SGD([1.0], lr=0.1), TypeError, "only optimize Tensors", id="float"),
+    pytest.param(lambda p: optim.SGD([p[0] * 2], lr=0.1), ValueError, "non-leaf", id="non-leaf"),
+])
+def test_bad_arguments_raise_clear_errors(make, error, message):
+    with pytest.raises(error, match=message):
+        make([minifw.ones(1, requires_grad=True)])
+
+
+# ---- lr schedules ------------------------------------------------------------------------
+def lr_sequence(make_scheduler, epochs, lr=1.0):
+    """The lr of epochs 0, 1, ..., each after the schedule's step() at the end of the last."""
+    opt = optim.SGD([minifw.ones(1, requires_grad=True)], lr=lr)
+    scheduler = make_scheduler(opt)
+    lrs = [opt.param_groups[0]["lr"]]
+    for _ in range(epochs - 1):
+        opt.step()
+        scheduler.step()
+        lrs.append(opt.param_groups[0]["lr"])
+        assert scheduler.get_last_lr() == [lrs[-1]]
+    return lrs
+
+
+C1, C3 = (1 + math.cos(math.pi / 4)) / 2, (1 + math.cos(3 * math.pi / 4)) / 2  # 0.8536, 0.1464
+
+
+@pytest.mark.parametrize("make, expected", [
+    pytest.param(lambda o: lr_scheduler.StepLR(o, step_size=2, gamma=0.1),
+                 [1, 1, 0.1, 0.1, 0.01, 0.01], id="StepLR"),
+    pytest.param(lambda o: lr_scheduler.MultiStepLR(o, milestones=[4, 2], gamma=0.1),
+                 [1, 1, 0.1, 0.1, 0.01, 0.01], id="MultiStepLR"),
+    pytest.param(lambda o: lr_scheduler.MultiStepLR(o, milestones=[1, 1], gamma=0.5),
+                 [1, 0.25, 0.25], id="MultiStepLR-repeated-milestone"),
+    pytest.param(lambda o: lr_scheduler.ExponentialLR(o, gamma=0.5),
+                 [1, 0.5, 0.25, 0.125], id="ExponentialLR"),
+    pytest.param(lambda o: lr_scheduler.CosineAnnealingLR(o, T_max=4),
+                 [1, C1, 0.5, C3, 0, C3, 0.5], id="CosineAnnealingLR"),
+    pytest.param(lambda o: lr_scheduler.CosineAnnealingLR(o, T_max=2, eta_min=0.5),
+                 [1, 0.75, 0.5], id="CosineAnnealingLR-eta_min"),
+])
+def test_schedule_lr_sequence(make, expected):
+    np.testing.assert_allclose(lr_sequence(make, len(expected)), expected, rtol=1e-12, atol=1e-15)
+
+
+def test_schedule_scales_each_group_from_its_own_initial_lr():
+    a, b = minifw.ones(1, requires_grad=True), minifw.ones(1, requires_grad=True)
+    opt = optim.SGD([{"params": [a]}, {"params": [b], "lr": 0.2}], lr=1.0)
+    scheduler = lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    scheduler.step()
+    assert scheduler.get_last_lr() == [0.5, 0.1]
+    assert [g["initial_lr"] for g in opt.param_groups] == [1.0, 0.2]
+
+
+def test_schedule_state_dict_resumes_the_sequence(tmp_path):
+    opt = optim.SGD([minifw.ones(1, requires_grad=True)], lr=1.0)
+    scheduler = lr_scheduler.StepLR(opt, step_size=2, gamma=0.1)
+    for _ in range(3):
+        scheduler.step()
+    minifw.save({"opt": opt.state_dict(), "sched": scheduler.state_dict()}, tmp_path / "s.npz")
+
+    checkpoint = minifw.load(tmp_path / "s.npz")
+    opt2 = optim.SGD([minifw.ones(1, requires_grad=True)], lr=1.0)
+    scheduler2 = lr_scheduler.StepLR(opt2, step_size=2, gamma=0.1)
+    opt2.load_state_dict(checkpoint["opt"])
+    scheduler2.load_state_dict(checkpoint["sched"])
+    scheduler.step()
+    scheduler2.step()
+    assert scheduler2.last_epoch == 4
+    assert opt2.param_groups[0]["lr"] == pytest.approx(0.01) == opt.param_groups[0]["lr"]
+
+
+@pytest.mark.parametrize("make, error, message", [
+    pytest.param(lambda o: lr_scheduler.StepLR(o, step_size=0), ValueError, "step_size must be >= 1",
+                 id="step_size"),
+    pytest.param(lambda o: lr_scheduler.CosineAnnealingLR(o, T_max=0), ValueError, "T_max must be > 0",
+                 id="T_max"),
+    pytest.param(lambda o: lr_scheduler.ExponentialLR("sgd", gamma=0.5), TypeError,
+                 "optimizer must be an Optimizer", id="not-an-optimizer"),
+    pytest.param(lambda o: lr_scheduler.ExponentialLR(o, gamma=0.5, last_epoch=3), KeyError,
+                 "initial_lr", id="resume-without-initial_lr"),
+])
+def test_schedule_bad_arguments(make, error, message):
+    with pytest.raises(error, match=message):
+        make(optim.SGD([minifw.ones(1, requires_grad=True)], lr=1.0))

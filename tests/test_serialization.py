@@ -1,0 +1,188 @@
+"""minifw.save / minifw.load: nested containers of tensors, arrays, numbers and strings
+come back equal (types, dtypes and dict key types included), the file is a plain .npz
+readable without pickle, and a failed write never damages the previous checkpoint."""
+import json
+import math
+import os
+import zipfile
+
+import numpy as np
+import pytest
+
+import minifw
+from minifw import nn
+
+
+def assert_same(a, b, where="obj"):
+    """Equal values of the same types, recursively; tensors and arrays bit for bit."""
+    assert type(a) is type(b), f"{where}: {type(a).__name__} came back as {type(b).__name__}"
+    if isinstance(a, minifw.Tensor):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.requires_grad == b.requires_grad, where
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy(), err_msg=where)
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype, where
+        np.testing.assert_array_equal(a, b, err_msg=where)
+    elif isinstance(a, dict):
+        assert list(a) == list(b), f"{where}: keys {list(a)} came back as {list(b)}"
+        for k in a:
+            assert_same(a[k], b[k], f"{where}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same(x, y, f"{where}[{i}]")
+    elif isinstance(a, float) and math.isnan(a):
+        assert math.isnan(b), where
+    else:
+        assert a == b, where
+
+
+OBJECTS = [
+    pytest.param(minifw.tensor([[1.5, -2.0], [0.0, 3.25]]), id="tensor"),
+    pytest.param({"w": minifw.randn(3, 4, dtype=minifw.float64), "i": minifw.tensor([1, 2, 3]),
+                  "flag": minifw.tensor([True, False]), "scalar": minifw.tensor(2.5),
+                  "empty": minifw.zeros(0, 5)}, id="dtypes-and-shapes"),
+    pytest.param({"model": {"fc.weight": minifw.ones(2, 2)}, "epoch": 3, "lr": 0.01,
+                  "history": [0.5, 0.25, {"best": [1, 2.0, "three"]}]}, id="nested"),
+    pytest.param({0: "int key", "0": "str key", -7: [None, True, False]}, id="key-types"),
+    pytest.param({"ints": [0, -1, 2**100], "floats": [0.1, -0.0, 1e-300, math.inf, -math.inf,
+                                                         math.nan]}, id="numbers"),
+    pytest.param({"text": "naïve ☃ \"quoted\"\n", "empty": "", "tuple": (1, "a", (2.0,))},
+                 id="strings-and-tuples"),
+    pytest.param({"array": np.arange(6, dtype=np.uint8).reshape(2, 3), "f16": np.ones(2, np.float16)},
+                 id="numpy-arrays"),
+    pytest.param([], id="empty-list"),
+    pytest.param({}, id="empty-dict"),
+]
+
+
+@pytest.mark.parametrize("obj", OBJECTS)
+def test_round_trip(obj, tmp_path):
+    minifw.save(obj, tmp_path / "obj.npz")
+    assert_same(obj, minifw.load(tmp_path / "obj.npz"))
+
+
+def test_requires_grad_survives_and_loaded_tensors_are_independent(tmp_path):
+    w = minifw.ones(2, requires_grad=True)
+    minifw.save({"w": w}, tmp_path / "w.npz")
+    loaded = minifw.load(str(tmp_path / "w.npz"))["w"]
+    assert loaded.requires_grad and loaded.is_leaf
+    with minifw.no_grad():
+        loaded.data[0] = 5
+    assert w.tolist() == [1.0, 1.0]
+
+
+def test_numpy_scalars_come_back_as_python_numbers(tmp_path):
+    minifw.save([np.float32(0.5), np.int64(3), np.bool_(True)], tmp_path / "s.npz")
+    assert_same([0.5, 3, True], minifw.load(tmp_path / "s.npz"))
+
+
+def test_model_and_optimizer_state_round_trip(tmp_path):
+    minifw.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.Flatten(), nn.Linear(8, 3))
+    opt = minifw.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    model(minifw.randn(4, 1, 4, 4)).sum().backward()
+    opt.step()
+    minifw.save({"model": model.state_dict(), "opt": opt.state_dict()}, tmp_path / "ckpt.npz")
+
+    checkpoint = minifw.load(tmp_path / "ckpt.npz")
+    assert_same({"model": dict(model.state_dict()), "opt": opt.state_dict()},
+                {"model": dict(checkpoint["model"]), "opt": checkpoint["opt"]})
+    minifw.manual_seed(1)
+    other = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.Flatten(), nn.Linear(8, 3))
+    other.load_state_dict(checkpoint["model"])
+    for (name, a), (_, b) in zip(model.state_dict().items(), other.state_dict().items()):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=name)
+
+
+def test_the_file_is_a_plain_npz_with_a_json_header(tmp_path):
+    minifw.save({"w": minifw.ones(2), "n": 1}, tmp_path / "c.npz")
+    with zipfile.ZipFile(tmp_path / "c.npz") as z:
+        assert sorted(z.namelist()) == ["a0.npy", "header.npy"]
+    with np.load(tmp_path / "c.npz", allow_pickle=False) as npz:  # no pickle needed anywhere
+        header = json.loads(npz["header"].tobytes())
+        assert header["format"] == "minifw-checkpoint"
+        np.testing.assert_array_equal(npz["a0"], [1.0, 1.0])
+
+
+@pytest.mark.parametrize("obj, message", [
+    pytest.param({"s": {1, 2}}, r"obj\['s'\] of type set", id="set"),
+    pytest.param([object()], r"obj\[0\] of type object", id="object"),
+    pytest.param({"a": np.array([None])}, "object array", id="object-array"),
+    pytest.param({(1, 2): 3}, "keys must be str or int", id="tuple-key"),
+    pytest.param({True: 3}, "keys must be str or int", id="bool-key"),
+])
+def test_what_cannot_be_stored_without_pickle_is_refused(obj, message, tmp_path):
+    with pytest.raises(TypeError, match=message):
+        minifw.save(obj, tmp_path / "x.npz")
+    assert os.listdir(tmp_path) == []
+
+
+# ---- atomic write ----------------------------------------------------------------------
+def test_a_failure_during_the_write_keeps_the_previous_file_and_leaves_no_temp_file(tmp_path, monkeypatch):
+    path = tmp_path / "ckpt.npz"
+    minifw.save({"epoch": 1, "w": minifw.ones(1000)}, path)
+    before = path.read_bytes()
+
+    def fail_halfway(file, **arrays):
+        file.write(b"PK\x03\x04 half of a zip")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(np, "savez", fail_halfway)
+    with pytest.raises(OSError, match="No space left"):
+        minifw.save({"epoch": 2, "w": minifw.zeros(1000)}, path)
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["ckpt.npz"]
+    monkeypatch.undo()
+    assert minifw.load(path)["epoch"] == 1
+
+
+def test_save_replaces_the_previous_file(tmp_path):
+    path = tmp_path / "ckpt.npz"
+    minifw.save({"epoch": 1}, path)
+    minifw.save({"epoch": 2}, path)
+    assert minifw.load(path) == {"epoch": 2}
+    assert os.listdir(tmp_path) == ["ckpt.npz"]
+
+
+def test_a_new_file_gets_the_usual_permissions(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        minifw.save({}, tmp_path / "c.npz")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "c.npz").stat().st_mode & 0o777 == 0o644
+
+
+def test_save_into_a_missing_directory(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        minifw.save({}, tmp_path / "nowhere" / "c.npz")
+
+
+# ---- load errors -------------------------------------------------------------------------
+def test_load_a_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        minifw.load(tmp_path / "missing.npz")
+
+
+@pytest.mark.parametrize("make, message", [
+    pytest.param(lambda p: p.write_bytes(b"hello"), "not a minifw checkpoint", id="not-a-zip"),
+    pytest.param(lambda p: np.savez(p, x=np.ones(2)), "not a readable minifw checkpoint",
+                 id="npz-without-header"),
+    pytest.param(lambda p: p.write_bytes(_truncated_checkpoint(p)), "minifw checkpoint",
+                 id="truncated"),
+    pytest.param(lambda p: np.savez(p, header=np.frombuffer(b'{"format": "other"}', np.uint8)),
+                 "not a minifw checkpoint", id="foreign-header"),
+    pytest.param(lambda p: np.savez(p, header=np.frombuffer(
+        b'{"format": "minifw-checkpoint", "version": 99, "object": 1}', np.uint8)),
+                 "newer minifw", id="newer-version"),
+])
+def test_load_refuses_what_is_not_a_checkpoint(make, message, tmp_path):
+    path = tmp_path / "bad.npz"
+    make(path)
+    with pytest.raises(ValueError, match=message):
+        minifw.load(path)
+
+
+def _truncated_checkpoint(path):
+    minifw.save({"w": minifw.ones(100)}, path)
+    return path.read_bytes()[:-40]
