@@ -29,6 +29,10 @@ class LeNet(nn.Module):
             init.zeros_(layer.bias)
 
     def forward(self, x):
+        expected = (self.conv1.in_channels, 28, 28)
+        if x.ndim != 4 or tuple(x.shape[1:]) != expected:
+            raise ValueError(f"LeNet: input must be (N, {expected[0]}, 28, 28) images; got shape "
+                             f"{tuple(x.shape)}")
         x = self.pool1(self.conv1(x))
         x = self.pool2(self.conv2(x))
         x = self.relu(self.fc1(self.flatten(x)))
