@@ -224,8 +224,8 @@ class TrainingRun:
         seed = settings["seed"]
         # Separate generators, so the data order, the shifts (drawn in the DataLoader's
         # prefetch thread) and anything drawn from the global generator never interleave.
-        self.order_rng = minifw.Generator(seed)
-        self.shift_rng = minifw.Generator(seed + 1)
+        self.order_rng = minifw.Generator().manual_seed(seed)
+        self.shift_rng = minifw.Generator().manual_seed(seed + 1)
         minifw.manual_seed(seed)  # the parameters' initialization
         shift = settings["shift"]
         augment = RandomCrop(28, padding=shift, generator=self.shift_rng) if shift else None

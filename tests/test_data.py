@@ -83,7 +83,7 @@ def test_batch_size_none_yields_samples():
 
 def test_shuffle_with_a_seeded_generator_is_reproducible():
     def epochs(seed):
-        loader = DataLoader(Squares(50), batch_size=8, shuffle=True, generator=minifw.Generator(seed))
+        loader = DataLoader(Squares(50), batch_size=8, shuffle=True, generator=minifw.Generator().manual_seed(seed))
         return [sum(firsts(loader), []) for _ in range(3)]
 
     first = epochs(7)
@@ -94,12 +94,12 @@ def test_shuffle_with_a_seeded_generator_is_reproducible():
 
 
 def test_shuffle_order_resumes_from_the_generator_state():
-    g = minifw.Generator(3)
+    g = minifw.Generator().manual_seed(3)
     loader = DataLoader(Squares(20), batch_size=4, shuffle=True, generator=g)
     firsts(loader)
     state = g.get_state()
     expected = [firsts(loader) for _ in range(2)]
-    g2 = minifw.Generator(99)
+    g2 = minifw.Generator().manual_seed(99)
     g2.set_state(state)
     resumed = DataLoader(Squares(20), batch_size=4, shuffle=True, generator=g2)
     assert [firsts(resumed) for _ in range(2)] == expected
@@ -114,7 +114,7 @@ def test_shuffle_without_a_generator_follows_manual_seed():
 
 
 def test_order_is_drawn_when_iteration_starts():
-    g = minifw.Generator(0)
+    g = minifw.Generator().manual_seed(0)
     loader = DataLoader(Squares(10), batch_size=2, shuffle=True, generator=g)
     state = g.get_state()
     iter(loader)
@@ -404,7 +404,7 @@ def test_bundled_split_is_a_fixed_shuffled_partition_of_the_file():
 def test_random_crop_shifts_within_the_padding():
     image = minifw.tensor(np.arange(1, 17, dtype=np.float32).reshape(1, 4, 4))
     padded = np.pad(image.numpy(), ((0, 0), (1, 1), (1, 1)))
-    crop = RandomCrop(4, padding=1, generator=minifw.Generator(0))
+    crop = RandomCrop(4, padding=1, generator=minifw.Generator().manual_seed(0))
     seen = set()
     for _ in range(60):
         out = crop(image).numpy()
@@ -420,7 +420,7 @@ def test_random_crop_is_reproducible_with_a_generator():
     image = minifw.randn(2, 8, 8)
 
     def crops(seed):
-        crop = RandomCrop(6, generator=minifw.Generator(seed))
+        crop = RandomCrop(6, generator=minifw.Generator().manual_seed(seed))
         return np.stack([crop(image).numpy() for _ in range(10)])
 
     np.testing.assert_array_equal(crops(4), crops(4))
