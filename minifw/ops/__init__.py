@@ -12,3 +12,5 @@ from .activation import activation_backward, activation_forward
 from .softmax import cross_entropy_backward, cross_entropy_forward, softmax_backward, softmax_forward
 from .pooling import PoolProblem, pool2d_backward, pool2d_forward
 from .lrn import lrn_backward, lrn_forward
+from .batchnorm import batch_norm_backward, batch_norm_forward_inference, batch_norm_forward_training
+from .dropout import dropout_backward, dropout_forward

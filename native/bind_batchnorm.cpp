@@ -1,0 +1,92 @@
+// Bindings for batch normalization: (outer, C, inner), arrays in (optional
+// ones as None), running statistics updated in place.
+#include "bind_util.h"
+#include "cpu/batchnorm.h"
+#include "cpu/parallel.h"
+#include "registry.h"
+
+namespace minifw {
+namespace {
+
+BnShape to_shape(int64_t outer, int64_t C, int64_t inner) {
+  require(outer >= 0 && C >= 1 && inner >= 0, "batch_norm: bad shape");
+  return {outer, C, inner};
+}
+
+// The array's data when given (checked for C elements), else null. `keep`
+// holds the cast array alive for the duration of the call.
+template <typename T>
+const T* optional_in(const py::object& o, int64_t C, const char* name, py::array& keep) {
+  if (o.is_none()) return nullptr;
+  keep = o.cast<py::array>();
+  return in_ptr<T>(keep, C, name);
+}
+
+template <typename T>
+void forward_training(int64_t outer, int64_t C, int64_t inner, py::array x, py::object weight, py::object bias,
+                      py::object running_mean, py::object running_var, double momentum, double eps, py::array y,
+                      py::array save_mean, py::array save_invstd) {
+  const BnShape s = to_shape(outer, C, inner);
+  require(s.per_channel() > 1, "x: batch norm training needs more than one value per channel");
+  py::array wk, bk, rmk, rvk;
+  const T* xp = in_ptr<T>(x, s.size(), "x");
+  const T* wp = optional_in<T>(weight, C, "weight", wk);
+  const T* bp = optional_in<T>(bias, C, "bias", bk);
+  T* rm = nullptr;
+  T* rv = nullptr;
+  require(running_mean.is_none() == running_var.is_none(), "running_mean, running_var: give both or neither");
+  if (!running_mean.is_none()) {
+    rmk = running_mean.cast<py::array>();
+    rvk = running_var.cast<py::array>();
+    rm = out_ptr<T>(rmk, C, "running_mean");
+    rv = out_ptr<T>(rvk, C, "running_var");
+  }
+  T* yp = out_ptr<T>(y, s.size(), "y");
+  T* smp = out_ptr<T>(save_mean, C, "save_mean");
+  T* sip = out_ptr<T>(save_invstd, C, "save_invstd");
+  py::gil_scoped_release release;
+  batch_norm_forward_training<T>(s, xp, wp, bp, rm, rv, momentum, eps, yp, smp, sip, get_num_threads());
+}
+
+template <typename T>
+void forward_inference(int64_t outer, int64_t C, int64_t inner, py::array x, py::object weight, py::object bias,
+                       py::array running_mean, py::array running_var, double eps, py::array y) {
+  const BnShape s = to_shape(outer, C, inner);
+  py::array wk, bk;
+  const T* xp = in_ptr<T>(x, s.size(), "x");
+  const T* wp = optional_in<T>(weight, C, "weight", wk);
+  const T* bp = optional_in<T>(bias, C, "bias", bk);
+  const T* rm = in_ptr<T>(running_mean, C, "running_mean");
+  const T* rv = in_ptr<T>(running_var, C, "running_var");
+  T* yp = out_ptr<T>(y, s.size(), "y");
+  py::gil_scoped_release release;
+  batch_norm_forward_inference<T>(s, xp, wp, bp, rm, rv, eps, yp, get_num_threads());
+}
+
+template <typename T>
+void backward(int64_t outer, int64_t C, int64_t inner, py::array dy, py::array x, py::object weight,
+              py::array save_mean, py::array save_invstd, py::array dx, py::array dweight, py::array dbias) {
+  const BnShape s = to_shape(outer, C, inner);
+  py::array wk;
+  const T* dyp = in_ptr<T>(dy, s.size(), "dy");
+  const T* xp = in_ptr<T>(x, s.size(), "x");
+  const T* wp = optional_in<T>(weight, C, "weight", wk);
+  const T* smp = in_ptr<T>(save_mean, C, "save_mean");
+  const T* sip = in_ptr<T>(save_invstd, C, "save_invstd");
+  T* dxp = out_ptr<T>(dx, s.size(), "dx");
+  T* dwp = out_ptr<T>(dweight, C, "dweight");
+  T* dbp = out_ptr<T>(dbias, C, "dbias");
+  py::gil_scoped_release release;
+  batch_norm_backward<T>(s, dyp, xp, wp, smp, sip, dxp, dwp, dbp, get_num_threads());
+}
+}  // namespace
+
+MINIFW_BINDINGS(bind_batchnorm) {
+  m.def("batch_norm_forward_training_f32", &forward_training<float>);
+  m.def("batch_norm_forward_training_f64", &forward_training<double>);
+  m.def("batch_norm_forward_inference_f32", &forward_inference<float>);
+  m.def("batch_norm_forward_inference_f64", &forward_inference<double>);
+  m.def("batch_norm_backward_f32", &backward<float>);
+  m.def("batch_norm_backward_f64", &backward<double>);
+}
+}  // namespace minifw

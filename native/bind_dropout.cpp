@@ -1,0 +1,38 @@
+// Bindings for dropout: arrays, p and the 64-bit seed in.
+#include "bind_util.h"
+#include "cpu/dropout.h"
+#include "cpu/parallel.h"
+#include "registry.h"
+
+namespace minifw {
+namespace {
+template <typename T>
+void forward(py::array x, double p, uint64_t seed, py::array y, py::array mask) {
+  require(p >= 0 && p <= 1, "p: must be in [0, 1]");
+  const int64_t n = static_cast<int64_t>(x.size());
+  const T* xp = in_ptr<T>(x, n, "x");
+  T* yp = out_ptr<T>(y, n, "y");
+  uint8_t* mp = out_ptr<uint8_t>(mask, n, "mask");
+  py::gil_scoped_release release;
+  dropout_forward<T>(xp, yp, mp, n, p, seed, get_num_threads());
+}
+
+template <typename T>
+void backward(py::array dy, py::array mask, double p, py::array dx) {
+  require(p >= 0 && p <= 1, "p: must be in [0, 1]");
+  const int64_t n = static_cast<int64_t>(dy.size());
+  const T* dyp = in_ptr<T>(dy, n, "dy");
+  const uint8_t* mp = in_ptr<uint8_t>(mask, n, "mask");
+  T* dxp = out_ptr<T>(dx, n, "dx");
+  py::gil_scoped_release release;
+  dropout_backward<T>(dyp, mp, dxp, n, p, get_num_threads());
+}
+}  // namespace
+
+MINIFW_BINDINGS(bind_dropout) {
+  m.def("dropout_forward_f32", &forward<float>);
+  m.def("dropout_forward_f64", &forward<double>);
+  m.def("dropout_backward_f32", &backward<float>);
+  m.def("dropout_backward_f64", &backward<double>);
+}
+}  // namespace minifw

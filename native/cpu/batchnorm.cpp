@@ -1,0 +1,231 @@
+// Batch normalization. Two traversal orders, chosen by the layout:
+//  - channel by channel (inner >= kWideInner): each channel's M values are
+//    outer runs of `inner` contiguous values; the passes over one channel
+//    follow each other while its values are still in cache;
+//  - column-wise (small inner, e.g. (N, C) input): rows of C * inner values
+//    are swept with per-column accumulators, vectorized across channels.
+// Threads split the channels.
+#include "batchnorm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "split_work.h"
+
+namespace minifw {
+namespace {
+
+constexpr int64_t kWideInner = 16;
+
+// fn(c0, c1) over ranges of channels.
+template <typename F>
+void for_channel_ranges(const BnShape& s, int nthreads, F&& fn) {
+  const int64_t per_channel = std::max<int64_t>(1, s.per_channel());
+  for_each_range(s.C, nthreads, std::max<int64_t>(1, kParallelGrain / per_channel), fn);
+}
+
+// Per-channel sums of f(x) (double) for channels [c0, c1), written to out[c - c0].
+// Column-wise for small inner, channel-wise otherwise.
+template <typename T, typename F>
+void channel_sums(const BnShape& s, int64_t c0, int64_t c1, F f, double* out) {
+  const int64_t row = s.C * s.inner;
+  if (s.inner >= kWideInner) {
+    for (int64_t c = c0; c < c1; ++c) {
+      double total = 0;
+      for (int64_t n = 0; n < s.outer; ++n) {
+        double part = 0;
+        const int64_t base = n * row + c * s.inner;
+#pragma omp simd reduction(+ : part)
+        for (int64_t i = 0; i < s.inner; ++i) part += f(base + i, c);
+        total += part;
+      }
+      out[c - c0] = total;
+    }
+    return;
+  }
+  const int64_t cols = (c1 - c0) * s.inner, j0 = c0 * s.inner;
+  std::vector<double> acc(static_cast<size_t>(cols), 0.0);
+  for (int64_t n = 0; n < s.outer; ++n) {
+    const int64_t base = n * row + j0;
+    double* a = acc.data();
+    if (s.inner == 1) {
+#pragma omp simd
+      for (int64_t j = 0; j < cols; ++j) a[j] += f(base + j, c0 + j);
+    } else {
+      for (int64_t j = 0; j < cols; ++j) a[j] += f(base + j, c0 + j / s.inner);
+    }
+  }
+  for (int64_t c = c0; c < c1; ++c) {
+    double total = 0;
+    for (int64_t i = 0; i < s.inner; ++i) total += acc[(c - c0) * s.inner + i];
+    out[c - c0] = total;
+  }
+}
+
+// y[n, c, i] = f(flat index, c) for channels [c0, c1).
+template <typename T, typename F>
+void channel_map(const BnShape& s, int64_t c0, int64_t c1, T* y, F f) {
+  const int64_t row = s.C * s.inner;
+  for (int64_t n = 0; n < s.outer; ++n) {
+    if (s.inner == 1) {
+#pragma omp simd
+      for (int64_t c = c0; c < c1; ++c) y[n * row + c] = f(n * row + c, c);
+    } else {
+      for (int64_t c = c0; c < c1; ++c) {
+        const int64_t base = n * row + c * s.inner;
+        T* yp = y + base;
+#pragma omp simd
+        for (int64_t i = 0; i < s.inner; ++i) yp[i] = f(base + i, c);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void batch_norm_forward_training(const BnShape& s, const T* x, const T* weight, const T* bias, T* running_mean,
+                                 T* running_var, double momentum, double eps, T* y, T* save_mean, T* save_invstd,
+                                 int nthreads) {
+  const double M = static_cast<double>(s.per_channel());
+  for_channel_ranges(s, nthreads, [&](int64_t c0, int64_t c1) {
+    std::vector<double> mean(static_cast<size_t>(c1 - c0)), sq(static_cast<size_t>(c1 - c0));
+    if (s.inner >= kWideInner) {
+      // One channel at a time: its values stay in cache from pass to pass.
+      for (int64_t c = c0; c < c1; ++c) {
+        channel_sums<T>(s, c, c + 1, [x](int64_t i, int64_t) { return static_cast<double>(x[i]); }, &mean[c - c0]);
+        mean[c - c0] /= M;
+        const double m = mean[c - c0];
+        channel_sums<T>(s, c, c + 1, [x, m](int64_t i, int64_t) {
+          const double d = static_cast<double>(x[i]) - m;
+          return d * d;
+        }, &sq[c - c0]);
+      }
+    } else {
+      channel_sums<T>(s, c0, c1, [x](int64_t i, int64_t) { return static_cast<double>(x[i]); }, mean.data());
+      for (auto& m : mean) m /= M;
+      const double* mp = mean.data();
+      channel_sums<T>(s, c0, c1, [x, mp, c0](int64_t i, int64_t c) {
+        const double d = static_cast<double>(x[i]) - mp[c - c0];
+        return d * d;
+      }, sq.data());
+    }
+    std::vector<T> mean_t(static_cast<size_t>(c1 - c0)), scale_t(static_cast<size_t>(c1 - c0)),
+        shift_t(static_cast<size_t>(c1 - c0));
+    for (int64_t c = c0; c < c1; ++c) {
+      const double var = sq[c - c0] / M;  // biased: what normalizes
+      const double invstd = 1.0 / std::sqrt(var + eps);
+      save_mean[c] = static_cast<T>(mean[c - c0]);
+      save_invstd[c] = static_cast<T>(invstd);
+      mean_t[c - c0] = static_cast<T>(mean[c - c0]);
+      scale_t[c - c0] = static_cast<T>(invstd * (weight ? static_cast<double>(weight[c]) : 1.0));
+      shift_t[c - c0] = bias ? bias[c] : T(0);
+      if (running_mean) {
+        running_mean[c] = static_cast<T>((1 - momentum) * running_mean[c] + momentum * mean[c - c0]);
+        running_var[c] = static_cast<T>((1 - momentum) * running_var[c] + momentum * sq[c - c0] / (M - 1));
+      }
+    }
+    // y = (x - mean) * (invstd * w) + b: subtracting first keeps full
+    // precision when the mean is large against the spread.
+    const T *mt = mean_t.data(), *sc = scale_t.data(), *sh = shift_t.data();
+    channel_map(s, c0, c1, y, [x, mt, sc, sh, c0](int64_t i, int64_t c) {
+      return (x[i] - mt[c - c0]) * sc[c - c0] + sh[c - c0];
+    });
+  });
+}
+
+template <typename T>
+void batch_norm_forward_inference(const BnShape& s, const T* x, const T* weight, const T* bias,
+                                  const T* running_mean, const T* running_var, double eps, T* y, int nthreads) {
+  std::vector<T> scale(static_cast<size_t>(s.C)), shift(static_cast<size_t>(s.C));
+  for (int64_t c = 0; c < s.C; ++c) {
+    const double invstd = 1.0 / std::sqrt(static_cast<double>(running_var[c]) + eps);
+    scale[c] = static_cast<T>(invstd * (weight ? static_cast<double>(weight[c]) : 1.0));
+    shift[c] = bias ? bias[c] : T(0);
+  }
+  const T *sc = scale.data(), *sh = shift.data();
+  // Elementwise: split the rows (or the channels of an (N, C) input) over threads.
+  if (s.inner == 1) {
+    for_each_range(s.outer, nthreads, std::max<int64_t>(1, kParallelGrain / s.C), [&](int64_t b, int64_t e) {
+      for (int64_t n = b; n < e; ++n) {
+        const T* xp = x + n * s.C;
+        T* yp = y + n * s.C;
+#pragma omp simd
+        for (int64_t c = 0; c < s.C; ++c) yp[c] = (xp[c] - running_mean[c]) * sc[c] + sh[c];
+      }
+    });
+    return;
+  }
+  const int64_t planes = s.outer * s.C;
+  for_each_range(planes, nthreads, std::max<int64_t>(1, kParallelGrain / s.inner), [&](int64_t b, int64_t e) {
+    for (int64_t q = b; q < e; ++q) {
+      const int64_t c = q % s.C;
+      const T m = running_mean[c], a = sc[c], t = sh[c];
+      const T* xp = x + q * s.inner;
+      T* yp = y + q * s.inner;
+#pragma omp simd
+      for (int64_t i = 0; i < s.inner; ++i) yp[i] = (xp[i] - m) * a + t;
+    }
+  });
+}
+
+template <typename T>
+void batch_norm_backward(const BnShape& s, const T* dy, const T* x, const T* weight, const T* save_mean,
+                         const T* save_invstd, T* dx, T* dweight, T* dbias, int nthreads) {
+  const double M = static_cast<double>(s.per_channel());
+  for_channel_ranges(s, nthreads, [&](int64_t c0, int64_t c1) {
+    const int64_t n = c1 - c0;
+    std::vector<double> sum_dy(static_cast<size_t>(n)), sum_dy_xhat(static_cast<size_t>(n));
+    auto sums = [&](int64_t a, int64_t b) {  // channels [a, b): sum dy and sum dy * (x - mean) * invstd
+      channel_sums<T>(s, a, b, [dy](int64_t i, int64_t) { return static_cast<double>(dy[i]); }, &sum_dy[a - c0]);
+      channel_sums<T>(s, a, b, [dy, x, save_mean](int64_t i, int64_t c) {
+        return static_cast<double>(dy[i]) * (static_cast<double>(x[i]) - static_cast<double>(save_mean[c]));
+      }, &sum_dy_xhat[a - c0]);
+      for (int64_t c = a; c < b; ++c) sum_dy_xhat[c - c0] *= static_cast<double>(save_invstd[c]);
+    };
+    // dx = w * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)), written as
+    // k_dy * dy + k_x * (x - mean) + k_0 (subtracting the mean first, as in the forward).
+    std::vector<T> k_dy(static_cast<size_t>(n)), k_x(static_cast<size_t>(n)), k_0(static_cast<size_t>(n));
+    auto coefficients = [&](int64_t a, int64_t b) {
+      for (int64_t c = a; c < b; ++c) {
+        const double invstd = save_invstd[c], w = weight ? static_cast<double>(weight[c]) : 1.0;
+        const double g = w * invstd, mean_dy = sum_dy[c - c0] / M, mean_dyx = sum_dy_xhat[c - c0] / M;
+        k_dy[c - c0] = static_cast<T>(g);
+        k_x[c - c0] = static_cast<T>(-g * mean_dyx * invstd);
+        k_0[c - c0] = static_cast<T>(-g * mean_dy);
+        dweight[c] = static_cast<T>(sum_dy_xhat[c - c0]);
+        dbias[c] = static_cast<T>(sum_dy[c - c0]);
+      }
+    };
+    const T *kd = k_dy.data(), *kx = k_x.data(), *k0 = k_0.data();
+    auto apply = [&](int64_t a, int64_t b) {
+      channel_map(s, a, b, dx, [dy, x, kd, kx, k0, save_mean, c0](int64_t i, int64_t c) {
+        return kd[c - c0] * dy[i] + (kx[c - c0] * (x[i] - save_mean[c]) + k0[c - c0]);
+      });
+    };
+    if (s.inner >= kWideInner) {
+      for (int64_t c = c0; c < c1; ++c) {  // one channel at a time, while it is in cache
+        sums(c, c + 1);
+        coefficients(c, c + 1);
+        apply(c, c + 1);
+      }
+    } else {
+      sums(c0, c1);
+      coefficients(c0, c1);
+      apply(c0, c1);
+    }
+  });
+}
+
+#define MINIFW_BN_INSTANTIATE(T)                                                                                  \
+  template void batch_norm_forward_training<T>(const BnShape&, const T*, const T*, const T*, T*, T*, double,     \
+                                               double, T*, T*, T*, int);                                         \
+  template void batch_norm_forward_inference<T>(const BnShape&, const T*, const T*, const T*, const T*, const T*, \
+                                                double, T*, int);                                                \
+  template void batch_norm_backward<T>(const BnShape&, const T*, const T*, const T*, const T*, const T*, T*, T*, \
+                                       T*, int);
+MINIFW_BN_INSTANTIATE(float)
+MINIFW_BN_INSTANTIATE(double)
+#undef MINIFW_BN_INSTANTIATE
+}  // namespace minifw

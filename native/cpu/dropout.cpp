@@ -1,0 +1,78 @@
+// Dropout: the per-ISA block kernel, threads over whole blocks of 64
+// elements (so the split never changes which random word an element gets),
+// and the backward.
+#include "dropout.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "dropout_impl.h"
+#include "isa.h"
+#include "split_work.h"
+
+namespace minifw {
+namespace {
+template <typename T>
+const DropoutKernels<T>& generic_kernels() {
+  static const DropoutKernels<T> k = make_dropout_kernels<T>();
+  return k;
+}
+const DropoutKernels<float>& kernels_for(Isa isa, const float*) {
+#if defined(MINIFW_X86)
+  if (isa == Isa::avx512) return dropout_kernels_avx512_f32();
+  if (isa == Isa::avx2) return dropout_kernels_avx2_f32();
+#endif
+  return generic_kernels<float>();
+}
+const DropoutKernels<double>& kernels_for(Isa isa, const double*) {
+#if defined(MINIFW_X86)
+  if (isa == Isa::avx512) return dropout_kernels_avx512_f64();
+  if (isa == Isa::avx2) return dropout_kernels_avx2_f64();
+#endif
+  return generic_kernels<double>();
+}
+
+template <typename T>
+T keep_scale(double p) {
+  return p < 1 ? static_cast<T>(1.0 / (1.0 - p)) : T(0);
+}
+}  // namespace
+
+template <typename T>
+void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, double p, uint64_t seed, int nthreads) {
+  if (p >= 1) {  // nothing kept: no division by zero, no random numbers
+    std::memset(mask, 0, static_cast<size_t>(n));
+    std::fill(y, y + n, T(0));
+    return;
+  }
+  if (p <= 0) {
+    std::memset(mask, 1, static_cast<size_t>(n));
+    std::copy(x, x + n, y);
+    return;
+  }
+  // floor(p * 2^32) < 2^32 here, since p < 1.
+  const uint32_t threshold = static_cast<uint32_t>(std::floor(p * 4294967296.0));
+  const T scale = keep_scale<T>(p);
+  const DropoutBlocks<T> blocks = kernels_for(active_isa(), static_cast<const T*>(nullptr)).forward;
+  const int64_t nblocks = (n + 63) / 64;
+  // Philox costs ~10x a memory-bound op per element: parallel sooner.
+  for_each_range(nblocks, nthreads, std::max<int64_t>(1, kParallelGrain / (64 * 8)), [&](int64_t b, int64_t e) {
+    const int64_t first = b * 64, last = std::min(n, e * 64);
+    blocks(x + first, y + first, mask + first, last - first, b, threshold, scale, seed);
+  });
+}
+
+template <typename T>
+void dropout_backward(const T* dy, const uint8_t* mask, T* dx, int64_t n, double p, int nthreads) {
+  const T scale = keep_scale<T>(p);
+  for_each_range(n, nthreads, kParallelGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dx[i] = dy[i] * (mask[i] ? scale : T(0));
+  });
+}
+
+template void dropout_forward<float>(const float*, float*, uint8_t*, int64_t, double, uint64_t, int);
+template void dropout_forward<double>(const double*, double*, uint8_t*, int64_t, double, uint64_t, int);
+template void dropout_backward<float>(const float*, const uint8_t*, float*, int64_t, double, int);
+template void dropout_backward<double>(const double*, const uint8_t*, double*, int64_t, double, int);
+}  // namespace minifw

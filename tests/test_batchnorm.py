@@ -1,0 +1,166 @@
+"""Batch normalization, spatial (NCHW) and per activation ((N, C)): training
+forward, running-statistics update, inference forward and backward against
+the float64 reference, float32 and float64, on both traversal orders (wide and
+narrow H * W); finite differences; bad input."""
+import numpy as np
+import pytest
+
+import minifw
+from minifw import ops
+from reference import (assert_within_bound, batch_norm_backward_ref, batch_norm_inference_ref, batch_norm_training_ref,
+                       numerical_grad)
+
+DTYPES = (np.float32, np.float64)
+# Statistics are accumulated in double, so the float32 results are a few
+# float32 roundings of (x - mean) * invstd * w + b: rtol/atol ~ 16 ulp of the
+# normalized values (which are O(1)). float64: ~1e3 ulp, for sums over up to
+# ~1e4 values. dweight / dbias are sums over N*H*W terms of O(1).
+TOL = {np.float32: 2e-6, np.float64: 1e-12}
+SHAPES = {
+    "fc_n2_c1": (2, 1),
+    "fc_64x500": (64, 500),
+    "fc_odd_7x13": (7, 13),
+    "nchw_n1_c3_5x7_narrow": (1, 3, 5, 7),
+    "nchw_2x4x1x1": (2, 4, 1, 1),
+    "nchw_2x3x9x11_wide": (2, 3, 9, 11),
+    "nchw_threaded_8x16x12x12": (8, 16, 12, 12),
+}
+
+
+def _inputs(rng, shape, dtype, affine=True):
+    c = shape[1]
+    x = (rng.standard_normal(shape) * 2 + 5).astype(dtype)  # mean far from 0: tests subtracting it first
+    w = rng.standard_normal(c).astype(dtype) if affine else None
+    b = rng.standard_normal(c).astype(dtype) if affine else None
+    return x, w, b
+
+
+def _tol(dtype, ref):
+    return dict(rtol=TOL[dtype], atol=TOL[dtype] * max(1.0, float(np.max(np.abs(ref)))))
+
+
+def _dx_magnitude(dy, x, w, mean, invstd):
+    """The size of the terms dx = w * invstd * (dy - mean(dy) - xhat * mean(dy * xhat))
+    is made of: with few values per channel they nearly cancel, and the
+    rounding error is relative to them, not to dx."""
+    axes = (0,) if x.ndim == 2 else (0, 2, 3)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    g = np.abs(np.ones_like(mean) if w is None else np.asarray(w, np.float64)) * invstd
+    xhat = np.abs((x - mean.reshape(shape)) * invstd.reshape(shape))
+    dy = np.abs(np.asarray(dy, np.float64))
+    return g.reshape(shape) * (dy + dy.mean(axis=axes, keepdims=True) + xhat * (dy * xhat).mean(axis=axes, keepdims=True))
+
+
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "no_affine"])
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+def test_training_forward_backward_and_running_stats(rng, dtype, shape, affine):
+    x, w, b = _inputs(rng, shape, dtype, affine)
+    c = shape[1]
+    rm, rv = rng.standard_normal(c).astype(dtype), rng.uniform(0.5, 2, c).astype(dtype)
+    rm0, rv0 = rm.copy(), rv.copy()
+    y, mean, invstd = ops.batch_norm_forward_training(x, w, b, rm, rv, momentum=0.3, eps=1e-3)
+    y_ref, mean_ref, invstd_ref, var_unbiased = batch_norm_training_ref(x, w, b, eps=1e-3)
+    assert y.dtype == mean.dtype == invstd.dtype == dtype
+    np.testing.assert_allclose(y, y_ref, **_tol(dtype, y_ref))
+    np.testing.assert_allclose(mean, mean_ref, rtol=TOL[dtype])
+    np.testing.assert_allclose(invstd, invstd_ref, rtol=TOL[dtype])
+    np.testing.assert_allclose(rm, 0.7 * rm0 + 0.3 * mean_ref, **_tol(dtype, rm))
+    np.testing.assert_allclose(rv, 0.7 * rv0 + 0.3 * var_unbiased, **_tol(dtype, rv))
+    dy = rng.standard_normal(shape).astype(dtype)
+    dx, dw, db = ops.batch_norm_backward(dy, x, w, mean, invstd)
+    dx_ref, dw_ref, db_ref = batch_norm_backward_ref(dy, x, w, eps=1e-3)
+    assert_within_bound(dx, dx_ref, _dx_magnitude(dy, x, w, mean_ref, invstd_ref), TOL[dtype], 0, "dx")
+    m = x.size // c
+    np.testing.assert_allclose(dw, dw_ref, rtol=TOL[dtype], atol=TOL[dtype] * m)
+    np.testing.assert_allclose(db, db_ref, rtol=TOL[dtype], atol=TOL[dtype] * m)
+
+
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+def test_inference_forward(rng, dtype, shape):
+    x, w, b = _inputs(rng, shape, dtype)
+    c = shape[1]
+    rm, rv = rng.standard_normal(c).astype(dtype) + 5, rng.uniform(0.5, 2, c).astype(dtype)
+    y = ops.batch_norm_forward_inference(x, w, b, rm, rv, eps=1e-4)
+    ref = batch_norm_inference_ref(x, w, b, rm, rv, eps=1e-4)
+    np.testing.assert_allclose(y, ref, **_tol(dtype, ref))
+    y = ops.batch_norm_forward_inference(x, None, None, rm, rv)
+    np.testing.assert_allclose(y, batch_norm_inference_ref(x, None, None, rm, rv), **_tol(dtype, ref))
+
+
+def test_running_stats_left_alone_when_none(rng):
+    x, w, b = _inputs(rng, (4, 3, 5, 5), np.float64)
+    y, _, _ = ops.batch_norm_forward_training(x, w, b, None, None)
+    np.testing.assert_allclose(y, batch_norm_training_ref(x, w, b)[0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "no_affine"])
+@pytest.mark.parametrize("shape", [(5, 3), (2, 3, 2, 3), (3, 2, 4, 5)], ids=["fc", "nchw_narrow", "nchw_wide"])
+def test_gradient_matches_finite_differences(rng, shape, affine):
+    x, w, b = _inputs(rng, shape, np.float64, affine)
+    dy = rng.standard_normal(shape)
+
+    def loss_of_x(v):
+        return np.sum(ops.batch_norm_forward_training(v, w, b, None, None)[0] * dy)
+
+    y, mean, invstd = ops.batch_norm_forward_training(x, w, b, None, None)
+    dx, dw, db = ops.batch_norm_backward(dy, x, w, mean, invstd)
+    np.testing.assert_allclose(dx, numerical_grad(loss_of_x, x), rtol=1e-5, atol=1e-7)
+    if affine:
+        np.testing.assert_allclose(
+            dw, numerical_grad(lambda v: np.sum(ops.batch_norm_forward_training(x, v, b, None, None)[0] * dy), w),
+            rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(
+            db, numerical_grad(lambda v: np.sum(ops.batch_norm_forward_training(x, w, v, None, None)[0] * dy), b),
+            rtol=1e-6, atol=1e-8)
+
+
+def test_results_do_not_depend_on_thread_count(rng):
+    x, w, b = _inputs(rng, (8, 16, 12, 12), np.float32)
+    before = minifw.get_num_threads()
+    try:
+        out = []
+        for n in (1, 2):
+            minifw.set_num_threads(n)
+            y, m, s = ops.batch_norm_forward_training(x, w, b, None, None)
+            out.append((y, m, s) + ops.batch_norm_backward(x, x, w, m, s))
+    finally:
+        minifw.set_num_threads(before)
+    for a, b_ in zip(*out):
+        np.testing.assert_array_equal(a, b_)
+
+
+X = np.ones((2, 3, 4, 4))
+V = np.ones(3)
+BAD_CALLS = {
+    "x_3d": (lambda: ops.batch_norm_forward_training(np.ones((2, 3, 4)), None, None, None, None), ValueError,
+             "batch_norm_forward_training: x must be 2-D"),
+    "x_int": (lambda: ops.batch_norm_forward_training(np.ones((2, 3), np.int32), None, None, None, None),
+              TypeError, "batch_norm_forward_training: x"),
+    "one_value_per_channel": (lambda: ops.batch_norm_forward_training(np.ones((1, 3, 1, 1)), None, None, None,
+                                                                      None), ValueError, "more than one value"),
+    "weight_wrong_length": (lambda: ops.batch_norm_forward_training(X, np.ones(4), None, None, None), ValueError,
+                            "weight must have shape \\(3,\\)"),
+    "bias_wrong_dtype": (lambda: ops.batch_norm_forward_training(X, None, np.ones(3, np.float32), None, None),
+                         TypeError, "bias"),
+    "only_running_mean": (lambda: ops.batch_norm_forward_training(X, None, None, np.zeros(3), None), ValueError,
+                          "running_mean and running_var"),
+    "running_var_read_only": (lambda: ops.batch_norm_forward_training(
+        X, None, None, np.zeros(3), np.broadcast_to(np.ones(1), (3,))), ValueError, "running_var"),
+    "momentum_above_1": (lambda: ops.batch_norm_forward_training(X, None, None, None, None, momentum=2),
+                         ValueError, "momentum"),
+    "eps_negative": (lambda: ops.batch_norm_forward_training(X, None, None, None, None, eps=-1), ValueError, "eps"),
+    "inference_without_running_var": (lambda: ops.batch_norm_forward_inference(X, None, None, V, None), ValueError,
+                                      "running_var"),
+    "backward_dy_shape": (lambda: ops.batch_norm_backward(X[:1], X, None, V, V), ValueError,
+                          "batch_norm_backward: dy"),
+    "backward_save_invstd_shape": (lambda: ops.batch_norm_backward(X, X, None, V, np.ones(2)), ValueError,
+                                   "save_invstd"),
+}
+
+
+@pytest.mark.parametrize("call,exc,pattern", BAD_CALLS.values(), ids=BAD_CALLS.keys())
+def test_bad_input_raises_naming_the_argument(call, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        call()
