@@ -303,12 +303,13 @@ def test_binding_revalidates_the_problem(args):
         _native.conv_forward_f32("im2col_gemm", args, X, W, None, np.empty_like(DY), _ws("im2col_gemm"))
 
 
-# Known failure, reported to the lead: make_conv_shape (native/cpu/conv.cpp)
-# does not refuse sizes whose products overflow int64, so a batch of 2**62 + 2
-# makes N*C*H*W wrap around to the 392 elements of a small x, every element
-# count check passes, and the kernel reads far past the arrays. ConvProblem
-# refuses such problems, so minifw.ops is safe; the binding is not. Run in a
-# child process because the current result is a segmentation fault.
+# make_conv_shape (native/cpu/conv.cpp) must refuse sizes whose products
+# overflow int64: a batch of 2**62 + 2 makes N*C*H*W wrap around to the 392
+# elements of a small x, so without that check every element-count check
+# would pass and the kernel would read far past the arrays. ConvProblem
+# refuses such problems before the binding sees them; this calls the binding
+# directly, in a child process so that a regression shows as a failed test
+# rather than a crashed test run.
 OVERFLOW_CHILD = """
 import numpy as np
 from minifw import _native
@@ -321,10 +322,12 @@ except ValueError as e:
 """
 
 
-def test_binding_refuses_sizes_that_overflow():
+def test_binding_refuses_sizes_that_overflow(tmp_path):
+    # Run from an empty directory so the child imports the same minifw as this
+    # process (an installed one), not a source tree in the working directory.
     root = os.path.dirname(os.path.dirname(os.path.abspath(_native.__file__)))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
     proc = subprocess.run([sys.executable, "-c", OVERFLOW_CHILD], env=env, capture_output=True, text=True,
-                          timeout=120)
+                          cwd=tmp_path, timeout=120)
     assert proc.returncode == 0, f"child died with status {proc.returncode}: {proc.stderr[-500:]}"
     assert proc.stdout.startswith("refused:")
