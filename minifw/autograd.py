@@ -14,6 +14,9 @@ its inputs. `Tensor.backward` then walks that graph:
    outputs has added its contribution: call backward, add the results into
    the gradients of the input nodes, or into `.grad` of leaf tensors;
 3. free each node's saved arrays once it has run, unless retain_graph=True.
+   A later backward through a node whose saved arrays are gone is an error,
+   raised before any gradient is computed; nodes that saved nothing (Add,
+   Sum, Reshape, ...) can be walked again, as in PyTorch.
 
 Backward runs on arrays, with no graph recorded: gradients of gradients are
 not supported.
@@ -67,11 +70,15 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 class Context:
     """What forward leaves for backward: saved arrays and any plain attributes."""
 
+    _saved = ()  # None once freed
+
     def save_for_backward(self, *arrays):
         self._saved = arrays
 
     @property
     def saved_tensors(self):
+        if self._saved is None:
+            raise RuntimeError(_FREED)
         return self._saved
 
 
@@ -143,7 +150,7 @@ def _topological_order(roots):
         if node in visited:
             continue
         visited.add(node)
-        if node.ctx is None:
+        if node.ctx._saved is None:
             raise RuntimeError(_FREED)
         stack.append((node, True))
         for edge in node.edges:
@@ -212,6 +219,6 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
                     parent, i = edge
                     slots = buffers.setdefault(parent, [None] * len(parent.outputs))
                     slots[i] = g if slots[i] is None else slots[i] + g
-            if not retain_graph:
-                node.ctx = None  # frees what forward saved
+            if not retain_graph and node.ctx._saved:
+                node.ctx._saved = None  # frees what forward saved
 
