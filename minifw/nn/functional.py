@@ -7,11 +7,10 @@ dropout; linear is three GEMMs, as in Caffe's inner-product layer).
 Operations with no primitive (nll_loss, mse_loss, embedding, pad) are NumPy in
 the Function itself.
 
-Arguments that PyTorch accepts but the primitives cannot honour (class weights
-in cross_entropy, dilated pooling, ...) raise a ValueError saying so rather than
-being ignored.
+Arguments that PyTorch accepts but the primitives cannot honour (dilated
+pooling, avg_pool2d's divisor_override, sparse embedding gradients) raise a
+ValueError saying so rather than being ignored.
 """
-import math
 import numbers
 
 import numpy as np
@@ -19,7 +18,7 @@ import numpy as np
 from .. import ops
 from .. import random as _random
 from ..autograd import Function, is_grad_enabled, no_grad
-from ..tensor import Tensor, float32
+from ..tensor import Tensor, _dim
 
 
 # ---- argument checks ------------------------------------------------------------------
@@ -113,6 +112,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if bias is not None:
         _tensor(fn, "bias", bias, ndim=1, ndim_desc="1-D (K,)")
     _same_dtype(fn, input, weight=weight, bias=bias)
+    if isinstance(groups, int) and input.shape[-3] != weight.shape[1] * groups:
+        raise ValueError(f"{fn}: input must have {weight.shape[1] * groups} channels to match "
+                         f"weight of shape {tuple(weight.shape)} with groups={groups}; got input "
+                         f"of shape {tuple(input.shape)}")
     if input.ndim == 3:
         return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
     if isinstance(padding, str):
@@ -295,15 +298,14 @@ def _softmax(fn, input, dim, dtype, log):
         dim = 0 if input.ndim in (0, 1, 3) else 1
     if input.ndim == 0:
         return Softmax.apply(input.reshape(1, 1), dim=1, log=log).reshape(())
-    from ..tensor import _dim
     return Softmax.apply(input, dim=_dim(fn, dim, input.ndim), log=log)
 
 
-def softmax(input, dim=None, dtype=None):
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _softmax("softmax", input, dim, dtype, log=False)
 
 
-def log_softmax(input, dim=None, dtype=None):
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _softmax("log_softmax", input, dim, dtype, log=True)
 
 
@@ -343,21 +345,41 @@ class CrossEntropy(Function):
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """log_softmax over the class dim followed by nll_loss, in one primitive.
-    input: logits (N, C), (C,) or (N, C, d1, ...); target: int64 class indices."""
+    input: logits (N, C), (C,) or (N, C, d1, ...); target: int64 class indices;
+    weight: optional per-class weights (C,)."""
     fn = "cross_entropy"
     _tensor(fn, "input", input)
-    if weight is not None:
-        raise ValueError(f"{fn}: per-class weights are not supported by the cross_entropy "
-                         f"primitive; weight must be None (nll_loss(log_softmax(x, 1), t, weight) "
-                         f"supports them)")
     reduction = _reduction(fn, reduction, size_average, reduce)
     label_smoothing = _real(fn, "label_smoothing", label_smoothing)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"{fn}: label_smoothing must be in [0, 1], got {label_smoothing}")
     logits, target2, loss_shape = _class_layout(fn, input, target)
-    loss = CrossEntropy.apply(logits, target=target2.data, ignore_index=int(ignore_index),
-                              label_smoothing=label_smoothing, reduction=reduction)
+    if weight is None:
+        loss = CrossEntropy.apply(logits, target=target2.data, ignore_index=int(ignore_index),
+                                  label_smoothing=label_smoothing, reduction=reduction)
+    else:
+        loss = _weighted_cross_entropy(logits, target2, weight, int(ignore_index), reduction,
+                                       label_smoothing)
     return loss.reshape(loss_shape) if reduction == "none" else loss
+
+
+def _weighted_cross_entropy(logits, target, weight, ignore_index, reduction, label_smoothing):
+    """The fused primitive has no class weights: log_softmax (a primitive), the weighted
+    nll_loss, and PyTorch's weighted smoothing term eps / C * sum_c w_c * -log p_c for
+    each kept target, which the mean divides by the same sum of w[target] as nll_loss."""
+    log_probs = log_softmax(logits, 1)
+    loss = nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0.0:
+        return loss
+    c = logits.shape[1]
+    keep = target.data != ignore_index
+    w = weight.detach().reshape((1, c) + (1,) * (logits.ndim - 2))
+    smooth = -(log_probs * w).sum(1) * Tensor._make(keep.astype(logits.dtype))
+    if reduction == "mean":
+        smooth = smooth.sum() / float(weight.data[target.data[keep]].sum())
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1.0 - label_smoothing) * loss + (label_smoothing / c) * smooth
 
 
 class NLLLoss(Function):
