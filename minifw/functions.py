@@ -96,11 +96,12 @@ class Pow(Function):
     def backward(ctx, g):
         a, b, out = ctx.saved_tensors
         ga = gb = None
-        if ctx.needs_input_grad[0]:
-            ga = unbroadcast(g * b * np.power(a, b - 1), np.shape(a))
-        if ctx.needs_input_grad[1]:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                gb = unbroadcast(g * out * np.log(a), np.shape(b))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # as PyTorch: d(a**0)/da = 0 even at a = 0, and d(0**b)/db = 0 for b >= 0
+            if ctx.needs_input_grad[0]:
+                ga = unbroadcast(np.where(b == 0, 0.0, g * b * np.power(a, b - 1)), np.shape(a))
+            if ctx.needs_input_grad[1]:
+                gb = unbroadcast(np.where((a == 0) & (b >= 0), 0.0, g * out * np.log(a)), np.shape(b))
         return ga, gb
 
 

@@ -329,6 +329,14 @@ def test_forward_matches_reference(case, dtype):
     np.testing.assert_allclose(out.numpy(), ref(*arrays), **FWD_TOL[dtype])
 
 
+def test_pow_gradients_at_zero_follow_pytorch():
+    # d(a**0)/da = 0 and d(0**b)/db = 0 (b >= 0): no nan from 0 * inf or 0 * log(0)
+    a, b = c64([0.0, 0.0, 2.0]).requires_grad_(), c64([0.0, 2.0, 0.0]).requires_grad_()
+    (a ** b).sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(b.grad.numpy(), [0.0, 0.0, np.log(2.0)])
+
+
 def test_max_pool2d_returns_flat_indices_into_each_plane():
     x = minifw.tensor([[[[1.0, 9.0, 2.0, 3.0], [4.0, 5.0, 6.0, 8.0], [0.0, 0.0, 7.0, 0.0],
                          [0.0, 1.0, 0.0, 0.0]]]])

@@ -161,6 +161,8 @@ def test_int_results_of_float_inputs_carry_no_graph():
     pytest.param(minifw.arange(2), 2.5, F32, id="i64_and_float_is_float32"),
     pytest.param(minifw.arange(2), minifw.ones(2), F32, id="i64_and_f32"),
     pytest.param(minifw.ones(2), minifw.ones(2, dtype=minifw.float64), F64, id="f32_and_f64"),
+    pytest.param(minifw.arange(2), np.float32(2.5), F32, id="i64_and_numpy_float"),
+    pytest.param(minifw.arange(2), np.int32(2), I64, id="i64_and_numpy_int"),
     pytest.param(minifw.tensor([True]), 1, I64, id="bool_and_int"),
     pytest.param(minifw.tensor([True]), minifw.tensor([False]), BOOL, id="bool_and_bool"),
 ])
