@@ -100,13 +100,36 @@ def test_random_creation_follows_manual_seed():
 
 
 def test_random_creation_from_its_own_generator():
-    g1, g2 = minifw.Generator(7), minifw.Generator(7)
+    g1, g2 = minifw.Generator().manual_seed(7), minifw.Generator().manual_seed(7)
     np.testing.assert_array_equal(minifw.randn(4, generator=g1).numpy(),
                                   minifw.randn(4, generator=g2).numpy())
     r = minifw.randint(2, 5, (1000,), generator=g1)
     assert r.dtype == I64 and r.numpy().min() == 2 and r.numpy().max() == 4
     p = minifw.randperm(6, generator=g1)
     assert sorted(p.tolist()) == list(range(6))
+
+
+def test_rng_state_round_trip_resumes_the_same_stream():
+    minifw.manual_seed(3)
+    minifw.randn(2)
+    state = minifw.get_rng_state()
+    a = minifw.randn(5).numpy()
+    minifw.randn(7)
+    minifw.set_rng_state(state)
+    np.testing.assert_array_equal(minifw.randn(5).numpy(), a)
+    assert minifw.random.initial_seed() == 3
+
+
+def test_manual_seed_returns_the_global_generator_and_checks_the_seed():
+    assert minifw.manual_seed(1) is minifw.random.default_generator
+    with pytest.raises(ValueError, match="seed must be >= 0, got -1"):
+        minifw.manual_seed(-1)
+    with pytest.raises(TypeError, match="seed must be an int, got float"):
+        minifw.manual_seed(1.5)
+    with pytest.raises(ValueError, match="Generator: device must be 'cpu'"):
+        minifw.Generator("cuda")
+    with pytest.raises(TypeError, match="generator must be a minifw.Generator or None"):
+        minifw.randn(2, generator=np.random.default_rng(0))
 
 
 def test_randn_statistics():
