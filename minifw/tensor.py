@@ -172,6 +172,9 @@ class Tensor:
         if value.dtype not in _DTYPES:
             raise TypeError(f"Tensor.data: dtype must be one of float32, float64, int64, bool; "
                             f"got {value.dtype}")
+        if self._requires_grad and value.dtype.kind != "f":
+            raise RuntimeError(f"Tensor.data: a tensor that requires grad must hold floating point "
+                               f"data; got {value.dtype}")
         self._data = value
 
     shape = property(lambda self: self._data.shape)

@@ -170,6 +170,14 @@ def test_int64_tensors_never_require_grad(make):
         make()
 
 
+def test_data_of_a_tensor_that_requires_grad_stays_floating_point():
+    t = minifw.ones(2, requires_grad=True)
+    t.data = np.zeros(3, np.float64)  # a new array of another shape or float dtype is fine
+    assert t.shape == (3,) and t.dtype == F64
+    with pytest.raises(RuntimeError, match="must hold floating point data; got int64"):
+        t.data = np.arange(2)
+
+
 def test_int_results_of_float_inputs_carry_no_graph():
     x = minifw.randn(3, requires_grad=True)
     assert not x.long().requires_grad and x.long().dtype == I64
