@@ -2,14 +2,12 @@
 
 ``minifw.backends.benchmark = True`` makes the first call of each convolution
 problem time every supported algorithm and cache the fastest (like
-``torch.backends.cudnn.benchmark``). ``minifw.backends.deterministic = True``
-restricts choices to algorithms whose results do not depend on thread count
-or timing.
+``torch.backends.cudnn.benchmark``). Every CPU algorithm is deterministic:
+its results do not depend on the thread count or on timing.
 """
 from . import _native
 
 benchmark = False
-deterministic = False
 
 
 def get_isa():

@@ -121,6 +121,31 @@ def gemm_ref(a, b, c=None, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     return out
 
 
+# The error bound every GEMM and convolution test uses, with assert_within_bound
+# below: |got - ref| <= rtol * ref_abs + atol, where ref_abs is the reference
+# computed on |inputs| (the sum of |terms| behind each output). Rounding error
+# of any summation order is bounded by a small multiple of eps * sum|terms|,
+# so one rtol per (dtype, algorithm kind) fits every shape: ~100 eps for GEMM
+# and the GEMM-based convolutions (1e-5 is ~170 units of float32 roundoff
+# 2**-24 = 6e-8; measured worst cases are 2-3 units). Winograd gets 10x more:
+# its transforms add and subtract terms of the whole 6x6 input tile, so an
+# output whose own |terms| are small next to its neighbours' sees errors of
+# hundreds of eps relative to them (measured: up to 3e-5 in float32, on C=1).
+# atol only matters where ref_abs is 0 (e.g. input pixels no kernel tap
+# reads), which must then come out as 0.
+_TOLERANCES = {  # (dtype, winograd?) -> (rtol, atol)
+    ("float32", False): (1e-5, 1e-30),
+    ("float32", True): (1e-4, 1e-30),
+    ("float64", False): (1e-12, 1e-300),
+    ("float64", True): (1e-10, 1e-300),
+}
+
+
+def tolerance(dtype, algo="gemm"):
+    """(rtol, atol) for results of `algo` ("auto" may be winograd) in `dtype`."""
+    return _TOLERANCES[np.dtype(dtype).name, algo in ("winograd", "auto")]
+
+
 def assert_within_bound(actual, ref, ref_abs, rtol, atol, what=""):
     """|actual - ref| <= rtol * ref_abs + atol elementwise, where ref_abs is the
     same reference computed on absolute values (the sum of |terms|): the scale

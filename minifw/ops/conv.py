@@ -86,8 +86,10 @@ class ConvProblem:
                 f"(x_shape={x_shape}, w_shape={w_shape}, padding={padding}, dilation={dilation})")
         ho = (h + 2 * padding[0] - eff_h) // stride[0] + 1
         wo = (w + 2 * padding[1] - eff_w) // stride[1] + 1
-        lowered = c * r * s * n * ho * wo  # the largest buffer any algorithm indexes
-        if max(lowered, n * c * h * w, n * k * ho * wo) * 8 >= 2 ** 62:
+        # The native library bounds every buffer it indexes by these products.
+        hp, wp = h + 2 * padding[0], w + 2 * padding[1]
+        lowered = n * c * r * s * hp * wp
+        if max(lowered, n * max(c, k) * hp * wp, k * cg * r * s) > 2 ** 58:
             raise ValueError(f"{_fn}: problem too large to index: x_shape={x_shape}, "
                              f"w_shape={w_shape} (the lowered matrix would have {lowered} elements)")
         self.x_shape, self.w_shape = x_shape, w_shape
@@ -119,18 +121,26 @@ class ConvProblem:
 _problems = {}
 
 
+def _plain_ints(v):
+    if type(v) is tuple:
+        return all(type(i) is int for i in v)
+    return type(v) is int
+
+
 def _cached_problem(fn, x_shape, w_shape, stride, padding, dilation, groups, dtype):
     """ConvProblem for these arguments, memoized: a training loop asks for the
     same few problems every step, and building one (with all its checks) costs
     more than the rest of a small convolution's Python overhead."""
-    key = (fn, x_shape, w_shape, stride, padding, dilation, groups, dtype)
-    try:
-        return _problems[key]
-    except KeyError:
-        pass
-    except TypeError:  # unhashable arguments (e.g. lists): no caching
+    # Only plain ints (and tuples of them) are memoized: 2.0 == 2 and True == 1
+    # hash alike, and those must still reach ConvProblem's checks and be refused.
+    args = (x_shape, w_shape, stride, padding, dilation, groups)
+    if not all(_plain_ints(v) for v in args):
         return ConvProblem(x_shape, w_shape, stride=stride, padding=padding, dilation=dilation,
                            groups=groups, dtype=dtype, _fn=fn)
+    key = (fn, *args, dtype)
+    problem = _problems.get(key)
+    if problem is not None:
+        return problem
     problem = ConvProblem(x_shape, w_shape, stride=stride, padding=padding, dilation=dilation,
                           groups=groups, dtype=dtype, _fn=fn)
     if len(_problems) > 1024:
@@ -232,9 +242,15 @@ def _heuristic(problem, direction):
     return "implicit_gemm"
 
 
+_heuristic_choice = {}
+
+
 def _choose(problem, direction):
     if not backends.benchmark:
-        return _heuristic(problem, direction)
+        algo = _heuristic_choice.get((problem, direction))
+        if algo is None:
+            algo = _heuristic_choice[problem, direction] = _heuristic(problem, direction)
+        return algo
     key = (direction, problem, backends.get_isa(), _native.get_num_threads())
     with _autotune_lock:
         algo = _autotune.get(key)

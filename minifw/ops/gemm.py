@@ -72,5 +72,10 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
         if not c.flags.c_contiguous or not c.flags.writeable:
             raise ValueError("gemm: c must be a C-contiguous, writable array (the result is "
                              "written into it)")
+    if m == 0 or n == 0:
+        return c
+    if k == 0:  # an empty sum: only the beta * c term is left
+        c[...] = 0 if beta == 0.0 else beta * c
+        return c
     _GEMM[a.dtype](a, b, c, bool(trans_a), bool(trans_b), alpha, beta)
     return c

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <stdexcept>
 
 #include "parallel.h"
@@ -19,8 +20,23 @@ ConvShape make_conv_shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K,
   if (sh < 1 || sw < 1 || dh < 1 || dw < 1 || groups < 1) fail("stride, dilation, groups must be >= 1");
   if (ph < 0 || pw < 0) fail("padding must be >= 0");
   if (C % groups || K % groups || C / groups != Cg) fail("channels do not match groups");
+  if (R > (int64_t{1} << 30) || S > (int64_t{1} << 30) || dh > (int64_t{1} << 30) || dw > (int64_t{1} << 30) ||
+      ph > (int64_t{1} << 40) || pw > (int64_t{1} << 40) || H > (int64_t{1} << 40) || W > (int64_t{1} << 40))
+    fail("sizes overflow");
   const int64_t eff_h = dh * (R - 1) + 1, eff_w = dw * (S - 1) + 1;
   if (H + 2 * ph < eff_h || W + 2 * pw < eff_w) fail("output would be empty");
+  // Every buffer a kernel indexes must have an element count that fits int64;
+  // otherwise a wrapped product could pass the callers' size checks.
+  auto product = [&](std::initializer_list<int64_t> factors) {
+    int64_t p = 1;
+    for (int64_t f : factors)
+      if (__builtin_mul_overflow(p, f, &p) || p > (int64_t{1} << 58)) fail("sizes overflow");
+    return p;
+  };
+  product({N, C, H + 2 * ph, W + 2 * pw});
+  product({K, Cg, R, S});
+  product({N, K, H + 2 * ph, W + 2 * pw});
+  product({N, C, R, S, H + 2 * ph, W + 2 * pw});  // bounds the lowered matrix
   ConvShape s{N, C, H, W, K, R, S, sh, sw, ph, pw, dh, dw, groups, 0, 0};
   s.Ho = (H + 2 * ph - eff_h) / sh + 1;
   s.Wo = (W + 2 * pw - eff_w) / sw + 1;
@@ -205,7 +221,7 @@ PackSource<T> channel_cols_source(const ChannelMatrix<T>* m) {
 
 template <typename T>
 GemmKernel<T> lean_gemm_kernel(int64_t M) {
-  GemmKernel<T> k = gemm_kernel<T>(active_isa());
+  GemmKernel<T> k = gemm_kernel<T>(active_isa(), M);
   // A (mc >= the M of most layers) is packed once per K block, B in narrow
   // blocks: both are packed exactly once, in a few hundred KB per thread.
   // With few rows of A, the kc x nc block of B is most of the memory and is

@@ -16,7 +16,7 @@ template <typename T>
 void im2col(const ConvShape& s, const T* x, T* col, int nthreads) {
   const int64_t P = s.P(), NP = s.N * P, RS = s.R * s.S, HW = s.H * s.W;
   const int64_t rows = s.C * RS;
-#pragma omp parallel for collapse(2) num_threads(nthreads) schedule(static)
+#pragma omp parallel for collapse(2) num_threads(nthreads) schedule(static) if (rows * NP > 32768)
   for (int64_t row = 0; row < rows; ++row) {
     for (int64_t n = 0; n < s.N; ++n) {
       const int64_t c = row / RS, r = (row % RS) / s.S, q = row % s.S;
@@ -46,7 +46,7 @@ template <typename T>
 void col2im(const ConvShape& s, const T* col, T* dx, int nthreads) {
   const int64_t P = s.P(), NP = s.N * P, RS = s.R * s.S, HW = s.H * s.W;
   const int64_t planes = s.N * s.C;
-#pragma omp parallel for num_threads(nthreads) schedule(static)
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (s.C * RS * NP > 32768)
   for (int64_t plane = 0; plane < planes; ++plane) {
     const int64_t n = plane / s.C, c = plane % s.C;
     T* out = dx + plane * HW;
@@ -72,13 +72,15 @@ void col2im(const ConvShape& s, const T* col, T* dx, int nthreads) {
 
 template <typename T>
 ConvWorkspace im2col_workspace(ConvDir dir, const ConvShape& s, int nthreads) {
-  const GemmKernel<T> kern = gemm_kernel<T>(active_isa());
   const int64_t NP = s.N * s.P(), CgRS = s.Cg() * s.R * s.S;
   const int64_t col_bytes = s.C * s.R * s.S * NP * static_cast<int64_t>(sizeof(T));
+  auto pack_bytes = [](int64_t M, int64_t N, int64_t K) {
+    return gemm_pack_bytes(gemm_kernel<T>(active_isa(), M), M, N, K);
+  };
   int64_t per_thread = 0;
-  if (dir == ConvDir::forward) per_thread = gemm_pack_bytes(kern, s.Kg(), NP, CgRS);
-  if (dir == ConvDir::backward_data) per_thread = gemm_pack_bytes(kern, CgRS, NP, s.Kg());
-  if (dir == ConvDir::backward_filter) per_thread = gemm_pack_bytes(kern, s.Kg(), CgRS, NP);
+  if (dir == ConvDir::forward) per_thread = pack_bytes(s.Kg(), NP, CgRS);
+  if (dir == ConvDir::backward_data) per_thread = pack_bytes(CgRS, NP, s.Kg());
+  if (dir == ConvDir::backward_filter) per_thread = pack_bytes(s.Kg(), CgRS, NP);
   return {col_bytes, per_thread * gemm_threads_in_flight(s.groups, nthreads)};
 }
 

@@ -81,7 +81,7 @@ Tiling tiling(const ConvShape& s) {
 template <typename T>
 void input_transform(const ConvShape& s, const Tiling& tl, const T* x, T* V, int nthreads) {
   const int64_t planes = s.N * s.C, per_image = tl.th * tl.tw, stride_xi = xi_stride<T>(s.C * tl.tiles);
-#pragma omp parallel for num_threads(nthreads) schedule(static)
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (planes * s.H * s.W > 32768)
   for (int64_t plane = 0; plane < planes; ++plane) {
     const int64_t n = plane / s.C, c = plane % s.C;
     const T* src = x + plane * s.H * s.W;
@@ -107,7 +107,7 @@ void input_transform(const ConvShape& s, const Tiling& tl, const T* x, T* V, int
 template <typename T>
 void filter_transform(const ConvShape& s, const T* w, T* U, int nthreads) {
   const int64_t Cg = s.Cg(), stride_xi = xi_stride<T>(s.K * Cg);
-#pragma omp parallel for num_threads(nthreads) schedule(static)
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (s.K * Cg > 1024)
   for (int64_t kc = 0; kc < s.K * Cg; ++kc) {
     const T* g = w + kc * 9;
     T tmp[kAlpha][3];
@@ -120,7 +120,7 @@ void filter_transform(const ConvShape& s, const T* w, T* U, int nthreads) {
 template <typename T>
 void output_transform(const ConvShape& s, const Tiling& tl, const T* M, T* y, int nthreads) {
   const int64_t planes = s.N * s.K, per_image = tl.th * tl.tw, stride_xi = xi_stride<T>(s.K * tl.tiles);
-#pragma omp parallel for num_threads(nthreads) schedule(static)
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (planes * s.Ho * s.Wo > 32768)
   for (int64_t plane = 0; plane < planes; ++plane) {
     const int64_t n = plane / s.K, k = plane % s.K;
     T* dst = y + plane * s.Ho * s.Wo;
@@ -166,7 +166,7 @@ ConvWorkspace winograd_workspace(ConvDir dir, const ConvShape& s, int nthreads) 
   int64_t elems = z.v + z.u + z.m;
   if (dir == ConvDir::backward_data) elems += s.w_size();  // flipped filters
   const Tiling tl = tiling(f);
-  const int64_t pack = gemm_pack_bytes(gemm_kernel<T>(active_isa()), f.Kg(), tl.tiles, f.Cg());
+  const int64_t pack = gemm_pack_bytes(gemm_kernel<T>(active_isa(), f.Kg()), f.Kg(), tl.tiles, f.Cg());
   return {elems * static_cast<int64_t>(sizeof(T)), pack * std::max(1, nthreads)};
 }
 
@@ -182,7 +182,7 @@ void winograd_forward(const ConvShape& s, const T* x, const T* w, T* y, T* ws, i
   const int64_t Kg = s.Kg(), Cg = s.Cg();
   const int64_t jobs = kPoints * s.groups;
   // 36 x groups independent GEMMs: one per thread at a time.
-#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1)
+#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) if (s.K * s.Cg() * tl.tiles > 65536)
   for (int64_t job = 0; job < jobs; ++job) {
     const int64_t xi = job / s.groups, g = job % s.groups;
     StridedMatrix<T> a{U + xi * xi_stride<T>(s.K * Cg) + g * Kg * Cg, Cg, false};
@@ -200,7 +200,7 @@ void winograd_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, 
   T* flipped = ws + z.v + z.u + z.m;
   const int64_t Kg = s.Kg(), Cg = s.Cg();
   // flipped[g*Cg + c][kout][r][q] = w[g*Kg + kout][c][2 - r][2 - q]
-#pragma omp parallel for num_threads(nthreads) schedule(static)
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (s.w_size() > 32768)
   for (int64_t cc = 0; cc < s.C; ++cc) {
     const int64_t g = cc / Cg, c = cc % Cg;
     for (int64_t kout = 0; kout < Kg; ++kout) {

@@ -1,0 +1,257 @@
+"""GEMM: C = alpha * op(A) @ op(B) + beta * C against NumPy in float64, on
+odd sizes that leave partial register and cache blocks, every transpose,
+every leading-dimension layout and every ISA the CPU supports."""
+import numpy as np
+import pytest
+
+from minifw import _native, backends, ops
+from reference import assert_within_bound, gemm_ref, tolerance
+
+DTYPES = [np.float32, np.float64]
+DTYPE_IDS = ["float32", "float64"]
+TRANSPOSES = [(False, False), (True, False), (False, True), (True, True)]
+TRANS_IDS = ["NN", "TN", "NT", "TT"]
+
+# Error bound (tolerance() in reference.py): relative to the sum of |terms|
+# of each output, |alpha| * |A| @ |B| + |beta * C|.
+
+SIZES = [  # (M, N, K): odd, smaller and larger than every register tile and cache block
+    (1, 1, 1),
+    (1, 7, 1),
+    (3, 5, 7),
+    (17, 33, 9),
+    (15, 31, 63),
+    (64, 64, 64),
+    (97, 113, 131),
+    (1, 300, 5),
+    (255, 1, 257),
+    (5, 1031, 7),      # N past every nc
+    (131, 37, 777),    # K past every kc, unequal blocks
+    (521, 533, 401),   # M, N, K past every mc, nc, kc, with partial tiles at each edge
+]
+
+
+def size_id(s):
+    return "x".join(map(str, s))
+
+
+def operands(m, n, k, dtype, trans_a, trans_b, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((k, m) if trans_a else (m, k)).astype(dtype)
+    b = rng.standard_normal((n, k) if trans_b else (k, n)).astype(dtype)
+    c = rng.standard_normal((m, n)).astype(dtype)
+    return a, b, c
+
+
+def check(got, a, b, c, trans_a, trans_b, alpha, beta, dtype, what=""):
+    ref = gemm_ref(a, b, c, trans_a, trans_b, alpha, beta)
+    ref_abs = gemm_ref(np.abs(a), np.abs(b), None if c is None else np.abs(c), trans_a, trans_b, abs(alpha),
+                       abs(beta))
+    assert got.dtype == dtype and got.shape == ref.shape
+    assert_within_bound(got, ref, ref_abs, *tolerance(dtype), what=what)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=size_id)
+@pytest.mark.parametrize("trans", TRANSPOSES, ids=TRANS_IDS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_gemm_matches_numpy(isa, dtype, trans, size):
+    a, b, _ = operands(*size, dtype, *trans)
+    c = ops.gemm(a, b, trans_a=trans[0], trans_b=trans[1])
+    assert c.flags.c_contiguous
+    check(c, a, b, None, *trans, 1.0, 0.0, dtype, what=f"{isa} {size}")
+
+
+ALPHA_BETA = [(1.0, 0.0), (2.5, 0.0), (1.0, 1.0), (-0.5, 2.0), (0.0, 1.5), (0.0, 0.0), (3.0, -1.0)]
+
+
+@pytest.mark.parametrize("alpha,beta", ALPHA_BETA, ids=[f"alpha{a}_beta{b}" for a, b in ALPHA_BETA])
+@pytest.mark.parametrize("size", [(1, 1, 1), (17, 33, 9), (131, 37, 777), (97, 113, 131)], ids=size_id)
+@pytest.mark.parametrize("trans", TRANSPOSES, ids=TRANS_IDS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_alpha_beta_into_c(isa, dtype, trans, size, alpha, beta):
+    a, b, c = operands(*size, dtype, *trans)
+    c0 = c.copy()
+    out = ops.gemm(a, b, c, trans_a=trans[0], trans_b=trans[1], alpha=alpha, beta=beta)
+    assert out is c  # written into c, as in BLAS
+    check(out, a, b, c0, *trans, alpha, beta, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_beta_zero_ignores_what_c_held(dtype):
+    # BLAS convention: with beta = 0, c is output only (so np.empty is fine), NaN and all
+    a, b, _ = operands(13, 29, 11, dtype, False, False)
+    c = np.full((13, 29), np.nan, dtype)
+    ops.gemm(a, b, c, alpha=2.0, beta=0.0)
+    check(c, a, b, None, False, False, 2.0, 0.0, dtype)
+
+
+@pytest.mark.parametrize("alpha,beta", [(1.0, 0.0), (2.0, 0.5)])
+@pytest.mark.parametrize("size", [(37, 25, 19), (300, 70, 130)], ids=size_id)
+@pytest.mark.parametrize("trans", TRANSPOSES, ids=TRANS_IDS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_any_leading_dimension(isa, dtype, trans, size, alpha, beta):
+    """Row-major views with a row stride longer than a row (sub-blocks of a
+    larger matrix) and column-major views (x.T): read in place, same result."""
+    m, n, k = size
+    rng = np.random.default_rng(1)
+    side = max(m, n, k) + 13  # room for every slice below, in either orientation
+    big_a = rng.standard_normal((side, side + 3)).astype(dtype)
+    big_b = rng.standard_normal((side + 5, side)).astype(dtype)
+    a_shape = (k, m) if trans[0] else (m, k)
+    b_shape = (n, k) if trans[1] else (k, n)
+    views = {
+        "a_slice": big_a[3:3 + a_shape[0], 5:5 + a_shape[1]],
+        "a_transposed": np.ascontiguousarray(big_a[:a_shape[1], :a_shape[0]]).T,
+        "a_transposed_slice": big_a[4:4 + a_shape[1], 2:2 + a_shape[0]].T,
+    }
+    b_views = {
+        "b_slice": big_b[7:7 + b_shape[0], 1:1 + b_shape[1]],
+        "b_transposed": np.ascontiguousarray(big_b[:b_shape[1], :b_shape[0]]).T,
+        "b_transposed_slice": big_b[2:2 + b_shape[1], 6:6 + b_shape[0]].T,
+    }
+    c0 = rng.standard_normal((m, n)).astype(dtype)
+    for a_name, a in views.items():
+        for b_name, b in b_views.items():
+            assert not a.flags.c_contiguous and not b.flags.c_contiguous
+            a_before, b_before = a.copy(), b.copy()
+            c = c0.copy()
+            ops.gemm(a, b, c, trans_a=trans[0], trans_b=trans[1], alpha=alpha, beta=beta)
+            check(c, a, b, c0, *trans, alpha, beta, dtype, what=f"{a_name} {b_name}")
+            # the same values as contiguous arrays give the same answer, to the bit
+            np.testing.assert_array_equal(c, ops.gemm(np.ascontiguousarray(a), np.ascontiguousarray(b), c0.copy(),
+                                                      trans_a=trans[0], trans_b=trans[1], alpha=alpha, beta=beta))
+            np.testing.assert_array_equal(a, a_before)
+            np.testing.assert_array_equal(b, b_before)
+
+
+@pytest.mark.parametrize("layout", ["every_other_column", "reversed_rows", "fortran_read_only", "broadcast_row"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_other_layouts_are_copied(dtype, layout):
+    """Views with no unit stride, negative strides, zero strides: still right."""
+    rng = np.random.default_rng(2)
+    base = rng.standard_normal((41, 58)).astype(dtype)
+    a = {
+        "every_other_column": base[:, ::2],
+        "reversed_rows": base[::-1, :29],
+        "fortran_read_only": np.asfortranarray(base[:, :29]),
+        "broadcast_row": np.broadcast_to(base[0, :29], (41, 29)),
+    }[layout]
+    if layout == "fortran_read_only":
+        a.setflags(write=False)
+    b = rng.standard_normal((29, 23)).astype(dtype)
+    check(ops.gemm(a, b), a, b, None, False, False, 1.0, 0.0, dtype)
+    check(ops.gemm(b.T, a.T), b.T, a.T, None, False, False, 1.0, 0.0, dtype)
+
+
+@pytest.mark.parametrize("m,n,k", [pytest.param(*s, id=size_id(s)) for s in
+                                   [(0, 5, 3), (4, 0, 3), (0, 0, 0), (4, 5, 0), (1, 1, 0)]])
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_empty_dimensions_follow_numpy(dtype, m, n, k):
+    a, b = np.ones((m, k), dtype), np.ones((k, n), dtype)
+    got = ops.gemm(a, b)
+    np.testing.assert_array_equal(got, a @ b)  # K == 0: zeros of shape (M, N)
+    assert got.shape == (m, n) and got.dtype == dtype
+    c = np.full((m, n), 3.0, dtype)
+    ops.gemm(a, b, c, alpha=2.0, beta=0.5)
+    np.testing.assert_array_equal(c, 2.0 * (a @ b) + 0.5 * np.full((m, n), 3.0, dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_every_register_block_is_exact(isa, dtype):
+    # The row count of C picks the register block (the one that pads it the
+    # least), so the sizes above may miss one: run each block the ISA has.
+    by_kernel = {}
+    for m in range(1, 64):
+        by_kernel.setdefault(_native.gemm_kernel_name(np.dtype(dtype).name, m), m)
+    for m in by_kernel.values():
+        for trans in TRANSPOSES:
+            a, b, c = operands(m, 45, 37, dtype, *trans, seed=m)
+            got = c.copy()
+            ops.gemm(a, b, got, trans_a=trans[0], trans_b=trans[1], alpha=1.5, beta=0.5)
+            check(got, a, b, c, *trans, 1.5, 0.5, dtype, what=f"m={m}")
+
+
+def test_isa_fixture_switches_the_kernel(isa):
+    # guards the ISA tests above against running one kernel under three names
+    assert backends.get_isa() == isa
+    for dtype in ("float32", "float64"):
+        assert _native.gemm_kernel_name(dtype).startswith(isa)
+
+
+# ---- bad input: TypeError for types and dtypes, ValueError for shapes ---------------
+
+def _ab(m=3, n=4, k=5, dtype=np.float32):
+    return np.ones((m, k), dtype), np.ones((k, n), dtype)
+
+
+def test_inner_dimension_mismatch_names_the_shapes():
+    a, b = np.ones((3, 5), np.float32), np.ones((6, 4), np.float32)
+    with pytest.raises(ValueError, match=r"inner dimensions.*\(3, 5\).*\(6, 4\)"):
+        ops.gemm(a, b)
+    with pytest.raises(ValueError, match=r"inner dimensions.*\(5, 3\).*\(6, 4\)"):
+        ops.gemm(a, b, trans_a=True)
+    with pytest.raises(ValueError, match=r"inner dimensions.*\(3, 5\).*\(4, 6\)"):
+        ops.gemm(a, b, trans_b=True)
+
+
+def test_beta_without_c():
+    with pytest.raises(ValueError, match=r"beta must be 0 when c is None.*0\.5"):
+        ops.gemm(*_ab(), beta=0.5)
+
+
+@pytest.mark.parametrize("bad,exc,pattern", [
+    pytest.param(np.ones((3, 4), np.float64), TypeError, r"c must have dtype float32.*float64", id="dtype"),
+    pytest.param(np.ones((4, 3), np.float32), ValueError, r"c must have shape \(3, 4\).*\(4, 3\)", id="shape"),
+    pytest.param(np.ones((12,), np.float32), ValueError, r"c must have shape \(3, 4\).*\(12,\)", id="flat"),
+    pytest.param(np.ones((4, 3), np.float32).T, ValueError, r"c must be a C-contiguous", id="transposed"),
+    pytest.param(np.ones((3, 8), np.float32)[:, ::2], ValueError, r"c must be a C-contiguous", id="strided"),
+    pytest.param(np.broadcast_to(np.float32(1), (3, 4)), ValueError, r"c must be a C-contiguous, writable",
+                 id="read_only"),
+    pytest.param([[0.0] * 4] * 3, TypeError, r"c must be a numpy.ndarray, got list", id="list"),
+])
+def test_bad_c(bad, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        ops.gemm(*_ab(), bad, beta=1.0)
+
+
+def test_read_only_contiguous_c_is_refused():
+    c = np.zeros((3, 4), np.float32)
+    c.setflags(write=False)
+    with pytest.raises(ValueError, match=r"c must be a C-contiguous, writable"):
+        ops.gemm(*_ab(), c)
+
+
+@pytest.mark.parametrize("a,b,exc,pattern", [
+    pytest.param(np.ones((3, 5), np.int32), np.ones((5, 4), np.float32), TypeError,
+                 r"a must have dtype float32 or float64, got int32", id="int_a"),
+    pytest.param(np.ones((3, 5), np.float32), np.ones((5, 4), np.float16), TypeError,
+                 r"b must have dtype float32 or float64, got float16", id="half_b"),
+    pytest.param(np.ones((3, 5), np.float32), np.ones((5, 4), np.float64), TypeError,
+                 r"b must have dtype float32 to match.*got float64", id="mixed_dtypes"),
+    pytest.param(np.ones((3, 5), np.complex64), np.ones((5, 4), np.complex64), TypeError,
+                 r"a must have dtype float32 or float64, got complex64", id="complex"),
+    pytest.param(np.ones(5, np.float32), np.ones((5, 4), np.float32), ValueError,
+                 r"a must be 2-D.*got a 1-D array of shape \(5,\)", id="vector_a"),
+    pytest.param(np.ones((3, 5), np.float32), np.ones((1, 5, 4), np.float32), ValueError,
+                 r"b must be 2-D.*got a 3-D array of shape \(1, 5, 4\)", id="batched_b"),
+    pytest.param([[1.0] * 5] * 3, np.ones((5, 4), np.float32), TypeError,
+                 r"a must be a numpy.ndarray, got list", id="list_a"),
+    pytest.param(np.ones((3, 5), np.float32), 2.0, TypeError, r"b must be a numpy.ndarray, got float",
+                 id="scalar_b"),
+])
+def test_bad_operands(a, b, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        ops.gemm(a, b)
+
+
+@pytest.mark.parametrize("kwargs,pattern", [
+    pytest.param(dict(alpha="2"), r"alpha must be a real number, got str", id="alpha_str"),
+    pytest.param(dict(alpha=1j), r"alpha must be a real number, got complex", id="alpha_complex"),
+    pytest.param(dict(alpha=None), r"alpha must be a real number, got NoneType", id="alpha_none"),
+    pytest.param(dict(beta=True), r"beta must be a real number, got bool", id="beta_bool"),
+    pytest.param(dict(trans_a=1), r"trans_a must be a bool, got int", id="trans_a_int"),
+    pytest.param(dict(trans_b="yes"), r"trans_b must be a bool, got str", id="trans_b_str"),
+])
+def test_bad_scalars(kwargs, pattern):
+    with pytest.raises(TypeError, match=pattern):
+        ops.gemm(*_ab(), **kwargs)
