@@ -3,7 +3,7 @@
 Each operation is a Function whose forward and backward sit side by side and
 call minifw.ops, the primitives API, which validates and runs one native
 kernel (conv2d, pooling, activations, softmax, cross_entropy, LRN, batch norm,
-dropout; linear is three GEMMs, as in Caffe's inner-product layer).
+dropout; linear is GEMMs and the bias gradient, as in Caffe's inner-product layer).
 Operations with no primitive (nll_loss, mse_loss, embedding, pad) are NumPy in
 the Function itself.
 
@@ -606,8 +606,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
 # ---- linear, embedding ---------------------------------------------------------------------
 
 class Linear(Function):
-    """y = x @ W^T + b as GEMMs. The bias goes in as GEMM's C operand (beta = 1) and its
-    gradient is ones^T @ dy, as in Caffe's inner-product layer."""
+    """y = x @ W^T + b as GEMMs. The bias goes in as GEMM's C operand (beta = 1), so the
+    output is written once; its gradient is the bias primitive's sum of dy over the batch."""
 
     @staticmethod
     def forward(ctx, x, weight, bias):
@@ -624,7 +624,7 @@ class Linear(Function):
         need_x, need_w, need_b = ctx.needs_input_grad
         dx = ops.gemm(dy, weight) if need_x else None
         dw = ops.gemm(dy, x, trans_a=True) if need_w else None
-        db = ops.gemm(np.ones((1, dy.shape[0]), dy.dtype), dy).reshape(-1) if need_b else None
+        db = ops.bias_backward(dy) if need_b else None
         return dx, dw, db
 
 
