@@ -272,7 +272,7 @@ class Amax(Function):
     def backward(ctx, g):
         a, out = ctx.saved_tensors
         hit = a == _expand_reduced(out, *ctx.args)
-        count = np.sum(hit, axis=ctx.args[1], keepdims=True)
+        count = np.sum(hit, axis=ctx.args[1], keepdims=True).astype(g.dtype)
         return _expand_reduced(g, *ctx.args) * hit / count
 
 
@@ -345,12 +345,12 @@ def _is_basic_index(index):
 class Index(Function):
     @staticmethod
     def forward(ctx, a, *, index):
-        ctx.args = a.shape, a.dtype, index
+        ctx.args = a.shape, index
         return a[index]
 
     @staticmethod
     def backward(ctx, g):
-        shape, dtype, index = ctx.args
+        shape, index = ctx.args
         dx = np.zeros(shape, dtype=g.dtype)
         if _is_basic_index(index):
             dx[index] = g

@@ -236,6 +236,32 @@ def test_every_function_has_a_gradient_check():
     assert not missing, f"Functions without a gradient check: {sorted(f.__name__ for f in missing)}"
 
 
+def test_float32_gradients_reach_leaves_as_float32(monkeypatch):
+    """No Function silently upcasts a float32 gradient to float64 (leaves would hide it by
+    casting on accumulation, but non-leaf consumers would get float64 and run slower)."""
+    upcast, checked = [], 0
+    accumulate = minifw.autograd._accumulate_leaf
+
+    def strict(t, g):
+        if np.asarray(g).dtype != t.dtype:
+            upcast.append(f"{case.id}: {np.asarray(g).dtype} gradient for a {t.dtype} leaf")
+        accumulate(t, g)
+
+    monkeypatch.setattr(minifw.autograd, "_accumulate_leaf", strict)
+    for case in GRADS:
+        inputs = [t.detach().float().requires_grad_() if isinstance(t, minifw.Tensor) and t.requires_grad
+                  else t for t in case.inputs()]
+        try:
+            out = case.fn(*inputs)
+        except (TypeError, ValueError):
+            continue  # the case mixes in float64 constants, which float32 inputs refuse
+        outs = [o for o in (out if isinstance(out, tuple) else (out,)) if o.dtype.kind == "f"]
+        minifw.autograd.backward(outs, [minifw.ones_like(o) for o in outs])
+        checked += 1
+    assert not upcast, upcast
+    assert checked > 0.8 * len(GRADS)
+
+
 # ---- signatures: PyTorch's names, order and defaults --------------------------------------
 
 SIGNATURES = {
@@ -327,6 +353,16 @@ def test_forward_matches_reference(case, dtype):
     out = fn(*(_as(a, dtype) for a in arrays))
     assert out.dtype == dtype
     np.testing.assert_allclose(out.numpy(), ref(*arrays), **FWD_TOL[dtype])
+
+
+def test_max_gradient_at_ties_as_pytorch():
+    # a full reduction shares the gradient evenly; max(dim) sends it to the index it returns
+    x = c64([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]]).requires_grad_()
+    x.max().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 0.5, 0.5], [0, 0, 0]])
+    x.grad = None
+    x.max(dim=1).values.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 1, 0], [1, 0, 0]])
 
 
 def test_pow_gradients_at_zero_follow_pytorch():
@@ -574,6 +610,10 @@ def test_embedding_scale_grad_by_freq_divides_by_each_rows_count():
     w = t64((4, 2))
     F.embedding(targets([[1, 3], [3, 3]]), w, scale_grad_by_freq=True).sum().backward()
     np.testing.assert_array_equal(w.grad.numpy(), [[0, 0], [1, 1], [0, 0], [1, 1]])
+    # the gradient keeps float32 (it flows on into non-leaf nodes unconverted)
+    out = F.embedding(targets([1, 1]), minifw.randn(4, 2, requires_grad=True), scale_grad_by_freq=True)
+    node = out.grad_fn
+    assert node.function.backward(node.ctx, np.ones(out.shape, np.float32)).dtype == np.float32
 
 
 def test_embedding_max_norm_renormalizes_the_rows_it_looks_up():

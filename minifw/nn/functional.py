@@ -662,7 +662,7 @@ class Embedding(Function):
         flat = indices.reshape(-1)
         if scale_grad_by_freq:
             counts = np.bincount(flat, minlength=shape[0])
-            g = g / counts[flat][:, None]
+            g = g / counts[flat][:, None].astype(g.dtype)
         dw = np.zeros(shape, g.dtype)
         np.add.at(dw, flat, g)  # a row picked k times gets k contributions
         if padding_idx is not None:
