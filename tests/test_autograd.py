@@ -2,6 +2,7 @@
 calls, retain_graph and the error for a second backward through a freed
 graph, no_grad / enable_grad, detach, deep graphs without recursion, shared
 subexpressions, multiple outputs, user-defined Functions and in-place rules."""
+import inspect
 import threading
 
 import numpy as np
@@ -76,6 +77,11 @@ def test_grads_are_leaf_only_and_plain_tensors():
     y.sum().backward()
     assert y.grad is None  # as in PyTorch, no .grad on non-leaf tensors
     assert not x.grad.requires_grad and x.grad.grad_fn is None
+
+
+def test_backward_signature_is_pytorchs():
+    assert str(inspect.signature(minifw.Tensor.backward)) == \
+        "(self, gradient=None, retain_graph=None, create_graph=False, inputs=None)"
 
 
 def test_unsupported_backward_arguments_are_refused():

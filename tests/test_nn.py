@@ -772,6 +772,25 @@ def test_init_follows_a_generator():
     np.testing.assert_array_equal(a, b)
 
 
+INIT_SIGNATURES = {
+    init.uniform_: "(tensor, a=0.0, b=1.0, generator=None)",
+    init.normal_: "(tensor, mean=0.0, std=1.0, generator=None)",
+    init.constant_: "(tensor, val)",
+    init.zeros_: "(tensor)",
+    init.ones_: "(tensor)",
+    init.xavier_uniform_: "(tensor, gain=1.0, generator=None)",
+    init.xavier_normal_: "(tensor, gain=1.0, generator=None)",
+    init.kaiming_uniform_: "(tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None)",
+    init.kaiming_normal_: "(tensor, a=0, mode='fan_in', nonlinearity='leaky_relu', generator=None)",
+    init.calculate_gain: "(nonlinearity, param=None)",
+}
+
+
+@pytest.mark.parametrize("fn", INIT_SIGNATURES, ids=[f.__name__ for f in INIT_SIGNATURES])
+def test_init_signature_is_pytorchs(fn):
+    assert str(inspect.signature(fn)) == INIT_SIGNATURES[fn]
+
+
 @pytest.mark.parametrize("nonlinearity, param, gain", [
     ("linear", None, 1.0), ("conv2d", None, 1.0), ("sigmoid", None, 1.0), ("tanh", None, 5 / 3),
     ("relu", None, math.sqrt(2)), ("leaky_relu", None, math.sqrt(2 / (1 + 0.01 ** 2))),
