@@ -3,7 +3,8 @@
 A differentiable operation is a `Function` subclass with two static methods
 side by side: `forward(ctx, *inputs)` computes on NumPy arrays and saves what
 the gradient needs with `ctx.save_for_backward`; `backward(ctx, *grad_outputs)`
-returns one gradient per positional input (None where there is none).
+gets one gradient per output (zeros for an unused float output, None for an
+integer one) and returns one per positional input (None where there is none).
 `Function.apply` unwraps Tensors, runs forward and, when a gradient will be
 needed, records a `Node` (the output's `grad_fn`) that points at the nodes of
 its inputs. `Tensor.backward` then walks that graph:
@@ -202,7 +203,8 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
             slots = buffers.pop(node, None)
             if slots is None:
                 continue
-            grads = [np.zeros(shape, dtype) if g is None else g
+            # an output nobody used gets zeros; integer outputs (indices) never get a gradient
+            grads = [np.zeros(shape, dtype) if g is None and dtype.kind == "f" else g
                      for g, (shape, dtype) in zip(slots, node.outputs)]
             in_grads = node.function.backward(node.ctx, *grads)
             if not isinstance(in_grads, tuple):

@@ -335,6 +335,25 @@ def test_unused_outputs_of_a_node_get_zero_gradients():
     np.testing.assert_array_equal(x.grad.numpy(), [[0, 1, 0], [1, 0, 0]])
 
 
+def test_integer_outputs_pass_none_to_backward():
+    seen = []
+
+    class ValuesAndIndices(Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2, np.arange(a.size)
+
+        @staticmethod
+        def backward(ctx, g, g_indices):
+            seen.append(g_indices)
+            return 2 * g
+
+    x = leaf([1.0, 2.0])
+    values, indices = ValuesAndIndices.apply(x)
+    values.sum().backward()
+    assert seen == [None] and indices.grad_fn is None
+
+
 def test_integer_results_never_require_grad():
     x = leaf([1.0, 3.0, 2.0])
     assert not x.argmax().requires_grad
