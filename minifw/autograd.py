@@ -120,12 +120,14 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = Context()
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        record = is_grad_enabled()  # under no_grad nothing needs a gradient: forward may save less
+        ctx.needs_input_grad = tuple(record and isinstance(a, Tensor) and a.requires_grad
+                                     for a in args)
         arrays = [a.data if isinstance(a, Tensor) else a for a in args]
         out = cls.forward(ctx, *arrays, **kwargs)
         outs = out if isinstance(out, tuple) else (out,)
         outs = [np.asarray(o) for o in outs]
-        if is_grad_enabled() and any(ctx.needs_input_grad):
+        if any(ctx.needs_input_grad):
             edges = tuple(_edge(a) if needs else None for a, needs in zip(args, ctx.needs_input_grad))
             node = Node(cls, ctx, edges, tuple((o.shape, o.dtype) for o in outs))
             tensors = tuple(Tensor._make(o, node, i) if o.dtype.kind == "f" else Tensor._make(o)

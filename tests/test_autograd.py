@@ -378,10 +378,12 @@ class Cube(Function):
 class MulAdd(Function):
     """a * b + c, reporting which inputs need a gradient."""
 
+    last_needs = None
+
     @staticmethod
     def forward(ctx, a, b, c):
         ctx.save_for_backward(a, b)
-        ctx.seen_needs = ctx.needs_input_grad
+        ctx.seen_needs = MulAdd.last_needs = ctx.needs_input_grad
         return a * b + c
 
     @staticmethod
@@ -402,6 +404,14 @@ def test_needs_input_grad_tells_which_inputs_matter():
     out.sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), [2.0])
     assert b.grad is None
+
+
+def test_under_no_grad_no_input_needs_a_gradient():
+    a = leaf([1.0])
+    with minifw.no_grad():
+        out = MulAdd.apply(a, a, 3.0)
+    assert MulAdd.last_needs == (False, False, False)  # so forward may skip saving
+    assert out.grad_fn is None and not out.requires_grad
 
 
 def test_a_function_returning_too_few_gradients_is_reported():

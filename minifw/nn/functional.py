@@ -146,14 +146,16 @@ def _string_padding(fn, input, weight, padding, stride, dilation):
 
 class MaxPool2d(Function):
     @staticmethod
-    def forward(ctx, x, **args):
+    def forward(ctx, x, *, return_indices, **args):
+        if not (return_indices or ctx.needs_input_grad[0]):  # inference: no index array at all
+            return ops.pool2d_forward(x, mode="max", **args)
         y, indices = ops.pool2d_forward(x, mode="max", return_indices=True, **args)
         ctx.save_for_backward(indices)
         ctx.x_shape, ctx.args = x.shape, args
-        return y, indices
+        return (y, indices) if return_indices else y
 
     @staticmethod
-    def backward(ctx, dy, _):
+    def backward(ctx, dy, *_):  # (the indices output, when returned, has no gradient)
         indices, = ctx.saved_tensors
         return ops.pool2d_backward(dy, ctx.x_shape, mode="max", indices=indices, **ctx.args)
 
@@ -183,11 +185,12 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         raise ValueError(f"{fn}: the pooling primitive has no dilation; dilation must be 1, "
                          f"got {dilation!r}")
     if input.ndim == 3:
-        out = max_pool2d(input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode, True)
-        return (out[0].squeeze(0), out[1].squeeze(0)) if return_indices else out[0].squeeze(0)
-    y, indices = MaxPool2d.apply(input, kernel_size=_plain(kernel_size), stride=_plain(stride),
-                                 padding=_plain(padding), ceil_mode=ceil_mode)
-    return (y, indices) if return_indices else y
+        out = max_pool2d(input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode,
+                         return_indices)
+        return (out[0].squeeze(0), out[1].squeeze(0)) if return_indices else out.squeeze(0)
+    return MaxPool2d.apply(input, kernel_size=_plain(kernel_size), stride=_plain(stride),
+                           padding=_plain(padding), ceil_mode=ceil_mode,
+                           return_indices=bool(return_indices))
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
