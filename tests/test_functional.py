@@ -311,6 +311,10 @@ FORWARDS = {
     "conv2d_stride_pad_groups": (lambda x, w: F.conv2d(x, w, stride=2, padding=(1, 2), groups=2),
                                  [(1, 4, 7, 6), (4, 2, 3, 3)],
                                  lambda x, w: conv2d_forward_ref(x, w, None, 2, (1, 2), 1, 2)),
+    "conv2d_same_even_kernel": (lambda x, w: F.conv2d(x, w, padding="same", dilation=(1, 2)),
+                                [(1, 2, 6, 7), (3, 2, 4, 2)],  # totals 3 and 2: pad (1, 2) and (1, 1)
+                                lambda x, w: conv2d_forward_ref(
+                                    np.pad(x, ((0, 0), (0, 0), (1, 2), (1, 1))), w, None, 1, 0, (1, 2))),
     "max_pool2d": (lambda x: F.max_pool2d(x, 3, 2, 1), [(2, 3, 7, 8)],
                    lambda x: pool2d_ref(x, 3, 2, 1)[0]),
     "avg_pool2d_ceil": (lambda x: F.avg_pool2d(x, 2, ceil_mode=True, count_include_pad=False),

@@ -24,6 +24,7 @@ def values(t):
     pytest.param(3.0, None, F32, id="scalar_0d"),
     pytest.param(np.array([1.0], np.float64), None, F64, id="ndarray_keeps_float64"),
     pytest.param(np.array([1], np.int32), None, I64, id="ndarray_int32_becomes_int64"),
+    pytest.param(np.float64(1.5), None, F64, id="numpy_scalar_keeps_float64"),
     pytest.param(np.array([1.0], np.float16), None, F32, id="ndarray_float16_becomes_float32"),
     pytest.param([1, 2], minifw.float64, F64, id="dtype_argument"),
     pytest.param([1.7, -2.2], "int64", I64, id="dtype_by_name"),
