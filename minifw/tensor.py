@@ -124,8 +124,9 @@ def _category(dtype):
 def _result_dtype(*operands):
     """PyTorch's promotion for Tensors and Python numbers (numbers never widen a float tensor)."""
     tensor_dtypes = [o.dtype for o in operands if isinstance(o, Tensor)]
-    scalar_cat = max((0 if isinstance(o, (bool, np.bool_)) else 1 if isinstance(o, numbers.Integral) else 2)
-                     for o in operands if not isinstance(o, Tensor)) if len(tensor_dtypes) < len(operands) else -1
+    scalars = [o for o in operands if not isinstance(o, Tensor)]
+    scalar_cat = max((0 if isinstance(o, (bool, np.bool_)) else 1 if isinstance(o, numbers.Integral)
+                      else 2) for o in scalars) if scalars else -1
     tensor_cat = max(_category(d) for d in tensor_dtypes)
     if tensor_cat == 2:
         return float64 if float64 in tensor_dtypes else float32
