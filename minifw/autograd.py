@@ -36,21 +36,33 @@ def is_grad_enabled():
     return getattr(_state, "enabled", True)
 
 
-def set_grad_enabled(mode):
-    _state.enabled = bool(mode)
-
-
 class _GradMode(contextlib.ContextDecorator):
     def __init__(self, mode):
-        self.mode = mode
+        self.mode = bool(mode)
 
     def __enter__(self):
         self.prev = is_grad_enabled()
-        set_grad_enabled(self.mode)
+        _state.enabled = self.mode
 
     def __exit__(self, *exc):
-        set_grad_enabled(self.prev)
+        _state.enabled = self.prev
         return False
+
+
+class set_grad_enabled(_GradMode):
+    """Switch recording on or off now; in a `with` statement, switch back afterwards:
+
+        with minifw.set_grad_enabled(training):
+            loss = model(x)
+    """
+
+    def __init__(self, mode):
+        super().__init__(mode)
+        self.prev = is_grad_enabled()
+        _state.enabled = self.mode
+
+    def __enter__(self):
+        return self
 
 
 def no_grad():

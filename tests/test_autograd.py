@@ -208,6 +208,18 @@ def test_enable_grad_inside_no_grad_and_set_grad_enabled():
     assert (x * 2).requires_grad
 
 
+@pytest.mark.parametrize("training", [True, False])
+def test_set_grad_enabled_as_a_context_manager(training):
+    x = leaf([1.0])
+    with minifw.set_grad_enabled(training):
+        assert (x * 2).requires_grad == training
+    assert minifw.is_grad_enabled()
+    with minifw.no_grad():
+        with minifw.set_grad_enabled(True):
+            assert (x * 2).requires_grad
+        assert not minifw.is_grad_enabled()
+
+
 def test_grad_mode_is_per_thread():
     x = leaf([1.0])
     seen = []
