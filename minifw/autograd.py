@@ -40,6 +40,10 @@ class _GradMode(contextlib.ContextDecorator):
     def __init__(self, mode):
         self.mode = bool(mode)
 
+    def _recreate_cm(self):
+        # a fresh one per call of a decorated function: recursion and threads keep their own prev
+        return _GradMode(self.mode)
+
     def __enter__(self):
         self.prev = is_grad_enabled()
         _state.enabled = self.mode

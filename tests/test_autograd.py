@@ -194,6 +194,14 @@ def test_no_grad_as_a_decorator_and_restored_after_an_exception():
     assert minifw.is_grad_enabled()
 
 
+def test_a_recursive_no_grad_function_restores_the_mode():
+    @minifw.no_grad()
+    def depth(n):
+        return 0 if n == 0 else 1 + depth(n - 1)
+
+    assert depth(3) == 3 and minifw.is_grad_enabled()
+
+
 def test_enable_grad_inside_no_grad_and_set_grad_enabled():
     x = leaf([1.0])
     with minifw.no_grad():
