@@ -15,6 +15,7 @@ import minifw
 import minifw.nn.functional as F
 from minifw import nn
 from minifw.nn import init
+from gradcheck import gradcheck
 
 
 class Block(nn.Module):
@@ -202,6 +203,16 @@ def test_backward_reaches_every_parameter():
     net(minifw.randn(3, 2, 3, 3)).sum().backward()
     for name, p in net.named_parameters():
         assert p.grad is not None and p.grad.shape == p.shape, name
+
+
+def test_a_whole_model_differentiates_correctly():
+    # every layer kind of a small CNN at once, checked against finite differences in float64
+    minifw.manual_seed(3)
+    model = nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.BatchNorm2d(3), nn.MaxPool2d(2), nn.ELU(),
+                          nn.Flatten(), nn.Linear(12, 5), nn.Tanh(), nn.Linear(5, 4)).double()
+    x = minifw.randn(3, 2, 4, 4, dtype=minifw.float64)
+    t = minifw.tensor([0, 3, 1])
+    gradcheck(lambda *params: F.cross_entropy(model(x), t), list(model.parameters()))
 
 
 # ---- dtype and device -----------------------------------------------------------------------
