@@ -85,6 +85,22 @@ def abs(t):
     return t.abs()
 
 
+def pow(t, exponent):
+    return t ** exponent
+
+
+def relu(t):
+    return t.relu()
+
+
+def sigmoid(t):
+    return t.sigmoid()
+
+
+def tanh(t):
+    return t.tanh()
+
+
 def clamp(t, min=None, max=None):
     return t.clamp(min, max)
 

@@ -3,7 +3,8 @@
 A differentiable operation is a `Function` subclass with two static methods
 side by side: `forward(ctx, *inputs)` computes on NumPy arrays and saves what
 the gradient needs with `ctx.save_for_backward`; `backward(ctx, *grad_outputs)`
-returns one gradient per positional input (None where there is none).
+gets one gradient per output (zeros for an unused float output, None for an
+integer one) and returns one per positional input (None where there is none).
 `Function.apply` unwraps Tensors, runs forward and, when a gradient will be
 needed, records a `Node` (the output's `grad_fn`) that points at the nodes of
 its inputs. `Tensor.backward` then walks that graph:
@@ -14,6 +15,9 @@ its inputs. `Tensor.backward` then walks that graph:
    outputs has added its contribution: call backward, add the results into
    the gradients of the input nodes, or into `.grad` of leaf tensors;
 3. free each node's saved arrays once it has run, unless retain_graph=True.
+   A later backward through a node whose saved arrays are gone is an error,
+   raised before any gradient is computed; nodes that saved nothing (Add,
+   Sum, Reshape, ...) can be walked again, as in PyTorch.
 
 Backward runs on arrays, with no graph recorded: gradients of gradients are
 not supported.
@@ -32,21 +36,37 @@ def is_grad_enabled():
     return getattr(_state, "enabled", True)
 
 
-def set_grad_enabled(mode):
-    _state.enabled = bool(mode)
-
-
 class _GradMode(contextlib.ContextDecorator):
     def __init__(self, mode):
-        self.mode = mode
+        self.mode = bool(mode)
+
+    def _recreate_cm(self):
+        # a fresh one per call of a decorated function: recursion and threads keep their own prev
+        return _GradMode(self.mode)
 
     def __enter__(self):
         self.prev = is_grad_enabled()
-        set_grad_enabled(self.mode)
+        _state.enabled = self.mode
 
     def __exit__(self, *exc):
-        set_grad_enabled(self.prev)
+        _state.enabled = self.prev
         return False
+
+
+class set_grad_enabled(_GradMode):
+    """Switch recording on or off now; in a `with` statement, switch back afterwards:
+
+        with minifw.set_grad_enabled(training):
+            loss = model(x)
+    """
+
+    def __init__(self, mode):
+        super().__init__(mode)
+        self.prev = is_grad_enabled()
+        _state.enabled = self.mode
+
+    def __enter__(self):
+        return self
 
 
 def no_grad():
@@ -67,11 +87,15 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
 class Context:
     """What forward leaves for backward: saved arrays and any plain attributes."""
 
+    _saved = ()  # None once freed
+
     def save_for_backward(self, *arrays):
         self._saved = arrays
 
     @property
     def saved_tensors(self):
+        if self._saved is None:
+            raise RuntimeError(_FREED)
         return self._saved
 
 
@@ -112,12 +136,14 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = Context()
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        record = is_grad_enabled()  # under no_grad nothing needs a gradient: forward may save less
+        ctx.needs_input_grad = tuple(record and isinstance(a, Tensor) and a.requires_grad
+                                     for a in args)
         arrays = [a.data if isinstance(a, Tensor) else a for a in args]
         out = cls.forward(ctx, *arrays, **kwargs)
         outs = out if isinstance(out, tuple) else (out,)
         outs = [np.asarray(o) for o in outs]
-        if is_grad_enabled() and any(ctx.needs_input_grad):
+        if any(ctx.needs_input_grad):
             edges = tuple(_edge(a) if needs else None for a, needs in zip(args, ctx.needs_input_grad))
             node = Node(cls, ctx, edges, tuple((o.shape, o.dtype) for o in outs))
             tensors = tuple(Tensor._make(o, node, i) if o.dtype.kind == "f" else Tensor._make(o)
@@ -143,7 +169,7 @@ def _topological_order(roots):
         if node in visited:
             continue
         visited.add(node)
-        if node.ctx is None:
+        if node.ctx._saved is None:
             raise RuntimeError(_FREED)
         stack.append((node, True))
         for edge in node.edges:
@@ -195,7 +221,8 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
             slots = buffers.pop(node, None)
             if slots is None:
                 continue
-            grads = [np.zeros(shape, dtype) if g is None else g
+            # an output nobody used gets zeros; integer outputs (indices) never get a gradient
+            grads = [np.zeros(shape, dtype) if g is None and dtype.kind == "f" else g
                      for g, (shape, dtype) in zip(slots, node.outputs)]
             in_grads = node.function.backward(node.ctx, *grads)
             if not isinstance(in_grads, tuple):
@@ -212,6 +239,6 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
                     parent, i = edge
                     slots = buffers.setdefault(parent, [None] * len(parent.outputs))
                     slots[i] = g if slots[i] is None else slots[i] + g
-            if not retain_graph:
-                node.ctx = None  # frees what forward saved
+            if not retain_graph and node.ctx._saved:
+                node.ctx._saved = None  # frees what forward saved
 

@@ -96,11 +96,12 @@ class Pow(Function):
     def backward(ctx, g):
         a, b, out = ctx.saved_tensors
         ga = gb = None
-        if ctx.needs_input_grad[0]:
-            ga = unbroadcast(g * b * np.power(a, b - 1), np.shape(a))
-        if ctx.needs_input_grad[1]:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                gb = unbroadcast(g * out * np.log(a), np.shape(b))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # as PyTorch: d(a**0)/da = 0 even at a = 0, and d(0**b)/db = 0 for b >= 0
+            if ctx.needs_input_grad[0]:
+                ga = unbroadcast(np.where(b == 0, 0.0, g * b * np.power(a, b - 1)), np.shape(a))
+            if ctx.needs_input_grad[1]:
+                gb = unbroadcast(np.where((a == 0) & (b >= 0), 0.0, g * out * np.log(a)), np.shape(b))
         return ga, gb
 
 
@@ -271,7 +272,7 @@ class Amax(Function):
     def backward(ctx, g):
         a, out = ctx.saved_tensors
         hit = a == _expand_reduced(out, *ctx.args)
-        count = np.sum(hit, axis=ctx.args[1], keepdims=True)
+        count = np.sum(hit, axis=ctx.args[1], keepdims=True).astype(g.dtype)
         return _expand_reduced(g, *ctx.args) * hit / count
 
 
@@ -344,12 +345,12 @@ def _is_basic_index(index):
 class Index(Function):
     @staticmethod
     def forward(ctx, a, *, index):
-        ctx.args = a.shape, a.dtype, index
+        ctx.args = a.shape, index
         return a[index]
 
     @staticmethod
     def backward(ctx, g):
-        shape, dtype, index = ctx.args
+        shape, index = ctx.args
         dx = np.zeros(shape, dtype=g.dtype)
         if _is_basic_index(index):
             dx[index] = g

@@ -17,8 +17,11 @@ class Generator:
         loader = DataLoader(ds, shuffle=True, generator=g)
     """
 
-    def __init__(self, seed=None):
-        self.manual_seed(0 if seed is None else seed)
+    def __init__(self, device="cpu"):
+        if not (str(device) == "cpu" or str(device).startswith("cpu:")):
+            raise ValueError(f"Generator: device must be 'cpu', got {device!r} (seed a generator "
+                             f"with Generator().manual_seed(seed))")
+        self.manual_seed(0)
 
     def manual_seed(self, seed):
         if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
@@ -47,7 +50,7 @@ class Generator:
         return int(self.numpy.integers(0, 2**63 - 1))
 
 
-default_generator = Generator(0)
+default_generator = Generator()
 
 
 def manual_seed(seed):

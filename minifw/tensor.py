@@ -11,6 +11,7 @@ relu/softmax/..., from minifw.nn.functional); see minifw.autograd for the
 graph walk.
 """
 import collections
+import math
 import numbers
 
 import numpy as np
@@ -94,6 +95,22 @@ def _shape_args(fn, args):
     return tuple(int(s) for s in args)
 
 
+def _infer_shape(fn, shape, old_shape):
+    """`shape` with its one -1 (if any) replaced so the element count stays that of old_shape."""
+    n, known = math.prod(old_shape), math.prod(s for s in shape if s != -1)
+    unknown = [i for i, s in enumerate(shape) if s == -1]
+    ok = len(unknown) <= 1 and all(s >= -1 for s in shape)
+    if ok and unknown:
+        ok = known != 0 and n % known == 0  # with known == 0, -1 could be anything
+        target = shape[:unknown[0]] + (n // known if ok else -1,) + shape[unknown[0] + 1:]
+    else:
+        ok, target = ok and known == n, shape
+    if not ok:
+        raise ValueError(f"{fn}: shape {shape} is invalid for a tensor of shape {old_shape} "
+                         f"({n} elements)")
+    return target
+
+
 def _check_size(fn, size):
     if any(s < 0 for s in size):
         raise ValueError(f"{fn}: sizes must be >= 0, got {size}")
@@ -107,8 +124,9 @@ def _category(dtype):
 def _result_dtype(*operands):
     """PyTorch's promotion for Tensors and Python numbers (numbers never widen a float tensor)."""
     tensor_dtypes = [o.dtype for o in operands if isinstance(o, Tensor)]
-    scalar_cat = max((2 if isinstance(o, float) else 0 if isinstance(o, (bool, np.bool_)) else 1)
-                     for o in operands if not isinstance(o, Tensor)) if len(tensor_dtypes) < len(operands) else -1
+    scalars = [o for o in operands if not isinstance(o, Tensor)]
+    scalar_cat = max((0 if isinstance(o, (bool, np.bool_)) else 1 if isinstance(o, numbers.Integral)
+                      else 2) for o in scalars) if scalars else -1
     tensor_cat = max(_category(d) for d in tensor_dtypes)
     if tensor_cat == 2:
         return float64 if float64 in tensor_dtypes else float32
@@ -155,6 +173,9 @@ class Tensor:
         if value.dtype not in _DTYPES:
             raise TypeError(f"Tensor.data: dtype must be one of float32, float64, int64, bool; "
                             f"got {value.dtype}")
+        if self._requires_grad and value.dtype.kind != "f":
+            raise RuntimeError(f"Tensor.data: a tensor that requires grad must hold floating point "
+                               f"data; got {value.dtype}")
         self._data = value
 
     shape = property(lambda self: self._data.shape)
@@ -279,8 +300,15 @@ class Tensor:
         return self._cast(other.dtype)
 
     # ---- autograd ------------------------------------------------------------------
-    def backward(self, gradient=None, retain_graph=None):
-        """Add d(self)/d(leaf) (times `gradient` for non-scalars) into every leaf's .grad."""
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Add d(self)/d(leaf) (times `gradient` for non-scalars) into every leaf's .grad.
+        Saved arrays are freed on the way unless retain_graph=True."""
+        if create_graph:
+            raise NotImplementedError("backward: create_graph=True (gradients of gradients) is "
+                                      "not supported; backward runs on arrays, without a graph")
+        if inputs is not None:
+            raise NotImplementedError("backward: inputs= is not supported; every leaf that "
+                                      "requires grad receives its gradient")
         _autograd.backward([self], [gradient], retain_graph=bool(retain_graph))
 
     def detach(self):
@@ -393,15 +421,23 @@ class Tensor:
     def __ge__(self, other):
         return self._compare(other, np.greater_equal)
 
-    # in place: only where no graph is being recorded for this tensor
-    def _check_inplace(self, name):
-        if _autograd.is_grad_enabled() and self.requires_grad:
-            raise RuntimeError(f"{name}: a tensor that requires grad cannot be changed in place "
-                               f"while gradients are recorded; use an out-of-place operation "
-                               f"(x = x + y) or wrap the update in minifw.no_grad()")
+    # in place: only where no graph is being recorded (autograd keeps no version counters,
+    # so changing an array a Function saved would silently corrupt its gradient)
+    def _check_inplace(self, name, other=None):
+        if _autograd.is_grad_enabled() and (self.requires_grad or (
+                isinstance(other, Tensor) and other.requires_grad)):
+            raise RuntimeError(f"{name}: in-place operations are not recorded by autograd, and "
+                               f"here a tensor that requires grad is involved; use an "
+                               f"out-of-place operation (x = x + y) or wrap the update in "
+                               f"minifw.no_grad()")
 
     def _inplace(self, name, other, op):
-        self._check_inplace(name)
+        self._check_inplace(name, other)
+        if isinstance(other, (Tensor, numbers.Number)):
+            result_dtype = _result_dtype(self, other)
+            if _category(result_dtype) > _category(self.dtype):
+                raise TypeError(f"{name}: result type {result_dtype} can't be cast to this "
+                                f"tensor's dtype {self.dtype}")
         other = other._data if isinstance(other, Tensor) else other
         result = op(self._data, other)
         if result.shape != self.shape:
@@ -431,12 +467,12 @@ class Tensor:
         return self.fill_(0)
 
     def fill_(self, value):
-        self._check_inplace("fill_")
+        self._check_inplace("fill_", value)
         self._data[...] = value._data if isinstance(value, Tensor) else value
         return self
 
     def copy_(self, src):
-        self._check_inplace("copy_")
+        self._check_inplace("copy_", src)
         src = src._data if isinstance(src, Tensor) else np.asarray(src)
         self._data[...] = np.broadcast_to(src, self.shape)
         return self
@@ -550,12 +586,7 @@ class Tensor:
 
     # ---- shapes --------------------------------------------------------------------
     def reshape(self, *shape):
-        shape = _shape_args("reshape", shape)
-        try:
-            target = np.zeros(self.shape, dtype=bool).reshape(shape).shape
-        except ValueError:
-            raise ValueError(f"reshape: shape {shape} is invalid for a tensor of shape {self.shape} "
-                             f"({self.numel()} elements)") from None
+        target = _infer_shape("reshape", _shape_args("reshape", shape), self.shape)
         return self if target == self.shape else _fn.Reshape.apply(self, shape=target)
 
     view = reshape
@@ -609,9 +640,11 @@ class Tensor:
         lead = len(sizes) - self.ndim
         shape = tuple(self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes))
         try:
-            np.broadcast_shapes(self.shape, shape)
+            fits = np.broadcast_shapes(self.shape, shape) == shape
         except ValueError:
-            raise ValueError(f"expand: cannot expand shape {self.shape} to {sizes}") from None
+            fits = False
+        if not fits:
+            raise ValueError(f"expand: cannot expand shape {self.shape} to {sizes}")
         return _fn.Expand.apply(self, shape=shape)
 
     def expand_as(self, other):
@@ -633,10 +666,9 @@ class Tensor:
     def __getitem__(self, index):
         index = self._index(index)
         try:
-            self._data[index]
+            return _fn.Index.apply(self, index=index)
         except IndexError as e:
             raise IndexError(f"index {index!r} is invalid for a tensor of shape {self.shape}: {e}") from None
-        return _fn.Index.apply(self, index=index)
 
     def __setitem__(self, index, value):
         value_requires = isinstance(value, Tensor) and value.requires_grad
@@ -677,7 +709,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         if a.dtype == object:
             raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__} (its elements "
                             f"must be numbers of one nesting depth)")
-        if not isinstance(data, np.ndarray) and a.dtype.kind == "f":
+        if not isinstance(data, (np.ndarray, np.generic)) and a.dtype.kind == "f":
             a = a.astype(float32)  # Python floats: the default dtype, as in PyTorch
     d = _natural_dtype(a) if dtype is None else _dtype_arg(dtype)
     t = Tensor._make(np.array(a, dtype=d, order="C"))
@@ -803,6 +835,9 @@ def _joinable(fn, tensors):
 def cat(tensors, dim=0):
     """Join tensors along an existing dim; all other sizes must match."""
     tensors = _joinable("cat", tensors)
+    if tensors[0].ndim == 0:
+        raise ValueError("cat: zero-dimensional tensors cannot be concatenated; use stack, or "
+                         "unsqueeze them first")
     d = _dim("cat", dim, tensors[0].ndim)
     for i, t in enumerate(tensors):
         if t.ndim != tensors[0].ndim or t.shape[:d] + t.shape[d + 1:] != \

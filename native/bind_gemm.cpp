@@ -59,9 +59,13 @@ MINIFW_BINDINGS(bind_gemm) {
         py::arg("trans_b"), py::arg("alpha"), py::arg("beta"));
   m.def("gemm_f64", &gemm_entry<double>, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("trans_a"),
         py::arg("trans_b"), py::arg("alpha"), py::arg("beta"));
-  m.def("gemm_kernel_name", [](const std::string& dtype) {
-    return std::string(dtype == "float64" ? gemm_kernel<double>(active_isa()).name
-                                          : gemm_kernel<float>(active_isa()).name);
-  });
+  // The micro-kernel a product with m rows of C runs (m = 0: the ISA's largest).
+  m.def(
+      "gemm_kernel_name",
+      [](const std::string& dtype, int64_t m) {
+        return std::string(dtype == "float64" ? gemm_kernel<double>(active_isa(), m).name
+                                              : gemm_kernel<float>(active_isa(), m).name);
+      },
+      py::arg("dtype"), py::arg("m") = 0);
 }
 }  // namespace minifw

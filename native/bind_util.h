@@ -6,7 +6,9 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 
 namespace minifw {
@@ -41,5 +43,52 @@ inline T* out_ptr(py::array& a, int64_t expected_elems, const char* name) {
 
 inline void require(bool ok, const std::string& what) {
   if (!ok) throw py::value_error(what);
+}
+
+// The most elements any buffer a kernel indexes may have: far enough below
+// 2^63 that sums of a few sizes and offsets derived from them cannot wrap.
+constexpr int64_t kMaxElements = int64_t{1} << 58;
+
+// The product of sizes passed as ints (outer * C * inner, N * C * H * W, ...),
+// computed before it is compared with any array's size, so that a wrapped
+// product (e.g. (2**62 + 2) * 4 == 8) cannot pass the check. A negative size,
+// or a product (of the sizes, zeros counted as ones, so that every partial
+// product a kernel forms is bounded too) past kMaxElements, raises ValueError.
+inline int64_t checked_product(std::initializer_list<int64_t> sizes, const char* what) {
+  int64_t product = 1, bound = 1;
+  for (int64_t s : sizes) {
+    if (s < 0) throw py::value_error(std::string(what) + ": sizes must be >= 0, got " + std::to_string(s));
+    if (__builtin_mul_overflow(bound, std::max<int64_t>(s, 1), &bound) || bound > kMaxElements)
+      throw py::value_error(std::string(what) + ": sizes too large (more than 2^58 elements)");
+    product *= s;
+  }
+  return product;
+}
+
+// An array the binding hands to a kernel, with the name its errors use.
+struct Operand {
+  const py::array* array;
+  const char* name;
+};
+
+// Outputs may share no memory with one another or with any input: kernels
+// read inputs after writing outputs, in blocks and over threads. Call after
+// in_ptr / out_ptr, which make each footprint one contiguous byte range.
+inline void require_disjoint(std::initializer_list<Operand> outputs, std::initializer_list<Operand> inputs) {
+  auto overlap = [](const py::array& a, const py::array& b) {
+    if (a.nbytes() == 0 || b.nbytes() == 0) return false;
+    const char* pa = static_cast<const char*>(a.data());
+    const char* pb = static_cast<const char*>(b.data());
+    return pa < pb + b.nbytes() && pb < pa + a.nbytes();
+  };
+  auto refuse = [](const Operand& o, const Operand& other) {
+    throw py::value_error(std::string(o.name) + ": must not share memory with " + other.name);
+  };
+  for (auto o = outputs.begin(); o != outputs.end(); ++o) {
+    for (auto p = o + 1; p != outputs.end(); ++p)
+      if (overlap(*o->array, *p->array)) refuse(*o, *p);
+    for (const Operand& in : inputs)
+      if (overlap(*o->array, *in.array)) refuse(*o, in);
+  }
 }
 }  // namespace minifw

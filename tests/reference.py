@@ -511,4 +511,16 @@ def bias_backward_ref(dy):
     return dy.sum(axis=tuple(a for a in range(dy.ndim) if a != 1))
 
 
+def add_tensor_ref(a, c, alpha=1.0, beta=0.0):
+    """alpha * a + beta * c with a broadcast along its size-1 axes (NumPy's
+    broadcasting is that rule); beta == 0 means c is not read at all."""
+    a, c = np.asarray(a, np.float64), np.asarray(c, np.float64)
+    out = alpha * np.broadcast_to(a, c.shape)
+    return out + beta * c if beta != 0 else out.copy()
+
+
+def scale_tensor_ref(x, alpha):
+    return alpha * np.asarray(x, np.float64)
+
+
 # ==== end ===============================================================

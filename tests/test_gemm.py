@@ -156,6 +156,21 @@ def test_empty_dimensions_follow_numpy(dtype, m, n, k):
     np.testing.assert_array_equal(c, 2.0 * (a @ b) + 0.5 * np.full((m, n), 3.0, dtype))
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_every_register_block_is_exact(isa, dtype):
+    # The row count of C picks the register block (the one that pads it the
+    # least), so the sizes above may miss one: run each block the ISA has.
+    by_kernel = {}
+    for m in range(1, 64):
+        by_kernel.setdefault(_native.gemm_kernel_name(np.dtype(dtype).name, m), m)
+    for m in by_kernel.values():
+        for trans in TRANSPOSES:
+            a, b, c = operands(m, 45, 37, dtype, *trans, seed=m)
+            got = c.copy()
+            ops.gemm(a, b, got, trans_a=trans[0], trans_b=trans[1], alpha=1.5, beta=0.5)
+            check(got, a, b, c, *trans, 1.5, 0.5, dtype, what=f"m={m}")
+
+
 def test_isa_fixture_switches_the_kernel(isa):
     # guards the ISA tests above against running one kernel under three names
     assert backends.get_isa() == isa

@@ -3,15 +3,14 @@
 Each operation is a Function whose forward and backward sit side by side and
 call minifw.ops, the primitives API, which validates and runs one native
 kernel (conv2d, pooling, activations, softmax, cross_entropy, LRN, batch norm,
-dropout; linear is three GEMMs, as in Caffe's inner-product layer).
+dropout; linear is GEMMs and the bias gradient, as in Caffe's inner-product layer).
 Operations with no primitive (nll_loss, mse_loss, embedding, pad) are NumPy in
 the Function itself.
 
-Arguments that PyTorch accepts but the primitives cannot honour (class weights
-in cross_entropy, dilated pooling, ...) raise a ValueError saying so rather than
-being ignored.
+Arguments that PyTorch accepts but the primitives cannot honour (dilated
+pooling, avg_pool2d's divisor_override, sparse embedding gradients) raise a
+ValueError saying so rather than being ignored.
 """
-import math
 import numbers
 
 import numpy as np
@@ -19,7 +18,7 @@ import numpy as np
 from .. import ops
 from .. import random as _random
 from ..autograd import Function, is_grad_enabled, no_grad
-from ..tensor import Tensor, float32
+from ..tensor import Tensor, _dim
 
 
 # ---- argument checks ------------------------------------------------------------------
@@ -113,6 +112,10 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if bias is not None:
         _tensor(fn, "bias", bias, ndim=1, ndim_desc="1-D (K,)")
     _same_dtype(fn, input, weight=weight, bias=bias)
+    if isinstance(groups, int) and input.shape[-3] != weight.shape[1] * groups:
+        raise ValueError(f"{fn}: input must have {weight.shape[1] * groups} channels to match "
+                         f"weight of shape {tuple(weight.shape)} with groups={groups}; got input "
+                         f"of shape {tuple(input.shape)}")
     if input.ndim == 3:
         return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
     if isinstance(padding, str):
@@ -143,14 +146,16 @@ def _string_padding(fn, input, weight, padding, stride, dilation):
 
 class MaxPool2d(Function):
     @staticmethod
-    def forward(ctx, x, **args):
+    def forward(ctx, x, *, return_indices, **args):
+        if not (return_indices or ctx.needs_input_grad[0]):  # inference: no index array at all
+            return ops.pool2d_forward(x, mode="max", **args)
         y, indices = ops.pool2d_forward(x, mode="max", return_indices=True, **args)
         ctx.save_for_backward(indices)
         ctx.x_shape, ctx.args = x.shape, args
-        return y, indices
+        return (y, indices) if return_indices else y
 
     @staticmethod
-    def backward(ctx, dy, _):
+    def backward(ctx, dy, *_):  # (the indices output, when returned, has no gradient)
         indices, = ctx.saved_tensors
         return ops.pool2d_backward(dy, ctx.x_shape, mode="max", indices=indices, **ctx.args)
 
@@ -180,11 +185,12 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         raise ValueError(f"{fn}: the pooling primitive has no dilation; dilation must be 1, "
                          f"got {dilation!r}")
     if input.ndim == 3:
-        out = max_pool2d(input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode, True)
-        return (out[0].squeeze(0), out[1].squeeze(0)) if return_indices else out[0].squeeze(0)
-    y, indices = MaxPool2d.apply(input, kernel_size=_plain(kernel_size), stride=_plain(stride),
-                                 padding=_plain(padding), ceil_mode=ceil_mode)
-    return (y, indices) if return_indices else y
+        out = max_pool2d(input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode,
+                         return_indices)
+        return (out[0].squeeze(0), out[1].squeeze(0)) if return_indices else out.squeeze(0)
+    return MaxPool2d.apply(input, kernel_size=_plain(kernel_size), stride=_plain(stride),
+                           padding=_plain(padding), ceil_mode=ceil_mode,
+                           return_indices=bool(return_indices))
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -295,15 +301,14 @@ def _softmax(fn, input, dim, dtype, log):
         dim = 0 if input.ndim in (0, 1, 3) else 1
     if input.ndim == 0:
         return Softmax.apply(input.reshape(1, 1), dim=1, log=log).reshape(())
-    from ..tensor import _dim
     return Softmax.apply(input, dim=_dim(fn, dim, input.ndim), log=log)
 
 
-def softmax(input, dim=None, dtype=None):
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _softmax("softmax", input, dim, dtype, log=False)
 
 
-def log_softmax(input, dim=None, dtype=None):
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     return _softmax("log_softmax", input, dim, dtype, log=True)
 
 
@@ -343,21 +348,41 @@ class CrossEntropy(Function):
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """log_softmax over the class dim followed by nll_loss, in one primitive.
-    input: logits (N, C), (C,) or (N, C, d1, ...); target: int64 class indices."""
+    input: logits (N, C), (C,) or (N, C, d1, ...); target: int64 class indices;
+    weight: optional per-class weights (C,)."""
     fn = "cross_entropy"
     _tensor(fn, "input", input)
-    if weight is not None:
-        raise ValueError(f"{fn}: per-class weights are not supported by the cross_entropy "
-                         f"primitive; weight must be None (nll_loss(log_softmax(x, 1), t, weight) "
-                         f"supports them)")
     reduction = _reduction(fn, reduction, size_average, reduce)
     label_smoothing = _real(fn, "label_smoothing", label_smoothing)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"{fn}: label_smoothing must be in [0, 1], got {label_smoothing}")
     logits, target2, loss_shape = _class_layout(fn, input, target)
-    loss = CrossEntropy.apply(logits, target=target2.data, ignore_index=int(ignore_index),
-                              label_smoothing=label_smoothing, reduction=reduction)
+    if weight is None:
+        loss = CrossEntropy.apply(logits, target=target2.data, ignore_index=int(ignore_index),
+                                  label_smoothing=label_smoothing, reduction=reduction)
+    else:
+        loss = _weighted_cross_entropy(logits, target2, weight, int(ignore_index), reduction,
+                                       label_smoothing)
     return loss.reshape(loss_shape) if reduction == "none" else loss
+
+
+def _weighted_cross_entropy(logits, target, weight, ignore_index, reduction, label_smoothing):
+    """The fused primitive has no class weights: log_softmax (a primitive), the weighted
+    nll_loss, and PyTorch's weighted smoothing term eps / C * sum_c w_c * -log p_c for
+    each kept target, which the mean divides by the same sum of w[target] as nll_loss."""
+    log_probs = log_softmax(logits, 1)
+    loss = nll_loss(log_probs, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0.0:
+        return loss
+    c = logits.shape[1]
+    keep = target.data != ignore_index
+    w = weight.detach().reshape((1, c) + (1,) * (logits.ndim - 2))
+    smooth = -(log_probs * w).sum(1) * Tensor._make(keep.astype(logits.dtype))
+    if reduction == "mean":
+        smooth = smooth.sum() / float(weight.data[target.data[keep]].sum())
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1.0 - label_smoothing) * loss + (label_smoothing / c) * smooth
 
 
 class NLLLoss(Function):
@@ -584,8 +609,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
 # ---- linear, embedding ---------------------------------------------------------------------
 
 class Linear(Function):
-    """y = x @ W^T + b as GEMMs. The bias goes in as GEMM's C operand (beta = 1) and its
-    gradient is ones^T @ dy, as in Caffe's inner-product layer."""
+    """y = x @ W^T + b as GEMMs. The bias goes in as GEMM's C operand (beta = 1), so the
+    output is written once; its gradient is the bias primitive's sum of dy over the batch."""
 
     @staticmethod
     def forward(ctx, x, weight, bias):
@@ -602,7 +627,7 @@ class Linear(Function):
         need_x, need_w, need_b = ctx.needs_input_grad
         dx = ops.gemm(dy, weight) if need_x else None
         dw = ops.gemm(dy, x, trans_a=True) if need_w else None
-        db = ops.gemm(np.ones((1, dy.shape[0]), dy.dtype), dy).reshape(-1) if need_b else None
+        db = ops.bias_backward(dy) if need_b else None
         return dx, dw, db
 
 
@@ -640,7 +665,7 @@ class Embedding(Function):
         flat = indices.reshape(-1)
         if scale_grad_by_freq:
             counts = np.bincount(flat, minlength=shape[0])
-            g = g / counts[flat][:, None]
+            g = g / counts[flat][:, None].astype(g.dtype)
         dw = np.zeros(shape, g.dtype)
         np.add.at(dw, flat, g)  # a row picked k times gets k contributions
         if padding_idx is not None:

@@ -64,6 +64,13 @@ class Sequential(Module):
             return Sequential(collections.OrderedDict(modules[index]))
         return modules[_list_index("Sequential", index, len(modules))][1]
 
+    def __setitem__(self, index, module):
+        name = list(self._modules)[_list_index("Sequential", index, len(self))]
+        self.add_module(name, module)
+
+    def __delitem__(self, index):
+        del self._modules[list(self._modules)[_list_index("Sequential", index, len(self))]]
+
     def __len__(self):
         return len(self._modules)
 
@@ -512,14 +519,11 @@ class CrossEntropyLoss(_Loss):
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean", label_smoothing=0.0):
         super().__init__(size_average, reduce, reduction)
-        if weight is not None:
-            raise ValueError("CrossEntropyLoss: per-class weights are not supported by the "
-                             "cross_entropy primitive; weight must be None (NLLLoss after "
-                             "LogSoftmax supports them)")
+        self.register_buffer("weight", weight)
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
     def forward(self, input, target):
-        return F.cross_entropy(input, target, ignore_index=self.ignore_index,
+        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
 
 

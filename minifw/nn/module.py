@@ -43,11 +43,11 @@ class Module:
     def __setattr__(self, name, value):
         if isinstance(value, Parameter):
             self._check_ready()
-            self._forget(name)
+            self._forget(name, keep=self._parameters)
             self._parameters[name] = value
         elif isinstance(value, Module):
             self._check_ready()
-            self._forget(name)
+            self._forget(name, keep=self._modules)
             self._modules[name] = value
         elif "_parameters" in self.__dict__ and name in self._parameters:
             if value is not None:
@@ -64,9 +64,14 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _forget(self, name):
+    def _forget(self, name, keep):
+        """Drop `name` from every registry but `keep`, where the caller replaces it in place
+        (so a replaced entry keeps its position, as PyTorch's)."""
         for store in (self._parameters, self._buffers, self._modules):
-            store.pop(name, None)
+            if store is not keep:
+                store.pop(name, None)
+        if keep is not self._buffers:
+            self._non_persistent.discard(name)
         self.__dict__.pop(name, None)
 
     def __getattr__(self, name):
@@ -90,7 +95,7 @@ class Module:
             raise TypeError(f"register_parameter: {name!r} must be a Parameter or None, got "
                             f"{type(param).__name__}")
         self._check_ready()
-        self._forget(name)
+        self._forget(name, keep=self._parameters)
         self._parameters[name] = param
 
     def register_buffer(self, name, tensor, persistent=True):
@@ -100,7 +105,7 @@ class Module:
             raise TypeError(f"register_buffer: {name!r} must be a Tensor or None, got "
                             f"{type(tensor).__name__}")
         self._check_ready()
-        self._forget(name)
+        self._forget(name, keep=self._buffers)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent.discard(name)
@@ -112,7 +117,7 @@ class Module:
             raise TypeError(f"add_module: {name!r} must be a Module or None, got "
                             f"{type(module).__name__}")
         self._check_ready()
-        self._forget(name)
+        self._forget(name, keep=self._modules)
         self._modules[name] = module
 
     register_module = add_module
@@ -176,10 +181,13 @@ class Module:
 
     # ---- modes and gradients -----------------------------------------------------------
     def train(self, mode=True):
+        """Set training mode (Dropout drops, BatchNorm uses batch statistics) on this module
+        and, through their own train(), on every child; eval() is train(False)."""
         if not isinstance(mode, bool):
             raise TypeError(f"train: mode must be a bool, got {type(mode).__name__}")
-        for m in self.modules():
-            object.__setattr__(m, "training", mode)
+        self.training = mode
+        for child in self.children():
+            child.train(mode)
         return self
 
     def eval(self):

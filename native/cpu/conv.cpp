@@ -221,7 +221,7 @@ PackSource<T> channel_cols_source(const ChannelMatrix<T>* m) {
 
 template <typename T>
 GemmKernel<T> lean_gemm_kernel(int64_t M) {
-  GemmKernel<T> k = gemm_kernel<T>(active_isa());
+  GemmKernel<T> k = gemm_kernel<T>(active_isa(), M);
   // A (mc >= the M of most layers) is packed once per K block, B in narrow
   // blocks: both are packed exactly once, in a few hundred KB per thread.
   // With few rows of A, the kc x nc block of B is most of the memory and is

@@ -72,13 +72,15 @@ void col2im(const ConvShape& s, const T* col, T* dx, int nthreads) {
 
 template <typename T>
 ConvWorkspace im2col_workspace(ConvDir dir, const ConvShape& s, int nthreads) {
-  const GemmKernel<T> kern = gemm_kernel<T>(active_isa());
   const int64_t NP = s.N * s.P(), CgRS = s.Cg() * s.R * s.S;
   const int64_t col_bytes = s.C * s.R * s.S * NP * static_cast<int64_t>(sizeof(T));
+  auto pack_bytes = [](int64_t M, int64_t N, int64_t K) {
+    return gemm_pack_bytes(gemm_kernel<T>(active_isa(), M), M, N, K);
+  };
   int64_t per_thread = 0;
-  if (dir == ConvDir::forward) per_thread = gemm_pack_bytes(kern, s.Kg(), NP, CgRS);
-  if (dir == ConvDir::backward_data) per_thread = gemm_pack_bytes(kern, CgRS, NP, s.Kg());
-  if (dir == ConvDir::backward_filter) per_thread = gemm_pack_bytes(kern, s.Kg(), CgRS, NP);
+  if (dir == ConvDir::forward) per_thread = pack_bytes(s.Kg(), NP, CgRS);
+  if (dir == ConvDir::backward_data) per_thread = pack_bytes(CgRS, NP, s.Kg());
+  if (dir == ConvDir::backward_filter) per_thread = pack_bytes(s.Kg(), CgRS, NP);
   return {col_bytes, per_thread * gemm_threads_in_flight(s.groups, nthreads)};
 }
 

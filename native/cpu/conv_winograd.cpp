@@ -166,7 +166,7 @@ ConvWorkspace winograd_workspace(ConvDir dir, const ConvShape& s, int nthreads) 
   int64_t elems = z.v + z.u + z.m;
   if (dir == ConvDir::backward_data) elems += s.w_size();  // flipped filters
   const Tiling tl = tiling(f);
-  const int64_t pack = gemm_pack_bytes(gemm_kernel<T>(active_isa()), f.Kg(), tl.tiles, f.Cg());
+  const int64_t pack = gemm_pack_bytes(gemm_kernel<T>(active_isa(), f.Kg()), f.Kg(), tl.tiles, f.Cg());
   return {elems * static_cast<int64_t>(sizeof(T)), pack * std::max(1, nthreads)};
 }
 

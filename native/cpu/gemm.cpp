@@ -14,10 +14,10 @@
 namespace minifw {
 
 #if defined(MINIFW_X86)
-GemmKernel<float> gemm_kernel_avx512_f32();
-GemmKernel<double> gemm_kernel_avx512_f64();
-GemmKernel<float> gemm_kernel_avx2_f32();
-GemmKernel<double> gemm_kernel_avx2_f64();
+GemmKernel<float> gemm_kernel_avx512_f32(int64_t M);
+GemmKernel<double> gemm_kernel_avx512_f64(int64_t M);
+GemmKernel<float> gemm_kernel_avx2_f32(int64_t M);
+GemmKernel<double> gemm_kernel_avx2_f64(int64_t M);
 #endif
 
 namespace {
@@ -85,20 +85,31 @@ void* thread_scratch(int slot, size_t bytes) {
   return s.ptr;
 }
 
+int pick_mr(int64_t M, std::initializer_list<int> candidates) {
+  int best = *candidates.begin();
+  if (M <= 0) return best;
+  double best_cost = static_cast<double>(ceil_div(M, best) * best);
+  for (int mr : candidates) {
+    const double cost = static_cast<double>(ceil_div(M, mr) * mr) * (1.0 + 1.0 / 16);
+    if (cost < best_cost) best_cost = cost, best = mr;
+  }
+  return best;
+}
+
 template <>
-GemmKernel<float> gemm_kernel<float>(Isa isa) {
+GemmKernel<float> gemm_kernel<float>(Isa isa, int64_t M) {
 #if defined(MINIFW_X86)
-  if (isa == Isa::avx512) return gemm_kernel_avx512_f32();
-  if (isa == Isa::avx2) return gemm_kernel_avx2_f32();
+  if (isa == Isa::avx512) return gemm_kernel_avx512_f32(M);
+  if (isa == Isa::avx2) return gemm_kernel_avx2_f32(M);
 #endif
   return {6, 8, 256, 120, 1024, sgemm_generic_6x8, "generic 6x8"};
 }
 
 template <>
-GemmKernel<double> gemm_kernel<double>(Isa isa) {
+GemmKernel<double> gemm_kernel<double>(Isa isa, int64_t M) {
 #if defined(MINIFW_X86)
-  if (isa == Isa::avx512) return gemm_kernel_avx512_f64();
-  if (isa == Isa::avx2) return gemm_kernel_avx2_f64();
+  if (isa == Isa::avx512) return gemm_kernel_avx512_f64(M);
+  if (isa == Isa::avx2) return gemm_kernel_avx2_f64(M);
 #endif
   return {6, 4, 256, 96, 1024, dgemm_generic_6x4, "generic 6x4"};
 }
@@ -204,7 +215,7 @@ template <typename T>
 void gemm_packed(int64_t M, int64_t N, int64_t K, T alpha, PackSource<T> a, PackSource<T> b, T beta,
                  GemmOutput<T> out, int nthreads, const GemmKernel<T>* kernel) {
   if (M <= 0 || N <= 0) return;
-  const GemmKernel<T> kern = kernel ? *kernel : gemm_kernel<T>(active_isa());
+  const GemmKernel<T> kern = kernel ? *kernel : gemm_kernel<T>(active_isa(), M);
   // Tiny products do not pay for waking threads.
   if (nthreads <= 1 || static_cast<double>(M) * N * K < 64.0 * 64 * 64) {
     gemm_block(kern, 0, M, 0, N, K, alpha, a, b, beta, out);

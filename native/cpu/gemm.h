@@ -8,6 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 
 #include "isa.h"
 
@@ -67,8 +68,16 @@ struct GemmKernel {
   bool a_outer = false;
 };
 
+// The kernel for a product whose C has M rows: among the ISA's register
+// blocks, the one that pads M the least (M = 50 runs as 5 tiles of 10 rows
+// rather than 4 tiles of 14, an eighth of them padding). M <= 0: the largest.
 template <typename T>
-GemmKernel<T> gemm_kernel(Isa isa);
+GemmKernel<T> gemm_kernel(Isa isa, int64_t M = 0);
+
+// Of the candidate row counts (largest first), the one with the least padded
+// work for M rows. A shorter block reuses each loaded B vector fewer times, so
+// it must save more than 1/16 of the work to win.
+int pick_mr(int64_t M, std::initializer_list<int> candidates);
 
 // Bytes of packing buffer one thread needs for an M x N x K product.
 template <typename T>

@@ -13,6 +13,12 @@ namespace minifw {
 // Elements (or element-sized units of work) below which one thread is used.
 constexpr int64_t kParallelGrain = 1 << 15;
 
+// The grain for items of `cost` units each; an item of cost 0 (an empty
+// plane or row) counts as one unit, so no caller divides by zero.
+constexpr int64_t grain_for(int64_t cost) {
+  return cost <= 1 ? kParallelGrain : cost >= kParallelGrain ? 1 : kParallelGrain / cost;
+}
+
 // fn(begin, end) over nearly equal contiguous parts of [0, n), one per thread,
 // with at most one part per `grain` units (so small inputs stay on the caller).
 template <typename F>

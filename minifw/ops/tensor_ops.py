@@ -1,0 +1,84 @@
+"""Bias add and bias gradient, and cuDNN's tensor arithmetic (cudnnAddTensor,
+cudnnScaleTensor).
+
+    y = bias_add(x, bias)                  # x (N, C) or (N, C, H, W), bias (C,)
+    db = bias_backward(dy)                 # sum of dy over every axis but 1
+    out = add_tensor(a, c, alpha=1.0, beta=1.0)   # alpha * a + beta * c
+    y = scale_tensor(x, 0.5)               # 0.5 * x
+
+In add_tensor, a has c's rank and may be broadcast along any axis where its
+size is 1, e.g. a (1, C, 1, 1) bias onto an (N, C, H, W) tensor. With beta == 0
+c is not read at all, as in BLAS and cuDNN, so NaN or inf in it do not reach
+the result. The bias gradient is accumulated in double.
+"""
+import numpy as np
+
+from .. import _native
+from ._checks import check_channel_vector, check_real, native_suffix
+from ._validate import check_float_array
+
+_NDIM_DESC = "2-D (N, C) or 4-D (N, C, H, W)"
+_MAX_NDIM = 8  # as cuDNN's tensor descriptors
+
+_BIAS_ADD = {s: getattr(_native, f"bias_add_{s}") for s in ("f32", "f64")}
+_BIAS_BACKWARD = {s: getattr(_native, f"bias_backward_{s}") for s in ("f32", "f64")}
+_ADD_TENSOR = {s: getattr(_native, f"add_tensor_{s}") for s in ("f32", "f64")}
+_SCALE_TENSOR = {s: getattr(_native, f"scale_tensor_{s}") for s in ("f32", "f64")}
+
+
+def _layout(fn, name, a):
+    """(outer, C, inner) of a 2-D or 4-D array with at least one channel."""
+    if a.shape[1] < 1:
+        raise ValueError(f"{fn}: {name} must have at least one channel along axis 1, got shape "
+                         f"{tuple(a.shape)}")
+    return a.shape[0], a.shape[1], (a.shape[2] * a.shape[3] if a.ndim == 4 else 1)
+
+
+def bias_add(x, bias):
+    """x + bias, with bias (C,) broadcast along axis 1 of x."""
+    fn = "bias_add"
+    x = check_float_array(fn, "x", x, ndim=(2, 4), ndim_desc=_NDIM_DESC)
+    layout = _layout(fn, "x", x)
+    bias = check_channel_vector(fn, "bias", bias, x.shape[1], x.dtype)
+    y = np.empty_like(x)
+    _BIAS_ADD[native_suffix(x.dtype)](*layout, x, bias, y)
+    return y
+
+
+def bias_backward(dy):
+    """The gradient of bias_add's bias: dy summed over every axis but 1, shape (C,)."""
+    fn = "bias_backward"
+    dy = check_float_array(fn, "dy", dy, ndim=(2, 4), ndim_desc=_NDIM_DESC)
+    layout = _layout(fn, "dy", dy)
+    db = np.empty(dy.shape[1], dtype=dy.dtype)
+    _BIAS_BACKWARD[native_suffix(dy.dtype)](*layout, dy, db)
+    return db
+
+
+def add_tensor(a, c, *, alpha=1.0, beta=0.0):
+    """alpha * a + beta * c as a new array of c's shape (a may broadcast along
+    axes where its size is 1; c is not read when beta == 0)."""
+    fn = "add_tensor"
+    c = check_float_array(fn, "c", c)
+    a = check_float_array(fn, "a", a, dtype=c.dtype)
+    if c.ndim > _MAX_NDIM:
+        raise ValueError(f"{fn}: c must have at most {_MAX_NDIM} dimensions, got a {c.ndim}-D array of "
+                         f"shape {tuple(c.shape)}")
+    if a.ndim != c.ndim or any(sa not in (1, sc) for sa, sc in zip(a.shape, c.shape)):
+        raise ValueError(f"{fn}: a must have c's rank and, along each axis, c's size or 1 (to broadcast); "
+                         f"got a of shape {tuple(a.shape)} for c of shape {tuple(c.shape)}")
+    alpha = check_real(fn, "alpha", alpha)
+    beta = check_real(fn, "beta", beta)
+    out = np.empty_like(c)
+    _ADD_TENSOR[native_suffix(c.dtype)](a, c, out, alpha, beta)
+    return out
+
+
+def scale_tensor(x, alpha):
+    """alpha * x as a new array."""
+    fn = "scale_tensor"
+    x = check_float_array(fn, "x", x)
+    alpha = check_real(fn, "alpha", alpha)
+    y = np.empty_like(x)
+    _SCALE_TENSOR[native_suffix(x.dtype)](x, y, alpha)
+    return y

@@ -1,0 +1,82 @@
+// Bindings for bias add / bias gradient and the cuDNN-style tensor ops.
+// Bias arrays are seen as (outer, C, inner); the tensor ops read their shapes
+// from the arrays themselves, so shape and data cannot disagree.
+#include <vector>
+
+#include "bind_util.h"
+#include "cpu/parallel.h"
+#include "cpu/tensor_ops.h"
+#include "registry.h"
+
+namespace minifw {
+namespace {
+
+int64_t bias_elems(int64_t outer, int64_t C, int64_t inner) {
+  const int64_t n = checked_product({outer, C, inner}, "bias");
+  require(C >= 1, "bias: C must be >= 1");
+  return n;
+}
+
+template <typename T>
+void bias_add_entry(int64_t outer, int64_t C, int64_t inner, py::array x, py::array bias, py::array y) {
+  const int64_t n = bias_elems(outer, C, inner);
+  const T* xp = in_ptr<T>(x, n, "x");
+  const T* bp = in_ptr<T>(bias, C, "bias");
+  T* yp = out_ptr<T>(y, n, "y");
+  require_disjoint({{&y, "y"}}, {{&x, "x"}, {&bias, "bias"}});
+  py::gil_scoped_release release;
+  bias_add<T>(outer, C, inner, xp, bp, yp, get_num_threads());
+}
+
+template <typename T>
+void bias_backward_entry(int64_t outer, int64_t C, int64_t inner, py::array dy, py::array db) {
+  const int64_t n = bias_elems(outer, C, inner);
+  const T* dyp = in_ptr<T>(dy, n, "dy");
+  T* dbp = out_ptr<T>(db, C, "db");
+  require_disjoint({{&db, "db"}}, {{&dy, "dy"}});
+  py::gil_scoped_release release;
+  bias_backward<T>(outer, C, inner, dyp, dbp, get_num_threads());
+}
+
+template <typename T>
+void add_tensor_entry(py::array a, py::array c, py::array out, double alpha, double beta) {
+  const int ndim = static_cast<int>(c.ndim());
+  require(ndim <= 8 && a.ndim() == ndim && out.ndim() == ndim, "a, c, out: at most 8 dimensions, all of c's rank");
+  std::vector<int64_t> shape(ndim), a_shape(ndim);
+  for (int d = 0; d < ndim; ++d) {
+    shape[d] = c.shape(d);
+    a_shape[d] = a.shape(d);
+    require(a_shape[d] == shape[d] || a_shape[d] == 1, "a: must broadcast to c's shape");
+    require(out.shape(d) == shape[d], "out: must have c's shape");
+  }
+  const T* ap = in_ptr<T>(a, static_cast<int64_t>(a.size()), "a");
+  const T* cp = in_ptr<T>(c, static_cast<int64_t>(c.size()), "c");
+  T* op = out_ptr<T>(out, static_cast<int64_t>(c.size()), "out");
+  require_disjoint({{&out, "out"}}, {{&a, "a"}, {&c, "c"}});
+  py::gil_scoped_release release;
+  add_tensor<T>(ndim, shape.data(), a_shape.data(), ap, cp, op, static_cast<T>(alpha), static_cast<T>(beta),
+                get_num_threads());
+}
+
+template <typename T>
+void scale_tensor_entry(py::array x, py::array y, double alpha) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  const T* xp = in_ptr<T>(x, n, "x");
+  T* yp = out_ptr<T>(y, n, "y");
+  require_disjoint({{&y, "y"}}, {{&x, "x"}});
+  py::gil_scoped_release release;
+  scale_tensor<T>(xp, yp, n, static_cast<T>(alpha), get_num_threads());
+}
+}  // namespace
+
+MINIFW_BINDINGS(bind_tensor_ops) {
+  m.def("bias_add_f32", &bias_add_entry<float>);
+  m.def("bias_add_f64", &bias_add_entry<double>);
+  m.def("bias_backward_f32", &bias_backward_entry<float>);
+  m.def("bias_backward_f64", &bias_backward_entry<double>);
+  m.def("add_tensor_f32", &add_tensor_entry<float>);
+  m.def("add_tensor_f64", &add_tensor_entry<double>);
+  m.def("scale_tensor_f32", &scale_tensor_entry<float>);
+  m.def("scale_tensor_f64", &scale_tensor_entry<double>);
+}
+}  // namespace minifw

@@ -1,0 +1,85 @@
+"""Finite-difference gradient checks for minifw Functions, in float64.
+
+    from gradcheck import gradcheck
+    gradcheck(lambda x, w: F.linear(x, w), [x, w])
+
+Every float64 Tensor input with requires_grad=True is checked: the gradient
+autograd puts in its .grad is compared with central differences of the same
+function. Non-scalar (and multiple) outputs are projected onto fixed random
+weights first, L = sum_k <r_k, out_k>, so a single backward checks every
+output element's contribution, with a gradient argument that is not all ones.
+"""
+import numpy as np
+
+import minifw
+
+# Central differences in float64 have a truncation error ~ eps^2 * f''' and a
+# rounding error ~ 1e-16 * |L| / eps; with eps = 1e-6 both stay near 1e-9 for
+# the O(1) values these checks use, so 1e-6 relative (plus 1e-7 absolute, for
+# gradients that are zero) leaves margin without hiding a wrong formula.
+EPS = 1e-6
+RTOL = 1e-6
+ATOL = 1e-7
+
+
+def _outputs(out):
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return [o for o in outs if isinstance(o, minifw.Tensor) and o.dtype.kind == "f"]
+
+
+def gradcheck(fn, inputs, *, eps=EPS, atol=ATOL, rtol=RTOL, seed=0):
+    """Assert that autograd's gradients of fn(*inputs) match central differences.
+
+    inputs: Tensors (float64 ones with requires_grad=True are checked) and any
+    other arguments, passed through. Raises AssertionError naming the input and
+    the worst element; returns True otherwise."""
+    checked = [i for i, t in enumerate(inputs) if isinstance(t, minifw.Tensor) and t.requires_grad]
+    assert checked, "gradcheck: no input requires grad"
+    for i in checked:
+        assert inputs[i].dtype == np.float64, (
+            f"gradcheck: input {i} is {inputs[i].dtype}; finite differences need float64")
+    before = [t.data.copy() if isinstance(t, minifw.Tensor) else None for t in inputs]
+
+    outs = _outputs(fn(*inputs))
+    assert outs, "gradcheck: fn returned no floating point tensor"
+    rng = np.random.default_rng(seed)
+    weights = [rng.uniform(-1.0, 1.0, o.shape) for o in outs]
+
+    def objective():
+        with minifw.no_grad():
+            return sum(float(np.sum(w * o.data)) for w, o in zip(weights, _outputs(fn(*inputs))))
+
+    # analytic: one backward of sum_k <r_k, out_k>, i.e. backward(gradient=r_k) per output
+    for i in checked:
+        inputs[i].grad = None
+    minifw.autograd.backward(outs, [minifw.tensor(w, dtype=o.dtype) for w, o in zip(weights, outs)])
+    for i, t in enumerate(inputs):
+        if isinstance(t, minifw.Tensor):
+            assert np.array_equal(t.data, before[i], equal_nan=True), (
+                f"gradcheck: fn or its backward changed input {i} in place")
+
+    for i in checked:
+        t = inputs[i]
+        analytic = np.zeros(t.shape) if t.grad is None else t.grad.data
+        assert analytic.shape == t.shape and analytic.dtype == t.dtype, (
+            f"gradcheck: input {i}: .grad has shape {analytic.shape} and dtype {analytic.dtype}, "
+            f"expected {t.shape} and {t.dtype}")
+        numeric = np.zeros(t.shape)
+        flat, nflat = t.data.reshape(-1), numeric.reshape(-1)  # views: perturb in place
+        for j in range(flat.size):
+            old = flat[j]
+            flat[j] = old + eps
+            up = objective()
+            flat[j] = old - eps
+            down = objective()
+            flat[j] = old
+            nflat[j] = (up - down) / (2 * eps)
+        err = np.abs(analytic - numeric)
+        bad = ~(err <= atol + rtol * np.abs(numeric))
+        if bad.any():
+            j = np.unravel_index(np.argmax(np.where(bad, err, -1)), t.shape)
+            raise AssertionError(
+                f"gradcheck: input {i} of shape {t.shape}: {int(bad.sum())} of {t.numel()} "
+                f"gradient elements differ; worst at {tuple(int(k) for k in j)}: autograd "
+                f"{analytic[j]!r}, finite differences {numeric[j]!r}")
+    return True

@@ -1,0 +1,475 @@
+"""Autograd: backward with and without a gradient argument, accumulation across
+calls, retain_graph and the error for a second backward through a freed
+graph, no_grad / enable_grad, detach, deep graphs without recursion, shared
+subexpressions, multiple outputs, user-defined Functions and in-place rules."""
+import inspect
+import threading
+
+import numpy as np
+import pytest
+
+import minifw
+from minifw.autograd import Function
+from gradcheck import gradcheck
+
+FREED = "backward through the graph a second time"
+
+
+def leaf(values, dtype=minifw.float64):
+    return minifw.tensor(values, dtype=dtype, requires_grad=True)
+
+
+# ---- backward() and its gradient argument ---------------------------------------------
+
+def test_scalar_backward_fills_leaf_grads():
+    x = leaf([1.0, 2.0, 3.0])
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0])
+
+
+def test_backward_on_a_leaf_itself():
+    x = leaf(3.0)
+    x.backward()
+    assert x.grad.item() == 1.0
+
+
+def test_non_scalar_backward_needs_a_gradient():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=r"implicitly created only for scalar outputs.*\(2,\)"):
+        (x * 2).backward()
+
+
+def test_gradient_argument_weights_each_output():
+    x = leaf([[1.0, 2.0], [3.0, 4.0]])
+    y = x * x
+    y.backward(minifw.tensor([[1.0, 0.0], [0.5, -1.0]], dtype=minifw.float64))
+    np.testing.assert_array_equal(x.grad.numpy(), [[2.0, 0.0], [3.0, -8.0]])
+
+
+def test_gradient_argument_may_be_an_array():
+    x = leaf([1.0, 2.0])
+    (3 * x).backward(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 6.0])
+
+
+def test_gradient_argument_of_the_wrong_shape_is_an_error():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=r"gradient has shape \(3,\).*shape \(2,\)"):
+        (x * 2).backward(minifw.ones(3, dtype=minifw.float64))
+
+
+def test_backward_of_a_tensor_without_grad_is_an_error():
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        minifw.tensor([1.0, 2.0]).sum().backward()
+
+
+def test_grad_has_the_leafs_dtype_and_shape():
+    x = minifw.randn(3, 4, requires_grad=True)
+    b = minifw.randn(4, requires_grad=True)
+    (x * b).sum().backward()
+    assert x.grad.dtype == minifw.float32 and x.grad.shape == (3, 4)
+    assert b.grad.dtype == minifw.float32 and b.grad.shape == (4,)  # reduced over broadcasting
+
+
+def test_grads_are_leaf_only_and_plain_tensors():
+    x = leaf([1.0, 2.0])
+    y = x * 2
+    y.sum().backward()
+    assert y.grad is None  # as in PyTorch, no .grad on non-leaf tensors
+    assert not x.grad.requires_grad and x.grad.grad_fn is None
+
+
+def test_backward_signature_is_pytorchs():
+    assert str(inspect.signature(minifw.Tensor.backward)) == \
+        "(self, gradient=None, retain_graph=None, create_graph=False, inputs=None)"
+
+
+def test_unsupported_backward_arguments_are_refused():
+    x = leaf([1.0])
+    with pytest.raises(NotImplementedError, match="create_graph"):
+        x.sum().backward(create_graph=True)
+    with pytest.raises(NotImplementedError, match="inputs"):
+        x.sum().backward(inputs=[x])
+
+
+def test_backward_of_several_roots_at_once():
+    x = leaf([1.0, 2.0])
+    a, b = x * 2, x * x
+    minifw.autograd.backward([a, b], [minifw.ones(2, dtype=minifw.float64),
+                                      minifw.tensor([1.0, 0.5], dtype=minifw.float64)])
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0 + 2.0, 2.0 + 4.0 * 0.5])
+
+
+# ---- accumulation and retain_graph -----------------------------------------------------
+
+def test_grads_accumulate_across_backward_calls():
+    x = leaf([1.0, 2.0])
+    (x * 3).sum().backward()
+    first = x.grad
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [5.0, 7.0])
+    assert x.grad is first  # accumulated in place, as PyTorch does
+
+
+def test_grad_set_to_none_starts_over():
+    x = leaf([1.0, 2.0])
+    (x * 3).sum().backward()
+    x.grad = None
+    (x * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+
+
+def test_retain_graph_allows_a_second_backward():
+    x = leaf([1.0, 2.0])
+    loss = (x * x).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [4.0, 8.0])
+
+
+def test_second_backward_through_a_freed_graph_is_a_clear_error():
+    x = leaf([1.0, 2.0])
+    loss = (x * x).sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match=FREED + r".*retain_graph=True"):
+        loss.backward()
+    # raised before any gradient was computed: the first result stands
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+
+
+def test_saved_arrays_are_freed_after_backward():
+    x = leaf([1.0, 2.0])
+    y = x * x
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match=FREED):
+        y.grad_fn.ctx.saved_tensors
+
+
+def test_saved_arrays_survive_with_retain_graph():
+    x = leaf([1.0, 2.0])
+    y = x * x
+    y.sum().backward(retain_graph=True)
+    a, b = y.grad_fn.ctx.saved_tensors
+    np.testing.assert_array_equal(a, [1.0, 2.0])
+
+
+def test_nodes_that_saved_nothing_can_be_walked_again():
+    # as in PyTorch: only nodes whose saved tensors were freed refuse a second backward
+    x = leaf([1.0, 2.0])
+    loss = (x + 1).sum()
+    loss.backward()
+    loss.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+
+
+def test_a_new_graph_over_a_freed_one_fails_only_where_it_needs_saved_arrays():
+    x = leaf([1.0, 2.0])
+    y = x * x
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match=FREED):
+        (y * 2).sum().backward()
+
+
+# ---- grad mode ----------------------------------------------------------------------------
+
+def test_no_grad_records_nothing():
+    x = leaf([1.0, 2.0])
+    with minifw.no_grad():
+        y = x * 2
+    assert not y.requires_grad and y.grad_fn is None and y.is_leaf
+
+
+def test_no_grad_as_a_decorator_and_restored_after_an_exception():
+    @minifw.no_grad()
+    def double(t):
+        assert not minifw.is_grad_enabled()
+        return t * 2
+
+    x = leaf([1.0])
+    assert not double(x).requires_grad
+    assert minifw.is_grad_enabled()
+    with pytest.raises(ZeroDivisionError):
+        with minifw.no_grad():
+            1 / 0
+    assert minifw.is_grad_enabled()
+
+
+def test_a_recursive_no_grad_function_restores_the_mode():
+    @minifw.no_grad()
+    def depth(n):
+        return 0 if n == 0 else 1 + depth(n - 1)
+
+    assert depth(3) == 3 and minifw.is_grad_enabled()
+
+
+def test_enable_grad_inside_no_grad_and_set_grad_enabled():
+    x = leaf([1.0])
+    with minifw.no_grad():
+        with minifw.enable_grad():
+            assert (x * 2).requires_grad
+        assert not (x * 2).requires_grad
+    minifw.set_grad_enabled(False)
+    try:
+        assert not (x * 2).requires_grad
+    finally:
+        minifw.set_grad_enabled(True)
+    assert (x * 2).requires_grad
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_set_grad_enabled_as_a_context_manager(training):
+    x = leaf([1.0])
+    with minifw.set_grad_enabled(training):
+        assert (x * 2).requires_grad == training
+    assert minifw.is_grad_enabled()
+    with minifw.no_grad():
+        with minifw.set_grad_enabled(True):
+            assert (x * 2).requires_grad
+        assert not minifw.is_grad_enabled()
+
+
+def test_grad_mode_is_per_thread():
+    x = leaf([1.0])
+    seen = []
+    with minifw.no_grad():
+        worker = threading.Thread(target=lambda: seen.append((x * 2).requires_grad))
+        worker.start()
+        worker.join()
+    assert seen == [True]
+
+
+def test_outputs_require_grad_only_when_an_input_does():
+    a, b = leaf([1.0]), minifw.tensor([2.0], dtype=minifw.float64)
+    assert (a * b).requires_grad and not (b * b).requires_grad
+    assert (a * b).grad_fn is not None and (b * b).grad_fn is None
+
+
+# ---- detach, requires_grad_, the graph's public face -----------------------------------------
+
+def test_detach_shares_data_and_stops_the_gradient():
+    x = leaf([1.0, 2.0])
+    d = (x * 2).detach()
+    assert not d.requires_grad and d.grad_fn is None
+    z = (x * d).sum()  # d is a constant here
+    z.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+    x2 = leaf([1.0, 2.0])
+    assert x2.detach().data is x2.data  # the same memory
+
+
+def test_detach_in_place():
+    x = leaf([1.0])
+    y = x * 2
+    y.detach_()
+    assert y.is_leaf and not y.requires_grad
+
+
+def test_requires_grad_toggles_on_leaves_only():
+    x = minifw.tensor([1.0])
+    assert x.requires_grad_() is x and x.requires_grad
+    x.requires_grad = False
+    assert not x.requires_grad
+    y = leaf([1.0]) * 2
+    with pytest.raises(RuntimeError, match="only change requires_grad of leaf"):
+        y.requires_grad_(False)
+
+
+def test_grad_fn_names_and_edges():
+    x = leaf([1.0, 2.0])
+    y = (x * 2).sum()
+    assert repr(y.grad_fn) == "<SumBackward>"
+    (mul,) = y.grad_fn.next_functions
+    assert repr(mul) == "<MulBackward>"
+    assert mul.next_functions[0] is x  # the leaf itself, then None for the constant
+    assert x.is_leaf and not y.is_leaf
+
+
+# ---- graph shapes --------------------------------------------------------------------------
+
+def test_deep_chain_has_no_recursion_limit():
+    depth = 10_000
+    x = leaf(1.0)
+    y = x
+    for _ in range(depth):
+        y = y * 1.0001
+    y.backward()
+    np.testing.assert_allclose(x.grad.item(), 1.0001 ** depth, rtol=1e-12)
+    del y  # freeing a 10,000-node chain must not overflow the C stack either
+
+
+def test_deep_recurrent_unroll():
+    # an RNN-like unroll: h_t = tanh(h_{t-1} @ W + x_t), 2,000 steps, gradient for W and h0
+    steps = 2000
+    rng = np.random.default_rng(0)
+    w = minifw.tensor(rng.standard_normal((3, 3)) * 0.3, dtype=minifw.float64, requires_grad=True)
+    h = minifw.zeros(1, 3, dtype=minifw.float64)
+    xs = minifw.tensor(rng.standard_normal((steps, 1, 3)), dtype=minifw.float64)
+    for t in range(steps):
+        h = (h @ w + xs[t]).tanh()
+    h.sum().backward()
+    assert np.isfinite(w.grad.numpy()).all() and np.abs(w.grad.numpy()).sum() > 0
+
+
+def test_shared_subexpressions_collect_every_contribution():
+    x = leaf([0.5, -1.5])
+    a = x * x            # used three times below
+    z = a + a * a + a.exp()
+    z.sum().backward()
+    xv = np.array([0.5, -1.5])
+    expected = 2 * xv + 4 * xv ** 3 + np.exp(xv ** 2) * 2 * xv
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-14)
+
+
+def test_diamond_runs_each_node_once_after_all_consumers():
+    calls = []
+
+    class Count(Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a.copy()
+
+        @staticmethod
+        def backward(ctx, g):
+            calls.append(g.copy())
+            return g
+
+    x = leaf([1.0, 2.0])
+    c = Count.apply(x)
+    ((c * 2) + (c * 3) + c).sum().backward()
+    assert len(calls) == 1
+    np.testing.assert_array_equal(calls[0], [6.0, 6.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0])
+
+
+def test_same_leaf_in_both_operands():
+    x = leaf([3.0])
+    (x * x * x).backward(minifw.ones(1, dtype=minifw.float64))
+    np.testing.assert_array_equal(x.grad.numpy(), [27.0])
+
+
+def test_unused_outputs_of_a_node_get_zero_gradients():
+    x = leaf([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]])
+    values, indices = x.max(dim=1)
+    assert indices.dtype == minifw.int64 and not indices.requires_grad
+    values.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[0, 1, 0], [1, 0, 0]])
+
+
+def test_integer_outputs_pass_none_to_backward():
+    seen = []
+
+    class ValuesAndIndices(Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2, np.arange(a.size)
+
+        @staticmethod
+        def backward(ctx, g, g_indices):
+            seen.append(g_indices)
+            return 2 * g
+
+    x = leaf([1.0, 2.0])
+    values, indices = ValuesAndIndices.apply(x)
+    values.sum().backward()
+    assert seen == [None] and indices.grad_fn is None
+
+
+def test_integer_results_never_require_grad():
+    x = leaf([1.0, 3.0, 2.0])
+    assert not x.argmax().requires_grad
+    assert not (x > 1).requires_grad and (x > 1).dtype == minifw.bool_
+
+
+# ---- user-defined Functions -------------------------------------------------------------
+
+class Cube(Function):
+    @staticmethod
+    def forward(ctx, x, *, scale=1.0):
+        ctx.save_for_backward(x)
+        ctx.scale = scale
+        return scale * x ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 3 * ctx.scale * x ** 2 * g
+
+
+class MulAdd(Function):
+    """a * b + c, reporting which inputs need a gradient."""
+
+    last_needs = None
+
+    @staticmethod
+    def forward(ctx, a, b, c):
+        ctx.save_for_backward(a, b)
+        ctx.seen_needs = MulAdd.last_needs = ctx.needs_input_grad
+        return a * b + c
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        return g * b, g * a, g
+
+
+def test_a_user_defined_function_differentiates():
+    x = leaf([1.0, -2.0, 0.5])
+    gradcheck(lambda t: Cube.apply(t, scale=2.0), [x])
+
+
+def test_needs_input_grad_tells_which_inputs_matter():
+    a, b = leaf([1.0]), minifw.tensor([2.0], dtype=minifw.float64)
+    out = MulAdd.apply(a, b, 3.0)
+    assert out.grad_fn.ctx.seen_needs == (True, False, False)
+    out.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), [2.0])
+    assert b.grad is None
+
+
+def test_under_no_grad_no_input_needs_a_gradient():
+    a = leaf([1.0])
+    with minifw.no_grad():
+        out = MulAdd.apply(a, a, 3.0)
+    assert MulAdd.last_needs == (False, False, False)  # so forward may skip saving
+    assert out.grad_fn is None and not out.requires_grad
+
+
+def test_a_function_returning_too_few_gradients_is_reported():
+    class Broken(Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a + b
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    a, b = leaf([1.0]), leaf([2.0])
+    with pytest.raises(RuntimeError, match="BrokenBackward returned 1 gradients for 2 inputs"):
+        Broken.apply(a, b).sum().backward()
+
+
+# ---- in-place operations -----------------------------------------------------------------
+
+def test_in_place_on_a_tensor_that_requires_grad_is_refused_while_recording():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="in-place operations are not recorded"):
+        x.add_(1.0)
+    with minifw.no_grad():
+        x.add_(1.0)  # the optimizer's way
+    np.testing.assert_array_equal(x.detach().numpy(), [2.0, 3.0])
+
+
+def test_in_place_with_an_operand_that_requires_grad_is_refused():
+    acc = minifw.zeros(2, dtype=minifw.float64)
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="in-place operations are not recorded"):
+        acc += x
+    with pytest.raises(RuntimeError, match="in-place operations are not recorded"):
+        acc.copy_(x)
+
+
+def test_setitem_into_the_graph_is_refused():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="not recorded by autograd"):
+        x[0] = 5.0

@@ -1,0 +1,187 @@
+"""Bias add, bias gradient, add_tensor and scale_tensor against the float64
+reference: 2-D and 4-D, odd sizes, N = 1, empty batches, broadcasting in
+add_tensor along every kind of axis, beta == 0 never reading c, sizes large
+enough to split over threads (one long row included), float32 and float64;
+finite differences for the bias gradient; bad input."""
+import numpy as np
+import pytest
+
+import minifw
+from minifw import ops
+from reference import (add_tensor_ref, assert_within_bound, bias_add_ref, bias_backward_ref, numerical_grad,
+                       scale_tensor_ref)
+
+DTYPES = (np.float32, np.float64)
+# Each output element is one correctly rounded operation (x + b, alpha * x),
+# at most three (alpha * a + beta * c: error <= 1.5 ulp of |alpha a| + |beta c|),
+# or a sum accumulated in double and rounded once (bias gradient): 2 ulp of the
+# operands' magnitude covers them all. In float64 the bias gradient's double
+# sum of up to ~10^5 terms may lose a further n * 2^-53 relative to sum |dy|.
+RTOL = {np.float32: 2.0 ** -23, np.float64: 2.0 ** -52}
+RTOL_SUM = {np.float32: 2.0 ** -23, np.float64: 1e-11}
+
+BIAS_SHAPES = {
+    "single_1x1": (1, 1),
+    "fc_5x7": (5, 7),
+    "lenet_fc_64x500": (64, 500),
+    "empty_batch_0x3": (0, 3),
+    "single_1x1x1x1": (1, 1, 1, 1),
+    "odd_2x3x5x7": (2, 3, 5, 7),
+    "n1_1x5x13x13": (1, 5, 13, 13),
+    "empty_plane_2x3x0x4": (2, 3, 0, 4),
+    "threaded_4x32x16x16": (4, 32, 16, 16),
+}
+
+
+@pytest.mark.parametrize("shape", BIAS_SHAPES.values(), ids=BIAS_SHAPES.keys())
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+def test_bias_add_and_backward_match_reference(rng, dtype, shape):
+    x = rng.standard_normal(shape).astype(dtype)
+    bias = rng.standard_normal(shape[1]).astype(dtype)
+    y = ops.bias_add(x, bias)
+    assert y.dtype == dtype and y is not x
+    ref = bias_add_ref(x, bias)
+    assert_within_bound(y, ref, np.abs(ref), RTOL[dtype], 0, "y")
+    db = ops.bias_backward(x)
+    assert db.dtype == dtype and db.shape == (shape[1],)
+    assert_within_bound(db, bias_backward_ref(x), bias_backward_ref(np.abs(x)), RTOL_SUM[dtype], 0, "db")
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (2, 3, 2, 3)], ids=["2d", "4d"])
+def test_bias_gradient_matches_finite_differences(rng, shape):
+    x = rng.standard_normal(shape)
+    bias = rng.standard_normal(shape[1])
+    dy = rng.standard_normal(shape)
+    num = numerical_grad(lambda b: np.sum(ops.bias_add(x, b) * dy), bias)
+    np.testing.assert_allclose(ops.bias_backward(dy), num, rtol=1e-7, atol=1e-9)
+
+
+# (a's shape, c's shape): every way a may broadcast onto c.
+ADD_SHAPES = {
+    "same_2d_5x7": ((5, 7), (5, 7)),
+    "same_4d_2x3x5x7": ((2, 3, 5, 7), (2, 3, 5, 7)),
+    "bias_1xCx1x1": ((1, 3, 1, 1), (2, 3, 5, 7)),
+    "per_image_Nx1x1x1": ((2, 1, 1, 1), (2, 3, 5, 7)),
+    "plane_1x1xHxW": ((1, 1, 5, 7), (2, 3, 5, 7)),
+    "mixed_1xCx1xW": ((1, 3, 1, 7), (2, 3, 5, 7)),
+    "rows_Nx1": ((5, 1), (5, 7)),
+    "columns_1xC": ((1, 7), (5, 7)),
+    "scalar_1x1x1x1": ((1, 1, 1, 1), (2, 3, 5, 7)),
+    "n1_1x3x4x4": ((1, 3, 4, 4), (1, 3, 4, 4)),
+    "one_d": ((11,), (11,)),
+    "zero_d": ((), ()),
+    "five_d_broadcast": ((1, 2, 1, 3, 1), (2, 2, 3, 3, 4)),
+    "empty_c_0x3": ((1, 3), (0, 3)),
+    "threaded_long_row_2x40000": ((2, 40000), (2, 40000)),
+    "threaded_bias_8x16x32x32": ((1, 16, 1, 1), (8, 16, 32, 32)),
+    "threaded_rows_8x16x32x32": ((8, 16, 32, 1), (8, 16, 32, 32)),
+}
+COEFFICIENTS = {"plain_copy": (1.0, 0.0), "scaled_a": (2.0, 0.0), "sum": (1.0, 1.0), "mixed": (-0.5, 2.0)}
+
+
+@pytest.mark.parametrize("alpha,beta", COEFFICIENTS.values(), ids=COEFFICIENTS.keys())
+@pytest.mark.parametrize("a_shape,c_shape", ADD_SHAPES.values(), ids=ADD_SHAPES.keys())
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+def test_add_tensor_matches_reference(rng, dtype, a_shape, c_shape, alpha, beta):
+    a = np.asarray(rng.standard_normal(a_shape), dtype)
+    c = np.asarray(rng.standard_normal(c_shape), dtype)
+    out = ops.add_tensor(a, c, alpha=alpha, beta=beta)
+    assert out.shape == c_shape and out.dtype == dtype
+    ref = add_tensor_ref(a, c, alpha, beta)
+    magnitude = np.abs(add_tensor_ref(a, c, abs(alpha), 0.0)) + abs(beta) * np.abs(c)
+    assert_within_bound(out, ref, magnitude, RTOL[dtype], 0, "out")
+
+
+@pytest.mark.parametrize("a_shape,c_shape", [((1, 3, 1, 1), (2, 3, 4, 5)), ((2, 3, 4, 5), (2, 3, 4, 5))],
+                         ids=["broadcast", "same_shape"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+def test_add_tensor_with_beta_zero_does_not_read_c(rng, dtype, a_shape, c_shape):
+    a = rng.standard_normal(a_shape).astype(dtype)
+    c = np.full(c_shape, np.nan, dtype)
+    c[0, 0, 0, 0] = np.inf
+    out = ops.add_tensor(a, c, alpha=3.0, beta=0.0)
+    np.testing.assert_array_equal(out, np.broadcast_to(dtype(3) * a, c_shape))
+    # With beta != 0, c is read: NaN propagates as arithmetic says.
+    assert np.isnan(ops.add_tensor(a, c, alpha=3.0, beta=1.0)[0, 1]).all()
+
+
+SCALE_SHAPES = {"zero_d": (), "one": (1,), "odd_5x7": (5, 7), "nchw_2x3x5x7": (2, 3, 5, 7),
+                "empty_0x4": (0, 4), "threaded_64x4096": (64, 4096)}
+
+
+@pytest.mark.parametrize("alpha", [0.5, -3.0, 0.0])
+@pytest.mark.parametrize("shape", SCALE_SHAPES.values(), ids=SCALE_SHAPES.keys())
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+def test_scale_tensor_matches_reference(rng, dtype, shape, alpha):
+    x = np.asarray(rng.standard_normal(shape), dtype)
+    y = ops.scale_tensor(x, alpha)
+    assert y.shape == shape and y.dtype == dtype and y is not x
+    ref = scale_tensor_ref(x, alpha)
+    assert_within_bound(y, ref, np.abs(ref), RTOL[dtype], 0, "y")
+
+
+def test_non_contiguous_inputs_are_accepted(rng):
+    x = rng.standard_normal((3, 4, 6, 5)).transpose(0, 1, 3, 2)
+    bias = rng.standard_normal(8)[::2]
+    np.testing.assert_allclose(ops.bias_add(x, bias), bias_add_ref(x, bias), rtol=1e-15)
+    np.testing.assert_allclose(ops.bias_backward(x), bias_backward_ref(x), rtol=1e-12)
+    a = rng.standard_normal((1, 4, 1, 6))[..., ::2]
+    np.testing.assert_allclose(ops.add_tensor(a, x[..., :3], beta=1.0), add_tensor_ref(a, x[..., :3], beta=1.0),
+                               rtol=1e-15)
+    np.testing.assert_allclose(ops.scale_tensor(x, 2.0), 2 * x, rtol=0)
+
+
+def test_results_do_not_depend_on_thread_count(rng):
+    x = rng.standard_normal((8, 16, 32, 32)).astype(np.float32)
+    bias = rng.standard_normal(16).astype(np.float32)
+    before = minifw.get_num_threads()
+    try:
+        out = []
+        for n in (1, 2):
+            minifw.set_num_threads(n)
+            out.append((ops.bias_add(x, bias), ops.bias_backward(x), ops.bias_backward(x.reshape(512, 256)),
+                        ops.add_tensor(bias.reshape(1, 16, 1, 1), x, alpha=2.0, beta=-1.0)))
+    finally:
+        minifw.set_num_threads(before)
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+
+
+X = np.ones((2, 3, 4, 4), np.float32)
+B = np.ones(3, np.float32)
+BAD_CALLS = {
+    "bias_add_x_3d": (lambda: ops.bias_add(np.ones((3, 4, 4)), np.ones(3)), ValueError, "bias_add: x must be 2-D"),
+    "bias_add_x_int": (lambda: ops.bias_add(np.ones((2, 3), np.int32), B), TypeError, "bias_add: x"),
+    "bias_add_x_list": (lambda: ops.bias_add([[1.0, 2.0]], B), TypeError, "bias_add: x"),
+    "bias_add_no_channels": (lambda: ops.bias_add(np.ones((2, 0), np.float32), B[:0]), ValueError,
+                             "bias_add: x must have at least one channel"),
+    "bias_add_bias_length": (lambda: ops.bias_add(X, np.ones(4, np.float32)), ValueError,
+                             r"bias_add: bias must have shape \(3,\)"),
+    "bias_add_bias_2d": (lambda: ops.bias_add(X, np.ones((1, 3), np.float32)), ValueError, "bias_add: bias"),
+    "bias_add_bias_dtype": (lambda: ops.bias_add(X, np.ones(3)), TypeError, "bias_add: bias must have dtype"),
+    "bias_add_bias_none": (lambda: ops.bias_add(X, None), TypeError, "bias_add: bias"),
+    "bias_backward_dy_5d": (lambda: ops.bias_backward(np.ones((1, 2, 3, 4, 5))), ValueError,
+                            "bias_backward: dy must be 2-D"),
+    "bias_backward_dy_float16": (lambda: ops.bias_backward(np.ones((2, 3), np.float16)), TypeError,
+                                 "bias_backward: dy"),
+    "add_rank_mismatch": (lambda: ops.add_tensor(B, X), ValueError, "add_tensor: a must have c's rank"),
+    "add_not_broadcastable": (lambda: ops.add_tensor(np.ones((1, 2, 1, 1), np.float32), X), ValueError,
+                              r"add_tensor: a .* got a of shape \(1, 2, 1, 1\)"),
+    "add_a_larger_than_c": (lambda: ops.add_tensor(X, X[:1]), ValueError, "add_tensor: a"),
+    "add_dtype_mismatch": (lambda: ops.add_tensor(X.astype(np.float64), X), TypeError,
+                           "add_tensor: a must have dtype float32"),
+    "add_c_int": (lambda: ops.add_tensor(X, np.ones((2, 3, 4, 4), np.int64)), TypeError, "add_tensor: c"),
+    "add_nine_dims": (lambda: ops.add_tensor(np.ones((1,) * 9), np.ones((1,) * 9)), ValueError,
+                      "add_tensor: c must have at most 8 dimensions"),
+    "add_alpha_string": (lambda: ops.add_tensor(X, X, alpha="2"), TypeError, "add_tensor: alpha"),
+    "add_beta_nan": (lambda: ops.add_tensor(X, X, beta=float("nan")), ValueError, "add_tensor: beta"),
+    "scale_alpha_bool": (lambda: ops.scale_tensor(X, True), TypeError, "scale_tensor: alpha"),
+    "scale_alpha_inf": (lambda: ops.scale_tensor(X, float("inf")), ValueError, "scale_tensor: alpha"),
+    "scale_x_tuple": (lambda: ops.scale_tensor((1.0, 2.0), 2.0), TypeError, "scale_tensor: x"),
+}
+
+
+@pytest.mark.parametrize("call,exc,pattern", BAD_CALLS.values(), ids=BAD_CALLS.keys())
+def test_bad_input_raises_naming_the_argument(call, exc, pattern):
+    with pytest.raises(exc, match=pattern):
+        call()
