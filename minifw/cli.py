@@ -353,6 +353,7 @@ def evaluate(model, loader):
 def plot_history(history, path):
     """Training loss per batch (and its epoch means) beside test accuracy per epoch, as a PNG."""
     from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state
+    from matplotlib.ticker import MaxNLocator
 
     fig = Figure(figsize=(10, 4), layout="constrained")
     loss_ax, acc_ax = fig.subplots(1, 2)
@@ -366,6 +367,8 @@ def plot_history(history, path):
     acc_ax.plot(epochs, [100 * a for a in history["test_accuracy"]], "o-")
     acc_ax.set(xlabel="epoch", ylabel="test accuracy (%)", title="Test accuracy")
     acc_ax.grid(alpha=0.3)
+    for ax in (loss_ax, acc_ax):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.savefig(path, dpi=100)
 
 
