@@ -220,6 +220,8 @@ def test_load_state_dict_rejects_a_different_layout():
                   lr=0.1).load_state_dict(state)
     with pytest.raises(ValueError, match=r"shape \(2,\) for a parameter of shape \(3,\)"):
         optim.SGD([minifw.ones(3, requires_grad=True)], lr=0.1).load_state_dict(state)
+    with pytest.raises(ValueError, match="expected a dict with 'state' and 'param_groups'"):
+        optim.SGD([a], lr=0.1).load_state_dict({"momentum_buffer": 1})
 
 
 # ---- bad arguments -----------------------------------------------------------------------

@@ -45,8 +45,8 @@ class Adam(Optimizer):
                     state["step"] = 0
                     state["exp_avg"] = np.zeros_like(p.data)
                     state["exp_avg_sq"] = np.zeros_like(p.data)
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = np.zeros_like(p.data)
+                if amsgrad and "max_exp_avg_sq" not in state:  # also after loading non-amsgrad state
+                    state["max_exp_avg_sq"] = np.zeros_like(p.data)
                 state["step"] += 1
                 t = state["step"]
                 if weight_decay != 0:

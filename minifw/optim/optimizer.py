@@ -87,6 +87,10 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict):
+        if not isinstance(state_dict, dict) or not {"state", "param_groups"} <= state_dict.keys():
+            got = sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict).__name__
+            raise ValueError(f"{type(self).__name__}.load_state_dict: expected a dict with 'state' "
+                             f"and 'param_groups' (from Optimizer.state_dict()), got {got}")
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
             raise ValueError(f"loaded state dict has {len(groups)} parameter groups, the optimizer "
