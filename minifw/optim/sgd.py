@@ -38,7 +38,9 @@ class SGD(Optimizer):
                     continue
                 g = -p.grad.data if group["maximize"] else p.grad.data
                 if weight_decay != 0:
-                    g = g + weight_decay * p.data
+                    decayed = p.data * weight_decay  # a new array: p.grad itself stays as it is
+                    decayed += g
+                    g = decayed
                 if momentum != 0:
                     state = self.state.setdefault(p, {})
                     buf = state.get("momentum_buffer")
@@ -46,6 +48,6 @@ class SGD(Optimizer):
                         buf = state["momentum_buffer"] = np.array(g, dtype=p.dtype)
                     else:
                         buf *= momentum
-                        buf += (1 - dampening) * g
+                        buf += g if dampening == 0 else (1 - dampening) * g
                     g = g + momentum * buf if nesterov else buf
                 p.data -= lr * g
