@@ -36,7 +36,7 @@ template <typename T>
 void activation_forward(const ActParams& p, const T* x, T* y, int64_t n, int nthreads) {
   const VecMath<T>& vm = vecmath<T>();
   const T slope = static_cast<T>(p.negative_slope), alpha = static_cast<T>(p.alpha);
-  const int64_t grain = kParallelGrain / cost_per_element(p.mode);
+  const int64_t grain = grain_for(cost_per_element(p.mode));
   for_each_range(n, nthreads, grain, [&](int64_t b, int64_t e) {
     const T* xs = x + b;
     T* ys = y + b;

@@ -21,8 +21,7 @@ constexpr int64_t kWideInner = 16;
 // fn(c0, c1) over ranges of channels.
 template <typename F>
 void for_channel_ranges(const BnShape& s, int nthreads, F&& fn) {
-  const int64_t per_channel = std::max<int64_t>(1, s.per_channel());
-  for_each_range(s.C, nthreads, std::max<int64_t>(1, kParallelGrain / per_channel), fn);
+  for_each_range(s.C, nthreads, grain_for(s.per_channel()), fn);
 }
 
 // Per-channel sums of f(x) (double) for channels [c0, c1), written to out[c - c0].
@@ -147,7 +146,7 @@ void batch_norm_forward_inference(const BnShape& s, const T* x, const T* weight,
   const T *sc = scale.data(), *sh = shift.data();
   // Elementwise: split the rows (or the channels of an (N, C) input) over threads.
   if (s.inner == 1) {
-    for_each_range(s.outer, nthreads, std::max<int64_t>(1, kParallelGrain / s.C), [&](int64_t b, int64_t e) {
+    for_each_range(s.outer, nthreads, grain_for(s.C), [&](int64_t b, int64_t e) {
       for (int64_t n = b; n < e; ++n) {
         const T* xp = x + n * s.C;
         T* yp = y + n * s.C;
@@ -158,7 +157,7 @@ void batch_norm_forward_inference(const BnShape& s, const T* x, const T* weight,
     return;
   }
   const int64_t planes = s.outer * s.C;
-  for_each_range(planes, nthreads, std::max<int64_t>(1, kParallelGrain / s.inner), [&](int64_t b, int64_t e) {
+  for_each_range(planes, nthreads, grain_for(s.inner), [&](int64_t b, int64_t e) {
     for (int64_t q = b; q < e; ++q) {
       const int64_t c = q % s.C;
       const T m = running_mean[c], a = sc[c], t = sh[c];

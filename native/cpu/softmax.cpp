@@ -103,12 +103,12 @@ void for_each_block(const SoftmaxShape& s, int nthreads, int scratch_rows, F&& f
       fn(o * s.C * s.inner + b0, std::min(kBlock, s.inner - b0), scratch.data());
     }
   };
-  for_each_range(items, nthreads, std::max<int64_t>(1, kParallelGrain / cost), run);
+  for_each_range(items, nthreads, grain_for(cost), run);
 }
 
 template <typename F>
 void for_each_row(const SoftmaxShape& s, int nthreads, F&& fn) {
-  const int64_t grain = std::max<int64_t>(1, kParallelGrain / (4 * s.C));
+  const int64_t grain = grain_for(4 * s.C);
   for_each_range(s.outer, nthreads, grain, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) fn(r);
   });
