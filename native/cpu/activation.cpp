@@ -75,14 +75,22 @@ void activation_backward(const ActParams& p, const T* dy, const T* y, const T* x
     T* d = dx + b;
     const int64_t len = e - b;
     switch (p.mode) {
+      // dy is loaded whichever way the branch goes, so each select vectorizes
+      // (a load under the condition would keep a mispredicted branch per element).
       case ActMode::relu:
-        for (int64_t i = 0; i < len; ++i) d[i] = s[i] > T(0) ? g[i] : T(0);
+        for (int64_t i = 0; i < len; ++i) {
+          const T gi = g[i];
+          d[i] = s[i] > T(0) ? gi : T(0);
+        }
         break;
       case ActMode::leaky_relu:
         for (int64_t i = 0; i < len; ++i) d[i] = s[i] > T(0) ? g[i] : g[i] * slope;
         break;
       case ActMode::relu6:
-        for (int64_t i = 0; i < len; ++i) d[i] = ys[i] > T(0) && ys[i] < T(6) ? g[i] : T(0);
+        for (int64_t i = 0; i < len; ++i) {
+          const T gi = g[i], yi = ys[i];
+          d[i] = (yi > T(0)) & (yi < T(6)) ? gi : T(0);
+        }
         break;
       case ActMode::sigmoid:
         for (int64_t i = 0; i < len; ++i) d[i] = g[i] * ys[i] * (T(1) - ys[i]);
