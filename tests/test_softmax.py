@@ -87,6 +87,14 @@ def test_huge_inputs_do_not_overflow(isa, rng, dtype, shape):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
+def test_row_maximum_is_found_at_every_position(isa, dtype):
+    # Row j's only large value is at column j: the vectorized row maximum must
+    # see every lane of the full vectors and of the tail (75 = 2 * 32 + 11).
+    x = np.full((75, 75), -1e4, dtype)
+    np.fill_diagonal(x, 1e4)
+    np.testing.assert_array_equal(ops.softmax_forward(x), np.eye(75, dtype=dtype))
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids)
 def test_tiny_inputs_give_uniform_probabilities(isa, dtype):
     x = np.full((3, 50), 1e-30, dtype)
     x[:, ::2] = -1e-30

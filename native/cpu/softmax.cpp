@@ -17,14 +17,6 @@ namespace minifw {
 namespace {
 
 template <typename T>
-T row_max(const T* x, int64_t n) {
-  T m = x[0];
-#pragma omp simd reduction(max : m)
-  for (int64_t i = 1; i < n; ++i) m = std::max(m, x[i]);
-  return m;
-}
-
-template <typename T>
 T row_sum(const T* x, int64_t n) {
   T s = 0;
 #pragma omp simd reduction(+ : s)
@@ -43,14 +35,13 @@ T row_dot(const T* a, const T* b, int64_t n) {
 // One row: y = softmax(x) or log_softmax(x).
 template <typename T>
 void softmax_row(const T* x, T* y, int64_t C, bool log, const VecMath<T>& vm) {
-  const T m = row_max(x, C);
+  const T m = vm.max(x, C);
   const T sum = vm.exp_shift_sum(x, m, y, C);
   if (log) {
     const T log_sum = std::log(sum);
     for (int64_t c = 0; c < C; ++c) y[c] = (x[c] - m) - log_sum;
   } else {
-    const T inv = T(1) / sum;
-    for (int64_t c = 0; c < C; ++c) y[c] *= inv;
+    vm.scale(y, y, C, T(1) / sum);
   }
 }
 
