@@ -79,6 +79,20 @@ def test_a_large_value_leaving_the_window_leaves_no_error_behind(isa):
     np.testing.assert_allclose(scale[:, 3:], scale_ref[:, 3:], rtol=1e-6)
 
 
+
+def test_an_infinite_value_reaches_only_the_windows_that_hold_it(isa):
+    # Channels outside the window of channel 0 must stay exactly as without it:
+    # no 0 * inf (NaN) from a channel that is not entering or leaving.
+    x = np.full((1, 12, 1, 40), 0.5, np.float32)
+    x[:, 0] = np.inf
+    y, scale = ops.lrn_forward(x, 3)
+    with np.errstate(invalid="ignore"):  # channel 0 is inf * 0 = NaN, as it should be
+        y_ref, scale_ref = lrn_ref(x, 3)
+    np.testing.assert_allclose(y[:, 2:], y_ref[:, 2:], rtol=4e-6)
+    assert np.isinf(scale[:, :2]).all() and np.isfinite(scale[:, 2:]).all()
+    dx = ops.lrn_backward(np.ones_like(x), np.where(np.isinf(x), 0, x), y, scale, 3)
+    assert np.isfinite(dx[:, 3:]).all()
+
 def test_results_do_not_depend_on_thread_count(rng):
     x = rng.standard_normal((4, 32, 16, 16)).astype(np.float32)
     before = minifw.get_num_threads()
