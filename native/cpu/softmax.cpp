@@ -16,20 +16,30 @@
 namespace minifw {
 namespace {
 
-template <typename T>
-T row_sum(const T* x, int64_t n) {
+// Sums in kLanes independent partial sums: a single running sum is a chain of
+// dependent adds, independent lanes let the compiler keep several vector
+// accumulators in flight.
+template <typename T, typename F>
+T lane_sum(int64_t n, F f) {
+  constexpr int64_t kLanes = 16;
+  T lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) lane[j] += f(i + j);
   T s = 0;
-#pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i) s += x[i];
+  for (; i < n; ++i) s += f(i);
+  for (int64_t j = 0; j < kLanes; ++j) s += lane[j];
   return s;
 }
 
 template <typename T>
+T row_sum(const T* x, int64_t n) {
+  return lane_sum<T>(n, [x](int64_t i) { return x[i]; });
+}
+
+template <typename T>
 T row_dot(const T* a, const T* b, int64_t n) {
-  T s = 0;
-#pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
+  return lane_sum<T>(n, [a, b](int64_t i) { return a[i] * b[i]; });
 }
 
 // One row: y = softmax(x) or log_softmax(x).
