@@ -214,6 +214,18 @@ def test_vecmath_special_values(isa, dtype):
         assert np.array_equal(np.signbit(y[signed]), np.signbit(np.array(expected, dtype)[signed])), fn
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+def test_vecmath_pow_neg_of_a_subnormal_among_normal_values(isa, dtype):
+    # A lane outside the normal range sends its vector down the square-root
+    # path (exact here: (2^-136)^-0.75 = 2^102); the other lanes stay within
+    # the usual ulps of 16^-0.75 = 1/8.
+    x = np.full(40, 16.0, dtype)
+    x[17] = 2.0 ** -136 if dtype == np.float32 else 2.0 ** -1064
+    y = np.empty_like(x)
+    (_native._vecmath_f32 if dtype == np.float32 else _native._vecmath_f64)("pow_neg", x, y, 0.75)
+    assert y[17] == (2.0 ** 102 if dtype == np.float32 else 2.0 ** 798)
+    np.testing.assert_allclose(np.delete(y, 17), 0.125, rtol=ULPS["pow_neg"] * np.finfo(dtype).eps / 2)
+
 # ---- the binding's own checks ------------------------------------------------
 # minifw._native called directly, bypassing the Python validation: sizes whose
 # product wraps around int64 (or is a product of negatives), arrays too small
