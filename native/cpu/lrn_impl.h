@@ -99,7 +99,8 @@ void lrn_forward_block(const LrnShape& s, const T* x, T* y, T* scale, int64_t B,
   for (int64_t i = 0; i < B; ++i) acc[i] = comp[i] = 0;
   for (int64_t j = 0; j <= hi && j < C; ++j) {
     const T* xj = x + j * st;
-    for (int64_t i = 0; i < B; ++i) two_sum_add(acc[i], comp[i], static_cast<double>(xj[i]) * static_cast<double>(xj[i]));
+    for (int64_t i = 0; i < B; ++i)
+      two_sum_add(acc[i], comp[i], static_cast<double>(xj[i]) * static_cast<double>(xj[i]));
   }
   const VecMath<T>& vm = VM();
   for (int64_t c = 0; c < C; ++c) {
