@@ -15,6 +15,8 @@ void forward(const std::string& mode, py::array x, py::array y, double negative_
   const int64_t n = static_cast<int64_t>(x.size());
   const T* xp = in_ptr<T>(x, n, "x");
   T* yp = out_ptr<T>(y, n, "y");
+  // In place (y is x) is supported: each element is read before it is written.
+  if (yp != xp) require_disjoint({{&y, "y"}}, {{&x, "x"}});
   py::gil_scoped_release release;
   activation_forward<T>(p, xp, yp, n, get_num_threads());
 }
@@ -34,6 +36,7 @@ void backward(const std::string& mode, py::array dy, py::array y, py::object x, 
   }
   require(xp || !activation_backward_needs_x(p), "x: required for " + mode + " with this parameter");
   T* dxp = out_ptr<T>(dx, n, "dx");
+  require_disjoint({{&dx, "dx"}}, {{&dy, "dy"}, {&y, "y"}, {&xa, "x"}});
   py::gil_scoped_release release;
   activation_backward<T>(p, dyp, yp, xp, dxp, n, get_num_threads());
 }

@@ -9,7 +9,8 @@ namespace minifw {
 namespace {
 
 BnShape to_shape(int64_t outer, int64_t C, int64_t inner) {
-  require(outer >= 0 && C >= 1 && inner >= 0, "batch_norm: bad shape");
+  checked_product({outer, C, inner}, "batch_norm");
+  require(C >= 1, "batch_norm: C must be >= 1");
   return {outer, C, inner};
 }
 
@@ -44,6 +45,9 @@ void forward_training(int64_t outer, int64_t C, int64_t inner, py::array x, py::
   T* yp = out_ptr<T>(y, s.size(), "y");
   T* smp = out_ptr<T>(save_mean, C, "save_mean");
   T* sip = out_ptr<T>(save_invstd, C, "save_invstd");
+  require_disjoint({{&y, "y"}, {&save_mean, "save_mean"}, {&save_invstd, "save_invstd"}, {&rmk, "running_mean"},
+                    {&rvk, "running_var"}},
+                   {{&x, "x"}, {&wk, "weight"}, {&bk, "bias"}});
   py::gil_scoped_release release;
   batch_norm_forward_training<T>(s, xp, wp, bp, rm, rv, momentum, eps, yp, smp, sip, get_num_threads());
 }
@@ -59,6 +63,9 @@ void forward_inference(int64_t outer, int64_t C, int64_t inner, py::array x, py:
   const T* rm = in_ptr<T>(running_mean, C, "running_mean");
   const T* rv = in_ptr<T>(running_var, C, "running_var");
   T* yp = out_ptr<T>(y, s.size(), "y");
+  require_disjoint({{&y, "y"}},
+                   {{&x, "x"}, {&wk, "weight"}, {&bk, "bias"}, {&running_mean, "running_mean"},
+                    {&running_var, "running_var"}});
   py::gil_scoped_release release;
   batch_norm_forward_inference<T>(s, xp, wp, bp, rm, rv, eps, yp, get_num_threads());
 }
@@ -76,6 +83,8 @@ void backward(int64_t outer, int64_t C, int64_t inner, py::array dy, py::array x
   T* dxp = out_ptr<T>(dx, s.size(), "dx");
   T* dwp = out_ptr<T>(dweight, C, "dweight");
   T* dbp = out_ptr<T>(dbias, C, "dbias");
+  require_disjoint({{&dx, "dx"}, {&dweight, "dweight"}, {&dbias, "dbias"}},
+                   {{&dy, "dy"}, {&x, "x"}, {&wk, "weight"}, {&save_mean, "save_mean"}, {&save_invstd, "save_invstd"}});
   py::gil_scoped_release release;
   batch_norm_backward<T>(s, dyp, xp, wp, smp, sip, dxp, dwp, dbp, get_num_threads());
 }

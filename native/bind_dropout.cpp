@@ -13,6 +13,7 @@ void forward(py::array x, double p, uint64_t seed, py::array y, py::array mask) 
   const T* xp = in_ptr<T>(x, n, "x");
   T* yp = out_ptr<T>(y, n, "y");
   uint8_t* mp = out_ptr<uint8_t>(mask, n, "mask");
+  require_disjoint({{&y, "y"}, {&mask, "mask"}}, {{&x, "x"}});
   py::gil_scoped_release release;
   dropout_forward<T>(xp, yp, mp, n, p, seed, get_num_threads());
 }
@@ -24,6 +25,7 @@ void backward(py::array dy, py::array mask, double p, py::array dx) {
   const T* dyp = in_ptr<T>(dy, n, "dy");
   const uint8_t* mp = in_ptr<uint8_t>(mask, n, "mask");
   T* dxp = out_ptr<T>(dx, n, "dx");
+  require_disjoint({{&dx, "dx"}}, {{&dy, "dy"}, {&mask, "mask"}});
   py::gil_scoped_release release;
   dropout_backward<T>(dyp, mp, dxp, n, p, get_num_threads());
 }

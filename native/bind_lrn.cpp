@@ -8,7 +8,8 @@ namespace minifw {
 namespace {
 
 LrnShape to_shape(int64_t N, int64_t C, int64_t HW, int64_t size, double alpha, double beta, double k) {
-  require(N >= 0 && C >= 1 && HW >= 0 && size >= 1, "lrn: bad shape or size");
+  checked_product({N, C, HW}, "lrn");
+  require(C >= 1 && size >= 1, "lrn: C and size must be >= 1");
   return {N, C, HW, size, alpha, beta, k};
 }
 
@@ -19,6 +20,7 @@ void forward(int64_t N, int64_t C, int64_t HW, int64_t size, double alpha, doubl
   const T* xp = in_ptr<T>(x, s.elems(), "x");
   T* yp = out_ptr<T>(y, s.elems(), "y");
   T* sp = out_ptr<T>(scale, s.elems(), "scale");
+  require_disjoint({{&y, "y"}, {&scale, "scale"}}, {{&x, "x"}});
   py::gil_scoped_release release;
   lrn_forward<T>(s, xp, yp, sp, get_num_threads());
 }
@@ -32,6 +34,7 @@ void backward(int64_t N, int64_t C, int64_t HW, int64_t size, double alpha, doub
   const T* yp = in_ptr<T>(y, s.elems(), "y");
   const T* sp = in_ptr<T>(scale, s.elems(), "scale");
   T* dxp = out_ptr<T>(dx, s.elems(), "dx");
+  require_disjoint({{&dx, "dx"}}, {{&dy, "dy"}, {&x, "x"}, {&y, "y"}, {&scale, "scale"}});
   py::gil_scoped_release release;
   lrn_backward<T>(s, dyp, xp, yp, sp, dxp, get_num_threads());
 }

@@ -15,7 +15,12 @@ using ShapeArgs = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_
 
 PoolShape to_shape(const ShapeArgs& a) {
   auto [N, C, H, W, kh, kw, sh, sw, ph, pw, ceil_mode] = a;
-  return make_pool_shape(N, C, H, W, kh, kw, sh, sw, ph, pw, ceil_mode);
+  // Bounded before make_pool_shape forms H + 2 * ph, N * C * H * W, ...
+  checked_product({N, C, H, W}, "pooling: x");
+  for (int64_t v : {kh, kw, sh, sw, ph, pw}) checked_product({v}, "pooling: kernel, stride, padding");
+  const PoolShape s = make_pool_shape(N, C, H, W, kh, kw, sh, sw, ph, pw, ceil_mode);
+  checked_product({N, C, s.Ho, s.Wo}, "pooling: y");
+  return s;
 }
 
 PoolMode parse_mode(const std::string& mode) {
@@ -38,6 +43,7 @@ void forward(const std::string& mode, const ShapeArgs& args, py::array x, py::ar
     ia = indices.cast<py::array>();
     ip = out_ptr<int64_t>(ia, s.y_size(), "indices");
   }
+  require_disjoint({{&y, "y"}, {&ia, "indices"}}, {{&x, "x"}});
   py::gil_scoped_release release;
   pool_forward<T>(s, m, xp, yp, ip, get_num_threads());
 }
@@ -55,6 +61,7 @@ void backward(const std::string& mode, const ShapeArgs& args, py::array dy, py::
     ip = in_ptr<int64_t>(ia, s.y_size(), "indices");
   }
   T* dxp = out_ptr<T>(dx, s.x_size(), "dx");
+  require_disjoint({{&dx, "dx"}}, {{&dy, "dy"}, {&ia, "indices"}});
   int64_t bad;
   {
     py::gil_scoped_release release;

@@ -11,7 +11,8 @@ namespace minifw {
 namespace {
 
 SoftmaxShape to_shape(int64_t outer, int64_t C, int64_t inner) {
-  require(outer >= 0 && C >= 1 && inner >= 0, "softmax: bad shape");
+  checked_product({outer, C, inner}, "softmax");
+  require(C >= 1, "softmax: C must be >= 1");
   return {outer, C, inner};
 }
 
@@ -20,6 +21,7 @@ void forward(int64_t outer, int64_t C, int64_t inner, py::array x, py::array y, 
   const SoftmaxShape s = to_shape(outer, C, inner);
   const T* xp = in_ptr<T>(x, s.size(), "x");
   T* yp = out_ptr<T>(y, s.size(), "y");
+  require_disjoint({{&y, "y"}}, {{&x, "x"}});
   py::gil_scoped_release release;
   softmax_forward<T>(s, xp, yp, log, get_num_threads());
 }
@@ -30,6 +32,7 @@ void backward(int64_t outer, int64_t C, int64_t inner, py::array dy, py::array y
   const T* dyp = in_ptr<T>(dy, s.size(), "dy");
   const T* yp = in_ptr<T>(y, s.size(), "y");
   T* dxp = out_ptr<T>(dx, s.size(), "dx");
+  require_disjoint({{&dx, "dx"}}, {{&dy, "dy"}, {&y, "y"}});
   py::gil_scoped_release release;
   softmax_backward<T>(s, dyp, yp, dxp, log, get_num_threads());
 }
@@ -49,6 +52,7 @@ py::tuple ce_forward(int64_t outer, int64_t C, int64_t inner, py::array logits, 
   const int64_t* tp = in_ptr<int64_t>(target, s.positions(), "target");
   T* lpp = out_ptr<T>(log_probs, s.size(), "log_probs");
   T* lp = out_ptr<T>(losses, s.positions(), "losses");
+  require_disjoint({{&log_probs, "log_probs"}, {&losses, "losses"}}, {{&logits, "logits"}, {&target, "target"}});
   CrossEntropySums r;
   {
     py::gil_scoped_release release;
@@ -72,6 +76,7 @@ void ce_backward(int64_t outer, int64_t C, int64_t inner, py::array log_probs, p
     gp = in_ptr<T>(ga, s.positions(), "grad_loss");
   }
   T* dp = out_ptr<T>(dlogits, s.size(), "dlogits");
+  require_disjoint({{&dlogits, "dlogits"}}, {{&log_probs, "log_probs"}, {&target, "target"}, {&ga, "grad_loss"}});
   int64_t bad;
   {
     py::gil_scoped_release release;

@@ -14,6 +14,7 @@ double eval(const std::string& fn, py::array x, py::array y, double param) {
   const int64_t n = static_cast<int64_t>(x.size());
   const T* xp = in_ptr<T>(x, n, "x");
   T* yp = out_ptr<T>(y, n, "y");
+  require_disjoint({{&y, "y"}}, {{&x, "x"}});
   const VecMath<T>& vm = vecmath<T>();
   const T a = static_cast<T>(param);
   if (fn == "exp") vm.exp(xp, yp, n);

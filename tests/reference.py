@@ -523,4 +523,39 @@ def scale_tensor_ref(x, alpha):
     return alpha * np.asarray(x, np.float64)
 
 
+# ---- the bindings' own checks ------------------------------------------------
+#
+# Not a reference, but shared by every family's tests: calls into
+# minifw._native that bypass minifw.ops, run in a child process because an
+# unchecked size or pointer would crash the process rather than raise.
+
+
+def binding_outcomes(setup, cases, cwd):
+    """Runs `setup` (Python source) and then each case (a Python expression,
+    by name) in one child process started in the directory `cwd` (so that it
+    imports this minifw, not a source tree it happens to start in). Returns
+    {name: outcome}: "ValueError: <message>", "TypeError: <message>",
+    "returned", another exception's name and message, or, for the case that
+    killed the child and every later one, "child died with status <rc>"."""
+    import os
+    import subprocess
+    import sys
+
+    from minifw import _native
+
+    lines = ["import numpy as np", "from minifw import _native", setup]
+    for name, expr in cases.items():
+        lines += [f"try:\n    {expr}\n    outcome = 'returned'",
+                  "except Exception as e:\n    outcome = f'{type(e).__name__}: {e}'",
+                  f"print({name!r}, outcome.replace(chr(10), ' '), sep='\\t', flush=True)"]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(_native.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
+    proc = subprocess.run([sys.executable, "-c", "\n".join(lines)], env=env, capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+    outcomes = dict(line.split("\t", 1) for line in proc.stdout.splitlines() if "\t" in line)
+    for name in cases:
+        outcomes.setdefault(name, f"child died with status {proc.returncode}: {proc.stderr[-300:]}")
+    return outcomes
+
+
 # ==== end ===============================================================

@@ -2,12 +2,14 @@
 every ISA, against the float64 reference; finite-difference gradients; the
 in-place forward; bad input. Also the vectorized exp/log/pow underneath
 (minifw._native._vecmath_*), checked in ulps over extreme ranges."""
+import re
+
 import numpy as np
 import pytest
 
 import minifw
 from minifw import _native, ops
-from reference import activation_backward_ref, activation_ref, assert_within_bound, numerical_grad
+from reference import activation_backward_ref, activation_ref, assert_within_bound, binding_outcomes, numerical_grad
 
 DTYPES = (np.float32, np.float64)
 MODES = ("relu", "leaky_relu", "sigmoid", "tanh", "elu", "relu6")
@@ -210,3 +212,75 @@ def test_vecmath_special_values(isa, dtype):
         np.testing.assert_array_equal(y, np.array(expected, dtype), err_msg=f"{fn}({inputs})")
         signed = ~np.isnan(y)  # (a NaN's sign is unspecified)
         assert np.array_equal(np.signbit(y[signed]), np.signbit(np.array(expected, dtype)[signed])), fn
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+def test_vecmath_pow_neg_of_a_subnormal_among_normal_values(isa, dtype):
+    # A lane outside the normal range sends its vector down the square-root
+    # path (exact here: (2^-136)^-0.75 = 2^102); the other lanes stay within
+    # the usual ulps of 16^-0.75 = 1/8.
+    x = np.full(40, 16.0, dtype)
+    x[17] = 2.0 ** -136 if dtype == np.float32 else 2.0 ** -1064
+    y = np.empty_like(x)
+    (_native._vecmath_f32 if dtype == np.float32 else _native._vecmath_f64)("pow_neg", x, y, 0.75)
+    assert y[17] == (2.0 ** 102 if dtype == np.float32 else 2.0 ** 798)
+    np.testing.assert_allclose(np.delete(y, 17), 0.125, rtol=ULPS["pow_neg"] * np.finfo(dtype).eps / 2)
+
+# ---- the binding's own checks ------------------------------------------------
+# minifw._native called directly, bypassing the Python validation: sizes whose
+# product wraps around int64 (or is a product of negatives), arrays too small
+# or of the wrong kind, outputs sharing memory with inputs. Each must raise,
+# never crash; the calls run in a child process (binding_outcomes).
+
+BINDING_SETUP = """
+f32 = np.float32
+x, dx = np.ones(8, f32), np.empty(8, f32)
+buf = np.ones(9, f32)
+read_only = np.empty(8, f32)
+read_only.flags.writeable = False
+"""
+# name: (call, exception it must raise (None: it must return), pattern in the message)
+BINDING_CASES = {
+    "y_too_small": ("_native.activation_forward_f32('relu', x, np.empty(7, f32), 0.01, 1.0)", ValueError,
+                    "y: expected 8 elements, got 7"),
+    "y_float64": ("_native.activation_forward_f32('relu', x, np.empty(8), 0.01, 1.0)", TypeError,
+                  "y: expected dtype float32"),
+    "x_strided": ("_native.activation_forward_f32('relu', np.ones(16, f32)[::2], dx, 0.01, 1.0)", ValueError,
+                  "x: expected a C-contiguous array"),
+    "y_read_only": ("_native.activation_forward_f32('relu', x, read_only, 0.01, 1.0)", ValueError,
+                    "y: expected a writable array"),
+    "y_overlaps_x": ("_native.activation_forward_f32('tanh', buf[:8], buf[1:], 0.01, 1.0)", ValueError,
+                     "y: must not share memory with x"),
+    "y_is_x_in_place": ("_native.activation_forward_f32('tanh', buf[:8], buf[:8], 0.01, 1.0)", None, ""),
+    "unknown_mode": ("_native.activation_forward_f32('swish', x, dx, 0.01, 1.0)", ValueError,
+                     "unknown activation mode"),
+    "backward_dy_too_small": ("_native.activation_backward_f32('relu', x[:7], x, None, dx, 0.01, 1.0)", ValueError,
+                              "dy: expected 8 elements"),
+    "backward_x_too_small": ("_native.activation_backward_f32('elu', x, x, x[:7], dx, 0.01, 1.0)", ValueError,
+                             "x: expected 8 elements"),
+    "backward_x_a_list": ("_native.activation_backward_f32('elu', x, x, [1.0] * 8, dx, 0.01, 1.0)", TypeError,
+                          "x: expected dtype float32"),
+    "backward_x_missing": ("_native.activation_backward_f32('leaky_relu', x, x, None, dx, -0.5, 1.0)", ValueError,
+                           "x: required"),
+    "backward_dx_is_dy": ("_native.activation_backward_f32('relu', buf[:8], x, None, buf[:8], 0.01, 1.0)",
+                          ValueError, "dx: must not share memory with dy"),
+    "vecmath_y_too_small": ("_native._vecmath_f32('exp', x, dx[:4], 0.0)", ValueError, "y: expected 8 elements"),
+    "vecmath_y_is_x": ("_native._vecmath_f32('exp', buf, buf, 0.0)", ValueError, "y: must not share memory with x"),
+    "vecmath_unknown": ("_native._vecmath_f32('erf', x, dx, 0.0)", ValueError, "unknown vecmath function"),
+}
+
+
+@pytest.fixture(scope="module")
+def binding_results(tmp_path_factory):
+    return binding_outcomes(BINDING_SETUP, {name: case[0] for name, case in BINDING_CASES.items()},
+                            tmp_path_factory.mktemp("child"))
+
+
+@pytest.mark.parametrize("name", BINDING_CASES)
+def test_binding_checks_sizes_and_arrays_itself(binding_results, name):
+    _, exc, pattern = BINDING_CASES[name]
+    outcome = binding_results[name]
+    if exc is None:
+        assert outcome == "returned", outcome
+    else:
+        assert re.match(f"{exc.__name__}: .*{pattern}", outcome), outcome

@@ -2,13 +2,15 @@
 forward, running-statistics update, inference forward and backward against
 the float64 reference, float32 and float64, on both traversal orders (wide and
 narrow H * W); finite differences; bad input."""
+import re
+
 import numpy as np
 import pytest
 
 import minifw
 from minifw import ops
-from reference import (assert_within_bound, batch_norm_backward_ref, batch_norm_inference_ref, batch_norm_training_ref,
-                       numerical_grad)
+from reference import (assert_within_bound, batch_norm_backward_ref, batch_norm_inference_ref,
+                       batch_norm_training_ref, binding_outcomes, numerical_grad)
 
 DTYPES = (np.float32, np.float64)
 # Statistics are accumulated in double, so the float32 results are a few
@@ -131,6 +133,16 @@ def test_results_do_not_depend_on_thread_count(rng):
         np.testing.assert_array_equal(a, b_)
 
 
+def test_empty_planes_in_inference_and_backward():
+    x = np.ones((2, 3, 0, 4), np.float32)
+    c = np.ones(3, np.float32)
+    assert ops.batch_norm_forward_inference(x, c, c, c, c).shape == x.shape
+    dx, dweight, dbias = ops.batch_norm_backward(x, x, c, c, c)
+    assert dx.shape == x.shape
+    np.testing.assert_array_equal(dweight, 0)  # sums over no values
+    np.testing.assert_array_equal(dbias, 0)
+
+
 X = np.ones((2, 3, 4, 4))
 V = np.ones(3)
 BAD_CALLS = {
@@ -164,3 +176,69 @@ BAD_CALLS = {
 def test_bad_input_raises_naming_the_argument(call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call()
+
+
+# ---- the binding's own checks ------------------------------------------------
+# minifw._native called directly, bypassing the Python validation: sizes whose
+# product wraps around int64 (or is a product of negatives), arrays too small
+# or of the wrong kind, outputs sharing memory with inputs. Each must raise,
+# never crash; the calls run in a child process (binding_outcomes).
+
+BINDING_SETUP = """
+f32 = np.float32
+x, y, dx = np.ones(8, f32), np.empty(8, f32), np.empty(8, f32)  # (outer, C, inner) = (2, 4, 1)
+w, b, mean, var = (np.ones(4, f32) for _ in range(4))
+save_mean, save_invstd, dw, db = (np.empty(4, f32) for _ in range(4))
+empty = np.empty(0, f32)
+read_only = np.zeros(4, f32)
+read_only.flags.writeable = False
+"""
+# name: (call, exception it must raise (None: it must return), pattern in the message)
+BINDING_CASES = {
+    "valid": ("_native.batch_norm_forward_training_f32(2, 4, 1, x, w, b, mean, var, 0.1, 1e-5, y, save_mean, "
+              "save_invstd)", None, ""),
+    "batch_wraps": ("_native.batch_norm_forward_inference_f32(2 ** 62 + 2, 4, 1, x, None, None, mean, var, 1e-5, "
+                    "y)", ValueError, "batch_norm: sizes too large"),  # 4 * (2**62 + 2) == 8 (mod 2**64)
+    "wraps_to_zero": ("_native.batch_norm_forward_inference_f32(2 ** 32, 1, 2 ** 32, empty, None, None, w[:1], "
+                      "var[:1], 1e-5, empty.copy())", ValueError, "batch_norm: sizes too large"),
+    "negative_pair": ("_native.batch_norm_forward_training_f32(-2, 4, -1, x, None, None, None, None, 0.1, 1e-5, y, "
+                      "save_mean, save_invstd)", ValueError, "sizes must be >= 0"),
+    "backward_wraps": ("_native.batch_norm_backward_f32(2 ** 62 + 2, 4, 1, x, x, None, save_mean, save_invstd, dx, "
+                       "dw, db)", ValueError, "sizes too large"),
+    "one_value_per_channel": ("_native.batch_norm_forward_training_f32(1, 4, 1, x[:4], None, None, None, None, "
+                              "0.1, 1e-5, y[:4], save_mean, save_invstd)", ValueError,
+                              "more than one value per channel"),
+    "weight_too_short": ("_native.batch_norm_forward_inference_f32(2, 4, 1, x, w[:3], None, mean, var, 1e-5, y)",
+                         ValueError, "weight: expected 4 elements, got 3"),
+    "running_mean_read_only": ("_native.batch_norm_forward_training_f32(2, 4, 1, x, None, None, read_only, var, "
+                               "0.1, 1e-5, y, save_mean, save_invstd)", ValueError,
+                               "running_mean: expected a writable array"),
+    "running_var_alone": ("_native.batch_norm_forward_training_f32(2, 4, 1, x, None, None, None, var, 0.1, 1e-5, "
+                          "y, save_mean, save_invstd)", ValueError, "give both or neither"),
+    "running_mean_is_weight": ("_native.batch_norm_forward_training_f32(2, 4, 1, x, w, b, w, var, 0.1, 1e-5, y, "
+                               "save_mean, save_invstd)", ValueError,
+                               "running_mean: must not share memory with weight"),
+    "save_mean_is_save_invstd": ("_native.batch_norm_forward_training_f32(2, 4, 1, x, w, b, None, None, 0.1, 1e-5, "
+                                 "y, save_mean, save_mean)", ValueError,
+                                 "save_mean: must not share memory with save_invstd"),
+    "backward_save_invstd_float64": ("_native.batch_norm_backward_f32(2, 4, 1, x, x, None, save_mean, np.ones(4), "
+                                     "dx, dw, db)", TypeError, "save_invstd: expected dtype float32"),
+    "backward_dx_is_dy": ("_native.batch_norm_backward_f32(2, 4, 1, y, x, None, save_mean, save_invstd, y, dw, db)",
+                          ValueError, "dx: must not share memory with dy"),
+}
+
+
+@pytest.fixture(scope="module")
+def binding_results(tmp_path_factory):
+    return binding_outcomes(BINDING_SETUP, {name: case[0] for name, case in BINDING_CASES.items()},
+                            tmp_path_factory.mktemp("child"))
+
+
+@pytest.mark.parametrize("name", BINDING_CASES)
+def test_binding_checks_sizes_and_arrays_itself(binding_results, name):
+    _, exc, pattern = BINDING_CASES[name]
+    outcome = binding_results[name]
+    if exc is None:
+        assert outcome == "returned", outcome
+    else:
+        assert re.match(f"{exc.__name__}: .*{pattern}", outcome), outcome

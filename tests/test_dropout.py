@@ -2,12 +2,14 @@
 against a Python implementation that itself matches the published known-answer
 vectors), identical for any thread count and ISA; the keep fraction; scaling;
 p = 0 and p = 1; backward; bad input."""
+import re
+
 import numpy as np
 import pytest
 
 import minifw
 from minifw import ops
-from reference import dropout_mask_ref, numerical_grad, philox4x32_10
+from reference import binding_outcomes, dropout_mask_ref, numerical_grad, philox4x32_10
 
 DTYPES = (np.float32, np.float64)
 
@@ -118,3 +120,52 @@ BAD_CALLS = {
 def test_bad_input_raises_naming_the_argument(call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call()
+
+
+# ---- the binding's own checks ------------------------------------------------
+# minifw._native called directly, bypassing the Python validation: sizes whose
+# product wraps around int64 (or is a product of negatives), arrays too small
+# or of the wrong kind, outputs sharing memory with inputs. Each must raise,
+# never crash; the calls run in a child process (binding_outcomes).
+
+BINDING_SETUP = """
+f32 = np.float32
+x, y, dx = np.ones(8, f32), np.empty(8, f32), np.empty(8, f32)
+mask = np.empty(8, np.uint8)
+shared = np.empty(8, f32)
+"""
+# name: (call, exception it must raise (None: it must return), pattern in the message)
+BINDING_CASES = {
+    "valid": ("_native.dropout_forward_f32(x, 0.5, 2 ** 64 - 1, y, mask)", None, ""),
+    "y_too_small": ("_native.dropout_forward_f32(x, 0.5, 1, y[:7], mask)", ValueError,
+                    "y: expected 8 elements, got 7"),
+    "mask_float32": ("_native.dropout_forward_f32(x, 0.5, 1, y, np.empty(8, f32))", TypeError,
+                     "mask: expected dtype uint8"),
+    "mask_overlaps_y": ("_native.dropout_forward_f32(x, 0.5, 1, shared, shared.view(np.uint8)[:8])", ValueError,
+                        "y: must not share memory with mask"),
+    "y_is_x": ("_native.dropout_forward_f32(shared, 0.5, 1, shared, mask)", ValueError,
+               "y: must not share memory with x"),
+    "p_nan": ("_native.dropout_forward_f32(x, float('nan'), 1, y, mask)", ValueError, r"p: must be in \[0, 1\]"),
+    "p_above_one": ("_native.dropout_forward_f32(x, 1.5, 1, y, mask)", ValueError, "p: must be in"),
+    "seed_negative": ("_native.dropout_forward_f32(x, 0.5, -1, y, mask)", TypeError, "incompatible function arguments"),
+    "backward_mask_too_small": ("_native.dropout_backward_f32(x, mask[:7], 0.5, dx)", ValueError,
+                                "mask: expected 8 elements"),
+    "backward_dx_is_dy": ("_native.dropout_backward_f32(shared, mask, 0.5, shared)", ValueError,
+                          "dx: must not share memory with dy"),
+}
+
+
+@pytest.fixture(scope="module")
+def binding_results(tmp_path_factory):
+    return binding_outcomes(BINDING_SETUP, {name: case[0] for name, case in BINDING_CASES.items()},
+                            tmp_path_factory.mktemp("child"))
+
+
+@pytest.mark.parametrize("name", BINDING_CASES)
+def test_binding_checks_sizes_and_arrays_itself(binding_results, name):
+    _, exc, pattern = BINDING_CASES[name]
+    outcome = binding_results[name]
+    if exc is None:
+        assert outcome == "returned", outcome
+    else:
+        assert re.match(f"{exc.__name__}: .*{pattern}", outcome), outcome

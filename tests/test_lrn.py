@@ -2,12 +2,14 @@
 the float64 reference (PyTorch's LocalResponseNorm), odd and even window
 sizes, windows wider than C, blocks of positions, float32 and float64, under
 every ISA; finite differences; bad input."""
+import re
+
 import numpy as np
 import pytest
 
 import minifw
 from minifw import ops
-from reference import assert_within_bound, lrn_backward_ref, lrn_ref, numerical_grad
+from reference import assert_within_bound, binding_outcomes, lrn_backward_ref, lrn_ref, numerical_grad
 
 DTYPES = (np.float32, np.float64)
 # y = x * scale^-beta: the window sum is accumulated in double, so scale is
@@ -77,6 +79,20 @@ def test_a_large_value_leaving_the_window_leaves_no_error_behind(isa):
     np.testing.assert_allclose(scale[:, 3:], scale_ref[:, 3:], rtol=1e-6)
 
 
+
+def test_an_infinite_value_reaches_only_the_windows_that_hold_it(isa):
+    # Channels outside the window of channel 0 must stay exactly as without it:
+    # no 0 * inf (NaN) from a channel that is not entering or leaving.
+    x = np.full((1, 12, 1, 40), 0.5, np.float32)
+    x[:, 0] = np.inf
+    y, scale = ops.lrn_forward(x, 3)
+    with np.errstate(invalid="ignore"):  # channel 0 is inf * 0 = NaN, as it should be
+        y_ref, scale_ref = lrn_ref(x, 3)
+    np.testing.assert_allclose(y[:, 2:], y_ref[:, 2:], rtol=4e-6)
+    assert np.isinf(scale[:, :2]).all() and np.isfinite(scale[:, 2:]).all()
+    dx = ops.lrn_backward(np.ones_like(x), np.where(np.isinf(x), 0, x), y, scale, 3)
+    assert np.isfinite(dx[:, 3:]).all()
+
 def test_results_do_not_depend_on_thread_count(rng):
     x = rng.standard_normal((4, 32, 16, 16)).astype(np.float32)
     before = minifw.get_num_threads()
@@ -92,11 +108,23 @@ def test_results_do_not_depend_on_thread_count(rng):
         np.testing.assert_array_equal(a, b)
 
 
+
+@pytest.mark.parametrize("shape", [(0, 3, 2, 2), (1, 3, 0, 4)], ids=["no_images", "empty_planes"])
+def test_empty_inputs_give_empty_outputs(shape):
+    x = np.ones(shape, np.float32)
+    y, scale = ops.lrn_forward(x, 5)
+    assert y.shape == scale.shape == shape
+    assert ops.lrn_backward(x, x, y, scale, 5).shape == shape
+
+
 X = np.ones((1, 4, 3, 3))
 BAD_CALLS = {
     "x_3d": (lambda: ops.lrn_forward(np.ones((4, 3, 3)), 3), ValueError, "lrn_forward: x must be 4-D"),
     "x_int": (lambda: ops.lrn_forward(np.ones((1, 4, 3, 3), np.int64), 3), TypeError, "lrn_forward: x"),
+    "x_no_channels": (lambda: ops.lrn_forward(np.ones((1, 0, 3, 3)), 3), ValueError,
+                      "lrn_forward: x must have at least one channel"),
     "size_zero": (lambda: ops.lrn_forward(X, 0), ValueError, "lrn_forward: size"),
+    "size_past_int64": (lambda: ops.lrn_forward(X, 2 ** 63), ValueError, "lrn_forward: size must fit in int64"),
     "size_float": (lambda: ops.lrn_forward(X, 3.0), TypeError, "lrn_forward: size"),
     "alpha_inf": (lambda: ops.lrn_forward(X, 3, alpha=float("inf")), ValueError, "lrn_forward: alpha"),
     "beta_string": (lambda: ops.lrn_forward(X, 3, beta="0.75"), TypeError, "lrn_forward: beta"),
@@ -111,3 +139,56 @@ BAD_CALLS = {
 def test_bad_input_raises_naming_the_argument(call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call()
+
+
+# ---- the binding's own checks ------------------------------------------------
+# minifw._native called directly, bypassing the Python validation: sizes whose
+# product wraps around int64 (or is a product of negatives), arrays too small
+# or of the wrong kind, outputs sharing memory with inputs. Each must raise,
+# never crash; the calls run in a child process (binding_outcomes).
+
+BINDING_SETUP = """
+f32 = np.float32
+x, y, scale, dx = np.ones(8, f32), np.empty(8, f32), np.empty(8, f32), np.empty(8, f32)  # (N, C, HW) = (2, 4, 1)
+empty = np.empty(0, f32)
+buf = np.empty(16, f32)
+"""
+# name: (call, exception it must raise (None: it must return), pattern in the message)
+BINDING_CASES = {
+    "window_wider_than_everything": ("_native.lrn_forward_f32(2, 4, 1, 2 ** 62, 1e-4, 0.75, 1.0, x, y, scale)",
+                                     None, ""),
+    "batch_wraps": ("_native.lrn_forward_f32(2 ** 62 + 2, 4, 1, 5, 1e-4, 0.75, 1.0, x, y, scale)", ValueError,
+                    "lrn: sizes too large"),  # 4 * (2**62 + 2) == 8 (mod 2**64)
+    "wraps_to_zero": ("_native.lrn_forward_f32(2 ** 32, 1, 2 ** 32, 5, 1e-4, 0.75, 1.0, empty, empty.copy(), "
+                      "empty.copy())", ValueError, "lrn: sizes too large"),
+    "negative_pair": ("_native.lrn_forward_f32(-2, 4, -1, 5, 1e-4, 0.75, 1.0, x, y, scale)", ValueError,
+                      "sizes must be >= 0"),
+    "size_zero": ("_native.lrn_forward_f32(2, 4, 1, 0, 1e-4, 0.75, 1.0, x, y, scale)", ValueError,
+                  "size must be >= 1"),
+    "scale_too_small": ("_native.lrn_forward_f32(2, 4, 1, 5, 1e-4, 0.75, 1.0, x, y, scale[:7])", ValueError,
+                        "scale: expected 8 elements, got 7"),
+    "scale_overlaps_y": ("_native.lrn_forward_f32(2, 4, 1, 5, 1e-4, 0.75, 1.0, x, buf[:8], buf[4:12])",
+                         ValueError, "y: must not share memory with scale"),
+    "backward_wraps": ("_native.lrn_backward_f32(2 ** 62 + 2, 4, 1, 5, 1e-4, 0.75, 1.0, x, x, x, x, dx)",
+                       ValueError, "sizes too large"),
+    "backward_x_float64": ("_native.lrn_backward_f32(2, 4, 1, 5, 1e-4, 0.75, 1.0, x, np.ones(8), x, x, dx)",
+                           TypeError, "x: expected dtype float32"),
+    "backward_dx_is_dy": ("_native.lrn_backward_f32(2, 4, 1, 5, 1e-4, 0.75, 1.0, buf[:8], x, x, x, buf[:8])",
+                          ValueError, "dx: must not share memory with dy"),
+}
+
+
+@pytest.fixture(scope="module")
+def binding_results(tmp_path_factory):
+    return binding_outcomes(BINDING_SETUP, {name: case[0] for name, case in BINDING_CASES.items()},
+                            tmp_path_factory.mktemp("child"))
+
+
+@pytest.mark.parametrize("name", BINDING_CASES)
+def test_binding_checks_sizes_and_arrays_itself(binding_results, name):
+    _, exc, pattern = BINDING_CASES[name]
+    outcome = binding_results[name]
+    if exc is None:
+        assert outcome == "returned", outcome
+    else:
+        assert re.match(f"{exc.__name__}: .*{pattern}", outcome), outcome

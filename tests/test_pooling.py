@@ -4,13 +4,15 @@ window arithmetic (odd sizes, N=1, kernel = input, stride > kernel, padding,
 ceil-mode edge windows, vector tails), float32 and float64, under every ISA;
 finite differences; ties and NaN; bad input."""
 import dataclasses
+import re
 
 import numpy as np
 import pytest
 
 import minifw
 from minifw import ops
-from reference import assert_within_bound, numerical_grad, pool2d_backward_ref, pool2d_ref, pool_out_size
+from reference import (assert_within_bound, binding_outcomes, numerical_grad, pool2d_backward_ref, pool2d_ref,
+                       pool_out_size)
 
 DTYPES = (np.float32, np.float64)
 # Max pooling selects values, so its forward is exact; its backward and the
@@ -150,6 +152,20 @@ def test_max_nan_wins_and_all_minus_inf_windows(isa, dtype):
     assert np.isnan(ops.pool2d_forward(x, 2, mode="avg")[0, 0, 0, 2])
 
 
+
+@pytest.mark.parametrize("count_include_pad", [True, False], ids=["include_pad", "exclude_pad"])
+def test_heavily_padded_huge_window_costs_what_the_input_does(count_include_pad):
+    # A 2**40-wide window padded by 2**39 on each side over a single pixel: the
+    # loops touch only what lies in the input, and the window's area (2**80
+    # with the padding) is formed without wrapping around.
+    x = np.full((1, 1, 1, 1), 3.0)
+    geometry = dict(padding=2 ** 39, mode="avg", count_include_pad=count_include_pad)
+    y = ops.pool2d_forward(x, 2 ** 40, **geometry)
+    area = 2.0 ** 80 if count_include_pad else 1.0
+    np.testing.assert_array_equal(y, x / area)
+    np.testing.assert_array_equal(ops.pool2d_backward(np.ones_like(y), x.shape, 2 ** 40, **geometry), 1 / area)
+    np.testing.assert_array_equal(ops.pool2d_forward(x, 2 ** 40, padding=2 ** 39), x)
+
 def test_results_do_not_depend_on_thread_count(rng):
     x = rng.standard_normal((8, 32, 20, 20)).astype(np.float32)
     before = minifw.get_num_threads()
@@ -184,6 +200,8 @@ BAD_CALLS = {
     "kernel_float": (lambda: ops.pool2d_forward(X, 2.0), TypeError, "kernel_size"),
     "kernel_triple": (lambda: ops.pool2d_forward(X, (2, 2, 2)), ValueError, "kernel_size"),
     "stride_zero": (lambda: ops.pool2d_forward(X, 2, stride=0), ValueError, "stride"),
+    "stride_past_2_58": (lambda: ops.pool2d_forward(X, 2, stride=2 ** 64), ValueError,
+                         "pool2d_forward: kernel_size, stride and padding must be at most 2\\*\\*58"),
     "padding_negative": (lambda: ops.pool2d_forward(X, 2, padding=-1), ValueError, "padding"),
     "padding_over_half_kernel": (lambda: ops.pool2d_forward(X, 3, padding=2), ValueError, "padding"),
     "kernel_larger_than_input": (lambda: ops.pool2d_forward(X, 7), ValueError, "output size"),
@@ -213,3 +231,75 @@ BAD_CALLS = {
 def test_bad_input_raises_naming_the_argument(call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call()
+
+
+# ---- the binding's own checks ------------------------------------------------
+# minifw._native called directly, bypassing the Python validation: sizes whose
+# product wraps around int64 (or is a product of negatives), arrays too small
+# or of the wrong kind, outputs sharing memory with inputs. Each must raise,
+# never crash; the calls run in a child process (binding_outcomes).
+
+BINDING_SETUP = """
+f32 = np.float32
+geometry = (2, 4, 7, 7, 3, 3, 2, 2, 0, 0, False)  # valid: x (2, 4, 7, 7), y (2, 4, 3, 3)
+x, y, dy, dx = np.ones(392, f32), np.empty(72, f32), np.ones(72, f32), np.empty(392, f32)
+indices = np.zeros(72, np.int64)
+wrapped = (2 ** 62 + 2, 4, 7, 7, 3, 3, 2, 2, 0, 0, False)  # N * C * H * W == 392, N * C * Ho * Wo == 72 (mod 2**64)
+plane_wraps = (1, 1, 2 ** 62, 4, 2, 2, 2 ** 62, 2, 0, 0, False)  # H * W == 0 (mod 2**64), y has 2 elements
+huge_window = (1, 1, 4, 4, 2 ** 62, 2 ** 62, 1, 1, 2 ** 61, 2 ** 61, False)
+negative_pair = (-2, -4, 7, 7, 3, 3, 2, 2, 0, 0, False)
+shared = np.empty(144, f32)  # y in its first 72 floats, int64 indices over all of it
+shared_xy = np.empty(392, f32)
+"""
+# name: (call, exception it must raise (None: it must return), pattern in the message)
+BINDING_CASES = {
+    "valid_geometry": ("_native.pool_forward_f32('max', geometry, x, y, indices)", None, ""),
+    "batch_wraps": ("_native.pool_forward_f32('max', wrapped, x, y, None)", ValueError,
+                    "pooling: x: sizes too large"),
+    "plane_wraps_to_zero": ("_native.pool_forward_f32('max', plane_wraps, x[:0], y[:2], None)", ValueError,
+                            "pooling: x: sizes too large"),
+    "huge_window": ("_native.pool_forward_f32('avg_include_pad', huge_window, x[:16], y[:25], None)", ValueError,
+                    "pooling: kernel, stride, padding: sizes too large"),
+    "negative_pair": ("_native.pool_forward_f32('max', negative_pair, x, y, None)", ValueError,
+                      "sizes must be >= 0"),
+    "out_hw_wraps": ("_native.pool_out_hw(wrapped)", ValueError, "sizes too large"),
+    "backward_batch_wraps": ("_native.pool_backward_f32('avg_exclude_pad', wrapped, dy, None, dx)", ValueError,
+                             "sizes too large"),
+    "y_too_small": ("_native.pool_forward_f32('max', geometry, x, y[:71], None)", ValueError,
+                    "y: expected 72 elements, got 71"),
+    "x_float64": ("_native.pool_forward_f32('max', geometry, np.ones(392), y, None)", TypeError,
+                  "x: expected dtype float32"),
+    "indices_int32": ("_native.pool_forward_f32('max', geometry, x, y, np.zeros(72, np.int32))", TypeError,
+                      "indices: expected dtype int64"),
+    "indices_overlap_y": ("_native.pool_forward_f32('max', geometry, x, shared[:72], shared.view(np.int64))",
+                          ValueError, "y: must not share memory with indices"),
+    "y_overlaps_x": ("_native.pool_forward_f32('max', geometry, shared_xy, shared_xy[:72], None)", ValueError,
+                     "y: must not share memory with x"),
+    "avg_with_indices": ("_native.pool_forward_f32('avg_include_pad', geometry, x, y, indices)", ValueError,
+                         "indices: only max pooling"),
+    "unknown_mode": ("_native.pool_forward_f32('min', geometry, x, y, None)", ValueError, "unknown pooling mode"),
+    "backward_indices_missing": ("_native.pool_backward_f32('max', geometry, dy, None, dx)", ValueError,
+                                 "indices: required"),
+    "backward_index_outside_plane": ("_native.pool_backward_f32('max', geometry, dy, np.full(72, 49), dx)",
+                                     ValueError, "indices: value 49 at flat position 0 is outside"),
+    "backward_dx_too_small": ("_native.pool_backward_f32('max', geometry, dy, indices, dx[:391])", ValueError,
+                              "dx: expected 392 elements"),
+    "backward_dx_overlaps_dy": ("_native.pool_backward_f32('avg_include_pad', geometry, shared_xy[:72], None, "
+                                "shared_xy)", ValueError, "dx: must not share memory with dy"),
+}
+
+
+@pytest.fixture(scope="module")
+def binding_results(tmp_path_factory):
+    return binding_outcomes(BINDING_SETUP, {name: case[0] for name, case in BINDING_CASES.items()},
+                            tmp_path_factory.mktemp("child"))
+
+
+@pytest.mark.parametrize("name", BINDING_CASES)
+def test_binding_checks_sizes_and_arrays_itself(binding_results, name):
+    _, exc, pattern = BINDING_CASES[name]
+    outcome = binding_results[name]
+    if exc is None:
+        assert outcome == "returned", outcome
+    else:
+        assert re.match(f"{exc.__name__}: .*{pattern}", outcome), outcome

@@ -2,13 +2,15 @@
 explicit Jacobian for the backward, PyTorch's definition for the loss), on
 (N, classes) rows and NCHW channels, under every ISA; huge and tiny inputs;
 ignored targets, label smoothing, every reduction; finite differences; bad input."""
+import re
+
 import numpy as np
 import pytest
 
 import minifw
 from minifw import ops
-from reference import (assert_within_bound, cross_entropy_backward_ref, cross_entropy_ref, numerical_grad,
-                       softmax_backward_ref, softmax_ref)
+from reference import (assert_within_bound, binding_outcomes, cross_entropy_backward_ref, cross_entropy_ref,
+                       numerical_grad, softmax_backward_ref, softmax_ref)
 
 DTYPES = (np.float32, np.float64)
 # Error model: x - max rounds with an error of eps * (|x| + max|x|), which exp
@@ -83,6 +85,14 @@ def test_huge_inputs_do_not_overflow(isa, rng, dtype, shape):
     loss, _ = ops.cross_entropy_forward(x, np.zeros((shape[0],) + shape[2:], np.int64), reduction="none")
     assert np.all(np.isfinite(loss))
 
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids)
+def test_row_maximum_is_found_at_every_position(isa, dtype):
+    # Row j's only large value is at column j: the vectorized row maximum must
+    # see every lane of the full vectors and of the tail (75 = 2 * 32 + 11).
+    x = np.full((75, 75), -1e4, dtype)
+    np.fill_diagonal(x, 1e4)
+    np.testing.assert_array_equal(ops.softmax_forward(x), np.eye(75, dtype=dtype))
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
 def test_tiny_inputs_give_uniform_probabilities(isa, dtype):
@@ -203,6 +213,19 @@ def test_cross_entropy_loss_is_zero_d_and_accepts_other_int_dtypes(rng):
 
 X2 = np.zeros((4, 3))
 T1 = np.array([0, 1, 2, 1])
+def test_empty_inputs_give_empty_outputs():
+    for shape in ((0, 5), (2, 3, 0, 4)):
+        x = np.ones(shape, np.float32)
+        y = ops.softmax_forward(x, log=True)
+        assert y.shape == shape and ops.softmax_backward(x, y, log=True).shape == shape
+    logits, target = np.ones((2, 3, 0, 4), np.float32), np.zeros((2, 0, 4), np.int64)
+    assert np.isnan(ops.cross_entropy_forward(logits, target)[0])  # mean over no targets, as PyTorch
+    assert ops.cross_entropy_forward(logits, target, reduction="sum")[0] == 0
+    loss, log_probs = ops.cross_entropy_forward(logits, target, reduction="none")
+    assert loss.shape == (2, 0, 4)
+    assert ops.cross_entropy_backward(loss, log_probs, target, reduction="none").shape == logits.shape
+
+
 BAD_CALLS = {
     "softmax_3d": (lambda: ops.softmax_forward(np.zeros((2, 3, 4))), ValueError, "softmax_forward: x"),
     "softmax_int": (lambda: ops.softmax_forward(np.zeros((2, 3), np.int64)), TypeError, "softmax_forward: x"),
@@ -240,3 +263,68 @@ BAD_CALLS = {
 def test_bad_input_raises_naming_the_argument(call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call()
+
+
+# ---- the binding's own checks ------------------------------------------------
+# minifw._native called directly, bypassing the Python validation: sizes whose
+# product wraps around int64 (or is a product of negatives), arrays too small
+# or of the wrong kind, outputs sharing memory with inputs. Each must raise,
+# never crash; the calls run in a child process (binding_outcomes).
+
+BINDING_SETUP = """
+f32 = np.float32
+x, y, dx = np.ones(8, f32), np.empty(8, f32), np.empty(8, f32)  # (outer, C, inner) = (2, 4, 1)
+target, losses = np.zeros(2, np.int64), np.empty(2, f32)
+empty = np.empty(0, f32)
+buf = np.empty(10, f32)
+"""
+# name: (call, exception it must raise (None: it must return), pattern in the message)
+BINDING_CASES = {
+    "valid": ("_native.cross_entropy_forward_f32(2, 4, 1, x, target, -100, 0.1, y, losses)", None, ""),
+    "outer_wraps": ("_native.softmax_forward_f32(2 ** 62 + 2, 4, 1, x, y, False)", ValueError,
+                    "softmax: sizes too large"),  # 4 * (2**62 + 2) == 8 (mod 2**64)
+    "wraps_to_zero": ("_native.softmax_forward_f32(2 ** 32, 1, 2 ** 32, empty, empty.copy(), False)", ValueError,
+                      "softmax: sizes too large"),
+    "negative_pair": ("_native.softmax_forward_f32(-2, 4, -1, x, y, False)", ValueError, "sizes must be >= 0"),
+    "no_classes": ("_native.softmax_forward_f32(2, 0, 4, empty, empty.copy(), False)", ValueError,
+                   "C must be >= 1"),
+    "y_too_small": ("_native.softmax_forward_f32(2, 4, 1, x, y[:7], True)", ValueError,
+                    "y: expected 8 elements, got 7"),
+    "y_is_x": ("_native.softmax_forward_f32(2, 4, 1, buf[:8], buf[:8], False)", ValueError,
+               "y: must not share memory with x"),
+    "backward_wraps": ("_native.softmax_backward_f32(2 ** 62 + 2, 4, 1, x, x, dx, False)", ValueError,
+                       "sizes too large"),
+    "backward_dx_overlaps_y": ("_native.softmax_backward_f32(2, 4, 1, x, buf[:8], buf[2:], False)", ValueError,
+                               "dx: must not share memory with y"),
+    "ce_outer_wraps": ("_native.cross_entropy_forward_f32(2 ** 62 + 2, 4, 1, x, target, -100, 0.0, y, losses)",
+                       ValueError, "sizes too large"),
+    "ce_target_too_short": ("_native.cross_entropy_forward_f32(2, 4, 1, x, target[:1], -100, 0.0, y, losses)",
+                            ValueError, "target: expected 2 elements"),
+    "ce_target_int32": ("_native.cross_entropy_forward_f32(2, 4, 1, x, np.zeros(2, np.int32), -100, 0.0, y, "
+                        "losses)", TypeError, "target: expected dtype int64"),
+    "ce_target_out_of_range": ("_native.cross_entropy_forward_f32(2, 4, 1, x, np.array([0, 7]), -100, 0.0, y, "
+                               "losses)", ValueError, "target: value at flat position 1"),
+    "ce_outputs_overlap": ("_native.cross_entropy_forward_f32(2, 4, 1, x, target, -100, 0.0, buf[:8], buf[7:9])",
+                           ValueError, "log_probs: must not share memory with losses"),
+    "ce_backward_grad_too_short": ("_native.cross_entropy_backward_f32(2, 4, 1, x, target, -100, 0.0, "
+                                   "np.ones(1, f32), 1.0, False, dx)", ValueError, "grad_loss: expected 2"),
+    "ce_backward_dlogits_is_log_probs": ("_native.cross_entropy_backward_f32(2, 4, 1, buf[:8], target, -100, 0.0, "
+                                         "None, 1.0, True, buf[:8])", ValueError,
+                                         "dlogits: must not share memory with log_probs"),
+}
+
+
+@pytest.fixture(scope="module")
+def binding_results(tmp_path_factory):
+    return binding_outcomes(BINDING_SETUP, {name: case[0] for name, case in BINDING_CASES.items()},
+                            tmp_path_factory.mktemp("child"))
+
+
+@pytest.mark.parametrize("name", BINDING_CASES)
+def test_binding_checks_sizes_and_arrays_itself(binding_results, name):
+    _, exc, pattern = BINDING_CASES[name]
+    outcome = binding_results[name]
+    if exc is None:
+        assert outcome == "returned", outcome
+    else:
+        assert re.match(f"{exc.__name__}: .*{pattern}", outcome), outcome

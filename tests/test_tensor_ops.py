@@ -3,13 +3,15 @@ reference: 2-D and 4-D, odd sizes, N = 1, empty batches, broadcasting in
 add_tensor along every kind of axis, beta == 0 never reading c, sizes large
 enough to split over threads (one long row included), float32 and float64;
 finite differences for the bias gradient; bad input."""
+import re
+
 import numpy as np
 import pytest
 
 import minifw
 from minifw import ops
-from reference import (add_tensor_ref, assert_within_bound, bias_add_ref, bias_backward_ref, numerical_grad,
-                       scale_tensor_ref)
+from reference import (add_tensor_ref, assert_within_bound, bias_add_ref, bias_backward_ref, binding_outcomes,
+                       numerical_grad, scale_tensor_ref)
 
 DTYPES = (np.float32, np.float64)
 # Each output element is one correctly rounded operation (x + b, alpha * x),
@@ -185,3 +187,62 @@ BAD_CALLS = {
 def test_bad_input_raises_naming_the_argument(call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call()
+
+
+# ---- the binding's own checks ------------------------------------------------
+# minifw._native called directly, bypassing the Python validation: sizes whose
+# product wraps around int64 (or is a product of negatives), arrays too small
+# or of the wrong kind, outputs sharing memory with inputs. Each must raise,
+# never crash; the calls run in a child process (binding_outcomes).
+
+BINDING_SETUP = """
+f32 = np.float32
+x, y = np.ones(8, f32), np.empty(8, f32)  # (outer, C, inner) = (2, 4, 1)
+bias, db = np.ones(4, f32), np.empty(4, f32)
+empty = np.empty(0, f32)
+buf = np.empty(16, f32)
+"""
+# name: (call, exception it must raise (None: it must return), pattern in the message)
+BINDING_CASES = {
+    "valid": ("_native.bias_add_f32(2, 4, 1, x, bias, y)", None, ""),
+    "bias_add_outer_wraps": ("_native.bias_add_f32(2 ** 62 + 2, 4, 1, x, bias, y)", ValueError,
+                             "bias: sizes too large"),  # 4 * (2**62 + 2) == 8 (mod 2**64)
+    "bias_add_wraps_to_zero": ("_native.bias_add_f32(2 ** 32, 1, 2 ** 32, empty, bias[:1], empty.copy())",
+                               ValueError, "bias: sizes too large"),
+    "bias_add_negative_pair": ("_native.bias_add_f32(-2, 4, -1, x, bias, y)", ValueError, "sizes must be >= 0"),
+    "bias_add_bias_too_short": ("_native.bias_add_f32(2, 4, 1, x, bias[:3], y)", ValueError,
+                                "bias: expected 4 elements, got 3"),
+    "bias_add_y_is_x": ("_native.bias_add_f32(2, 4, 1, buf[:8], bias, buf[:8])", ValueError,
+                        "y: must not share memory with x"),
+    "bias_backward_wraps": ("_native.bias_backward_f32(2 ** 62 + 2, 4, 1, x, db)", ValueError,
+                            "bias: sizes too large"),
+    "bias_backward_db_too_small": ("_native.bias_backward_f32(2, 4, 1, x, db[:3])", ValueError,
+                                   "db: expected 4 elements"),
+    "add_not_broadcastable": ("_native.add_tensor_f32(np.ones((2, 3), f32), np.ones((3, 3), f32), "
+                              "np.empty((3, 3), f32), 1.0, 1.0)", ValueError, "a: must broadcast"),
+    "add_out_shape": ("_native.add_tensor_f32(np.ones((1, 3), f32), np.ones((3, 3), f32), np.empty((9, 1), f32), "
+                      "1.0, 1.0)", ValueError, "out: must have c's shape"),
+    "add_out_is_c": ("_native.add_tensor_f32(x, buf[:8], buf[:8], 1.0, 1.0)", ValueError,
+                     "out: must not share memory with c"),
+    "add_nine_dims": ("_native.add_tensor_f32(*(np.ones((1,) * 9, f32) for _ in range(3)), 1.0, 0.0)", ValueError,
+                      "at most 8 dimensions"),
+    "scale_y_too_small": ("_native.scale_tensor_f32(x, y[:7], 2.0)", ValueError, "y: expected 8 elements"),
+    "scale_y_overlaps_x": ("_native.scale_tensor_f32(buf[:8], buf[4:12], 2.0)", ValueError,
+                           "y: must not share memory with x"),
+}
+
+
+@pytest.fixture(scope="module")
+def binding_results(tmp_path_factory):
+    return binding_outcomes(BINDING_SETUP, {name: case[0] for name, case in BINDING_CASES.items()},
+                            tmp_path_factory.mktemp("child"))
+
+
+@pytest.mark.parametrize("name", BINDING_CASES)
+def test_binding_checks_sizes_and_arrays_itself(binding_results, name):
+    _, exc, pattern = BINDING_CASES[name]
+    outcome = binding_results[name]
+    if exc is None:
+        assert outcome == "returned", outcome
+    else:
+        assert re.match(f"{exc.__name__}: .*{pattern}", outcome), outcome

@@ -23,11 +23,15 @@ _BACKWARD = {s: getattr(_native, f"lrn_backward_{s}") for s in ("f32", "f64")}
 
 def _check_params(fn, size, alpha, beta, k):
     size = check_int(fn, "size", size, minimum=1)
+    if size >= 2 ** 63:
+        raise ValueError(f"{fn}: size must fit in int64, got {size}")
     return size, check_real(fn, "alpha", alpha), check_real(fn, "beta", beta), check_real(fn, "k", k)
 
 
-def _layout(shape):
-    n, c, h, w = shape
+def _layout(fn, x):
+    n, c, h, w = x.shape
+    if c < 1:
+        raise ValueError(f"{fn}: x must have at least one channel, got shape {tuple(x.shape)}")
     return n, c, h * w
 
 
@@ -38,7 +42,7 @@ def lrn_forward(x, size, *, alpha=1e-4, beta=0.75, k=1.0):
     size, alpha, beta, k = _check_params(fn, size, alpha, beta, k)
     y = np.empty_like(x)
     scale = np.empty_like(x)
-    _FORWARD[native_suffix(x.dtype)](*_layout(x.shape), size, alpha, beta, k, x, y, scale)
+    _FORWARD[native_suffix(x.dtype)](*_layout(fn, x), size, alpha, beta, k, x, y, scale)
     return y, scale
 
 
@@ -52,5 +56,5 @@ def lrn_backward(dy, x, y, scale, size, *, alpha=1e-4, beta=0.75, k=1.0):
     scale = check_like(fn, "scale", scale, x, "x")
     size, alpha, beta, k = _check_params(fn, size, alpha, beta, k)
     dx = np.empty_like(x)
-    _BACKWARD[native_suffix(x.dtype)](*_layout(x.shape), size, alpha, beta, k, dy, x, y, scale, dx)
+    _BACKWARD[native_suffix(x.dtype)](*_layout(fn, x), size, alpha, beta, k, dy, x, y, scale, dx)
     return dx

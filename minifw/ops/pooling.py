@@ -47,6 +47,9 @@ class PoolProblem:
         count_include_pad = check_bool(_fn, "count_include_pad", count_include_pad)
         dtype = check_dtype_arg(_fn, "dtype", dtype)
         n, c, h, w = x_shape
+        if max(kernel_size + stride + padding) > 2 ** 58:  # the native library's bound on any size
+            raise ValueError(f"{_fn}: kernel_size, stride and padding must be at most 2**58; got "
+                             f"kernel_size={kernel_size}, stride={stride}, padding={padding}")
         for axis, k, p in (("height", kernel_size[0], padding[0]), ("width", kernel_size[1], padding[1])):
             if 2 * p > k:
                 raise ValueError(f"{_fn}: padding must be at most half the kernel size; got padding={padding} "

@@ -36,7 +36,7 @@ template <typename T>
 void activation_forward(const ActParams& p, const T* x, T* y, int64_t n, int nthreads) {
   const VecMath<T>& vm = vecmath<T>();
   const T slope = static_cast<T>(p.negative_slope), alpha = static_cast<T>(p.alpha);
-  const int64_t grain = kParallelGrain / cost_per_element(p.mode);
+  const int64_t grain = grain_for(cost_per_element(p.mode));
   for_each_range(n, nthreads, grain, [&](int64_t b, int64_t e) {
     const T* xs = x + b;
     T* ys = y + b;
@@ -75,14 +75,22 @@ void activation_backward(const ActParams& p, const T* dy, const T* y, const T* x
     T* d = dx + b;
     const int64_t len = e - b;
     switch (p.mode) {
+      // dy is loaded whichever way the branch goes, so each select vectorizes
+      // (a load under the condition would keep a mispredicted branch per element).
       case ActMode::relu:
-        for (int64_t i = 0; i < len; ++i) d[i] = s[i] > T(0) ? g[i] : T(0);
+        for (int64_t i = 0; i < len; ++i) {
+          const T gi = g[i];
+          d[i] = s[i] > T(0) ? gi : T(0);
+        }
         break;
       case ActMode::leaky_relu:
         for (int64_t i = 0; i < len; ++i) d[i] = s[i] > T(0) ? g[i] : g[i] * slope;
         break;
       case ActMode::relu6:
-        for (int64_t i = 0; i < len; ++i) d[i] = ys[i] > T(0) && ys[i] < T(6) ? g[i] : T(0);
+        for (int64_t i = 0; i < len; ++i) {
+          const T gi = g[i], yi = ys[i];
+          d[i] = (yi > T(0)) & (yi < T(6)) ? gi : T(0);
+        }
         break;
       case ActMode::sigmoid:
         for (int64_t i = 0; i < len; ++i) d[i] = g[i] * ys[i] * (T(1) - ys[i]);

@@ -21,8 +21,31 @@ constexpr int64_t kWideInner = 16;
 // fn(c0, c1) over ranges of channels.
 template <typename F>
 void for_channel_ranges(const BnShape& s, int nthreads, F&& fn) {
-  const int64_t per_channel = std::max<int64_t>(1, s.per_channel());
-  for_each_range(s.C, nthreads, std::max<int64_t>(1, kParallelGrain / per_channel), fn);
+  for_each_range(s.C, nthreads, grain_for(s.per_channel()), fn);
+}
+
+// Sums of f(i) and g(i) over i in [0, n), in double, each in kLanes
+// independent partial sums: one running sum is a chain of dependent adds (a
+// few cycles each), independent lanes let the compiler keep several vector
+// accumulators in flight.
+template <typename F, typename G>
+void lane_sums(int64_t n, F f, G g, double& sum_f, double& sum_g) {
+  constexpr int64_t kLanes = 8;
+  double lf[kLanes] = {}, lg[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) {
+      lf[j] += f(i + j);
+      lg[j] += g(i + j);
+    }
+  for (int64_t j = 0; i + j < n; ++j) {
+    lf[j] += f(i + j);
+    lg[j] += g(i + j);
+  }
+  for (int64_t j = 0; j < kLanes; ++j) {
+    sum_f += lf[j];
+    sum_g += lg[j];
+  }
 }
 
 // Per-channel sums of f(x) (double) for channels [c0, c1), written to out[c - c0].
@@ -32,13 +55,10 @@ void channel_sums(const BnShape& s, int64_t c0, int64_t c1, F f, double* out) {
   const int64_t row = s.C * s.inner;
   if (s.inner >= kWideInner) {
     for (int64_t c = c0; c < c1; ++c) {
-      double total = 0;
+      double total = 0, unused = 0;
       for (int64_t n = 0; n < s.outer; ++n) {
-        double part = 0;
         const int64_t base = n * row + c * s.inner;
-#pragma omp simd reduction(+ : part)
-        for (int64_t i = 0; i < s.inner; ++i) part += f(base + i, c);
-        total += part;
+        lane_sums(s.inner, [&](int64_t i) { return f(base + i, c); }, [](int64_t) { return 0.0; }, total, unused);
       }
       out[c - c0] = total;
     }
@@ -147,7 +167,7 @@ void batch_norm_forward_inference(const BnShape& s, const T* x, const T* weight,
   const T *sc = scale.data(), *sh = shift.data();
   // Elementwise: split the rows (or the channels of an (N, C) input) over threads.
   if (s.inner == 1) {
-    for_each_range(s.outer, nthreads, std::max<int64_t>(1, kParallelGrain / s.C), [&](int64_t b, int64_t e) {
+    for_each_range(s.outer, nthreads, grain_for(s.C), [&](int64_t b, int64_t e) {
       for (int64_t n = b; n < e; ++n) {
         const T* xp = x + n * s.C;
         T* yp = y + n * s.C;
@@ -158,7 +178,7 @@ void batch_norm_forward_inference(const BnShape& s, const T* x, const T* weight,
     return;
   }
   const int64_t planes = s.outer * s.C;
-  for_each_range(planes, nthreads, std::max<int64_t>(1, kParallelGrain / s.inner), [&](int64_t b, int64_t e) {
+  for_each_range(planes, nthreads, grain_for(s.inner), [&](int64_t b, int64_t e) {
     for (int64_t q = b; q < e; ++q) {
       const int64_t c = q % s.C;
       const T m = running_mean[c], a = sc[c], t = sh[c];
@@ -178,10 +198,27 @@ void batch_norm_backward(const BnShape& s, const T* dy, const T* x, const T* wei
     const int64_t n = c1 - c0;
     std::vector<double> sum_dy(static_cast<size_t>(n)), sum_dy_xhat(static_cast<size_t>(n));
     auto sums = [&](int64_t a, int64_t b) {  // channels [a, b): sum dy and sum dy * (x - mean) * invstd
-      channel_sums<T>(s, a, b, [dy](int64_t i, int64_t) { return static_cast<double>(dy[i]); }, &sum_dy[a - c0]);
-      channel_sums<T>(s, a, b, [dy, x, save_mean](int64_t i, int64_t c) {
-        return static_cast<double>(dy[i]) * (static_cast<double>(x[i]) - static_cast<double>(save_mean[c]));
-      }, &sum_dy_xhat[a - c0]);
+      if (s.inner >= kWideInner) {  // one pass over each run of the channel for both sums
+        const int64_t row = s.C * s.inner;
+        for (int64_t c = a; c < b; ++c) {
+          const double m = static_cast<double>(save_mean[c]);
+          double sd = 0, sdx = 0;
+          for (int64_t n = 0; n < s.outer; ++n) {
+            const T *g = dy + n * row + c * s.inner, *xv = x + n * row + c * s.inner;
+            lane_sums(s.inner, [g](int64_t i) { return static_cast<double>(g[i]); },
+                      [g, xv, m](int64_t i) { return static_cast<double>(g[i]) * (static_cast<double>(xv[i]) - m); },
+                      sd, sdx);
+          }
+          sum_dy[c - c0] = sd;
+          sum_dy_xhat[c - c0] = sdx;
+        }
+      } else {
+        channel_sums<T>(s, a, b, [dy](int64_t i, int64_t) { return static_cast<double>(dy[i]); },
+                        &sum_dy[a - c0]);
+        channel_sums<T>(s, a, b, [dy, x, save_mean](int64_t i, int64_t c) {
+          return static_cast<double>(dy[i]) * (static_cast<double>(x[i]) - static_cast<double>(save_mean[c]));
+        }, &sum_dy_xhat[a - c0]);
+      }
       for (int64_t c = a; c < b; ++c) sum_dy_xhat[c - c0] *= static_cast<double>(save_invstd[c]);
     };
     // dx = w * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)), written as

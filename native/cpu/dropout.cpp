@@ -57,7 +57,7 @@ void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, double p, uint6
   const DropoutBlocks<T> blocks = kernels_for(active_isa(), static_cast<const T*>(nullptr)).forward;
   const int64_t nblocks = (n + 63) / 64;
   // Philox costs ~10x a memory-bound op per element: parallel sooner.
-  for_each_range(nblocks, nthreads, std::max<int64_t>(1, kParallelGrain / (64 * 8)), [&](int64_t b, int64_t e) {
+  for_each_range(nblocks, nthreads, grain_for(64 * 8), [&](int64_t b, int64_t e) {
     const int64_t first = b * 64, last = std::min(n, e * 64);
     blocks(x + first, y + first, mask + first, last - first, b, threshold, scale, seed);
   });

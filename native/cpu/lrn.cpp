@@ -35,7 +35,7 @@ template <typename F>
 void for_each_block(const LrnShape& s, int nthreads, F&& fn) {
   const int64_t blocks = (s.HW + kLrnBlock - 1) / kLrnBlock;
   const int64_t cost = s.C * std::min(s.HW, kLrnBlock) * 4;
-  for_each_range(s.N * blocks, nthreads, std::max<int64_t>(1, kParallelGrain / cost), [&](int64_t b, int64_t e) {
+  for_each_range(s.N * blocks, nthreads, grain_for(cost), [&](int64_t b, int64_t e) {
     std::vector<double> scratch(kLrnScratchBytes / sizeof(double));
     for (int64_t item = b; item < e; ++item) {
       const int64_t n = item / blocks, p0 = (item % blocks) * kLrnBlock;

@@ -6,6 +6,8 @@
 //   dx_c = dy_c * scale_c^-beta
 //          - 2 alpha beta / size * x_c * sum_{j = c - (size-1)/2 .. c + size/2} dy_j * y_j / scale_j
 // Both window sums slide along the channels: O(1) per element, whatever size.
+// (A block of positions holding an inf or NaN is redone with each window summed
+// afresh, so such a value reaches only the windows that hold it.)
 #pragma once
 #include <cstdint>
 

@@ -67,7 +67,7 @@ const PoolKernels<double>& kernels_for(Isa isa, const double*) {
 template <typename F>
 void for_each_plane(const PoolShape& s, int nthreads, F&& fn) {
   const int64_t cost = s.H * s.W + s.Ho * s.Wo;
-  for_each_range(s.planes(), nthreads, std::max<int64_t>(1, kParallelGrain / cost), [&](int64_t b, int64_t e) {
+  for_each_range(s.planes(), nthreads, grain_for(cost), [&](int64_t b, int64_t e) {
     std::vector<unsigned char> scratch(static_cast<size_t>(pool_scratch_bytes(s)));
     for (int64_t q = b; q < e; ++q) fn(q, scratch.data());
   });
@@ -128,10 +128,13 @@ int64_t pool_backward(const PoolShape& s, PoolMode mode, const T* dy, const int6
         const int64_t w0 = ow * s.sw - s.pw;
         const int64_t cols = include_pad ? hi_clip(w0 + s.kw, s.W + s.pw) - w0
                                          : hi_clip(w0 + s.kw, s.W) - lo_clip(w0, 0);
-        share[ow] = g[oh * s.Wo + ow] / static_cast<T>(rows * cols);
+        share[ow] = g[oh * s.Wo + ow] / (static_cast<T>(rows) * static_cast<T>(cols));
       }
       for (int64_t c = 0; c < s.W; ++c) spread[c] = T(0);
-      for (int64_t t = 0; t < s.kw; ++t) {
+      // Only taps that land in the row for some output: t in [pw - (Wo - 1) * sw, W + pw), at most
+      // 2 W of them however wide a heavily padded window is.
+      const int64_t t_end = std::min(s.kw, s.W + s.pw);
+      for (int64_t t = std::max<int64_t>(0, s.pw - (s.Wo - 1) * s.sw); t < t_end; ++t) {
         // outputs whose tap t lands inside the row: 0 <= ow * sw - pw + t < W
         const int64_t first = t >= s.pw ? 0 : (s.pw - t + s.sw - 1) / s.sw;
         const int64_t last = hi_clip(s.Wo, (s.W - 1 + s.pw - t) / s.sw + 1);

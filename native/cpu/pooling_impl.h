@@ -143,7 +143,8 @@ void avg_plane_impl(const PoolShape& s, bool include_pad, const T* x, T* y, void
     T* yrow = y + oh * s.Wo;
     for (int64_t ow = 0; ow < s.Wo; ++ow) {
       if (ow == owa && owb > owa) {
-        Interior::run(s, x, hs, he, owa, owb - owa, T(1) / static_cast<T>(rows * s.kw), yrow, scratch);
+        const T inv_area = T(1) / (static_cast<T>(rows) * static_cast<T>(s.kw));  // (a product in T cannot wrap)
+        Interior::run(s, x, hs, he, owa, owb - owa, inv_area, yrow, scratch);
         ow = owb - 1;
         continue;
       }
@@ -153,7 +154,7 @@ void avg_plane_impl(const PoolShape& s, bool include_pad, const T* x, T* y, void
       T sum = 0;
       for (int64_t r = hs; r < he; ++r)
         for (int64_t c = ws; c < we; ++c) sum += x[r * s.W + c];
-      yrow[ow] = sum / static_cast<T>(rows * cols);
+      yrow[ow] = sum / (static_cast<T>(rows) * static_cast<T>(cols));
     }
   }
 }

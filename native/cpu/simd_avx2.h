@@ -32,6 +32,7 @@ struct F32x8 {
   static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
   static reg fnma(reg a, reg b, reg c) { return _mm256_fnmadd_ps(a, b, c); }
   static reg sqrt(reg a) { return _mm256_sqrt_ps(a); }
+  static reg rsqrt(reg a) { return _mm256_rsqrt_ps(a); }  // relative error < 1.5 * 2^-12
   static reg min(reg a, reg b) { return _mm256_min_ps(a, b); }
   static reg max(reg a, reg b) { return _mm256_max_ps(a, b); }
   static reg round(reg a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
@@ -63,6 +64,7 @@ struct F32x8 {
   // ---- masks and 32-bit integer lanes (pooling indices) ----
   using ireg = __m256i;
   static mask mor(mask a, mask b) { return _mm256_or_ps(a, b); }
+  static bool any(mask m) { return _mm256_movemask_ps(m) != 0; }
   static mask mandnot(mask a, mask b) { return _mm256_andnot_ps(a, b); }  // ~a & b
   static ireg iset1(int32_t v) { return _mm256_set1_epi32(v); }
   static ireg iadd(ireg a, ireg b) { return _mm256_add_epi32(a, b); }

@@ -31,6 +31,7 @@ struct F32x16 {
   static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
   static reg fnma(reg a, reg b, reg c) { return _mm512_fnmadd_ps(a, b, c); }
   static reg sqrt(reg a) { return _mm512_sqrt_ps(a); }
+  static reg rsqrt(reg a) { return _mm512_rsqrt14_ps(a); }  // relative error < 2^-14
   static reg min(reg a, reg b) { return _mm512_min_ps(a, b); }
   static reg max(reg a, reg b) { return _mm512_max_ps(a, b); }
   static reg round(reg a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
@@ -50,6 +51,7 @@ struct F32x16 {
   // ---- masks and 32-bit integer lanes (pooling indices) ----
   using ireg = __m512i;
   static mask mor(mask a, mask b) { return static_cast<mask>(a | b); }
+  static bool any(mask m) { return m != 0; }
   static mask mandnot(mask a, mask b) { return static_cast<mask>(~a & b); }
   static ireg iset1(int32_t v) { return _mm512_set1_epi32(v); }
   static ireg iadd(ireg a, ireg b) { return _mm512_add_epi32(a, b); }

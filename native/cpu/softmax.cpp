@@ -16,41 +16,42 @@
 namespace minifw {
 namespace {
 
-template <typename T>
-T row_max(const T* x, int64_t n) {
-  T m = x[0];
-#pragma omp simd reduction(max : m)
-  for (int64_t i = 1; i < n; ++i) m = std::max(m, x[i]);
-  return m;
+// Sums in kLanes independent partial sums: a single running sum is a chain of
+// dependent adds, independent lanes let the compiler keep several vector
+// accumulators in flight.
+template <typename T, typename F>
+T lane_sum(int64_t n, F f) {
+  constexpr int64_t kLanes = 16;
+  T lane[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t j = 0; j < kLanes; ++j) lane[j] += f(i + j);
+  T s = 0;
+  for (; i < n; ++i) s += f(i);
+  for (int64_t j = 0; j < kLanes; ++j) s += lane[j];
+  return s;
 }
 
 template <typename T>
 T row_sum(const T* x, int64_t n) {
-  T s = 0;
-#pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i) s += x[i];
-  return s;
+  return lane_sum<T>(n, [x](int64_t i) { return x[i]; });
 }
 
 template <typename T>
 T row_dot(const T* a, const T* b, int64_t n) {
-  T s = 0;
-#pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
+  return lane_sum<T>(n, [a, b](int64_t i) { return a[i] * b[i]; });
 }
 
 // One row: y = softmax(x) or log_softmax(x).
 template <typename T>
 void softmax_row(const T* x, T* y, int64_t C, bool log, const VecMath<T>& vm) {
-  const T m = row_max(x, C);
+  const T m = vm.max(x, C);
   const T sum = vm.exp_shift_sum(x, m, y, C);
   if (log) {
     const T log_sum = std::log(sum);
     for (int64_t c = 0; c < C; ++c) y[c] = (x[c] - m) - log_sum;
   } else {
-    const T inv = T(1) / sum;
-    for (int64_t c = 0; c < C; ++c) y[c] *= inv;
+    vm.scale(y, y, C, T(1) / sum);
   }
 }
 
@@ -103,12 +104,12 @@ void for_each_block(const SoftmaxShape& s, int nthreads, int scratch_rows, F&& f
       fn(o * s.C * s.inner + b0, std::min(kBlock, s.inner - b0), scratch.data());
     }
   };
-  for_each_range(items, nthreads, std::max<int64_t>(1, kParallelGrain / cost), run);
+  for_each_range(items, nthreads, grain_for(cost), run);
 }
 
 template <typename F>
 void for_each_row(const SoftmaxShape& s, int nthreads, F&& fn) {
-  const int64_t grain = std::max<int64_t>(1, kParallelGrain / (4 * s.C));
+  const int64_t grain = grain_for(4 * s.C);
   for_each_range(s.outer, nthreads, grain, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) fn(r);
   });

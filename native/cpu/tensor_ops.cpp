@@ -49,14 +49,19 @@ void bias_backward(int64_t outer, int64_t C, int64_t inner, const T* dy, T* db, 
   }
   for_each_range(C, nthreads, grain_for(per_channel), [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
-      double total = 0;
+      // kLanes independent partial sums: one running sum would be a chain of
+      // dependent adds; independent lanes keep several vector adds in flight.
+      constexpr int64_t kLanes = 8;
+      double lane[kLanes] = {};
       for (int64_t n = 0; n < outer; ++n) {
         const T* p = dy + (n * C + c) * inner;
-        double part = 0;
-#pragma omp simd reduction(+ : part)
-        for (int64_t i = 0; i < inner; ++i) part += static_cast<double>(p[i]);
-        total += part;
+        int64_t i = 0;
+        for (; i + kLanes <= inner; i += kLanes)
+          for (int64_t j = 0; j < kLanes; ++j) lane[j] += static_cast<double>(p[i + j]);
+        for (int64_t j = 0; i + j < inner; ++j) lane[j] += static_cast<double>(p[i + j]);
       }
+      double total = 0;
+      for (int64_t j = 0; j < kLanes; ++j) total += lane[j];
       db[c] = static_cast<T>(total);
     }
   });

@@ -44,8 +44,30 @@ struct Portable {
       for (int64_t i = 0; i < n; ++i) y[i] = std::pow(s[i], -beta);
     }
   }
+  // In kLanes independent lanes, written as a select on both loaded values,
+  // so the compiler vectorizes it (a std::max reduction stays a scalar chain).
+  static T max(const T* x, int64_t n) {
+    constexpr int64_t kLanes = 16;
+    T m = x[0];
+    int64_t i = 0;
+    if (n >= 2 * kLanes) {
+      T lane[kLanes];
+      for (int64_t j = 0; j < kLanes; ++j) lane[j] = x[j];
+      for (i = kLanes; i + kLanes <= n; i += kLanes)
+        for (int64_t j = 0; j < kLanes; ++j) {
+          const T v = x[i + j];
+          lane[j] = lane[j] > v ? lane[j] : v;
+        }
+      for (int64_t j = 0; j < kLanes; ++j) m = lane[j] > m ? lane[j] : m;
+    }
+    for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+    return m;
+  }
+  static void scale(const T* x, T* y, int64_t n, T a) {
+    for (int64_t i = 0; i < n; ++i) y[i] = a * x[i];
+  }
   static const VecMath<T>& table() {
-    static const VecMath<T> t{exp, exp_shift_sum, exp_sub, log, sigmoid, tanh, elu, pow_neg, "generic"};
+    static const VecMath<T> t{exp, exp_shift_sum, exp_sub, log, sigmoid, tanh, elu, pow_neg, max, scale, "generic"};
     return t;
   }
 };

@@ -25,6 +25,8 @@ struct VecMath {
   void (*tanh)(const T* x, T* y, int64_t n);
   void (*elu)(const T* x, T* y, int64_t n, T alpha);           // y = x > 0 ? x : alpha * (exp(x) - 1)
   void (*pow_neg)(const T* s, T* y, int64_t n, T beta);        // y = s ^ (-beta), s > 0
+  T (*max)(const T* x, int64_t n);                             // max(x), n >= 1 (NaN: any value or NaN)
+  void (*scale)(const T* x, T* y, int64_t n, T a);             // y = a * x
   const char* name;
 };
 
