@@ -17,23 +17,23 @@ def warn_openblas_env():
     return bad
 
 
-def time_engines(fns, repeats, rounds=2, warmup=1, settle=0.15):
-    """Median seconds of each callable in `fns` (a dict).
+def time_engines(fns, repeats, block=3, warmup=1, settle=0.15):
+    """Median seconds of each callable in `fns` (a dict), over `repeats` timed calls.
 
-    Each engine runs in blocks (warm-up, then `repeats` timed calls), and the
-    blocks alternate for `rounds` rounds, so slow drifts of a shared machine hit
-    every engine alike. Between blocks the benchmark sleeps briefly: OpenBLAS's
-    and OpenMP's worker threads spin for a while after their last call, and on
-    a small machine a spinning thread from one library would steal a core from
-    the next engine measured.
+    The calls run in blocks of `block` (each after `warmup` untimed calls), and
+    the blocks alternate between engines, so slow drifts and bursts of load on
+    a shared machine hit every engine alike. Between blocks the benchmark
+    sleeps briefly: OpenBLAS's and OpenMP's worker threads spin for a while
+    after their last call, and on a small machine a spinning thread from one
+    library would steal a core from the next engine measured.
     """
     times = {name: [] for name in fns}
-    for _ in range(rounds):
+    while any(len(t) < repeats for t in times.values()):
         for name, fn in fns.items():
             time.sleep(settle)
             for _ in range(warmup):
                 fn()
-            for _ in range(repeats):
+            for _ in range(min(block, repeats - len(times[name]))):
                 t0 = time.perf_counter()
                 fn()
                 times[name].append(time.perf_counter() - t0)

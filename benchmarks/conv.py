@@ -4,8 +4,9 @@
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/conv.py
 
-Times are medians of --repeats runs after a warm-up, each engine timed in
-blocks that alternate between engines. "speedup" is baseline time / our best time.
+Times are medians of --repeats timed runs, each engine timed in blocks of
+three runs (after a warm-up run) that alternate between engines. "speedup"
+is baseline time / our best time.
 """
 import argparse
 import os
@@ -97,7 +98,7 @@ def gemm_rows(repeats, layers):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--repeats", type=int, default=9)
     ap.add_argument("--layers", default="", help="comma-separated substrings of layer names to run")
     ap.add_argument("--directions", default="forward,backward_data,backward_filter")
     ap.add_argument("--skip-gemm", action="store_true")
