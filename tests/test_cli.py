@@ -82,7 +82,8 @@ def test_train_reports_progress_accuracy_and_writes_a_checkpoint(capsys, digits,
     assert status == 0, err
     lines = out.splitlines()
     assert "48 training and 20 test digits" in lines[0] and "1 threads" in lines[0]
-    assert lines[1].startswith("epoch 1/2: train loss ") and "test accuracy" in lines[1] and "/20)" in lines[1]
+    assert lines[1].startswith("epoch 1/2: train loss ")
+    assert "test accuracy" in lines[1] and "/20)" in lines[1]
     assert lines[2].startswith("epoch 2/2: ")
     assert lines[3].startswith("done: test accuracy ") and "images/s" in lines[3]
     if importlib.util.find_spec("tqdm"):  # the progress bar, cleared after each epoch
@@ -165,7 +166,8 @@ def test_plot_without_matplotlib_says_so_and_still_trains(capsys, digits, tmp_pa
     pytest.param([], "the following arguments are required: COMMAND", id="no-command"),
     pytest.param(["train"], "the following arguments are required: model", id="no-model"),
     pytest.param(["train", "alexnet"], "invalid choice: 'alexnet'", id="unknown-model"),
-    pytest.param(["train", "lenet", "--epochs", "0"], "argument --epochs: expected a positive integer, got '0'",
+    pytest.param(["train", "lenet", "--epochs", "0"],
+                 "argument --epochs: expected a positive integer, got '0'",
                  id="epochs-0"),
     pytest.param(["train", "lenet", "--batch-size", "big"], "argument --batch-size: expected a positive "
                  "integer, got 'big'", id="batch-size-text"),

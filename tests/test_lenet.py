@@ -84,7 +84,8 @@ def test_fifty_sgd_steps_at_least_halve_the_loss():
     minifw.manual_seed(0)
     model = LeNet()
     opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
-    loader = DataLoader(synthetic_digits(320), batch_size=32, shuffle=True, generator=minifw.Generator().manual_seed(0))
+    loader = DataLoader(synthetic_digits(320), batch_size=32, shuffle=True,
+                        generator=minifw.Generator().manual_seed(0))
     losses = []
     while len(losses) < 50:
         for images, labels in loader:
