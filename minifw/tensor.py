@@ -709,7 +709,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
         if a.dtype == object:
             raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__} (its elements "
                             f"must be numbers of one nesting depth)")
-        if not isinstance(data, (np.ndarray, np.generic)) and a.dtype.kind == "f":
+        if dtype is None and not isinstance(data, (np.ndarray, np.generic)) and a.dtype.kind == "f":
             a = a.astype(float32)  # Python floats: the default dtype, as in PyTorch
     d = _natural_dtype(a) if dtype is None else _dtype_arg(dtype)
     t = Tensor._make(np.array(a, dtype=d, order="C"))

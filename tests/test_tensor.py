@@ -35,6 +35,12 @@ def test_tensor_infers_dtypes_as_pytorch(data, dtype, expected):
     np.testing.assert_array_equal(t.numpy(), np.asarray(data).astype(expected))
 
 
+def test_python_floats_go_straight_to_the_requested_dtype():
+    # not through the default float32 first: 0.1 stays the nearest double
+    assert minifw.tensor(0.1, dtype=minifw.float64).item() == 0.1
+    assert minifw.tensor([0.1, 1e-40], dtype="float64").tolist() == [0.1, 1e-40]
+
+
 def test_tensor_copies_its_data_and_from_numpy_shares_it():
     a = np.zeros(3, np.float32)
     t, s = minifw.tensor(a), minifw.from_numpy(a)
