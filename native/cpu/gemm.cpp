@@ -221,19 +221,24 @@ void gemm_packed(int64_t M, int64_t N, int64_t K, T alpha, PackSource<T> a, Pack
     gemm_block(kern, 0, M, 0, N, K, alpha, a, b, beta, out);
     return;
   }
-  // A grid of tm x tn blocks over C, in units of micro-tiles, chosen to keep
-  // the largest block smallest (load balance). On a tie, split the dimension
-  // whose operand is packed in the inner loop, so each thread packs only its
-  // own share of it: M for the A-outer order, N for the GotoBLAS order.
+  // A grid of tm x tn blocks over C, in units of micro-tiles, chosen for the
+  // least work in the largest block: its multiply-adds (padded tiles) plus its
+  // packing, which copies from memory at a fraction of the multiply-add rate.
+  // Every thread packs its own share of both operands, the inner-loop operand
+  // once per block of the outer one: for a wide C (a convolution's M = 128
+  // filters by N = 11664 pixels) splitting M would make both threads pack all
+  // of the large B, splitting N packs each half of it once.
+  constexpr double kPackCost = 16;  // one packed element ~ 16 multiply-adds per row
   const int64_t tiles_m = ceil_div(M, kern.mr), tiles_n = ceil_div(N, kern.nr);
-  int best_tm = 0;
+  int best_tm = 1;
   double best_cost = -1;
-  for (int i = 1; i <= nthreads; ++i) {
-    const int tm = kern.a_outer ? nthreads + 1 - i : i;
+  for (int tm = 1; tm <= nthreads; ++tm) {
     if (nthreads % tm) continue;
     const int tn = nthreads / tm;
-    double cost = static_cast<double>(ceil_div(tiles_m, tm)) * kern.mr * ceil_div(tiles_n, tn) * kern.nr;
-    if (best_cost < 0 || cost < best_cost * 0.999) {
+    const int64_t mt = ceil_div(tiles_m, tm) * kern.mr, nt = ceil_div(tiles_n, tn) * kern.nr;
+    const int64_t packed = kern.a_outer ? mt + nt * ceil_div(mt, kern.mc) : nt + mt * ceil_div(nt, kern.nc);
+    const double cost = static_cast<double>(mt) * nt + kPackCost * packed;
+    if (best_cost < 0 || cost < best_cost) {
       best_cost = cost;
       best_tm = tm;
     }
