@@ -1,4 +1,5 @@
 """Shared helpers for the benchmarks: timing, environment checks, table output."""
+import itertools
 import os
 import time
 
@@ -20,9 +21,9 @@ def warn_openblas_env():
 def time_engines(fns, repeats, block=3, warmup=1, settle=0.15):
     """Median seconds of each callable in `fns` (a dict), over `repeats` timed calls.
 
-    The calls run in blocks of `block` (each after `warmup` untimed calls), and
-    the blocks alternate between engines, so slow drifts and bursts of load on
-    a shared machine hit every engine alike. Between blocks the benchmark
+    The calls run in blocks of `block` (each after `warmup` untimed calls, and
+    at least 2 ms of them), and the blocks alternate between engines, so slow
+    drifts and bursts of load on a shared machine hit every engine alike. Between blocks the benchmark
     sleeps briefly: OpenBLAS's and OpenMP's worker threads spin for a while
     after their last call, and on a small machine a spinning thread from one
     library would steal a core from the next engine measured.
@@ -31,7 +32,12 @@ def time_engines(fns, repeats, block=3, warmup=1, settle=0.15):
     while any(len(t) < repeats for t in times.values()):
         for name, fn in fns.items():
             time.sleep(settle)
-            for _ in range(warmup):
+            # Warm up for a few calls and at least 2 ms: after the pause a
+            # core wakes slowly, which would dominate microsecond-sized calls.
+            t_end = time.perf_counter() + 0.002
+            for i in itertools.count():
+                if i >= warmup and time.perf_counter() >= t_end:
+                    break
                 fn()
             for _ in range(min(block, repeats - len(times[name]))):
                 t0 = time.perf_counter()

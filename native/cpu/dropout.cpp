@@ -33,6 +33,16 @@ const DropoutKernels<double>& kernels_for(Isa isa, const double*) {
   return generic_kernels<double>();
 }
 
+// dx = dy * scale where the mask is set, else 0. One out-of-line copy, with
+// restrict pointers, for the calling thread and the pool alike: inlined into
+// the parallel region's outlined body the loop did not vectorize and ran 10x
+// slower on two threads than on one (a branch on a random mask).
+template <typename T>
+__attribute__((noinline)) void scale_by_mask(const T* __restrict dy, const uint8_t* __restrict mask,
+                                             T* __restrict dx, int64_t n, T scale) {
+  for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (mask[i] ? scale : T(0));
+}
+
 template <typename T>
 T keep_scale(double p) {
   return p < 1 ? static_cast<T>(1.0 / (1.0 - p)) : T(0);
@@ -66,9 +76,8 @@ void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, double p, uint6
 template <typename T>
 void dropout_backward(const T* dy, const uint8_t* mask, T* dx, int64_t n, double p, int nthreads) {
   const T scale = keep_scale<T>(p);
-  for_each_range(n, nthreads, kParallelGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) dx[i] = dy[i] * (mask[i] ? scale : T(0));
-  });
+  for_each_range(n, nthreads, kParallelGrain,
+                 [&](int64_t b, int64_t e) { scale_by_mask(dy + b, mask + b, dx + b, e - b, scale); });
 }
 
 template void dropout_forward<float>(const float*, float*, uint8_t*, int64_t, double, uint64_t, int);
