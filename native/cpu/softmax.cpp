@@ -37,11 +37,6 @@ T row_sum(const T* x, int64_t n) {
   return lane_sum<T>(n, [x](int64_t i) { return x[i]; });
 }
 
-template <typename T>
-T row_dot(const T* a, const T* b, int64_t n) {
-  return lane_sum<T>(n, [a, b](int64_t i) { return a[i] * b[i]; });
-}
-
 // One row: y = softmax(x) or log_softmax(x).
 template <typename T>
 void softmax_row(const T* x, T* y, int64_t C, bool log, const VecMath<T>& vm) {
@@ -141,8 +136,7 @@ void softmax_backward(const SoftmaxShape& s, const T* dy, const T* y, T* dx, boo
         vm.exp(p, d, s.C);
         for (int64_t c = 0; c < s.C; ++c) d[c] = g[c] - d[c] * total;
       } else {  // dx = y * (dy - <dy, y>)
-        const T dot = row_dot(g, p, s.C);
-        for (int64_t c = 0; c < s.C; ++c) d[c] = p[c] * (g[c] - dot);
+        vm.softmax_grad(g, p, d, s.C);
       }
     });
     return;

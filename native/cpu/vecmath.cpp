@@ -66,8 +66,21 @@ struct Portable {
   static void scale(const T* x, T* y, int64_t n, T a) {
     for (int64_t i = 0; i < n; ++i) y[i] = a * x[i];
   }
+  // The dot product in kLanes independent sums, so it vectorizes.
+  static void softmax_grad(const T* g, const T* p, T* d, int64_t n) {
+    constexpr int64_t kLanes = 16;
+    T lane[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+      for (int64_t j = 0; j < kLanes; ++j) lane[j] += g[i + j] * p[i + j];
+    T dot = 0;
+    for (; i < n; ++i) dot += g[i] * p[i];
+    for (int64_t j = 0; j < kLanes; ++j) dot += lane[j];
+    for (i = 0; i < n; ++i) d[i] = p[i] * (g[i] - dot);
+  }
   static const VecMath<T>& table() {
-    static const VecMath<T> t{exp, exp_shift_sum, exp_sub, log, sigmoid, tanh, elu, pow_neg, max, scale, "generic"};
+    static const VecMath<T> t{exp,    exp_shift_sum, exp_sub, log,          sigmoid, tanh,
+                              elu,    pow_neg,       max,     scale,        softmax_grad, "generic"};
     return t;
   }
 };

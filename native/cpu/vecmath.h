@@ -27,6 +27,7 @@ struct VecMath {
   void (*pow_neg)(const T* s, T* y, int64_t n, T beta);        // y = s ^ (-beta), s > 0
   T (*max)(const T* x, int64_t n);                             // max(x), n >= 1 (NaN: any value or NaN)
   void (*scale)(const T* x, T* y, int64_t n, T a);             // y = a * x
+  void (*softmax_grad)(const T* dy, const T* y, T* dx, int64_t n);  // dx = y * (dy - <dy, y>)
   const char* name;
 };
 

@@ -268,11 +268,32 @@ void scale_array(const typename V::T* x, typename V::T* y, int64_t n, typename V
   map_array<V>(x, y, n, [av](typename V::reg v) { return V::mul(v, av); });
 }
 
+// The softmax backward of one row: a dot product in two chains (masked loads
+// zero the lanes past n), then one pass for dx. dx may be dy or y.
+template <class V>
+void softmax_grad_array(const typename V::T* g, const typename V::T* p, typename V::T* d, int64_t n) {
+  using reg = typename V::reg;
+  reg acc0 = V::set1(0), acc1 = V::set1(0);
+  int64_t i = 0;
+  for (; i + 2 * V::lanes <= n; i += 2 * V::lanes) {
+    acc0 = V::fma(V::load(g + i), V::load(p + i), acc0);
+    acc1 = V::fma(V::load(g + i + V::lanes), V::load(p + i + V::lanes), acc1);
+  }
+  for (; i < n; i += V::lanes) {
+    const int64_t len = n - i < V::lanes ? n - i : V::lanes;
+    acc0 = V::fma(V::load_n(g + i, len), V::load_n(p + i, len), acc0);
+  }
+  const reg dot = V::set1(V::hsum(V::add(acc0, acc1)));
+  for (i = 0; i + V::lanes <= n; i += V::lanes)
+    V::store(d + i, V::mul(V::load(p + i), V::sub(V::load(g + i), dot)));
+  if (i < n) V::store_n(d + i, V::mul(V::load_n(p + i, n - i), V::sub(V::load_n(g + i, n - i), dot)), n - i);
+}
+
 template <class V>
 VecMath<typename V::T> make_vecmath(const char* name) {
   return {exp_array<V>,  exp_shift_sum_array<V>, exp_sub_array<V>, log_array<V>,   sigmoid_array<V>,
           tanh_array<V>, elu_array<V>,           pow_neg_array<V>, max_array<V>,   scale_array<V>,
-          name};
+          softmax_grad_array<V>, name};
 }
 
 }  // namespace
