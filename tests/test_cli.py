@@ -13,7 +13,6 @@ import minifw
 from minifw import cli
 from minifw.data import write_idx
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(autouse=True)
@@ -67,10 +66,13 @@ def test_info(capsys):
         assert line is not None and value in line, f"no {label!r} line with {value!r} in:\n{out}"
 
 
-def test_the_module_runs_as_a_command():
-    env = dict(os.environ, PYTHONPATH=REPO)
+def test_the_module_runs_as_a_command(tmp_path):
+    # the minifw this process imported (a source tree or an installed package),
+    # run from an empty directory so a source tree there cannot shadow it
+    root = os.path.dirname(os.path.dirname(os.path.abspath(minifw.__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
     done = subprocess.run([sys.executable, "-m", "minifw.cli", "info"], capture_output=True,
-                          text=True, env=env, cwd=REPO, timeout=60)
+                          text=True, env=env, cwd=tmp_path, timeout=60)
     assert done.returncode == 0 and "GPU:" in done.stdout
 
 
