@@ -558,4 +558,32 @@ def binding_outcomes(setup, cases, cwd):
     return outcomes
 
 
+def binding_tests(setup, cases):
+    """The module fixture and the test that run `cases` ({name: (expression,
+    exception type or None, message pattern)}) against the binding with
+    binding_outcomes. A test module assigns both to module names:
+
+        binding_results, test_binding_checks_sizes_and_arrays_itself = binding_tests(SETUP, CASES)
+    """
+    import re
+
+    import pytest
+
+    @pytest.fixture(scope="module")
+    def binding_results(tmp_path_factory):
+        return binding_outcomes(setup, {name: case[0] for name, case in cases.items()},
+                                tmp_path_factory.mktemp("child"))
+
+    @pytest.mark.parametrize("name", cases)
+    def test_binding_checks_sizes_and_arrays_itself(binding_results, name):
+        _, exc, pattern = cases[name]
+        outcome = binding_results[name]
+        if exc is None:
+            assert outcome == "returned", outcome
+        else:
+            assert re.match(f"{exc.__name__}: .*{pattern}", outcome), outcome
+
+    return binding_results, test_binding_checks_sizes_and_arrays_itself
+
+
 # ==== end ===============================================================

@@ -2,14 +2,13 @@
 every ISA, against the float64 reference; finite-difference gradients; the
 in-place forward; bad input. Also the vectorized exp/log/pow underneath
 (minifw._native._vecmath_*), checked in ulps over extreme ranges."""
-import re
 
 import numpy as np
 import pytest
 
 import minifw
 from minifw import _native, ops
-from reference import activation_backward_ref, activation_ref, assert_within_bound, binding_outcomes, numerical_grad
+from reference import activation_backward_ref, activation_ref, assert_within_bound, binding_tests, numerical_grad
 
 DTYPES = (np.float32, np.float64)
 MODES = ("relu", "leaky_relu", "sigmoid", "tanh", "elu", "relu6")
@@ -230,7 +229,7 @@ def test_vecmath_pow_neg_of_a_subnormal_among_normal_values(isa, dtype):
 # minifw._native called directly, bypassing the Python validation: sizes whose
 # product wraps around int64 (or is a product of negatives), arrays too small
 # or of the wrong kind, outputs sharing memory with inputs. Each must raise,
-# never crash; the calls run in a child process (binding_outcomes).
+# never crash; the calls run in a child process (binding_tests in reference.py).
 
 BINDING_SETUP = """
 f32 = np.float32
@@ -270,17 +269,4 @@ BINDING_CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def binding_results(tmp_path_factory):
-    return binding_outcomes(BINDING_SETUP, {name: case[0] for name, case in BINDING_CASES.items()},
-                            tmp_path_factory.mktemp("child"))
-
-
-@pytest.mark.parametrize("name", BINDING_CASES)
-def test_binding_checks_sizes_and_arrays_itself(binding_results, name):
-    _, exc, pattern = BINDING_CASES[name]
-    outcome = binding_results[name]
-    if exc is None:
-        assert outcome == "returned", outcome
-    else:
-        assert re.match(f"{exc.__name__}: .*{pattern}", outcome), outcome
+binding_results, test_binding_checks_sizes_and_arrays_itself = binding_tests(BINDING_SETUP, BINDING_CASES)

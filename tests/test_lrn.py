@@ -2,14 +2,13 @@
 the float64 reference (PyTorch's LocalResponseNorm), odd and even window
 sizes, windows wider than C, blocks of positions, float32 and float64, under
 every ISA; finite differences; bad input."""
-import re
 
 import numpy as np
 import pytest
 
 import minifw
 from minifw import ops
-from reference import assert_within_bound, binding_outcomes, lrn_backward_ref, lrn_ref, numerical_grad
+from reference import assert_within_bound, binding_tests, lrn_backward_ref, lrn_ref, numerical_grad
 
 DTYPES = (np.float32, np.float64)
 # y = x * scale^-beta: the window sum is accumulated in double, so scale is
@@ -145,7 +144,7 @@ def test_bad_input_raises_naming_the_argument(call, exc, pattern):
 # minifw._native called directly, bypassing the Python validation: sizes whose
 # product wraps around int64 (or is a product of negatives), arrays too small
 # or of the wrong kind, outputs sharing memory with inputs. Each must raise,
-# never crash; the calls run in a child process (binding_outcomes).
+# never crash; the calls run in a child process (binding_tests in reference.py).
 
 BINDING_SETUP = """
 f32 = np.float32
@@ -178,17 +177,4 @@ BINDING_CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def binding_results(tmp_path_factory):
-    return binding_outcomes(BINDING_SETUP, {name: case[0] for name, case in BINDING_CASES.items()},
-                            tmp_path_factory.mktemp("child"))
-
-
-@pytest.mark.parametrize("name", BINDING_CASES)
-def test_binding_checks_sizes_and_arrays_itself(binding_results, name):
-    _, exc, pattern = BINDING_CASES[name]
-    outcome = binding_results[name]
-    if exc is None:
-        assert outcome == "returned", outcome
-    else:
-        assert re.match(f"{exc.__name__}: .*{pattern}", outcome), outcome
+binding_results, test_binding_checks_sizes_and_arrays_itself = binding_tests(BINDING_SETUP, BINDING_CASES)

@@ -4,14 +4,13 @@ window arithmetic (odd sizes, N=1, kernel = input, stride > kernel, padding,
 ceil-mode edge windows, vector tails), float32 and float64, under every ISA;
 finite differences; ties and NaN; bad input."""
 import dataclasses
-import re
 
 import numpy as np
 import pytest
 
 import minifw
 from minifw import ops
-from reference import (assert_within_bound, binding_outcomes, numerical_grad, pool2d_backward_ref, pool2d_ref,
+from reference import (assert_within_bound, binding_tests, numerical_grad, pool2d_backward_ref, pool2d_ref,
                        pool_out_size)
 
 DTYPES = (np.float32, np.float64)
@@ -237,7 +236,7 @@ def test_bad_input_raises_naming_the_argument(call, exc, pattern):
 # minifw._native called directly, bypassing the Python validation: sizes whose
 # product wraps around int64 (or is a product of negatives), arrays too small
 # or of the wrong kind, outputs sharing memory with inputs. Each must raise,
-# never crash; the calls run in a child process (binding_outcomes).
+# never crash; the calls run in a child process (binding_tests in reference.py).
 
 BINDING_SETUP = """
 f32 = np.float32
@@ -289,17 +288,4 @@ BINDING_CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def binding_results(tmp_path_factory):
-    return binding_outcomes(BINDING_SETUP, {name: case[0] for name, case in BINDING_CASES.items()},
-                            tmp_path_factory.mktemp("child"))
-
-
-@pytest.mark.parametrize("name", BINDING_CASES)
-def test_binding_checks_sizes_and_arrays_itself(binding_results, name):
-    _, exc, pattern = BINDING_CASES[name]
-    outcome = binding_results[name]
-    if exc is None:
-        assert outcome == "returned", outcome
-    else:
-        assert re.match(f"{exc.__name__}: .*{pattern}", outcome), outcome
+binding_results, test_binding_checks_sizes_and_arrays_itself = binding_tests(BINDING_SETUP, BINDING_CASES)

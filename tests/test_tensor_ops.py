@@ -3,14 +3,13 @@ reference: 2-D and 4-D, odd sizes, N = 1, empty batches, broadcasting in
 add_tensor along every kind of axis, beta == 0 never reading c, sizes large
 enough to split over threads (one long row included), float32 and float64;
 finite differences for the bias gradient; bad input."""
-import re
 
 import numpy as np
 import pytest
 
 import minifw
 from minifw import ops
-from reference import (add_tensor_ref, assert_within_bound, bias_add_ref, bias_backward_ref, binding_outcomes,
+from reference import (add_tensor_ref, assert_within_bound, bias_add_ref, bias_backward_ref, binding_tests,
                        numerical_grad, scale_tensor_ref)
 
 DTYPES = (np.float32, np.float64)
@@ -193,7 +192,7 @@ def test_bad_input_raises_naming_the_argument(call, exc, pattern):
 # minifw._native called directly, bypassing the Python validation: sizes whose
 # product wraps around int64 (or is a product of negatives), arrays too small
 # or of the wrong kind, outputs sharing memory with inputs. Each must raise,
-# never crash; the calls run in a child process (binding_outcomes).
+# never crash; the calls run in a child process (binding_tests in reference.py).
 
 BINDING_SETUP = """
 f32 = np.float32
@@ -232,17 +231,4 @@ BINDING_CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def binding_results(tmp_path_factory):
-    return binding_outcomes(BINDING_SETUP, {name: case[0] for name, case in BINDING_CASES.items()},
-                            tmp_path_factory.mktemp("child"))
-
-
-@pytest.mark.parametrize("name", BINDING_CASES)
-def test_binding_checks_sizes_and_arrays_itself(binding_results, name):
-    _, exc, pattern = BINDING_CASES[name]
-    outcome = binding_results[name]
-    if exc is None:
-        assert outcome == "returned", outcome
-    else:
-        assert re.match(f"{exc.__name__}: .*{pattern}", outcome), outcome
+binding_results, test_binding_checks_sizes_and_arrays_itself = binding_tests(BINDING_SETUP, BINDING_CASES)
