@@ -3,6 +3,7 @@
 errors for bad arguments."""
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 
@@ -222,3 +223,25 @@ def test_resume_refuses_different_settings(option, value, message, capsys, digit
     assert train(capsys, digits, "--epochs", "1", "--checkpoint", path)[0] == 0
     status, _, err = train(capsys, digits, "--resume", path, option, value)
     assert status == 1 and message in err
+
+
+# ---- examples/train_lenet.py ---------------------------------------------------------------
+def test_the_example_trains_exactly_as_the_command(capsys, digits, tmp_path):
+    # the loop a learner reads is the one `minifw train lenet` runs: same numbers, epoch by epoch
+    example = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
+                           "train_lenet.py")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(minifw.__file__)))
+    done = subprocess.run([sys.executable, example, str(digits)], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=root), cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    status, out, err = train(capsys, digits, "--batch-size", "64",  # the default, over train()'s 16
+                             "--checkpoint", str(tmp_path / "cli.npz"))
+    assert status == 0, err
+
+    def per_epoch(text, pattern):
+        return [tuple(m) for m in re.findall(pattern, text)]
+
+    ours = per_epoch(done.stdout, r"epoch +(\d+): train loss ([\d.]+), test accuracy ([\d.]+)%")
+    cli_epochs = per_epoch(out, r"epoch (\d+)/\d+: train loss ([\d.]+), test accuracy ([\d.]+)%")
+    assert len(ours) == 20 and ours == cli_epochs
+    assert (tmp_path / "lenet_example.npz").exists()
