@@ -43,9 +43,7 @@ void backward(const std::string& mode, py::array dy, py::array y, py::object x, 
 }  // namespace
 
 MINIFW_BINDINGS(bind_activation) {
-  m.def("activation_forward_f32", &forward<float>);
-  m.def("activation_forward_f64", &forward<double>);
-  m.def("activation_backward_f32", &backward<float>);
-  m.def("activation_backward_f64", &backward<double>);
+  def_kernel(m, {"activation", "forward", "cpu"}, &forward<float>, &forward<double>);
+  def_kernel(m, {"activation", "backward", "cpu"}, &backward<float>, &backward<double>);
 }
 }  // namespace minifw

@@ -91,11 +91,8 @@ void backward(int64_t outer, int64_t C, int64_t inner, py::array dy, py::array x
 }  // namespace
 
 MINIFW_BINDINGS(bind_batchnorm) {
-  m.def("batch_norm_forward_training_f32", &forward_training<float>);
-  m.def("batch_norm_forward_training_f64", &forward_training<double>);
-  m.def("batch_norm_forward_inference_f32", &forward_inference<float>);
-  m.def("batch_norm_forward_inference_f64", &forward_inference<double>);
-  m.def("batch_norm_backward_f32", &backward<float>);
-  m.def("batch_norm_backward_f64", &backward<double>);
+  def_kernel(m, {"batch_norm", "forward_training", "cpu"}, &forward_training<float>, &forward_training<double>);
+  def_kernel(m, {"batch_norm", "forward_inference", "cpu"}, &forward_inference<float>, &forward_inference<double>);
+  def_kernel(m, {"batch_norm", "backward", "cpu"}, &backward<float>, &backward<double>);
 }
 }  // namespace minifw

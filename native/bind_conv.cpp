@@ -86,21 +86,9 @@ void backward_filter(const std::string& algo_name, const ShapeArgs& args, py::ar
   conv_backward_filter<T>(algo, s, xp, dyp, dwp, wsp, nt);
 }
 
-template <typename T>
-void backward_bias(const ShapeArgs& args, py::array dy, py::array db) {
-  const ConvShape s = to_shape(args);
-  const T* dyp = in_ptr<T>(dy, s.y_size(), "dy");
-  T* dbp = out_ptr<T>(db, s.K, "db");
-  py::gil_scoped_release release;
-  conv_backward_bias<T>(s, dyp, dbp, get_num_threads());
-}
 }  // namespace
 
 MINIFW_BINDINGS(bind_conv) {
-  m.def("conv_out_hw", [](const ShapeArgs& a) {
-    const ConvShape s = to_shape(a);
-    return py::make_tuple(s.Ho, s.Wo);
-  });
   m.def("conv_supports", [](const std::string& algo, const std::string& dir, const ShapeArgs& a) {
     return conv_algo_supports(parse_conv_algo(algo), parse_conv_dir(dir), to_shape(a));
   });
@@ -113,13 +101,8 @@ MINIFW_BINDINGS(bind_conv) {
     ConvWorkspace w = dtype == "float64" ? conv_workspace<double>(al, d, s, nt) : conv_workspace<float>(al, d, s, nt);
     return py::make_tuple(w.explicit_bytes, w.pack_bytes);
   });
-  m.def("conv_forward_f32", &forward<float>);
-  m.def("conv_forward_f64", &forward<double>);
-  m.def("conv_backward_data_f32", &backward_data<float>);
-  m.def("conv_backward_data_f64", &backward_data<double>);
-  m.def("conv_backward_filter_f32", &backward_filter<float>);
-  m.def("conv_backward_filter_f64", &backward_filter<double>);
-  m.def("conv_backward_bias_f32", &backward_bias<float>);
-  m.def("conv_backward_bias_f64", &backward_bias<double>);
+  def_kernel(m, {"conv", "forward", "cpu"}, &forward<float>, &forward<double>);
+  def_kernel(m, {"conv", "backward_data", "cpu"}, &backward_data<float>, &backward_data<double>);
+  def_kernel(m, {"conv", "backward_filter", "cpu"}, &backward_filter<float>, &backward_filter<double>);
 }
 }  // namespace minifw

@@ -32,9 +32,7 @@ void backward(py::array dy, py::array mask, double p, py::array dx) {
 }  // namespace
 
 MINIFW_BINDINGS(bind_dropout) {
-  m.def("dropout_forward_f32", &forward<float>);
-  m.def("dropout_forward_f64", &forward<double>);
-  m.def("dropout_backward_f32", &backward<float>);
-  m.def("dropout_backward_f64", &backward<double>);
+  def_kernel(m, {"dropout", "forward", "cpu"}, &forward<float>, &forward<double>);
+  def_kernel(m, {"dropout", "backward", "cpu"}, &backward<float>, &backward<double>);
 }
 }  // namespace minifw

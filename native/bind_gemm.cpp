@@ -55,9 +55,7 @@ void gemm_entry(py::array a, py::array b, py::array c, bool trans_a, bool trans_
 }  // namespace
 
 MINIFW_BINDINGS(bind_gemm) {
-  m.def("gemm_f32", &gemm_entry<float>, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("trans_a"),
-        py::arg("trans_b"), py::arg("alpha"), py::arg("beta"));
-  m.def("gemm_f64", &gemm_entry<double>, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("trans_a"),
+  def_kernel(m, {"gemm", "", "cpu"}, &gemm_entry<float>, &gemm_entry<double>, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("trans_a"),
         py::arg("trans_b"), py::arg("alpha"), py::arg("beta"));
   // The micro-kernel a product with m rows of C runs (m = 0: the ISA's largest).
   m.def(

@@ -41,9 +41,7 @@ void backward(int64_t N, int64_t C, int64_t HW, int64_t size, double alpha, doub
 }  // namespace
 
 MINIFW_BINDINGS(bind_lrn) {
-  m.def("lrn_forward_f32", &forward<float>);
-  m.def("lrn_forward_f64", &forward<double>);
-  m.def("lrn_backward_f32", &backward<float>);
-  m.def("lrn_backward_f64", &backward<double>);
+  def_kernel(m, {"lrn", "forward", "cpu"}, &forward<float>, &forward<double>);
+  def_kernel(m, {"lrn", "backward", "cpu"}, &backward<float>, &backward<double>);
 }
 }  // namespace minifw

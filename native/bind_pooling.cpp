@@ -79,9 +79,7 @@ MINIFW_BINDINGS(bind_pooling) {
     const PoolShape s = to_shape(a);
     return py::make_tuple(s.Ho, s.Wo);
   });
-  m.def("pool_forward_f32", &forward<float>);
-  m.def("pool_forward_f64", &forward<double>);
-  m.def("pool_backward_f32", &backward<float>);
-  m.def("pool_backward_f64", &backward<double>);
+  def_kernel(m, {"pool", "forward", "cpu"}, &forward<float>, &forward<double>);
+  def_kernel(m, {"pool", "backward", "cpu"}, &backward<float>, &backward<double>);
 }
 }  // namespace minifw

@@ -88,13 +88,9 @@ void ce_backward(int64_t outer, int64_t C, int64_t inner, py::array log_probs, p
 }  // namespace
 
 MINIFW_BINDINGS(bind_softmax) {
-  m.def("softmax_forward_f32", &forward<float>);
-  m.def("softmax_forward_f64", &forward<double>);
-  m.def("softmax_backward_f32", &backward<float>);
-  m.def("softmax_backward_f64", &backward<double>);
-  m.def("cross_entropy_forward_f32", &ce_forward<float>);
-  m.def("cross_entropy_forward_f64", &ce_forward<double>);
-  m.def("cross_entropy_backward_f32", &ce_backward<float>);
-  m.def("cross_entropy_backward_f64", &ce_backward<double>);
+  def_kernel(m, {"softmax", "forward", "cpu"}, &forward<float>, &forward<double>);
+  def_kernel(m, {"softmax", "backward", "cpu"}, &backward<float>, &backward<double>);
+  def_kernel(m, {"cross_entropy", "forward", "cpu"}, &ce_forward<float>, &ce_forward<double>);
+  def_kernel(m, {"cross_entropy", "backward", "cpu"}, &ce_backward<float>, &ce_backward<double>);
 }
 }  // namespace minifw

@@ -70,13 +70,9 @@ void scale_tensor_entry(py::array x, py::array y, double alpha) {
 }  // namespace
 
 MINIFW_BINDINGS(bind_tensor_ops) {
-  m.def("bias_add_f32", &bias_add_entry<float>);
-  m.def("bias_add_f64", &bias_add_entry<double>);
-  m.def("bias_backward_f32", &bias_backward_entry<float>);
-  m.def("bias_backward_f64", &bias_backward_entry<double>);
-  m.def("add_tensor_f32", &add_tensor_entry<float>);
-  m.def("add_tensor_f64", &add_tensor_entry<double>);
-  m.def("scale_tensor_f32", &scale_tensor_entry<float>);
-  m.def("scale_tensor_f64", &scale_tensor_entry<double>);
+  def_kernel(m, {"bias", "add", "cpu"}, &bias_add_entry<float>, &bias_add_entry<double>);
+  def_kernel(m, {"bias", "backward", "cpu"}, &bias_backward_entry<float>, &bias_backward_entry<double>);
+  def_kernel(m, {"tensor", "add", "cpu"}, &add_tensor_entry<float>, &add_tensor_entry<double>);
+  def_kernel(m, {"tensor", "scale", "cpu"}, &scale_tensor_entry<float>, &scale_tensor_entry<double>);
 }
 }  // namespace minifw

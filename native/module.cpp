@@ -30,5 +30,6 @@ PYBIND11_MODULE(_native, m) {
 #else
   m.attr("has_cuda") = false;
 #endif
+  m.attr("kernels") = py::dict();  // filled by def_kernel (registry.h)
   for (auto bind : minifw::binders()) bind(m);
 }

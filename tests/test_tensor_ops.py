@@ -217,16 +217,16 @@ BINDING_CASES = {
                             "bias: sizes too large"),
     "bias_backward_db_too_small": ("_native.bias_backward_f32(2, 4, 1, x, db[:3])", ValueError,
                                    "db: expected 4 elements"),
-    "add_not_broadcastable": ("_native.add_tensor_f32(np.ones((2, 3), f32), np.ones((3, 3), f32), "
+    "add_not_broadcastable": ("_native.tensor_add_f32(np.ones((2, 3), f32), np.ones((3, 3), f32), "
                               "np.empty((3, 3), f32), 1.0, 1.0)", ValueError, "a: must broadcast"),
-    "add_out_shape": ("_native.add_tensor_f32(np.ones((1, 3), f32), np.ones((3, 3), f32), np.empty((9, 1), f32), "
+    "add_out_shape": ("_native.tensor_add_f32(np.ones((1, 3), f32), np.ones((3, 3), f32), np.empty((9, 1), f32), "
                       "1.0, 1.0)", ValueError, "out: must have c's shape"),
-    "add_out_is_c": ("_native.add_tensor_f32(x, buf[:8], buf[:8], 1.0, 1.0)", ValueError,
+    "add_out_is_c": ("_native.tensor_add_f32(x, buf[:8], buf[:8], 1.0, 1.0)", ValueError,
                      "out: must not share memory with c"),
-    "add_nine_dims": ("_native.add_tensor_f32(*(np.ones((1,) * 9, f32) for _ in range(3)), 1.0, 0.0)", ValueError,
+    "add_nine_dims": ("_native.tensor_add_f32(*(np.ones((1,) * 9, f32) for _ in range(3)), 1.0, 0.0)", ValueError,
                       "at most 8 dimensions"),
-    "scale_y_too_small": ("_native.scale_tensor_f32(x, y[:7], 2.0)", ValueError, "y: expected 8 elements"),
-    "scale_y_overlaps_x": ("_native.scale_tensor_f32(buf[:8], buf[4:12], 2.0)", ValueError,
+    "scale_y_too_small": ("_native.tensor_scale_f32(x, y[:7], 2.0)", ValueError, "y: expected 8 elements"),
+    "scale_y_overlaps_x": ("_native.tensor_scale_f32(buf[:8], buf[4:12], 2.0)", ValueError,
                            "y: must not share memory with x"),
 }
 

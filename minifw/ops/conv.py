@@ -30,6 +30,7 @@ import time
 import numpy as np
 
 from .. import _native, backends
+from .tensor_ops import bias_backward
 from ._validate import (check_choice, check_dtype_arg, check_float_array, check_int, check_pair,
                         check_shape)
 
@@ -283,7 +284,7 @@ def release_workspace():
 
 _NATIVE = {
     (d, t): getattr(_native, f"conv_{d}_{'f32' if t == np.float32 else 'f64'}")
-    for d in ("forward", "backward_data", "backward_filter", "backward_bias")
+    for d in ("forward", "backward_data", "backward_filter")
     for t in (np.float32, np.float64)
 }
 
@@ -362,14 +363,9 @@ def conv2d_backward_filter(x, dy, w_shape, *, stride=1, padding=0, dilation=1, g
 
 
 def conv2d_backward_bias(dy):
-    """db[k] = sum of dy[:, k] over N, H, W."""
-    fn = "conv2d_backward_bias"
-    dy = check_float_array(fn, "dy", dy, ndim=4, ndim_desc="4-D (N, K, Ho, Wo)")
-    n, k, ho, wo = dy.shape
-    db = np.empty((k,), dtype=dy.dtype)
-    args = (n, k, ho, wo, k, 1, 1, 1, 1, 1, 0, 0, 1, 1, k)  # a 1x1 depthwise view of dy's shape
-    _NATIVE["backward_bias", dy.dtype.type](args, dy, db)
-    return db
+    """db[k] = sum of dy[:, k] over N, H, W: the bias primitive's gradient (ops.bias_backward)."""
+    check_float_array("conv2d_backward_bias", "dy", dy, ndim=4, ndim_desc="4-D (N, K, Ho, Wo)")
+    return bias_backward(dy)
 
 
 def _check_dy(fn, dy, problem):

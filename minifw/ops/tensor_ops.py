@@ -22,8 +22,8 @@ _MAX_NDIM = 8  # as cuDNN's tensor descriptors
 
 _BIAS_ADD = {s: getattr(_native, f"bias_add_{s}") for s in ("f32", "f64")}
 _BIAS_BACKWARD = {s: getattr(_native, f"bias_backward_{s}") for s in ("f32", "f64")}
-_ADD_TENSOR = {s: getattr(_native, f"add_tensor_{s}") for s in ("f32", "f64")}
-_SCALE_TENSOR = {s: getattr(_native, f"scale_tensor_{s}") for s in ("f32", "f64")}
+_ADD_TENSOR = {s: getattr(_native, f"tensor_add_{s}") for s in ("f32", "f64")}
+_SCALE_TENSOR = {s: getattr(_native, f"tensor_scale_{s}") for s in ("f32", "f64")}
 
 
 def _layout(fn, name, a):

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "parallel.h"
+#include "tensor_ops.h"
 
 namespace minifw {
 
@@ -86,19 +87,6 @@ ConvWorkspace conv_workspace(ConvAlgo algo, ConvDir dir, const ConvShape& s, int
   return {0, 0};
 }
 
-namespace {
-template <typename T>
-void add_bias(const ConvShape& s, const T* bias, T* y, int nthreads) {
-  const int64_t planes = s.N * s.K, P = s.P();
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (planes * P > 32768)
-  for (int64_t q = 0; q < planes; ++q) {
-    const T b = bias[q % s.K];
-    T* row = y + q * P;
-    for (int64_t p = 0; p < P; ++p) row[p] += b;
-  }
-}
-}  // namespace
-
 template <typename T>
 void conv_forward(ConvAlgo algo, const ConvShape& s, const T* x, const T* w, const T* bias, T* y,
                   void* workspace, int nthreads) {
@@ -109,7 +97,7 @@ void conv_forward(ConvAlgo algo, const ConvShape& s, const T* x, const T* w, con
     case ConvAlgo::winograd: winograd_forward(s, x, w, y, ws, nthreads); break;
     case ConvAlgo::gemm_1x1: gemm1x1_forward(s, x, w, y, nthreads); break;
   }
-  if (bias) add_bias(s, bias, y, nthreads);
+  if (bias) bias_add<T>(s.N, s.K, s.P(), y, bias, y, nthreads);  // in place: y[n, k, p] += bias[k]
 }
 
 template <typename T>
@@ -133,23 +121,6 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& s, const T* x, const T
     case ConvAlgo::implicit_gemm: implicit_backward_filter(s, x, dy, dw, nthreads); break;
     case ConvAlgo::gemm_1x1: gemm1x1_backward_filter(s, x, dy, dw, nthreads); break;
     case ConvAlgo::winograd: throw std::invalid_argument("winograd has no backward_filter");
-  }
-}
-
-template <typename T>
-void conv_backward_bias(const ConvShape& s, const T* dy, T* db, int nthreads) {
-  const int64_t P = s.P();
-  // Accumulate in double: a float sum over N * Ho * Wo terms loses digits.
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (s.y_size() > 32768)
-  for (int64_t k = 0; k < s.K; ++k) {
-    double acc = 0;
-    for (int64_t n = 0; n < s.N; ++n) {
-      const T* row = dy + (n * s.K + k) * P;
-      T part = 0;
-      for (int64_t p = 0; p < P; ++p) part += row[p];
-      acc += part;
-    }
-    db[k] = static_cast<T>(acc);
   }
 }
 
@@ -241,7 +212,6 @@ GemmKernel<T> lean_gemm_kernel(int64_t M) {
                                       int);                                                        \
   template void conv_backward_filter<T>(ConvAlgo, const ConvShape&, const T*, const T*, T*, void*,  \
                                         int);                                                      \
-  template void conv_backward_bias<T>(const ConvShape&, const T*, T*, int);                        \
   template PackSource<T> channel_rows_source<T>(const ChannelMatrix<T>*);                          \
   template PackSource<T> channel_cols_source<T>(const ChannelMatrix<T>*);                          \
   template GemmKernel<T> lean_gemm_kernel<T>(int64_t);

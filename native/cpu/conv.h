@@ -59,8 +59,6 @@ void conv_backward_data(ConvAlgo algo, const ConvShape& s, const T* dy, const T*
 template <typename T>
 void conv_backward_filter(ConvAlgo algo, const ConvShape& s, const T* x, const T* dy, T* dw,
                           void* workspace, int nthreads);
-template <typename T>
-void conv_backward_bias(const ConvShape& s, const T* dy, T* db, int nthreads);
 
 // ---- per-algorithm implementations (conv_im2col.cpp, conv_implicit.cpp,
 // conv_winograd.cpp, conv_1x1.cpp) --------------------------------------------
