@@ -3,11 +3,12 @@ import os as _os
 import platform as _platform
 
 from . import _native
-from . import backends
+from . import backends, devices
 from . import ops
-# The framework over the primitives. tensor comes first: autograd and the
-# Functions build on the Tensor class.
-from .tensor import (Tensor, arange, bool_, cat, device, empty, float32, float64, from_numpy, full,
+from .devices import device
+from .engines import engine, get_engine, set_engine
+# The framework over the primitives.
+from .tensor import (Tensor, arange, bool_, cat, empty, float32, float64, from_numpy, full,
                      full_like, int64, ones, ones_like, rand, rand_like, randint, randn, randn_like,
                      randperm, stack, tensor, where, zeros, zeros_like)
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled

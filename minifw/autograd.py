@@ -20,14 +20,17 @@ its inputs. `Tensor.backward` then walks that graph:
    Sum, Reshape, ...) can be walked again, as in PyTorch.
 
 Backward runs on arrays, with no graph recorded: gradients of gradients are
-not supported.
+not supported. Arrays are allocated through minifw.devices, on the device of
+the arrays they join.
 """
 import contextlib
 import threading
 
 import numpy as np
 
-from .tensor import Tensor
+from . import devices
+
+Tensor = None  # minifw.Tensor, set by minifw.tensor when it defines the class (see there)
 
 _state = threading.local()  # grad mode is per thread, as in PyTorch
 
@@ -105,11 +108,12 @@ class Node:
     `edges[i]` says where the gradient of positional input i goes: a leaf
     Tensor (accumulate into .grad), a (node, output_index) pair, or None."""
 
-    __slots__ = ("function", "ctx", "edges", "outputs", "__weakref__")
+    __slots__ = ("function", "ctx", "edges", "outputs", "device", "__weakref__")
 
-    def __init__(self, function, ctx, edges, outputs):
+    def __init__(self, function, ctx, edges, outputs, device):
         self.function, self.ctx, self.edges = function, ctx, edges
         self.outputs = outputs  # (shape, dtype) of each output, to fill in missing gradients
+        self.device = device
 
     def name(self):
         return f"{self.function.__name__}Backward"
@@ -139,13 +143,13 @@ class Function:
         record = is_grad_enabled()  # under no_grad nothing needs a gradient: forward may save less
         ctx.needs_input_grad = tuple(record and isinstance(a, Tensor) and a.requires_grad
                                      for a in args)
-        arrays = [a.data if isinstance(a, Tensor) else a for a in args]
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
         out = cls.forward(ctx, *arrays, **kwargs)
         outs = out if isinstance(out, tuple) else (out,)
         outs = [np.asarray(o) for o in outs]
         if any(ctx.needs_input_grad):
             edges = tuple(_edge(a) if needs else None for a, needs in zip(args, ctx.needs_input_grad))
-            node = Node(cls, ctx, edges, tuple((o.shape, o.dtype) for o in outs))
+            node = Node(cls, ctx, edges, tuple((o.shape, o.dtype) for o in outs), devices.of(outs[0]))
             tensors = tuple(Tensor._make(o, node, i) if o.dtype.kind == "f" else Tensor._make(o)
                             for i, o in enumerate(outs))
         else:
@@ -183,9 +187,9 @@ def _accumulate_leaf(t, g):
     if g.shape != t.shape:
         raise RuntimeError(f"backward: gradient of shape {g.shape} for a leaf of shape {t.shape}")
     if t.grad is None:
-        t.grad = Tensor._make(np.array(g, dtype=t.dtype, order="C"))  # a copy: g may alias others
+        t.grad = Tensor._make(g.astype(t.dtype, order="C", copy=True))  # a copy: g may alias others
     else:
-        t.grad.data += g
+        t.grad._data += g
 
 
 def backward(tensors, grad_tensors=None, retain_graph=False):
@@ -201,9 +205,9 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
             if t.numel() != 1:
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs; got an "
                                    f"output of shape {t.shape}: pass backward(gradient) with that shape")
-            g = np.ones(t.shape, dtype=t.dtype)
+            g = np.ones_like(t._data)
         else:
-            g = g.data if isinstance(g, Tensor) else np.asarray(g)
+            g = g._data if isinstance(g, Tensor) else np.asarray(g)
             if g.shape != t.shape:
                 raise RuntimeError(f"backward: gradient has shape {g.shape}, but the output has "
                                    f"shape {t.shape}")
@@ -222,8 +226,8 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
             if slots is None:
                 continue
             # an output nobody used gets zeros; integer outputs (indices) never get a gradient
-            grads = [np.zeros(shape, dtype) if g is None and dtype.kind == "f" else g
-                     for g, (shape, dtype) in zip(slots, node.outputs)]
+            grads = [devices.zeros(shape, dtype, node.device) if g is None and dtype.kind == "f"
+                     else g for g, (shape, dtype) in zip(slots, node.outputs)]
             in_grads = node.function.backward(node.ctx, *grads)
             if not isinstance(in_grads, tuple):
                 in_grads = (in_grads,)

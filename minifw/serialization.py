@@ -36,7 +36,7 @@ def _encode(obj, arrays, where):
         return value if math.isfinite(value) else {"__float__": repr(value)}
     if isinstance(obj, Tensor):
         key = f"a{len(arrays)}"
-        arrays[key] = obj.data
+        arrays[key] = obj._data
         return {"__tensor__": key, "requires_grad": bool(obj.requires_grad)}
     if isinstance(obj, np.ndarray):
         if obj.dtype == object:

@@ -4,11 +4,11 @@ Dtypes are float32 (the default for Python floats), float64, int64 (the
 default for Python ints) and bool (results of comparisons). Binary operations
 promote as PyTorch does: a float tensor keeps its dtype against Python
 numbers, int64 meets a float scalar as float32, float32 meets float64 as
-float64. The only device is "cpu" for now.
+float64. A tensor's device is where its array lives (minifw.devices; "cpu" in
+this version).
 
-Every differentiable method is a Function from minifw.functions (or, for
-relu/softmax/..., from minifw.nn.functional); see minifw.autograd for the
-graph walk.
+Every differentiable method applies a Function from minifw.functions; see
+minifw.autograd for the graph walk.
 """
 import collections
 import math
@@ -16,37 +16,27 @@ import numbers
 
 import numpy as np
 
+from . import autograd as _autograd
+from . import devices
+from . import random as _random
+from .checks import TENSOR_DTYPES as _DTYPES
+from .checks import check_dim as _dim
+from .checks import check_dims as _dims
+from .checks import check_sizes as _shape_args
+from .checks import check_tensor_dtype as _dtype_arg
+from .functions import activation as _activation
+from .functions import elementwise as _elementwise
+from .functions import linear as _linear
+from .functions import reductions as _reductions
+from .functions import shape as _shape
+from .functions import softmax as _softmax
+
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 int64 = np.dtype(np.int64)
 bool_ = np.dtype(np.bool_)
-_DTYPES = (float32, float64, int64, bool_)
-_DEVICES = ("cpu",)
 
 MaxResult = collections.namedtuple("MaxResult", "values indices")
-
-
-def _dtype_arg(dtype, fn="tensor"):
-    """`dtype` given as np.dtype, NumPy type, Python type or name -> one of _DTYPES."""
-    try:
-        d = np.dtype(dtype)
-    except TypeError:
-        d = None
-    if d not in _DTYPES:
-        raise TypeError(f"{fn}: dtype must be one of float32, float64, int64, bool; got {dtype!r}")
-    return d
-
-
-def _device_arg(device, fn="tensor"):
-    if device is None:
-        return "cpu"
-    name = str(device)
-    if name == "cpu" or name.startswith("cpu:"):
-        return "cpu"
-    if name.startswith("cuda"):
-        raise RuntimeError(f"{fn}: device {name!r} is not available: minifw Tensors live on the "
-                           f"CPU in this version (the CUDA backend has not landed yet)")
-    raise ValueError(f"{fn}: device must be 'cpu' (or 'cuda' once available), got {device!r}")
 
 
 def _natural_dtype(a):
@@ -60,39 +50,6 @@ def _natural_dtype(a):
         return int64
     raise TypeError(f"tensor: cannot make a tensor from data of dtype {a.dtype} (supported: "
                     f"float32, float64, int64, bool)")
-
-
-def _dims(fn, dim, ndim):
-    """dim (int, tuple of ints or None) -> a tuple of non-negative axes, or None for all."""
-    if dim is None:
-        return None
-    items = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
-    out = []
-    for d in items:
-        if isinstance(d, (bool, np.bool_)) or not isinstance(d, numbers.Integral):
-            raise TypeError(f"{fn}: dim must be an int or a tuple of ints, got {dim!r}")
-        lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
-        if not lo <= d <= hi:
-            raise IndexError(f"{fn}: dimension out of range (expected to be in range of [{lo}, {hi}], "
-                             f"but got {d})")
-        out.append(int(d) % max(ndim, 1))
-    if len(set(out)) != len(out):
-        raise ValueError(f"{fn}: dim {dim!r} names an axis twice")
-    return tuple(out)
-
-
-def _dim(fn, dim, ndim):
-    return _dims(fn, dim, ndim)[0]
-
-
-def _shape_args(fn, args):
-    """f(2, 3) or f((2, 3)) -> (2, 3)."""
-    if len(args) == 1 and isinstance(args[0], (tuple, list)):
-        args = tuple(args[0])
-    for s in args:
-        if isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Integral):
-            raise TypeError(f"{fn}: size must be ints, got {args!r}")
-    return tuple(int(s) for s in args)
 
 
 def _infer_shape(fn, shape, old_shape):
@@ -164,12 +121,17 @@ class Tensor:
     # ---- what it is -----------------------------------------------------------------
     @property
     def data(self):
-        """The NumPy array itself (changes to it bypass autograd)."""
-        return self._data
+        """A tensor sharing this one's storage, detached from the graph, as in PyTorch:
+        changes through it (p.data.add_(1)) change this tensor and are not recorded."""
+        return Tensor._make(self._data)
 
     @data.setter
     def data(self, value):
-        value = value._data if isinstance(value, Tensor) else np.asarray(value)
+        """Replace the storage with `value`'s (shape and dtype may change, as in PyTorch)."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Tensor.data: expected a Tensor, got {type(value).__name__} (wrap an "
+                            f"array with minifw.from_numpy)")
+        value = value._data
         if value.dtype not in _DTYPES:
             raise TypeError(f"Tensor.data: dtype must be one of float32, float64, int64, bool; "
                             f"got {value.dtype}")
@@ -181,7 +143,7 @@ class Tensor:
     shape = property(lambda self: self._data.shape)
     ndim = property(lambda self: self._data.ndim)
     dtype = property(lambda self: self._data.dtype)
-    device = property(lambda self: "cpu")
+    device = property(lambda self: devices.of(self._data))
     is_leaf = property(lambda self: self.grad_fn is None)
 
     @property
@@ -265,23 +227,27 @@ class Tensor:
         for a in args:
             if isinstance(a, Tensor):
                 dtype = a.dtype
-            elif isinstance(a, str) and (a == "cpu" or a.startswith(("cpu:", "cuda"))):
+            elif isinstance(a, devices.device) or (isinstance(a, str) and
+                                                  a.partition(":")[0] in devices.TYPES):
                 device = a
             else:
                 dtype = a
-        _device_arg(device, "to")
-        if dtype is not None and _dtype_arg(dtype, "to") != self.dtype:
-            return self._cast(_dtype_arg(dtype, "to"))
-        return self.clone() if copy else self
+        target = self.device if device is None else devices.get(device, "to")
+        out = self
+        if target != self.device:
+            out = Tensor._make(devices.to_device(self._data, target))  # (one device so far)
+        if dtype is not None and _dtype_arg(dtype, "to") != out.dtype:
+            return out._cast(_dtype_arg(dtype, "to"))
+        return out.clone() if copy and out is self else out
 
     def cpu(self):
-        return self
+        return self.to("cpu")
 
     def _cast(self, dtype):
         if dtype == self.dtype:
             return self
         if self.requires_grad and dtype.kind == "f":
-            return _fn.Cast.apply(self, dtype=dtype)
+            return _elementwise.Cast.apply(self, dtype=dtype)
         return Tensor._make(self._data.astype(dtype))
 
     def float(self):
@@ -320,7 +286,7 @@ class Tensor:
         return self
 
     def clone(self):
-        return _fn.Clone.apply(self)
+        return _elementwise.Clone.apply(self)
 
     def contiguous(self):
         return self if self._data.flags.c_contiguous else self.clone()
@@ -339,37 +305,37 @@ class Tensor:
         return function.apply(b, a) if reverse else function.apply(a, b)
 
     def __add__(self, other):
-        return self._binary(other, _fn.Add)
+        return self._binary(other, _elementwise.Add)
 
     def __radd__(self, other):
-        return self._binary(other, _fn.Add, reverse=True)
+        return self._binary(other, _elementwise.Add, reverse=True)
 
     def __sub__(self, other):
-        return self._binary(other, _fn.Sub)
+        return self._binary(other, _elementwise.Sub)
 
     def __rsub__(self, other):
-        return self._binary(other, _fn.Sub, reverse=True)
+        return self._binary(other, _elementwise.Sub, reverse=True)
 
     def __mul__(self, other):
-        return self._binary(other, _fn.Mul)
+        return self._binary(other, _elementwise.Mul)
 
     def __rmul__(self, other):
-        return self._binary(other, _fn.Mul, reverse=True)
+        return self._binary(other, _elementwise.Mul, reverse=True)
 
     def __truediv__(self, other):
-        return self._binary(other, _fn.Div, true_div=True)
+        return self._binary(other, _elementwise.Div, true_div=True)
 
     def __rtruediv__(self, other):
-        return self._binary(other, _fn.Div, reverse=True, true_div=True)
+        return self._binary(other, _elementwise.Div, reverse=True, true_div=True)
 
     def __pow__(self, other):
-        return self._binary(other, _fn.Pow)
+        return self._binary(other, _elementwise.Pow)
 
     def __rpow__(self, other):
-        return self._binary(other, _fn.Pow, reverse=True)
+        return self._binary(other, _elementwise.Pow, reverse=True)
 
     def __neg__(self):
-        return _fn.Neg.apply(self)
+        return _elementwise.Neg.apply(self)
 
     def __pos__(self):
         return self
@@ -385,7 +351,7 @@ class Tensor:
             raise ValueError(f"matmul: shapes {self.shape} and {other.shape} cannot be multiplied "
                              f"({k_a} != {k_b})")
         dtype = _result_dtype(self, other)
-        return _fn.MatMul.apply(self._cast(dtype), other._cast(dtype))
+        return _linear.MatMul.apply(self._cast(dtype), other._cast(dtype))
 
     def __rmatmul__(self, other):
         return tensor(other).__matmul__(self) if isinstance(other, np.ndarray) else NotImplemented
@@ -492,49 +458,50 @@ class Tensor:
         return self if self.dtype.kind == "f" else self._cast(float32)
 
     def exp(self):
-        return _fn.Exp.apply(self._float_input("exp"))
+        return _elementwise.Exp.apply(self._float_input("exp"))
 
     def log(self):
-        return _fn.Log.apply(self._float_input("log"))
+        return _elementwise.Log.apply(self._float_input("log"))
 
     def sqrt(self):
-        return _fn.Sqrt.apply(self._float_input("sqrt"))
+        return _elementwise.Sqrt.apply(self._float_input("sqrt"))
 
     def abs(self):
-        return _fn.Abs.apply(self)
+        return _elementwise.Abs.apply(self)
 
     def clamp(self, min=None, max=None):
         if min is None and max is None:
             raise ValueError("clamp: at least one of min and max must be given")
-        return _fn.Clamp.apply(self, min=min, max=max)
+        return _elementwise.Clamp.apply(self, min=min, max=max)
 
     clip = clamp
 
     def relu(self):
-        return _functional().relu(self)
+        return _activation.Activation.apply(self._float_input("relu"), mode="relu")
 
     def sigmoid(self):
-        return _functional().sigmoid(self)
+        return _activation.Activation.apply(self._float_input("sigmoid"), mode="sigmoid")
 
     def tanh(self):
-        return _functional().tanh(self)
+        return _activation.Activation.apply(self._float_input("tanh"), mode="tanh")
 
     def softmax(self, dim):
-        return _functional().softmax(self, dim)
+        return _softmax.softmax(self._float_input("softmax"), _dim("softmax", dim, max(self.ndim, 1)))
 
     def log_softmax(self, dim):
-        return _functional().log_softmax(self, dim)
+        return _softmax.softmax(self._float_input("log_softmax"),
+                                _dim("log_softmax", dim, max(self.ndim, 1)), log=True)
 
     # ---- reductions ----------------------------------------------------------------
     def sum(self, dim=None, keepdim=False):
         x = self if self.dtype.kind == "f" else self._cast(int64)
-        return _fn.Sum.apply(x, axes=_dims("sum", dim, self.ndim), keepdim=keepdim)
+        return _reductions.Sum.apply(x, axes=_dims("sum", dim, self.ndim), keepdim=keepdim)
 
     def mean(self, dim=None, keepdim=False):
         if self.dtype.kind != "f":
             raise TypeError(f"mean: input must be a floating point tensor, got {self.dtype}; "
                             f"convert it with .float() first")
-        return _fn.Mean.apply(self, axes=_dims("mean", dim, self.ndim), keepdim=keepdim)
+        return _reductions.Mean.apply(self, axes=_dims("mean", dim, self.ndim), keepdim=keepdim)
 
     def var(self, dim=None, keepdim=False, correction=1):
         """Variance with Bessel's correction by default (correction=1), as torch.var."""
@@ -550,8 +517,8 @@ class Tensor:
         if self.numel() == 0:
             raise ValueError(f"{name}: the tensor is empty")
         if dim is None:
-            return _fn.Amax.apply(self, smallest=smallest)
-        values, indices = _fn.MaxDim.apply(self, dim=_dim(name, dim, self.ndim), keepdim=keepdim,
+            return _reductions.Amax.apply(self, smallest=smallest)
+        values, indices = _reductions.MaxDim.apply(self, dim=_dim(name, dim, self.ndim), keepdim=keepdim,
                                            smallest=smallest)
         return MaxResult(values, indices)
 
@@ -563,10 +530,10 @@ class Tensor:
         return self._extreme("min", dim, keepdim, True)
 
     def amax(self, dim=None, keepdim=False):
-        return _fn.Amax.apply(self, axes=_dims("amax", dim, self.ndim), keepdim=keepdim)
+        return _reductions.Amax.apply(self, axes=_dims("amax", dim, self.ndim), keepdim=keepdim)
 
     def amin(self, dim=None, keepdim=False):
-        return _fn.Amax.apply(self, axes=_dims("amin", dim, self.ndim), keepdim=keepdim,
+        return _reductions.Amax.apply(self, axes=_dims("amin", dim, self.ndim), keepdim=keepdim,
                               smallest=True)
 
     def _arg(self, name, fn, dim, keepdim):
@@ -587,7 +554,7 @@ class Tensor:
     # ---- shapes --------------------------------------------------------------------
     def reshape(self, *shape):
         target = _infer_shape("reshape", _shape_args("reshape", shape), self.shape)
-        return self if target == self.shape else _fn.Reshape.apply(self, shape=target)
+        return self if target == self.shape else _shape.Reshape.apply(self, shape=target)
 
     view = reshape
 
@@ -606,13 +573,13 @@ class Tensor:
         dims = _shape_args("permute", dims)
         if len(dims) != self.ndim:
             raise ValueError(f"permute: got {len(dims)} dims {dims} for a {self.ndim}-D tensor")
-        return _fn.Permute.apply(self, dims=_dims("permute", dims, self.ndim))
+        return _shape.Permute.apply(self, dims=_dims("permute", dims, self.ndim))
 
     def transpose(self, dim0, dim1):
         order = list(range(self.ndim))
         a, b = _dim("transpose", dim0, self.ndim), _dim("transpose", dim1, self.ndim)
         order[a], order[b] = order[b], order[a]
-        return _fn.Permute.apply(self, dims=tuple(order))
+        return _shape.Permute.apply(self, dims=tuple(order))
 
     def t(self):
         if self.ndim > 2:
@@ -645,7 +612,7 @@ class Tensor:
             fits = False
         if not fits:
             raise ValueError(f"expand: cannot expand shape {self.shape} to {sizes}")
-        return _fn.Expand.apply(self, shape=shape)
+        return _shape.Expand.apply(self, shape=shape)
 
     def expand_as(self, other):
         return self.expand(*other.shape)
@@ -666,7 +633,7 @@ class Tensor:
     def __getitem__(self, index):
         index = self._index(index)
         try:
-            return _fn.Index.apply(self, index=index)
+            return _shape.Index.apply(self, index=index)
         except IndexError as e:
             raise IndexError(f"index {index!r} is invalid for a tensor of shape {self.shape}: {e}") from None
 
@@ -698,7 +665,7 @@ class Tensor:
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of `data` (nested lists, numbers, a NumPy array
     or a Tensor). Floats become float32 and ints int64 unless `dtype` says otherwise."""
-    _device_arg(device)
+    devices.get(device)
     if isinstance(data, Tensor):
         a = data._data
     else:
@@ -728,7 +695,7 @@ def from_numpy(array):
 
 def _creation(fn, size, dtype, device, requires_grad, make):
     size = _check_size(fn, _shape_args(fn, size))
-    _device_arg(device, fn)
+    devices.get(device, fn)
     t = Tensor._make(make(size, float32 if dtype is None else _dtype_arg(dtype, fn)))
     return t.requires_grad_(requires_grad) if requires_grad else t
 
@@ -781,7 +748,7 @@ def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None)
 
 
 def randperm(n, *, generator=None, device=None):
-    _device_arg(device, "randperm")
+    devices.get(device, "randperm")
     return Tensor._make(_random._numpy_rng(generator).permutation(n).astype(np.int64))
 
 
@@ -793,7 +760,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         ints = all(isinstance(v, numbers.Integral) for v in (start, end, step))
         dtype = int64 if ints else float32
-    _device_arg(device, "arange")
+    devices.get(device, "arange")
     t = Tensor._make(np.arange(start, end, step).astype(_dtype_arg(dtype, "arange")))
     return t.requires_grad_(requires_grad) if requires_grad else t
 
@@ -844,7 +811,7 @@ def cat(tensors, dim=0):
                 tensors[0].shape[:d] + tensors[0].shape[d + 1:]:
             raise ValueError(f"cat: sizes must match except along dim {dim}; tensor 0 has shape "
                              f"{tensors[0].shape}, tensor {i} has shape {t.shape}")
-    return _fn.Cat.apply(*tensors, dim=d)
+    return _shape.Cat.apply(*tensors, dim=d)
 
 
 def stack(tensors, dim=0):
@@ -855,7 +822,7 @@ def stack(tensors, dim=0):
         if t.shape != tensors[0].shape:
             raise ValueError(f"stack: every tensor must have the same shape; tensor 0 has shape "
                              f"{tensors[0].shape}, tensor {i} has shape {t.shape}")
-    return _fn.Stack.apply(*tensors, dim=d)
+    return _shape.Stack.apply(*tensors, dim=d)
 
 
 def where(condition, input, other):
@@ -866,19 +833,11 @@ def where(condition, input, other):
     operands = [t if isinstance(t, (Tensor, numbers.Number)) else tensor(t) for t in (input, other)]
     dtype = _result_dtype(*operands)
     a, b = (t._cast(dtype) if isinstance(t, Tensor) else np.asarray(t, dtype) for t in operands)
-    return _fn.Where.apply(a, b, condition=condition._data)
+    return _elementwise.Where.apply(a, b, condition=condition._data)
 
 
-def device(name):
-    """A device name, checked: 'cpu' (or 'cuda' once that backend lands)."""
-    return _device_arg(name, "device")
 
-
-def _functional():
-    from .nn import functional
-    return functional
-
-
-from . import autograd as _autograd  # noqa: E402  (autograd needs Tensor defined first)
-from . import functions as _fn  # noqa: E402
-from . import random as _random  # noqa: E402
+# The one reference from the autograd engine back to Tensor: Function.apply wraps its
+# results in Tensors. It is set here, rather than imported there, so that no module
+# imports one above its own (tensor -> functions -> autograd, never back).
+_autograd.Tensor = Tensor

@@ -75,10 +75,6 @@ void backward(const std::string& mode, const ShapeArgs& args, py::array dy, py::
 }  // namespace
 
 MINIFW_BINDINGS(bind_pooling) {
-  m.def("pool_out_hw", [](const ShapeArgs& a) {
-    const PoolShape s = to_shape(a);
-    return py::make_tuple(s.Ho, s.Wo);
-  });
   def_kernel(m, {"pool", "forward", "cpu"}, &forward<float>, &forward<double>);
   def_kernel(m, {"pool", "backward", "cpu"}, &backward<float>, &backward<double>);
 }

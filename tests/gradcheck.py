@@ -38,7 +38,7 @@ def gradcheck(fn, inputs, *, eps=EPS, atol=ATOL, rtol=RTOL, seed=0):
     for i in checked:
         assert inputs[i].dtype == np.float64, (
             f"gradcheck: input {i} is {inputs[i].dtype}; finite differences need float64")
-    before = [t.data.copy() if isinstance(t, minifw.Tensor) else None for t in inputs]
+    before = [t.detach().numpy().copy() if isinstance(t, minifw.Tensor) else None for t in inputs]
 
     outs = _outputs(fn(*inputs))
     assert outs, "gradcheck: fn returned no floating point tensor"
@@ -47,7 +47,7 @@ def gradcheck(fn, inputs, *, eps=EPS, atol=ATOL, rtol=RTOL, seed=0):
 
     def objective():
         with minifw.no_grad():
-            return sum(float(np.sum(w * o.data)) for w, o in zip(weights, _outputs(fn(*inputs))))
+            return sum(float(np.sum(w * o.detach().numpy())) for w, o in zip(weights, _outputs(fn(*inputs))))
 
     # analytic: one backward of sum_k <r_k, out_k>, i.e. backward(gradient=r_k) per output
     for i in checked:
@@ -55,17 +55,17 @@ def gradcheck(fn, inputs, *, eps=EPS, atol=ATOL, rtol=RTOL, seed=0):
     minifw.autograd.backward(outs, [minifw.tensor(w, dtype=o.dtype) for w, o in zip(weights, outs)])
     for i, t in enumerate(inputs):
         if isinstance(t, minifw.Tensor):
-            assert np.array_equal(t.data, before[i], equal_nan=True), (
+            assert np.array_equal(t.detach().numpy(), before[i], equal_nan=True), (
                 f"gradcheck: fn or its backward changed input {i} in place")
 
     for i in checked:
         t = inputs[i]
-        analytic = np.zeros(t.shape) if t.grad is None else t.grad.data
+        analytic = np.zeros(t.shape) if t.grad is None else t.grad.numpy()
         assert analytic.shape == t.shape and analytic.dtype == t.dtype, (
             f"gradcheck: input {i}: .grad has shape {analytic.shape} and dtype {analytic.dtype}, "
             f"expected {t.shape} and {t.dtype}")
         numeric = np.zeros(t.shape)
-        flat, nflat = t.data.reshape(-1), numeric.reshape(-1)  # views: perturb in place
+        flat, nflat = t.detach().numpy().reshape(-1), numeric.reshape(-1)  # views: perturb in place
         for j in range(flat.size):
             old = flat[j]
             flat[j] = old + eps

@@ -45,3 +45,72 @@ def test_set_isa_bad_name(name):
 
 def test_benchmark_switch_defaults_off():
     assert backends.benchmark is False
+
+
+def _imports_of_the_package():
+    """{module: set of minifw modules it imports (anywhere in the file)}, read from the source."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(minifw.__file__).parent
+    names = {}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root.parent).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    names["minifw._native"] = None  # the extension: imports nothing of the package
+    graph = {"minifw._native": set()}
+    for module, path in names.items():
+        if path is None:
+            continue
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        edges = graph.setdefault(module, set())
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1] if node.level else []
+                stem = ".".join(base + ([node.module] if node.module else []))
+                # `from . import x` names a submodule when there is one, else the package itself
+                targets = [f"{stem}.{a.name}" if f"{stem}.{a.name}" in names else stem
+                           for a in node.names]
+            else:
+                continue
+            edges.update(t for t in targets if t in names and t != module)
+    return graph
+
+
+def test_the_import_graph_has_no_cycle():
+    graph = _imports_of_the_package()
+    assert "minifw.nn" not in graph["minifw.tensor"] and "minifw.tensor" not in graph["minifw.autograd"]
+    state = {}
+
+    def visit(module, path):
+        state[module] = "open"
+        for target in sorted(graph[module]):
+            if state.get(target) == "open":
+                raise AssertionError(f"import cycle: {' -> '.join(path + [target])}")
+            if target not in state:
+                visit(target, path + [target])
+        state[module] = "done"
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+
+
+def test_importing_tensor_does_not_import_nn():
+    import subprocess
+    import sys
+
+    # minifw/__init__ imports everything, so look at what minifw.tensor needs on its own:
+    # a stand-in package object, so that only the submodules actually imported get loaded.
+    code = ("import pathlib, sys, types\n"
+            f"root = pathlib.Path({str(minifw.__file__)!r}).parent\n"
+            "pkg = types.ModuleType('minifw'); pkg.__path__ = [str(root)]; sys.modules['minifw'] = pkg\n"
+            "import minifw.tensor\n"
+            "print(sorted(m for m in sys.modules if m.startswith('minifw.')))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    loaded = eval(out)
+    assert "minifw.tensor" in loaded and not any(m.startswith("minifw.nn") for m in loaded), loaded

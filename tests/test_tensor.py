@@ -156,7 +156,8 @@ def test_randn_statistics():
     pytest.param(lambda: minifw.tensor([[1, 2], [3]]), TypeError, "cannot make a tensor",
                  id="ragged_list"),
     pytest.param(lambda: minifw.tensor(["a"]), TypeError, "cannot make a tensor", id="strings"),
-    pytest.param(lambda: minifw.zeros(2, device="tpu"), ValueError, "device must be 'cpu'",
+    pytest.param(lambda: minifw.zeros(2, device="tpu"), ValueError,
+                 "zeros: device: type must be one of 'cpu', 'cudasim', 'cuda'; got 'tpu'",
                  id="unknown_device"),
 ])
 def test_creation_errors(call, error, message):
@@ -179,10 +180,37 @@ def test_int64_tensors_never_require_grad(make):
 
 def test_data_of_a_tensor_that_requires_grad_stays_floating_point():
     t = minifw.ones(2, requires_grad=True)
-    t.data = np.zeros(3, np.float64)  # a new array of another shape or float dtype is fine
-    assert t.shape == (3,) and t.dtype == F64
+    t.data = minifw.zeros(3, dtype=F64)  # new storage of another shape or float dtype is fine
+    assert t.shape == (3,) and t.dtype == F64 and t.requires_grad
     with pytest.raises(RuntimeError, match="must hold floating point data; got int64"):
-        t.data = np.arange(2)
+        t.data = minifw.arange(2)
+    with pytest.raises(TypeError, match="Tensor.data: expected a Tensor, got ndarray"):
+        t.data = np.zeros(3)
+
+
+def test_data_is_a_detached_tensor_sharing_storage():
+    p = minifw.nn.Parameter(minifw.ones(3))
+    d = p.data
+    assert isinstance(d, minifw.Tensor) and not d.requires_grad and d.grad_fn is None
+    p.data.add_(1)  # as PyTorch users update parameters by hand
+    np.testing.assert_array_equal(p.detach().numpy(), [2.0, 2.0, 2.0])
+    p.data.copy_(minifw.tensor([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(p.detach().numpy(), [1.0, 2.0, 3.0])
+    assert np.shares_memory(p.data.numpy(), p.detach().numpy())  # x.data.numpy() needs no detach
+    y = (p * 2).sum()
+    p.data.mul_(10)  # not recorded: the graph still sees the storage it saved
+    y.backward()
+    np.testing.assert_array_equal(p.grad.numpy(), [2.0, 2.0, 2.0])
+
+
+def test_assigning_data_replaces_the_storage():
+    p = minifw.nn.Parameter(minifw.ones(2, 2))
+    optimizer = minifw.optim.SGD([p], lr=0.5)
+    p.data = minifw.zeros_like(p)
+    assert p.requires_grad and isinstance(p, minifw.nn.Parameter)
+    (p * 3).sum().backward()
+    optimizer.step()  # the optimizer still holds p and updates its new storage
+    np.testing.assert_array_equal(p.detach().numpy(), np.full((2, 2), -1.5, np.float32))
 
 
 def test_int_results_of_float_inputs_carry_no_graph():

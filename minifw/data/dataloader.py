@@ -23,7 +23,7 @@ def default_collate(batch):
     dim, numbers become a 1-D tensor, and tuples/lists/dicts are collated field by field."""
     first = batch[0]
     if isinstance(first, Tensor):
-        return Tensor._make(np.stack([t.data for t in batch]))
+        return Tensor._make(np.stack([t._data for t in batch]))
     if isinstance(first, np.ndarray):
         return tensor(np.stack(batch))
     if isinstance(first, (bool, np.bool_)):

@@ -28,7 +28,7 @@ class TensorDataset(Dataset):
 
     def __getitem__(self, index):
         # [index, ...] keeps a 0-d array (not a NumPy scalar) for an int index into a 1-D tensor
-        return tuple(Tensor._make(t.data[index, ...]) for t in self.tensors)
+        return tuple(Tensor._make(t._data[index, ...]) for t in self.tensors)
 
     def __len__(self):
         return self.tensors[0].shape[0]

@@ -28,7 +28,7 @@ class RandomCrop:
         self.size, self.padding, self.generator = (int(size[0]), int(size[1])), int(padding), generator
 
     def __call__(self, image):
-        array = image.data if isinstance(image, Tensor) else np.asarray(image)
+        array = image._data if isinstance(image, Tensor) else np.asarray(image)
         if array.ndim != 3:
             raise ValueError(f"RandomCrop: image must be 3-D (C, H, W), got shape {array.shape}")
         p = self.padding

@@ -1,15 +1,27 @@
-"""The Caffe engine's convolution: batched im2col + the array library's GEMM
-(NumPy, i.e. OpenBLAS on the CPU), one GEMM per group.
+"""The Caffe engine: each layer computed the classic way, with the same entry
+points and signatures as minifw.ops.
 
-This is the honest baseline: the lowering is done with vectorized strided
-copies (one per kernel tap), the GEMMs are single large BLAS calls, and the
-lowered matrix lives in a buffer that is kept between calls, as Caffe keeps
-its col_buffer_.
+Convolution is batched im2col + the array library's GEMM (NumPy, i.e. OpenBLAS
+on the CPU), one GEMM per group; inner products are that GEMM too, and the
+bias gradient a sum. This is the honest baseline: the lowering is done with
+vectorized strided copies (one per kernel tap), the GEMMs are single large BLAS
+calls, and the lowered matrix lives in a buffer that is kept between calls, as
+Caffe keeps its col_buffer_.
+
+Pooling, activations, softmax and its loss, LRN, batch norm and dropout are not
+yet written the Caffe way here: in this engine they still run minifw's
+primitives (imported below), so a model's difference between the two engines
+is its convolutions and inner products.
 """
 import threading
 
 import numpy as np
 
+from ..ops import (activation_backward, activation_forward, batch_norm_backward,  # noqa: F401
+                   batch_norm_forward_inference, batch_norm_forward_training,
+                   cross_entropy_backward, cross_entropy_forward, dropout_backward, dropout_forward,
+                   lrn_backward, lrn_forward, pool2d_backward, pool2d_forward, softmax_backward,
+                   softmax_forward)
 from ..ops.conv import ConvProblem
 
 _local = threading.local()
@@ -113,4 +125,25 @@ def conv2d_backward_filter(x, dy, w_shape, *, stride=1, padding=0, dilation=1, g
 
 
 def conv2d_backward_bias(dy):
-    return dy.sum(axis=(0, 2, 3))
+    return bias_backward(dy)
+
+
+def bias_backward(dy):
+    """dy summed over every axis but the channel axis 1."""
+    return dy.sum(axis=(0,) + tuple(range(2, dy.ndim)))
+
+
+def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
+    """alpha * op(a) @ op(b) + beta * c by the array library's GEMM (c, when given, is
+    written and returned), as minifw.ops.gemm."""
+    product = np.matmul(a.T if trans_a else a, b.T if trans_b else b)
+    if alpha != 1.0:
+        product *= alpha
+    if c is None:
+        return product
+    if beta == 0.0:
+        c[...] = product
+    else:
+        c *= beta
+        c += product
+    return c

@@ -1,11 +1,11 @@
 """Differentiable layers and losses with PyTorch's signatures and defaults.
 
-Each operation is a Function whose forward and backward sit side by side and
-call minifw.ops, the primitives API, which validates and runs one native
-kernel (conv2d, pooling, activations, softmax, cross_entropy, LRN, batch norm,
-dropout; linear is GEMMs and the bias gradient, as in Caffe's inner-product layer).
-Operations with no primitive (nll_loss, mse_loss, embedding, pad) are NumPy in
-the Function itself.
+Each wrapper checks its arguments, brings them to the layout the operation
+takes and applies one Function from minifw.functions (which reaches its
+primitive through the current engine: conv2d, pooling, activations, softmax,
+cross_entropy, LRN, batch norm, dropout, and linear as GEMMs plus the bias
+gradient, as in Caffe's inner-product layer). Operations with no primitive
+(nll_loss, mse_loss, embedding, pad) are array code in their Function.
 
 Arguments that PyTorch accepts but the primitives cannot honour (dilated
 pooling, avg_pool2d's divisor_override, sparse embedding gradients) raise a
@@ -15,10 +15,21 @@ import numbers
 
 import numpy as np
 
-from .. import ops
 from .. import random as _random
-from ..autograd import Function, is_grad_enabled, no_grad
-from ..tensor import Tensor, _dim
+from ..autograd import is_grad_enabled, no_grad
+from ..checks import check_dim, check_float_dtype_ndim
+from ..engines import current_engine
+from ..functions.activation import Activation
+from ..functions.convolution import Convolution2D
+from ..functions.dropout import InvertedDropout
+from ..functions.embedding import EmbeddingLookup
+from ..functions.linear import InnerProduct
+from ..functions.normalization import BatchNormalization, LocalResponseNormalization
+from ..functions.pooling import AveragePooling2D, MaxPooling2D
+from ..functions.shape import Padding
+from ..functions.softmax import NegativeLogLikelihood, SoftmaxCrossEntropy, SquaredError
+from ..functions.softmax import softmax as softmax_along
+from ..tensor import Tensor
 
 
 # ---- argument checks ------------------------------------------------------------------
@@ -26,15 +37,7 @@ from ..tensor import Tensor, _dim
 def _tensor(fn, name, t, *, ndim=None, ndim_desc=None):
     if not isinstance(t, Tensor):
         raise TypeError(f"{fn}: {name} must be a minifw.Tensor, got {type(t).__name__}")
-    if t.dtype.kind != "f":
-        raise TypeError(f"{fn}: {name} must have dtype float32 or float64, got {t.dtype}")
-    if ndim is not None:
-        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
-        if t.ndim not in allowed:
-            want = ndim_desc or " or ".join(f"{d}-D" for d in allowed)
-            raise ValueError(f"{fn}: {name} must be {want}; got a {t.ndim}-D tensor of shape "
-                             f"{tuple(t.shape)}")
-    return t
+    return check_float_dtype_ndim(fn, name, t, ndim=ndim, ndim_desc=ndim_desc, what="tensor")
 
 
 def _same_dtype(fn, x, **others):
@@ -86,23 +89,6 @@ def _plain(v):
 
 # ---- convolution --------------------------------------------------------------------------
 
-class Conv2d(Function):
-    @staticmethod
-    def forward(ctx, x, weight, bias, **geometry):
-        ctx.save_for_backward(x, weight)
-        ctx.geometry = geometry
-        return ops.conv2d_forward(x, weight, bias, **geometry)
-
-    @staticmethod
-    def backward(ctx, dy):
-        x, weight = ctx.saved_tensors
-        need_x, need_w, need_b = ctx.needs_input_grad
-        dx = ops.conv2d_backward_data(dy, weight, x.shape, **ctx.geometry) if need_x else None
-        dw = ops.conv2d_backward_filter(x, dy, weight.shape, **ctx.geometry) if need_w else None
-        db = ops.conv2d_backward_bias(dy) if need_b else None
-        return dx, dw, db
-
-
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation) of input (N, C, H, W) or (C, H, W) with
     weight (K, C // groups, R, S); padding may also be 'valid' or 'same'."""
@@ -120,7 +106,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
     if isinstance(padding, str):
         padding, input = _string_padding(fn, input, weight, padding, stride, dilation)
-    return Conv2d.apply(input, weight, bias, stride=_plain(stride), padding=_plain(padding),
+    return Convolution2D.apply(input, weight, bias, stride=_plain(stride), padding=_plain(padding),
                         dilation=_plain(dilation), groups=groups)
 
 
@@ -144,33 +130,6 @@ def _string_padding(fn, input, weight, padding, stride, dilation):
 
 # ---- pooling ------------------------------------------------------------------------------
 
-class MaxPool2d(Function):
-    @staticmethod
-    def forward(ctx, x, *, return_indices, **args):
-        if not (return_indices or ctx.needs_input_grad[0]):  # inference: no index array at all
-            return ops.pool2d_forward(x, mode="max", **args)
-        y, indices = ops.pool2d_forward(x, mode="max", return_indices=True, **args)
-        ctx.save_for_backward(indices)
-        ctx.x_shape, ctx.args = x.shape, args
-        return (y, indices) if return_indices else y
-
-    @staticmethod
-    def backward(ctx, dy, *_):  # (the indices output, when returned, has no gradient)
-        indices, = ctx.saved_tensors
-        return ops.pool2d_backward(dy, ctx.x_shape, mode="max", indices=indices, **ctx.args)
-
-
-class AvgPool2d(Function):
-    @staticmethod
-    def forward(ctx, x, **args):
-        ctx.x_shape, ctx.args = x.shape, args
-        return ops.pool2d_forward(x, mode="avg", **args)
-
-    @staticmethod
-    def backward(ctx, dy):
-        return ops.pool2d_backward(dy, ctx.x_shape, mode="avg", **ctx.args)
-
-
 def _pool_input(fn, input):
     return _tensor(fn, "input", input, ndim=(3, 4), ndim_desc="3-D (C, H, W) or 4-D (N, C, H, W)")
 
@@ -188,7 +147,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         out = max_pool2d(input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode,
                          return_indices)
         return (out[0].squeeze(0), out[1].squeeze(0)) if return_indices else out.squeeze(0)
-    return MaxPool2d.apply(input, kernel_size=_plain(kernel_size), stride=_plain(stride),
+    return MaxPooling2D.apply(input, kernel_size=_plain(kernel_size), stride=_plain(stride),
                            padding=_plain(padding), ceil_mode=ceil_mode,
                            return_indices=bool(return_indices))
 
@@ -204,39 +163,22 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     if input.ndim == 3:
         return avg_pool2d(input.unsqueeze(0), kernel_size, stride, padding, ceil_mode,
                           count_include_pad).squeeze(0)
-    return AvgPool2d.apply(input, kernel_size=_plain(kernel_size), stride=_plain(stride),
+    return AveragePooling2D.apply(input, kernel_size=_plain(kernel_size), stride=_plain(stride),
                            padding=_plain(padding), ceil_mode=ceil_mode,
                            count_include_pad=count_include_pad)
 
 
 # ---- activations ----------------------------------------------------------------------------
 
-class Activation(Function):
-    @staticmethod
-    def forward(ctx, x, *, mode, negative_slope=0.01, alpha=1.0):
-        y = ops.activation_forward(x, mode, negative_slope=negative_slope, alpha=alpha)
-        # the backward works from y; only a negative slope/alpha needs x to tell the branch
-        needs_x = (mode == "leaky_relu" and negative_slope < 0) or (mode == "elu" and alpha < 0)
-        ctx.save_for_backward(y, x if needs_x else None)
-        ctx.args = mode, negative_slope, alpha
-        return y
-
-    @staticmethod
-    def backward(ctx, dy):
-        y, x = ctx.saved_tensors
-        mode, negative_slope, alpha = ctx.args
-        return ops.activation_backward(dy, y, mode, x=x, negative_slope=negative_slope, alpha=alpha)
-
-
 def _activation(fn, input, mode, inplace=False, **params):
     _tensor(fn, "input", input)
     for name, v in params.items():
         params[name] = _real(fn, name, v)
-    if inplace and not (is_grad_enabled() and input.requires_grad) and input.data.flags.writeable \
-            and input.data.flags.c_contiguous:
+    if inplace and not (is_grad_enabled() and input.requires_grad) and input._data.flags.writeable \
+            and input._data.flags.c_contiguous:
         # In place only where no graph is recorded: autograd keeps no version counters, so
         # overwriting an array an earlier Function saved would go unnoticed.
-        ops.activation_forward(input.data, mode, inplace=True, **params)
+        current_engine().activation_forward(input._data, mode, inplace=True, **params)
         return input
     return Activation.apply(input, mode=mode, **params)
 
@@ -263,45 +205,13 @@ def tanh(input):
 
 # ---- softmax -----------------------------------------------------------------------------
 
-class Softmax(Function):
-    """softmax (or log_softmax) along one dim. The primitive works along the last axis of a
-    2-D array or the channel axis of a 4-D one; other layouts are moved into the first."""
-
-    @staticmethod
-    def forward(ctx, x, *, dim, log):
-        direct = (x.ndim == 2 and dim == 1) or (x.ndim == 4 and dim == 1)
-        if direct:
-            y = ops.softmax_forward(x, log=log)
-        else:
-            moved = np.moveaxis(x, dim, -1)
-            y2 = ops.softmax_forward(moved.reshape(-1, x.shape[dim]), log=log)
-            y = np.moveaxis(y2.reshape(moved.shape), -1, dim)
-        ctx.save_for_backward(y)
-        ctx.args = dim, log, direct
-        return y
-
-    @staticmethod
-    def backward(ctx, dy):
-        y, = ctx.saved_tensors
-        dim, log, direct = ctx.args
-        if direct:
-            return ops.softmax_backward(dy, y, log=log)
-        moved_y = np.moveaxis(y, dim, -1)
-        n = y.shape[dim]
-        dx2 = ops.softmax_backward(np.moveaxis(dy, dim, -1).reshape(-1, n),
-                                   moved_y.reshape(-1, n), log=log)
-        return np.moveaxis(dx2.reshape(moved_y.shape), -1, dim)
-
-
 def _softmax(fn, input, dim, dtype, log):
     _tensor(fn, "input", input)
     if dtype is not None:
         input = input.to(dtype)
     if dim is None:  # PyTorch's legacy choice when dim is omitted
         dim = 0 if input.ndim in (0, 1, 3) else 1
-    if input.ndim == 0:
-        return Softmax.apply(input.reshape(1, 1), dim=1, log=log).reshape(())
-    return Softmax.apply(input, dim=_dim(fn, dim, input.ndim), log=log)
+    return softmax_along(input, check_dim(fn, dim, max(input.ndim, 1)), log=log)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
@@ -331,20 +241,6 @@ def _class_layout(fn, input, target):
     return input.reshape(n, c, spatial, 1), target.reshape(n, spatial, 1), target.shape
 
 
-class CrossEntropy(Function):
-    @staticmethod
-    def forward(ctx, logits, *, target, **args):
-        loss, log_probs = ops.cross_entropy_forward(logits, target, **args)
-        ctx.save_for_backward(log_probs, target)
-        ctx.args = args
-        return loss
-
-    @staticmethod
-    def backward(ctx, grad_loss):
-        log_probs, target = ctx.saved_tensors
-        return ops.cross_entropy_backward(grad_loss, log_probs, target, **ctx.args)
-
-
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """log_softmax over the class dim followed by nll_loss, in one primitive.
@@ -358,7 +254,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise ValueError(f"{fn}: label_smoothing must be in [0, 1], got {label_smoothing}")
     logits, target2, loss_shape = _class_layout(fn, input, target)
     if weight is None:
-        loss = CrossEntropy.apply(logits, target=target2.data, ignore_index=int(ignore_index),
+        loss = SoftmaxCrossEntropy.apply(logits, target=target2._data, ignore_index=int(ignore_index),
                                   label_smoothing=label_smoothing, reduction=reduction)
     else:
         loss = _weighted_cross_entropy(logits, target2, weight, int(ignore_index), reduction,
@@ -375,45 +271,14 @@ def _weighted_cross_entropy(logits, target, weight, ignore_index, reduction, lab
     if label_smoothing == 0.0:
         return loss
     c = logits.shape[1]
-    keep = target.data != ignore_index
+    keep = target._data != ignore_index
     w = weight.detach().reshape((1, c) + (1,) * (logits.ndim - 2))
     smooth = -(log_probs * w).sum(1) * Tensor._make(keep.astype(logits.dtype))
     if reduction == "mean":
-        smooth = smooth.sum() / float(weight.data[target.data[keep]].sum())
+        smooth = smooth.sum() / float(weight._data[target._data[keep]].sum())
     elif reduction == "sum":
         smooth = smooth.sum()
     return (1.0 - label_smoothing) * loss + (label_smoothing / c) * smooth
-
-
-class NLLLoss(Function):
-    """Negative log-likelihood of log-probabilities (N, C, ...) at int64 targets (N, ...)."""
-
-    @staticmethod
-    def forward(ctx, log_probs, *, target, weight=None, ignore_index=-100, reduction="mean"):
-        valid = target != ignore_index
-        safe = np.where(valid, target, 0)
-        picked = np.take_along_axis(log_probs, safe[:, None], axis=1)[:, 0]
-        w = (np.ones(log_probs.shape[1], log_probs.dtype) if weight is None else weight)[safe] * valid
-        losses = -picked * w
-        if reduction == "none":
-            scale, out = None, losses
-        elif reduction == "sum":
-            scale, out = 1.0, losses.sum()
-        else:
-            scale = 1.0 / w.sum()  # PyTorch: a weighted mean (nan when every target is ignored)
-            out = losses.sum() * scale
-        ctx.save_for_backward(safe, w)
-        ctx.args = log_probs.shape, log_probs.dtype, scale
-        return np.asarray(out, dtype=log_probs.dtype)
-
-    @staticmethod
-    def backward(ctx, g):
-        safe, w = ctx.saved_tensors
-        shape, dtype, scale = ctx.args
-        per_element = -w * (g if scale is None else g * scale)
-        dx = np.zeros(shape, dtype)
-        np.put_along_axis(dx, safe[:, None], per_element[:, None].astype(dtype), axis=1)
-        return dx
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -423,7 +288,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     reduction = _reduction(fn, reduction, size_average, reduce)
     log_probs, target2, loss_shape = _class_layout(fn, input, target)
     c = log_probs.shape[1]
-    t = target2.data
+    t = target2._data
     bad = (t != ignore_index) & ((t < 0) | (t >= c))
     if bad.any():
         raise ValueError(f"{fn}: target values must be in [0, {c - 1}] (or ignore_index="
@@ -434,30 +299,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
             raise ValueError(f"{fn}: weight must have shape ({c},), one per class; got "
                              f"{tuple(weight.shape)}")
         _same_dtype(fn, input, weight=weight)
-    loss = NLLLoss.apply(log_probs, target=t, weight=None if weight is None else weight.data,
+    loss = NegativeLogLikelihood.apply(log_probs, target=t, weight=None if weight is None else weight._data,
                          ignore_index=int(ignore_index), reduction=reduction)
     return loss.reshape(loss_shape) if reduction == "none" else loss
-
-
-class MSELoss(Function):
-    @staticmethod
-    def forward(ctx, input, target, *, reduction="mean"):
-        diff = input - target
-        ctx.save_for_backward(diff)
-        ctx.args = np.shape(input), np.shape(target), reduction
-        squared = diff * diff
-        if reduction == "none":
-            return squared
-        return np.asarray(squared.sum() if reduction == "sum" else squared.mean(), dtype=diff.dtype)
-
-    @staticmethod
-    def backward(ctx, g):
-        diff, = ctx.saved_tensors
-        shape_in, shape_t, reduction = ctx.args
-        scale = 2.0 / diff.size if reduction == "mean" else 2.0
-        d = (g * scale * diff).astype(diff.dtype)
-        from ..functions import unbroadcast
-        return unbroadcast(d, shape_in), unbroadcast(-d, shape_t)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -472,24 +316,10 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     except ValueError:
         raise ValueError(f"{fn}: input of shape {tuple(input.shape)} and target of shape "
                          f"{tuple(target.shape)} do not broadcast") from None
-    return MSELoss.apply(input, target, reduction=reduction)
+    return SquaredError.apply(input, target, reduction=reduction)
 
 
 # ---- normalization -------------------------------------------------------------------------
-
-class LocalResponseNorm(Function):
-    @staticmethod
-    def forward(ctx, x, **args):
-        y, scale = ops.lrn_forward(x, **args)
-        ctx.save_for_backward(x, y, scale)
-        ctx.args = args
-        return y
-
-    @staticmethod
-    def backward(ctx, dy):
-        x, y, scale = ctx.saved_tensors
-        return ops.lrn_backward(dy, x, y, scale, **ctx.args)
-
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """Normalize each element by its neighbours across `size` channels (AlexNet's LRN)."""
@@ -500,42 +330,9 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
                          f"tensor of shape {tuple(input.shape)}")
     shape = input.shape
     x4 = input if input.ndim == 4 else input.reshape(shape[0], shape[1], -1, 1)
-    y = LocalResponseNorm.apply(x4, size=size, alpha=_real(fn, "alpha", alpha),
+    y = LocalResponseNormalization.apply(x4, size=size, alpha=_real(fn, "alpha", alpha),
                                 beta=_real(fn, "beta", beta), k=_real(fn, "k", k))
     return y if input.ndim == 4 else y.reshape(shape)
-
-
-class BatchNorm(Function):
-    @staticmethod
-    def forward(ctx, x, weight, bias, running_mean=None, running_var=None, training=True,
-                momentum=0.1, eps=1e-5):
-        if training:
-            y, save_mean, save_invstd = ops.batch_norm_forward_training(
-                x, weight, bias, running_mean, running_var, momentum=momentum, eps=eps)
-        else:
-            y = ops.batch_norm_forward_inference(x, weight, bias, running_mean, running_var, eps=eps)
-            # in evaluation the statistics are constants: x -> (x - mean) * invstd is affine
-            save_mean = running_mean.astype(x.dtype, copy=True)
-            save_invstd = (1.0 / np.sqrt(running_var.astype(x.dtype) + eps)).astype(x.dtype)
-        ctx.save_for_backward(x, weight, save_mean, save_invstd)
-        ctx.training = training
-        return y
-
-    @staticmethod
-    def backward(ctx, dy):
-        x, weight, mean, invstd = ctx.saved_tensors
-        if ctx.training:
-            dx, dweight, dbias = ops.batch_norm_backward(dy, x, weight, mean, invstd)
-        else:
-            # no primitive for the affine evaluation-mode gradient: it is three NumPy lines
-            axes = (0, 2, 3)
-            per_channel = (slice(None), None, None)
-            xhat = (x - mean[per_channel]) * invstd[per_channel]
-            scale = invstd if weight is None else invstd * weight
-            dx = dy * scale[per_channel]
-            dweight, dbias = (dy * xhat).sum(axes), dy.sum(axes)
-        need_x, need_w, need_b = ctx.needs_input_grad
-        return dx if need_x else None, dweight if need_w else None, dbias if need_b else None
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
@@ -565,29 +362,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                              f"input of shape {tuple(input.shape)}")
     shape = input.shape
     x4 = input.reshape(shape + (1,) * (4 - input.ndim))
-    y = BatchNorm.apply(x4, weight, bias,
-                        running_mean=None if running_mean is None else running_mean.data,
-                        running_var=None if running_var is None else running_var.data,
+    y = BatchNormalization.apply(x4, weight, bias,
+                        running_mean=None if running_mean is None else running_mean._data,
+                        running_var=None if running_var is None else running_var._data,
                         training=bool(training), momentum=_real(fn, "momentum", momentum),
                         eps=_real(fn, "eps", eps))
     return y.reshape(shape)
 
 
 # ---- dropout -------------------------------------------------------------------------------
-
-class Dropout(Function):
-    @staticmethod
-    def forward(ctx, x, *, p, seed):
-        y, mask = ops.dropout_forward(x, p, seed=seed)
-        ctx.save_for_backward(mask)
-        ctx.p = p
-        return y
-
-    @staticmethod
-    def backward(ctx, dy):
-        mask, = ctx.saved_tensors
-        return ops.dropout_backward(dy, mask, ctx.p)
-
 
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1 / (1 - p), in training.
@@ -599,37 +382,14 @@ def dropout(input, p=0.5, training=True, inplace=False):
         raise ValueError(f"{fn}: p must be a probability in [0, 1], got {p}")
     if not training or p == 0.0:
         return input
-    out = Dropout.apply(input, p=p, seed=_random.default_generator.random_seed())
+    out = InvertedDropout.apply(input, p=p, seed=_random.default_generator.random_seed())
     if inplace and not (is_grad_enabled() and input.requires_grad):
-        input.data[...] = out.data
+        input._data[...] = out._data
         return input
     return out
 
 
 # ---- linear, embedding ---------------------------------------------------------------------
-
-class Linear(Function):
-    """y = x @ W^T + b as GEMMs. The bias goes in as GEMM's C operand (beta = 1), so the
-    output is written once; its gradient is the bias primitive's sum of dy over the batch."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias):
-        ctx.save_for_backward(x, weight)
-        if bias is None:
-            return ops.gemm(x, weight, trans_b=True)
-        y = np.empty((x.shape[0], weight.shape[0]), dtype=x.dtype)
-        y[...] = bias
-        return ops.gemm(x, weight, y, trans_b=True, beta=1.0)
-
-    @staticmethod
-    def backward(ctx, dy):
-        x, weight = ctx.saved_tensors
-        need_x, need_w, need_b = ctx.needs_input_grad
-        dx = ops.gemm(dy, weight) if need_x else None
-        dw = ops.gemm(dy, x, trans_a=True) if need_w else None
-        db = ops.bias_backward(dy) if need_b else None
-        return dx, dw, db
-
 
 def linear(input, weight, bias=None):
     """input (*, in_features) @ weight (out_features, in_features)^T + bias (out_features,)."""
@@ -646,31 +406,8 @@ def linear(input, weight, bias=None):
         raise ValueError(f"{fn}: input's last dim must be in_features = {weight.shape[1]} to match "
                          f"weight {tuple(weight.shape)}; got input of shape {tuple(input.shape)}")
     lead = input.shape[:-1]
-    y = Linear.apply(input.reshape(-1, weight.shape[1]), weight, bias)
+    y = InnerProduct.apply(input.reshape(-1, weight.shape[1]), weight, bias)
     return y if len(lead) == 1 else y.reshape(lead + (weight.shape[0],))
-
-
-class Embedding(Function):
-    @staticmethod
-    def forward(ctx, weight, *, indices, padding_idx=None, scale_grad_by_freq=False):
-        ctx.save_for_backward(indices)
-        ctx.args = weight.shape, padding_idx, scale_grad_by_freq
-        return weight[indices]
-
-    @staticmethod
-    def backward(ctx, g):
-        indices, = ctx.saved_tensors
-        shape, padding_idx, scale_grad_by_freq = ctx.args
-        g = g.reshape(-1, shape[1])
-        flat = indices.reshape(-1)
-        if scale_grad_by_freq:
-            counts = np.bincount(flat, minlength=shape[0])
-            g = g / counts[flat][:, None].astype(g.dtype)
-        dw = np.zeros(shape, g.dtype)
-        np.add.at(dw, flat, g)  # a row picked k times gets k contributions
-        if padding_idx is not None:
-            dw[padding_idx] = 0
-        return dw
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -684,7 +421,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if sparse:
         raise ValueError(f"{fn}: sparse gradients are not supported; sparse must be False")
     n = weight.shape[0]
-    idx = input.data.astype(np.int64, copy=False)
+    idx = input._data.astype(np.int64, copy=False)
     if idx.size and (idx.min() < -n or idx.max() >= n):
         bad = idx[(idx < -n) | (idx >= n)].flat[0]
         raise IndexError(f"{fn}: index {bad} is out of range for {n} embeddings")
@@ -696,10 +433,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if max_norm is not None:
         with no_grad():  # PyTorch renormalizes the looked-up rows of weight in place
             rows = np.unique(idx)
-            norms = np.linalg.norm(weight.data[rows], ord=norm_type, axis=1)
+            norms = np.linalg.norm(weight._data[rows], ord=norm_type, axis=1)
             too_long = norms > max_norm
-            weight.data[rows[too_long]] *= (max_norm / (norms[too_long] + 1e-7))[:, None]
-    return Embedding.apply(weight, indices=idx, padding_idx=padding_idx,
+            weight._data[rows[too_long]] *= (max_norm / (norms[too_long] + 1e-7))[:, None]
+    return EmbeddingLookup.apply(weight, indices=idx, padding_idx=padding_idx,
                            scale_grad_by_freq=bool(scale_grad_by_freq))
 
 
@@ -707,38 +444,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
 def flatten(input, start_dim=0, end_dim=-1):
     return input.flatten(start_dim, end_dim)
-
-
-class Pad(Function):
-    """Pad (or crop, with negative amounts) trailing dims. Each padded axis is a gather
-    from the input axis: `sources[i]` is the input index feeding output i (-1: the fill value)."""
-
-    @staticmethod
-    def forward(ctx, x, *, sources, value=0.0):
-        out = x
-        for axis, src in sources:
-            out = np.take(out, np.maximum(src, 0), axis=axis)
-            if (src < 0).any():
-                where = [slice(None)] * out.ndim
-                where[axis] = src < 0
-                out[tuple(where)] = value
-        ctx.args = x.shape, sources
-        return out
-
-    @staticmethod
-    def backward(ctx, g):
-        shape, sources = ctx.args
-        sizes = list(shape)
-        intermediate = []  # the shape before each gather
-        for axis, src in sources:
-            intermediate.append(tuple(sizes))
-            sizes[axis] = len(src)
-        for (axis, src), before in reversed(list(zip(sources, intermediate))):
-            keep = src >= 0
-            dx = np.zeros(before, g.dtype)
-            np.add.at(dx, (slice(None),) * axis + (src[keep],), np.compress(keep, g, axis=axis))
-            g = dx
-        return g
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -785,4 +490,4 @@ def pad(input, pad, mode="constant", value=None):
         sources.append((axis, src.astype(np.int64)))
     if input.dtype.kind != "f" and input.requires_grad:
         raise TypeError(f"{fn}: input must be floating point to carry a gradient")
-    return Pad.apply(input, sources=sources, value=0.0 if value is None else value)
+    return Padding.apply(input, sources=sources, value=0.0 if value is None else value)

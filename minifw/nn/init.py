@@ -45,7 +45,7 @@ def _fan(tensor, mode):
 
 def _fill(tensor, values):
     with no_grad():
-        tensor.data[...] = values
+        tensor._data[...] = values
     return tensor
 
 

@@ -7,7 +7,9 @@ import numbers
 import numpy as np
 
 from ..autograd import no_grad
-from ..tensor import Tensor, _dtype_arg, _device_arg, float32, int64, tensor
+from .. import devices
+from ..checks import check_tensor_dtype
+from ..tensor import Tensor, float32, int64, tensor
 from . import functional as F
 from . import init
 from .module import Module
@@ -27,8 +29,8 @@ def _positive_int(cls, name, v):
 
 
 def _factory(cls, dtype, device):
-    _device_arg(device, cls)
-    dtype = float32 if dtype is None else _dtype_arg(dtype, cls)
+    devices.get(device, cls)
+    dtype = float32 if dtype is None else check_tensor_dtype(dtype, cls)
     if dtype.kind != "f":
         raise TypeError(f"{cls}: dtype must be float32 or float64, got {dtype}")
     return dtype
@@ -397,7 +399,7 @@ class _BatchNorm(Module):
                              f"input)")
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
-            self.num_batches_tracked.data += 1
+            self.num_batches_tracked._data += 1
             if self.momentum is None:  # a cumulative average over every batch so far
                 factor = 1.0 / float(self.num_batches_tracked.item())
         use_batch_stats = self.training or self.running_mean is None
@@ -483,7 +485,7 @@ class Embedding(Module):
         init.normal_(self.weight)
         if self.padding_idx is not None:
             with no_grad():
-                self.weight.data[self.padding_idx] = 0
+                self.weight._data[self.padding_idx] = 0
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,

@@ -11,7 +11,9 @@ import itertools
 import numpy as np
 
 from ..autograd import no_grad
-from ..tensor import Tensor, _device_arg, _dtype_arg
+from .. import devices
+from ..checks import check_tensor_dtype
+from ..tensor import Tensor
 from .parameter import Parameter
 
 IncompatibleKeys = collections.namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")
@@ -203,7 +205,7 @@ class Module:
             if set_to_none:
                 p.grad = None
             elif p.grad is not None:
-                p.grad.data[...] = 0
+                p.grad._data[...] = 0
 
     # ---- dtype and device ------------------------------------------------------------
     def _apply_to_tensors(self, convert):
@@ -212,29 +214,38 @@ class Module:
                 for store in (m._parameters, m._buffers):
                     for name, t in store.items():
                         if t is not None:
-                            t.data = convert(t.data)
+                            t._data = convert(t._data)
                             if t.grad is not None:
-                                t.grad.data = convert(t.grad.data)
+                                t.grad._data = convert(t.grad._data)
         return self
 
     def to(self, *args, dtype=None, device=None):
-        """to(device), to(dtype) or to(device, dtype): floating point parameters and buffers
-        are converted in place (the same Parameter objects, so optimizers keep working)."""
+        """to(device), to(dtype) or to(device, dtype): parameters and buffers move to the
+        device (through minifw.devices) and floating point ones convert to dtype, in place
+        (the same Parameter objects, so optimizers keep working)."""
         for a in args:
-            if isinstance(a, str) and (a == "cpu" or a.startswith(("cpu:", "cuda"))):
+            if isinstance(a, devices.device) or (isinstance(a, str) and
+                                                 a.partition(":")[0] in devices.TYPES):
                 device = a
             else:
                 dtype = a
-        _device_arg(device, "Module.to")
-        if dtype is None:
+        target = None if device is None else devices.get(device, "Module.to")
+        if dtype is not None:
+            dtype = check_tensor_dtype(dtype, "Module.to")
+            if dtype.kind != "f":
+                raise TypeError(f"Module.to: dtype must be a floating point dtype, got {dtype}")
+        if target is None and dtype is None:
             return self
-        dtype = _dtype_arg(dtype, "Module.to")
-        if dtype.kind != "f":
-            raise TypeError(f"Module.to: dtype must be a floating point dtype, got {dtype}")
-        return self._apply_to_tensors(lambda a: a.astype(dtype) if a.dtype.kind == "f" else a)
+
+        def convert(a):
+            if target is not None:
+                a = devices.to_device(a, target)
+            return a.astype(dtype) if dtype is not None and a.dtype.kind == "f" else a
+
+        return self._apply_to_tensors(convert)
 
     def cpu(self):
-        return self
+        return self.to("cpu")
 
     def float(self):
         return self.to(np.float32)
@@ -278,7 +289,7 @@ class Module:
             if key not in state_dict:
                 continue
             value = state_dict[key]
-            array = value.data if isinstance(value, Tensor) else np.asarray(value)
+            array = value._data if isinstance(value, Tensor) else np.asarray(value)
             if array.shape != target.shape:
                 errors.append(f"size mismatch for {key}: copying a param with shape "
                               f"{tuple(array.shape)} from checkpoint, the shape in current model "
@@ -290,8 +301,8 @@ class Module:
             for key, target in own.items():
                 if key in state_dict:
                     value = state_dict[key]
-                    array = value.data if isinstance(value, Tensor) else np.asarray(value)
-                    target.data[...] = array.astype(target.dtype, copy=False)
+                    array = value._data if isinstance(value, Tensor) else np.asarray(value)
+                    target._data[...] = array.astype(target.dtype, copy=False)
         return IncompatibleKeys(missing, unexpected)
 
     # ---- printing ---------------------------------------------------------------------

@@ -15,9 +15,9 @@ class Parameter(Tensor):
         if data is None:
             array = np.empty(0, dtype=np.float32)
         elif isinstance(data, Tensor):
-            array = data.data
+            array = data._data
         else:
-            array = tensor(data).data
+            array = tensor(data)._data
         self._set(array, None, 0, False)
         self.requires_grad_(requires_grad)
 

@@ -11,14 +11,11 @@ is always taken on x. Any shape is accepted (the operation is elementwise).
 """
 import numpy as np
 
-from .. import _native
-from ._checks import check_bool, check_like, check_real, native_suffix
-from ._validate import check_choice, check_float_array
+from .. import devices
+from ..checks import check_array, check_bool, check_choice, check_float_array, check_like, check_real
 
 MODES = ("relu", "leaky_relu", "sigmoid", "tanh", "elu", "relu6")
 
-_FORWARD = {s: getattr(_native, f"activation_forward_{s}") for s in ("f32", "f64")}
-_BACKWARD = {s: getattr(_native, f"activation_backward_{s}") for s in ("f32", "f64")}
 
 
 def _check_params(fn, mode, negative_slope, alpha):
@@ -35,8 +32,7 @@ def activation_forward(x, mode, *, negative_slope=0.01, alpha=1.0, inplace=False
     slope, alpha = _check_params(fn, mode, negative_slope, alpha)
     inplace = check_bool(fn, "inplace", inplace)
     if inplace:
-        if not isinstance(x, np.ndarray):
-            raise TypeError(f"{fn}: x must be a numpy.ndarray, got {type(x).__name__}")
+        check_array(fn, "x", x)
         if not x.flags.c_contiguous or not x.flags.writeable:
             raise ValueError(f"{fn}: inplace=True needs x to be a writable, C-contiguous array")
         x = check_float_array(fn, "x", x)
@@ -44,7 +40,7 @@ def activation_forward(x, mode, *, negative_slope=0.01, alpha=1.0, inplace=False
     else:
         x = check_float_array(fn, "x", x)
         y = np.empty_like(x)
-    _FORWARD[native_suffix(x.dtype)](mode, x, y, slope, alpha)
+    devices.kernel("activation", "forward", x.dtype, devices.of(x))(mode, x, y, slope, alpha)
     return y
 
 
@@ -64,5 +60,5 @@ def activation_backward(dy, y, mode, *, x=None, negative_slope=0.01, alpha=1.0):
         raise ValueError(f"{fn}: x is required for elu with alpha < 0 (got {alpha!r}): a negative "
                          f"input then gives a positive output, so y cannot tell the branch")
     dx = np.empty_like(y)
-    _BACKWARD[native_suffix(y.dtype)](mode, dy, y, x, dx, slope, alpha)
+    devices.kernel("activation", "backward", y.dtype, devices.of(y))(mode, dy, y, x, dx, slope, alpha)
     return dx

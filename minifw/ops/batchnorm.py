@@ -14,14 +14,10 @@ accumulated in double.
 """
 import numpy as np
 
-from .. import _native
-from ._checks import check_channel_vector, check_like, check_real, native_suffix
-from ._validate import check_float_array
+from .. import devices
+from ..checks import check_channel_vector, check_float_array, check_like, check_real
 
 _NDIM_DESC = "2-D (N, C) or 4-D (N, C, H, W)"
-_TRAIN = {s: getattr(_native, f"batch_norm_forward_training_{s}") for s in ("f32", "f64")}
-_INFER = {s: getattr(_native, f"batch_norm_forward_inference_{s}") for s in ("f32", "f64")}
-_BACKWARD = {s: getattr(_native, f"batch_norm_backward_{s}") for s in ("f32", "f64")}
 
 
 def _layout(shape):
@@ -59,9 +55,9 @@ def batch_norm_forward_training(x, weight, bias, running_mean, running_var, *, m
         raise ValueError(f"{fn}: x must have more than one value per channel in training (the variance of "
                          f"one value is undefined); got x of shape {tuple(x.shape)}")
     y = np.empty_like(x)
-    save_mean = np.empty(c, dtype=x.dtype)
-    save_invstd = np.empty(c, dtype=x.dtype)
-    _TRAIN[native_suffix(x.dtype)](outer, c, inner, x, weight, bias, running_mean, running_var, momentum, eps, y,
+    save_mean = devices.empty(c, x.dtype, devices.of(x))
+    save_invstd = devices.empty(c, x.dtype, devices.of(x))
+    devices.kernel("batch_norm", "forward_training", x.dtype, devices.of(x))(outer, c, inner, x, weight, bias, running_mean, running_var, momentum, eps, y,
                                    save_mean, save_invstd)
     return y, save_mean, save_invstd
 
@@ -79,7 +75,7 @@ def batch_norm_forward_inference(x, weight, bias, running_mean, running_var, *, 
     running_var = check_channel_vector(fn, "running_var", running_var, x.shape[1], x.dtype)
     eps = check_real(fn, "eps", eps, minimum=0.0)
     y = np.empty_like(x)
-    _INFER[native_suffix(x.dtype)](*_layout(x.shape), x, weight, bias, running_mean, running_var, eps, y)
+    devices.kernel("batch_norm", "forward_inference", x.dtype, devices.of(x))(*_layout(x.shape), x, weight, bias, running_mean, running_var, eps, y)
     return y
 
 
@@ -94,7 +90,7 @@ def batch_norm_backward(dy, x, weight, save_mean, save_invstd):
     save_invstd = check_channel_vector(fn, "save_invstd", save_invstd, x.shape[1], x.dtype)
     c = x.shape[1]
     dx = np.empty_like(x)
-    dweight = np.empty(c, dtype=x.dtype)
-    dbias = np.empty(c, dtype=x.dtype)
-    _BACKWARD[native_suffix(x.dtype)](*_layout(x.shape), dy, x, weight, save_mean, save_invstd, dx, dweight, dbias)
+    dweight = devices.empty(c, x.dtype, devices.of(x))
+    dbias = devices.empty(c, x.dtype, devices.of(x))
+    devices.kernel("batch_norm", "backward", x.dtype, devices.of(x))(*_layout(x.shape), dy, x, weight, save_mean, save_invstd, dx, dweight, dbias)
     return dx, dweight, dbias

@@ -29,9 +29,9 @@ import time
 
 import numpy as np
 
-from .. import _native, backends
+from .. import _native, backends, devices
 from .tensor_ops import bias_backward
-from ._validate import (check_choice, check_dtype_arg, check_float_array, check_int, check_pair,
+from ..checks import (check_choice, check_dtype_arg, check_float_array, check_int, check_pair,
                         check_shape)
 
 DIRECTIONS = ("forward", "backward_data", "backward_filter")
@@ -168,8 +168,9 @@ def conv_workspace_size(problem, direction, algo):
 
 
 def find_conv_algorithms(problem, direction, *, repeats=3):
-    """Time every algorithm that supports `problem` on random data; return
-    ConvAlgoPerf results fastest first (like cudnnFindConvolutionForwardAlgorithm)."""
+    """Time every algorithm that supports `problem` (and whose workspace is within
+    the limit of minifw.devices.workspace()) on random data; return ConvAlgoPerf
+    results fastest first (like cudnnFindConvolutionForwardAlgorithm)."""
     _check_problem("find_conv_algorithms", problem)
     check_choice("find_conv_algorithms", "direction", direction, DIRECTIONS)
     repeats = check_int("find_conv_algorithms", "repeats", repeats, minimum=1)
@@ -178,7 +179,10 @@ def find_conv_algorithms(problem, direction, *, repeats=3):
     w = rng.standard_normal(problem.w_shape).astype(problem.dtype)
     dy = rng.standard_normal(problem.out_shape).astype(problem.dtype)
     results = []
+    workspace = devices.workspace(devices.CPU)
     for algo in conv_algorithms(problem, direction):
+        if not workspace.fits(_explicit_bytes(problem, direction, algo)):
+            continue  # over the workspace limit: not a candidate, as in cuDNN's find
         run = _runner(problem, direction, algo, x, w, dy)
         run()  # warm-up: first touch of workspace and packing buffers
         times = []
@@ -264,31 +268,6 @@ def _choose(problem, direction):
 
 # ---- execution -------------------------------------------------------------------
 
-_local = threading.local()
-
-
-def _workspace(nbytes):
-    """A grow-only per-thread workspace, so repeated calls do not pay for
-    allocating and first-touching large buffers (frameworks over cuDNN do the same)."""
-    buf = getattr(_local, "buf", None)
-    if buf is None or buf.size < nbytes:
-        buf = np.empty(max(nbytes, 64), dtype=np.uint8)
-        _local.buf = buf
-    return buf
-
-
-def release_workspace():
-    """Free this thread's cached convolution workspace."""
-    _local.buf = None
-
-
-_NATIVE = {
-    (d, t): getattr(_native, f"conv_{d}_{'f32' if t == np.float32 else 'f64'}")
-    for d in ("forward", "backward_data", "backward_filter")
-    for t in (np.float32, np.float64)
-}
-
-
 def _check_problem(fn, problem):
     if not isinstance(problem, ConvProblem):
         raise TypeError(f"{fn}: problem must be a ConvProblem, got {type(problem).__name__}")
@@ -313,9 +292,23 @@ def _resolve(fn, problem, direction, algo):
     return algo
 
 
-def _run(fn, direction, problem, algo, *arrays):
-    explicit, _ = _native.conv_workspace(problem.dtype.name, algo, direction, problem._args)
-    _NATIVE[direction, problem.dtype.type](algo, problem._args, *arrays, _workspace(explicit))
+def _explicit_bytes(problem, direction, algo):
+    return _native.conv_workspace(problem.dtype.name, algo, direction, problem._args)[0]
+
+
+def _run(direction, problem, algo, auto, *arrays):
+    """Run `algo` with its workspace from the device's allocator. An algorithm chosen
+    automatically whose workspace is over the allocator's limit gives way to the
+    supported one that needs the least (implicit_gemm needs none)."""
+    dev = devices.of(arrays[0])
+    workspace = devices.workspace(dev)
+    explicit = _explicit_bytes(problem, direction, algo)
+    if auto and not workspace.fits(explicit):
+        algo = min(conv_algorithms(problem, direction),
+                   key=lambda a: _explicit_bytes(problem, direction, a))
+        explicit = _explicit_bytes(problem, direction, algo)
+    devices.kernel("conv", direction, problem.dtype, dev)(algo, problem._args, *arrays,
+                                                          workspace.get(explicit))
 
 
 def conv2d_forward(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1, algo="auto"):
@@ -330,9 +323,10 @@ def conv2d_forward(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1
         if bias.shape[0] != w.shape[0]:
             raise ValueError(f"{fn}: bias must have shape ({w.shape[0]},) to match weight of shape "
                              f"{w.shape}, got {bias.shape}")
+    auto = algo == "auto"
     algo = _resolve(fn, problem, "forward", algo)
-    y = np.empty(problem.out_shape, dtype=w.dtype)
-    _run(fn, "forward", problem, algo, x, w, bias, y)
+    y = devices.empty(problem.out_shape, w.dtype, devices.of(w))
+    _run("forward", problem, algo, auto, x, w, bias, y)
     return y
 
 
@@ -343,9 +337,10 @@ def conv2d_backward_data(dy, w, x_shape, *, stride=1, padding=0, dilation=1, gro
     dy = check_float_array(fn, "dy", dy, ndim=4, dtype=w.dtype, ndim_desc="4-D (N, K, Ho, Wo)")
     problem = _cached_problem(fn, x_shape, w.shape, stride, padding, dilation, groups, w.dtype)
     _check_dy(fn, dy, problem)
+    auto = algo == "auto"
     algo = _resolve(fn, problem, "backward_data", algo)
-    dx = np.empty(problem.x_shape, dtype=w.dtype)
-    _run(fn, "backward_data", problem, algo, dy, w, dx)
+    dx = devices.empty(problem.x_shape, w.dtype, devices.of(w))
+    _run("backward_data", problem, algo, auto, dy, w, dx)
     return dx
 
 
@@ -356,9 +351,10 @@ def conv2d_backward_filter(x, dy, w_shape, *, stride=1, padding=0, dilation=1, g
     dy = check_float_array(fn, "dy", dy, ndim=4, dtype=x.dtype, ndim_desc="4-D (N, K, Ho, Wo)")
     problem = _cached_problem(fn, x.shape, w_shape, stride, padding, dilation, groups, x.dtype)
     _check_dy(fn, dy, problem)
+    auto = algo == "auto"
     algo = _resolve(fn, problem, "backward_filter", algo)
-    dw = np.empty(problem.w_shape, dtype=x.dtype)
-    _run(fn, "backward_filter", problem, algo, x, dy, dw)
+    dw = devices.empty(problem.w_shape, x.dtype, devices.of(x))
+    _run("backward_filter", problem, algo, auto, x, dy, dw)
     return dw
 
 

@@ -16,12 +16,9 @@ import numbers
 
 import numpy as np
 
-from .. import _native
-from ._checks import check_real, native_suffix
-from ._validate import check_float_array
+from .. import devices
+from ..checks import check_array, check_float_array, check_real
 
-_FORWARD = {s: getattr(_native, f"dropout_forward_{s}") for s in ("f32", "f64")}
-_BACKWARD = {s: getattr(_native, f"dropout_backward_{s}") for s in ("f32", "f64")}
 
 
 def _check_p(fn, p):
@@ -39,8 +36,8 @@ def dropout_forward(x, p, *, seed):
     if not 0 <= seed < 2 ** 64:
         raise ValueError(f"{fn}: seed must be in [0, 2**64), got {seed}")
     y = np.empty_like(x)
-    mask = np.empty(x.shape, dtype=np.uint8)
-    _FORWARD[native_suffix(x.dtype)](x, p, seed, y, mask)
+    mask = devices.empty(x.shape, np.uint8, devices.of(x))
+    devices.kernel("dropout", "forward", x.dtype, devices.of(x))(x, p, seed, y, mask)
     return y, mask
 
 
@@ -49,13 +46,12 @@ def dropout_backward(dy, mask, p):
     fn = "dropout_backward"
     dy = check_float_array(fn, "dy", dy)
     p = _check_p(fn, p)
-    if not isinstance(mask, np.ndarray):
-        raise TypeError(f"{fn}: mask must be a numpy.ndarray, got {type(mask).__name__}")
+    check_array(fn, "mask", mask)
     if mask.dtype not in (np.uint8, np.bool_):
         raise TypeError(f"{fn}: mask must have dtype uint8 (from dropout_forward), got {mask.dtype}")
     if mask.shape != dy.shape:
         raise ValueError(f"{fn}: mask must have the shape of dy {tuple(dy.shape)}, got {tuple(mask.shape)}")
     mask = np.ascontiguousarray(mask).view(np.uint8)
     dx = np.empty_like(dy)
-    _BACKWARD[native_suffix(dy.dtype)](dy, mask, p, dx)
+    devices.kernel("dropout", "backward", dy.dtype, devices.of(dy))(dy, mask, p, dx)
     return dx

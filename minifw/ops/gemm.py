@@ -4,10 +4,9 @@ import numbers
 
 import numpy as np
 
-from .. import _native
-from ._validate import check_float_array
+from .. import devices
+from ..checks import check_array, check_float_array
 
-_GEMM = {np.dtype(np.float32): _native.gemm_f32, np.dtype(np.float64): _native.gemm_f64}
 
 
 
@@ -23,8 +22,7 @@ def _strided_ok(a):
 
 
 def _check_operand(name, a, dtype=None):
-    if not isinstance(a, np.ndarray):
-        raise TypeError(f"gemm: {name} must be a numpy.ndarray, got {type(a).__name__}")
+    check_array("gemm", name, a)
     if a.ndim == 2 and a.dtype in (np.float32, np.float64) and (dtype is None or a.dtype == dtype) \
             and _strided_ok(a):
         return a  # sliced or transposed views are read in place, no copy
@@ -61,10 +59,9 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     if c is None:
         if beta != 0.0:
             raise ValueError(f"gemm: beta must be 0 when c is None (nothing to scale), got {beta}")
-        c = np.empty((m, n), dtype=a.dtype)
+        c = devices.empty((m, n), a.dtype, devices.of(a))
     else:
-        if not isinstance(c, np.ndarray):
-            raise TypeError(f"gemm: c must be a numpy.ndarray, got {type(c).__name__}")
+        check_array("gemm", "c", c)
         if c.dtype != a.dtype:
             raise TypeError(f"gemm: c must have dtype {a.dtype} to match a, got {c.dtype}")
         if c.shape != (m, n):
@@ -77,5 +74,5 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     if k == 0:  # an empty sum: only the beta * c term is left
         c[...] = 0 if beta == 0.0 else beta * c
         return c
-    _GEMM[a.dtype](a, b, c, bool(trans_a), bool(trans_b), alpha, beta)
+    devices.kernel("gemm", "", a.dtype, devices.of(a))(a, b, c, bool(trans_a), bool(trans_b), alpha, beta)
     return c

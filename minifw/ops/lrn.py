@@ -13,12 +13,9 @@ slide their window sums along the channels, so the cost does not grow with size.
 """
 import numpy as np
 
-from .. import _native
-from ._checks import check_like, check_real, native_suffix
-from ._validate import check_float_array, check_int
+from .. import devices
+from ..checks import check_float_array, check_int, check_like, check_real
 
-_FORWARD = {s: getattr(_native, f"lrn_forward_{s}") for s in ("f32", "f64")}
-_BACKWARD = {s: getattr(_native, f"lrn_backward_{s}") for s in ("f32", "f64")}
 
 
 def _check_params(fn, size, alpha, beta, k):
@@ -42,7 +39,7 @@ def lrn_forward(x, size, *, alpha=1e-4, beta=0.75, k=1.0):
     size, alpha, beta, k = _check_params(fn, size, alpha, beta, k)
     y = np.empty_like(x)
     scale = np.empty_like(x)
-    _FORWARD[native_suffix(x.dtype)](*_layout(fn, x), size, alpha, beta, k, x, y, scale)
+    devices.kernel("lrn", "forward", x.dtype, devices.of(x))(*_layout(fn, x), size, alpha, beta, k, x, y, scale)
     return y, scale
 
 
@@ -56,5 +53,5 @@ def lrn_backward(dy, x, y, scale, size, *, alpha=1e-4, beta=0.75, k=1.0):
     scale = check_like(fn, "scale", scale, x, "x")
     size, alpha, beta, k = _check_params(fn, size, alpha, beta, k)
     dx = np.empty_like(x)
-    _BACKWARD[native_suffix(x.dtype)](*_layout(fn, x), size, alpha, beta, k, dy, x, y, scale, dx)
+    devices.kernel("lrn", "backward", x.dtype, devices.of(x))(*_layout(fn, x), size, alpha, beta, k, dy, x, y, scale, dx)
     return dx

@@ -15,14 +15,13 @@ Average pooling divides by the window's area clipped to the padded input
 """
 import numpy as np
 
-from .. import _native
-from ._checks import check_bool, native_suffix
-from ._validate import check_choice, check_dtype_arg, check_float_array, check_pair, check_shape
+from .. import devices
+from .geometry import window_out_size
+from ..checks import (check_array, check_bool, check_choice, check_dtype_arg, check_float_array,
+                     check_pair, check_shape)
 
 MODES = ("max", "avg")
 
-_FORWARD = {s: getattr(_native, f"pool_forward_{s}") for s in ("f32", "f64")}
-_BACKWARD = {s: getattr(_native, f"pool_backward_{s}") for s in ("f32", "f64")}
 
 
 class PoolProblem:
@@ -64,7 +63,8 @@ class PoolProblem:
         self.mode, self.ceil_mode, self.count_include_pad, self.dtype = mode, ceil_mode, count_include_pad, dtype
         self._args = (n, c, h, w, kernel_size[0], kernel_size[1], stride[0], stride[1], padding[0], padding[1],
                       ceil_mode)
-        ho, wo = _native.pool_out_hw(self._args)
+        ho = window_out_size(h, kernel_size[0], stride[0], padding[0], ceil_mode=ceil_mode)
+        wo = window_out_size(w, kernel_size[1], stride[1], padding[1], ceil_mode=ceil_mode)
         self.out_shape = (n, c, ho, wo)
         self._native_mode = "max" if mode == "max" else (
             "avg_include_pad" if count_include_pad else "avg_exclude_pad")
@@ -124,9 +124,9 @@ def pool2d_forward(x, kernel_size, *, stride=None, padding=0, mode="max", ceil_m
                               x.dtype)
     if return_indices and problem.mode != "max":
         raise ValueError(f"{fn}: return_indices=True needs mode='max', got mode={mode!r}")
-    y = np.empty(problem.out_shape, dtype=x.dtype)
-    indices = np.empty(problem.out_shape, dtype=np.int64) if return_indices else None
-    _FORWARD[native_suffix(x.dtype)](problem._native_mode, problem._args, x, y, indices)
+    y = devices.empty(problem.out_shape, x.dtype, devices.of(x))
+    indices = devices.empty(problem.out_shape, np.int64, devices.of(x)) if return_indices else None
+    devices.kernel("pool", "forward", x.dtype, devices.of(x))(problem._native_mode, problem._args, x, y, indices)
     return (y, indices) if return_indices else y
 
 
@@ -144,8 +144,7 @@ def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="m
         if indices is None:
             raise ValueError(f"{fn}: indices is required for mode='max' (from pool2d_forward(..., "
                              f"return_indices=True))")
-        if not isinstance(indices, np.ndarray):
-            raise TypeError(f"{fn}: indices must be a numpy.ndarray, got {type(indices).__name__}")
+        check_array(fn, "indices", indices)
         if indices.dtype != np.int64:
             raise TypeError(f"{fn}: indices must have dtype int64, got {indices.dtype}")
         if indices.shape != problem.out_shape:
@@ -154,9 +153,9 @@ def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="m
         indices = np.ascontiguousarray(indices)
     elif indices is not None:
         raise ValueError(f"{fn}: indices is only used by mode='max', got mode={mode!r}")
-    dx = np.empty(problem.x_shape, dtype=dy.dtype)
+    dx = devices.empty(problem.x_shape, dy.dtype, devices.of(dy))
     try:
-        _BACKWARD[native_suffix(dy.dtype)](problem._native_mode, problem._args, dy, indices, dx)
+        devices.kernel("pool", "backward", dy.dtype, devices.of(dy))(problem._native_mode, problem._args, dy, indices, dx)
     except ValueError as e:  # an index outside its input plane
         raise ValueError(f"{fn}: {e}") from None
     return dx

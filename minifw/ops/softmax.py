@@ -17,17 +17,12 @@ import numbers
 
 import numpy as np
 
-from .. import _native
-from ._checks import check_bool, check_like, check_real, native_suffix
-from ._validate import check_choice, check_float_array
+from .. import devices
+from ..checks import check_bool, check_choice, check_float_array, check_like, check_real
 
 REDUCTIONS = ("mean", "sum", "none")
 _NDIM_DESC = "2-D (N, classes) or 4-D (N, C, H, W)"
 
-_SOFTMAX_FORWARD = {s: getattr(_native, f"softmax_forward_{s}") for s in ("f32", "f64")}
-_SOFTMAX_BACKWARD = {s: getattr(_native, f"softmax_backward_{s}") for s in ("f32", "f64")}
-_CE_FORWARD = {s: getattr(_native, f"cross_entropy_forward_{s}") for s in ("f32", "f64")}
-_CE_BACKWARD = {s: getattr(_native, f"cross_entropy_backward_{s}") for s in ("f32", "f64")}
 
 
 def _layout(shape):
@@ -44,7 +39,7 @@ def softmax_forward(x, *, log=False):
     log = check_bool(fn, "log", log)
     _check_classes(fn, "x", x)
     y = np.empty_like(x)
-    _SOFTMAX_FORWARD[native_suffix(x.dtype)](*_layout(x.shape), x, y, log)
+    devices.kernel("softmax", "forward", x.dtype, devices.of(x))(*_layout(x.shape), x, y, log)
     return y
 
 
@@ -56,7 +51,7 @@ def softmax_backward(dy, y, *, log=False):
     log = check_bool(fn, "log", log)
     _check_classes(fn, "y", y)
     dx = np.empty_like(y)
-    _SOFTMAX_BACKWARD[native_suffix(y.dtype)](*_layout(y.shape), dy, y, dx, log)
+    devices.kernel("softmax", "backward", y.dtype, devices.of(y))(*_layout(y.shape), dy, y, dx, log)
     return dx
 
 
@@ -109,8 +104,8 @@ def cross_entropy_forward(logits, target, *, ignore_index=-100, label_smoothing=
     target, ignore_index, eps = _check_ce_args(fn, "logits", logits, target, ignore_index,
                                                label_smoothing, reduction)
     log_probs = np.empty_like(logits)
-    losses = np.empty(target.shape, dtype=logits.dtype)
-    total, count = _CE_FORWARD[native_suffix(logits.dtype)](*_layout(logits.shape), logits, target,
+    losses = devices.empty(target.shape, logits.dtype, devices.of(logits))
+    total, count = devices.kernel("cross_entropy", "forward", logits.dtype, devices.of(logits))(*_layout(logits.shape), logits, target,
                                                             ignore_index, eps, log_probs, losses)
     if reduction == "none":
         return losses, log_probs
@@ -143,6 +138,6 @@ def cross_entropy_backward(grad_loss, log_probs, target, *, ignore_index=-100, l
             grad_loss = grad_loss.reshape(()).item()
         scalar = check_real(fn, "grad_loss", grad_loss, finite=False)
     dlogits = np.empty_like(log_probs)
-    _CE_BACKWARD[native_suffix(log_probs.dtype)](*_layout(log_probs.shape), log_probs, target, ignore_index,
+    devices.kernel("cross_entropy", "backward", log_probs.dtype, devices.of(log_probs))(*_layout(log_probs.shape), log_probs, target, ignore_index,
                                                  eps, grad, scalar, reduction == "mean", dlogits)
     return dlogits

@@ -13,17 +13,12 @@ the result. The bias gradient is accumulated in double.
 """
 import numpy as np
 
-from .. import _native
-from ._checks import check_channel_vector, check_real, native_suffix
-from ._validate import check_float_array
+from .. import devices
+from ..checks import check_channel_vector, check_float_array, check_real
 
 _NDIM_DESC = "2-D (N, C) or 4-D (N, C, H, W)"
 _MAX_NDIM = 8  # as cuDNN's tensor descriptors
 
-_BIAS_ADD = {s: getattr(_native, f"bias_add_{s}") for s in ("f32", "f64")}
-_BIAS_BACKWARD = {s: getattr(_native, f"bias_backward_{s}") for s in ("f32", "f64")}
-_ADD_TENSOR = {s: getattr(_native, f"tensor_add_{s}") for s in ("f32", "f64")}
-_SCALE_TENSOR = {s: getattr(_native, f"tensor_scale_{s}") for s in ("f32", "f64")}
 
 
 def _layout(fn, name, a):
@@ -41,7 +36,7 @@ def bias_add(x, bias):
     layout = _layout(fn, "x", x)
     bias = check_channel_vector(fn, "bias", bias, x.shape[1], x.dtype)
     y = np.empty_like(x)
-    _BIAS_ADD[native_suffix(x.dtype)](*layout, x, bias, y)
+    devices.kernel("bias", "add", x.dtype, devices.of(x))(*layout, x, bias, y)
     return y
 
 
@@ -50,8 +45,8 @@ def bias_backward(dy):
     fn = "bias_backward"
     dy = check_float_array(fn, "dy", dy, ndim=(2, 4), ndim_desc=_NDIM_DESC)
     layout = _layout(fn, "dy", dy)
-    db = np.empty(dy.shape[1], dtype=dy.dtype)
-    _BIAS_BACKWARD[native_suffix(dy.dtype)](*layout, dy, db)
+    db = devices.empty(dy.shape[1], dy.dtype, devices.of(dy))
+    devices.kernel("bias", "backward", dy.dtype, devices.of(dy))(*layout, dy, db)
     return db
 
 
@@ -70,7 +65,7 @@ def add_tensor(a, c, *, alpha=1.0, beta=0.0):
     alpha = check_real(fn, "alpha", alpha)
     beta = check_real(fn, "beta", beta)
     out = np.empty_like(c)
-    _ADD_TENSOR[native_suffix(c.dtype)](a, c, out, alpha, beta)
+    devices.kernel("tensor", "add", c.dtype, devices.of(c))(a, c, out, alpha, beta)
     return out
 
 
@@ -80,5 +75,5 @@ def scale_tensor(x, alpha):
     x = check_float_array(fn, "x", x)
     alpha = check_real(fn, "alpha", alpha)
     y = np.empty_like(x)
-    _SCALE_TENSOR[native_suffix(x.dtype)](x, y, alpha)
+    devices.kernel("tensor", "scale", x.dtype, devices.of(x))(x, y, alpha)
     return y

@@ -39,21 +39,21 @@ class Adam(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                g = -p.grad.data if group["maximize"] else p.grad.data
+                g = -p.grad._data if group["maximize"] else p.grad._data
                 state = self.state.setdefault(p, {})
                 if not state:
                     state["step"] = 0
-                    state["exp_avg"] = np.zeros_like(p.data)
-                    state["exp_avg_sq"] = np.zeros_like(p.data)
+                    state["exp_avg"] = np.zeros_like(p._data)
+                    state["exp_avg_sq"] = np.zeros_like(p._data)
                 if amsgrad and "max_exp_avg_sq" not in state:  # also after loading non-amsgrad state
-                    state["max_exp_avg_sq"] = np.zeros_like(p.data)
+                    state["max_exp_avg_sq"] = np.zeros_like(p._data)
                 state["step"] += 1
                 t = state["step"]
                 if weight_decay != 0:
                     if self._decoupled:
-                        p.data *= 1 - lr * weight_decay
+                        p._data *= 1 - lr * weight_decay
                     else:
-                        g = g + weight_decay * p.data
+                        g = g + weight_decay * p._data
                 m, v = state["exp_avg"], state["exp_avg_sq"]
                 # PyTorch's operations, in its order (m.lerp_(g, 1 - beta1), then
                 # p.addcdiv_(m, denom, value=-step_size)), so float32 results stay close to its.
@@ -66,7 +66,7 @@ class Adam(Optimizer):
                 step_size = lr / (1 - beta1 ** t)
                 bias_correction2_sqrt = math.sqrt(1 - beta2 ** t)
                 denom = np.sqrt(v) / bias_correction2_sqrt + eps
-                p.data -= step_size * (m / denom)
+                p._data -= step_size * (m / denom)
 
 
 class AdamW(Adam):

@@ -63,7 +63,7 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 elif p.grad is not None:
-                    p.grad.data[...] = 0
+                    p.grad._data[...] = 0
 
     def step(self):
         raise NotImplementedError
@@ -109,7 +109,7 @@ class Optimizer:
                 entry = {}
                 for k, v in saved_state[int(index)].items():
                     if isinstance(v, (Tensor, np.ndarray)):
-                        array = v.data if isinstance(v, Tensor) else v
+                        array = v._data if isinstance(v, Tensor) else v
                         if array.shape != p.shape:
                             raise ValueError(f"loaded state {k!r} has shape {array.shape} for a "
                                              f"parameter of shape {p.shape}")

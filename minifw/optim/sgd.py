@@ -36,9 +36,9 @@ class SGD(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                g = -p.grad.data if group["maximize"] else p.grad.data
+                g = -p.grad._data if group["maximize"] else p.grad._data
                 if weight_decay != 0:
-                    decayed = p.data * weight_decay  # a new array: p.grad itself stays as it is
+                    decayed = p._data * weight_decay  # a new array: p.grad itself stays as it is
                     decayed += g
                     g = decayed
                 if momentum != 0:
@@ -50,4 +50,4 @@ class SGD(Optimizer):
                         buf *= momentum
                         buf += g if dampening == 0 else (1 - dampening) * g
                     g = g + momentum * buf if nesterov else buf
-                p.data -= lr * g
+                p._data -= lr * g

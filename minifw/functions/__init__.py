@@ -1,0 +1,24 @@
+"""The differentiable operations: one module per family, each a set of Function
+classes with forward and backward side by side (see minifw.autograd).
+
+    convolution     Convolution2D
+    pooling         MaxPooling2D, AveragePooling2D
+    activation      Activation (relu, leaky_relu, elu, sigmoid, tanh)
+    softmax         SoftmaxAlongDim, SoftmaxCrossEntropy, NegativeLogLikelihood, SquaredError
+    normalization   LocalResponseNormalization, BatchNormalization
+    dropout         InvertedDropout
+    linear          MatMul, InnerProduct
+    elementwise     Add, Sub, Mul, Div, Neg, Pow, Exp, Log, Sqrt, Abs, Clamp, Cast, Clone, Where
+    reductions      Sum, Mean, Amax, MaxDim
+    shape           Reshape, Permute, Expand, Index, Cat, Stack, Padding
+    embedding       EmbeddingLookup
+
+Functions work on the arrays of a device. Those with a primitive reach it through
+the current engine (minifw.set_engine), the one they ran forward on also running
+their backward; the rest are array code, allocating through minifw.devices. Their
+names say what they compute and never repeat a Module's name: nn.Conv2d is the
+layer, Convolution2D the operation it applies. Tensor methods and
+nn.functional (the PyTorch-signature wrappers) apply them.
+"""
+from . import (activation, convolution, dropout, elementwise, embedding, linear, normalization,
+               pooling, reductions, shape, softmax)

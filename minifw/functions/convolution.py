@@ -1,0 +1,21 @@
+"""2-D convolution: the Function over the current engine's conv2d primitives."""
+from ..autograd import Function
+from ..engines import current_engine
+
+
+class Convolution2D(Function):
+    @staticmethod
+    def forward(ctx, x, weight, bias, **geometry):
+        engine = ctx.engine = current_engine()
+        ctx.save_for_backward(x, weight)
+        ctx.geometry = geometry
+        return engine.conv2d_forward(x, weight, bias, **geometry)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad
+        dx = ctx.engine.conv2d_backward_data(dy, weight, x.shape, **ctx.geometry) if need_x else None
+        dw = ctx.engine.conv2d_backward_filter(x, dy, weight.shape, **ctx.geometry) if need_w else None
+        db = ctx.engine.conv2d_backward_bias(dy) if need_b else None
+        return dx, dw, db

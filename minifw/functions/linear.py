@@ -1,0 +1,60 @@
+"""Matrix products: matmul (NumPy semantics) and the inner-product layer (Caffe's name for
+linear): y = x @ W^T + b as GEMMs of the current engine."""
+import numpy as np
+
+from .. import devices
+from ..autograd import Function
+from ..engines import current_engine
+from .elementwise import unbroadcast
+
+
+class MatMul(Function):
+    """NumPy matmul semantics: 1-D operands are promoted and the added axis removed,
+    leading (batch) axes broadcast."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return np.matmul(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        if a.ndim == 1 and b.ndim == 1:
+            return g * b, g * a
+        a2 = a[None, :] if a.ndim == 1 else a
+        b2 = b[:, None] if b.ndim == 1 else b
+        if a.ndim == 1:
+            g = np.expand_dims(g, -2)
+        if b.ndim == 1:
+            g = np.expand_dims(g, -1)
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = unbroadcast(np.matmul(g, np.swapaxes(b2, -1, -2)), a2.shape).reshape(a.shape)
+        if ctx.needs_input_grad[1]:
+            gb = unbroadcast(np.matmul(np.swapaxes(a2, -1, -2), g), b2.shape).reshape(b.shape)
+        return ga, gb
+
+
+class InnerProduct(Function):
+    """y = x @ W^T + b as GEMMs. The bias goes in as GEMM's C operand (beta = 1), so the
+    output is written once; its gradient is the bias primitive's sum of dy over the batch."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias):
+        engine = ctx.engine = current_engine()
+        ctx.save_for_backward(x, weight)
+        if bias is None:
+            return engine.gemm(x, weight, trans_b=True)
+        y = devices.empty((x.shape[0], weight.shape[0]), x.dtype, devices.of(x))
+        y[...] = bias
+        return engine.gemm(x, weight, y, trans_b=True, beta=1.0)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad
+        dx = ctx.engine.gemm(dy, weight) if need_x else None
+        dw = ctx.engine.gemm(dy, x, trans_a=True) if need_w else None
+        db = ctx.engine.bias_backward(dy) if need_b else None
+        return dx, dw, db

@@ -1,0 +1,78 @@
+"""Reductions: sum, mean, max/min over all elements or along dims."""
+import numpy as np
+
+from .. import devices
+from ..autograd import Function
+
+
+def _expand_reduced(g, in_shape, axes, keepdim):
+    """Broadcast the gradient of a reduction over `axes` back to the input shape."""
+    if not keepdim and axes is not None:
+        g = np.expand_dims(g, axes)
+    return np.broadcast_to(g, in_shape)
+
+
+class Sum(Function):
+    @staticmethod
+    def forward(ctx, a, *, axes=None, keepdim=False):
+        ctx.args = a.shape, axes, keepdim
+        return np.sum(a, axis=axes, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _expand_reduced(g, *ctx.args)
+
+
+class Mean(Function):
+    @staticmethod
+    def forward(ctx, a, *, axes=None, keepdim=False):
+        out = np.mean(a, axis=axes, keepdims=keepdim)
+        ctx.args = a.shape, axes, keepdim
+        ctx.count = a.size // out.size if out.size else 1  # elements averaged into each output
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        return _expand_reduced(g / ctx.count, *ctx.args)
+
+
+class Amax(Function):
+    """max (or min) over all elements or over axes; ties share the gradient evenly."""
+
+    @staticmethod
+    def forward(ctx, a, *, axes=None, keepdim=False, smallest=False):
+        out = (np.amin if smallest else np.amax)(a, axis=axes, keepdims=keepdim)
+        ctx.save_for_backward(a, out)
+        ctx.args = a.shape, axes, keepdim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, out = ctx.saved_tensors
+        hit = a == _expand_reduced(out, *ctx.args)
+        count = np.sum(hit, axis=ctx.args[1], keepdims=True).astype(g.dtype)
+        return _expand_reduced(g, *ctx.args) * hit / count
+
+
+class MaxDim(Function):
+    """(values, indices) of the max (or min) along one dim, as torch.max(x, dim)."""
+
+    @staticmethod
+    def forward(ctx, a, *, dim, keepdim=False, smallest=False):
+        idx = (np.argmin if smallest else np.argmax)(a, axis=dim, keepdims=True)
+        values = np.take_along_axis(a, idx, axis=dim)
+        ctx.save_for_backward(idx)
+        ctx.args = a.shape, dim, keepdim
+        if not keepdim:
+            values, idx = np.squeeze(values, dim), np.squeeze(idx, dim)
+        return values, idx.astype(np.int64)
+
+    @staticmethod
+    def backward(ctx, g, g_indices):
+        idx, = ctx.saved_tensors
+        shape, dim, keepdim = ctx.args
+        if not keepdim:
+            g = np.expand_dims(g, dim)
+        dx = devices.zeros(shape, g.dtype, devices.of(g))
+        np.put_along_axis(dx, idx, g, axis=dim)
+        return dx

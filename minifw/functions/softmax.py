@@ -1,0 +1,113 @@
+"""Softmax and log-softmax along a dim, and the losses over class scores: softmax
+cross-entropy (one primitive), negative log-likelihood and squared error."""
+import numpy as np
+
+from .. import devices
+from ..autograd import Function
+from ..engines import current_engine
+from .elementwise import unbroadcast
+
+
+class SoftmaxAlongDim(Function):
+    """softmax (or log_softmax) along one dim. The primitive works along the last axis of a
+    2-D array or the channel axis of a 4-D one; other layouts are moved into the first."""
+
+    @staticmethod
+    def forward(ctx, x, *, dim, log):
+        engine = ctx.engine = current_engine()
+        direct = (x.ndim == 2 and dim == 1) or (x.ndim == 4 and dim == 1)
+        if direct:
+            y = engine.softmax_forward(x, log=log)
+        else:
+            moved = np.moveaxis(x, dim, -1)
+            y2 = engine.softmax_forward(moved.reshape(-1, x.shape[dim]), log=log)
+            y = np.moveaxis(y2.reshape(moved.shape), -1, dim)
+        ctx.save_for_backward(y)
+        ctx.args = dim, log, direct
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        y, = ctx.saved_tensors
+        dim, log, direct = ctx.args
+        if direct:
+            return ctx.engine.softmax_backward(dy, y, log=log)
+        moved_y = np.moveaxis(y, dim, -1)
+        n = y.shape[dim]
+        dx2 = ctx.engine.softmax_backward(np.moveaxis(dy, dim, -1).reshape(-1, n),
+                                   moved_y.reshape(-1, n), log=log)
+        return np.moveaxis(dx2.reshape(moved_y.shape), -1, dim)
+
+
+def softmax(x, dim, log=False):
+    """softmax (log_softmax with log=True) of tensor x along the non-negative axis dim;
+    a 0-d x is treated as one element."""
+    if x.ndim == 0:
+        return SoftmaxAlongDim.apply(x.reshape(1, 1), dim=1, log=log).reshape(())
+    return SoftmaxAlongDim.apply(x, dim=dim, log=log)
+
+
+class SoftmaxCrossEntropy(Function):
+    @staticmethod
+    def forward(ctx, logits, *, target, **args):
+        engine = ctx.engine = current_engine()
+        loss, log_probs = engine.cross_entropy_forward(logits, target, **args)
+        ctx.save_for_backward(log_probs, target)
+        ctx.args = args
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_loss):
+        log_probs, target = ctx.saved_tensors
+        return ctx.engine.cross_entropy_backward(grad_loss, log_probs, target, **ctx.args)
+
+
+class NegativeLogLikelihood(Function):
+    """Negative log-likelihood of log-probabilities (N, C, ...) at int64 targets (N, ...)."""
+
+    @staticmethod
+    def forward(ctx, log_probs, *, target, weight=None, ignore_index=-100, reduction="mean"):
+        valid = target != ignore_index
+        safe = np.where(valid, target, 0)
+        picked = np.take_along_axis(log_probs, safe[:, None], axis=1)[:, 0]
+        w = (np.ones(log_probs.shape[1], log_probs.dtype) if weight is None else weight)[safe] * valid
+        losses = -picked * w
+        if reduction == "none":
+            scale, out = None, losses
+        elif reduction == "sum":
+            scale, out = 1.0, losses.sum()
+        else:
+            scale = 1.0 / w.sum()  # PyTorch: a weighted mean (nan when every target is ignored)
+            out = losses.sum() * scale
+        ctx.save_for_backward(safe, w)
+        ctx.args = log_probs.shape, log_probs.dtype, scale
+        return np.asarray(out, dtype=log_probs.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        safe, w = ctx.saved_tensors
+        shape, dtype, scale = ctx.args
+        per_element = -w * (g if scale is None else g * scale)
+        dx = devices.zeros(shape, dtype, devices.of(g))
+        np.put_along_axis(dx, safe[:, None], per_element[:, None].astype(dtype), axis=1)
+        return dx
+
+
+class SquaredError(Function):
+    @staticmethod
+    def forward(ctx, input, target, *, reduction="mean"):
+        diff = input - target
+        ctx.save_for_backward(diff)
+        ctx.args = np.shape(input), np.shape(target), reduction
+        squared = diff * diff
+        if reduction == "none":
+            return squared
+        return np.asarray(squared.sum() if reduction == "sum" else squared.mean(), dtype=diff.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        diff, = ctx.saved_tensors
+        shape_in, shape_t, reduction = ctx.args
+        scale = 2.0 / diff.size if reduction == "mean" else 2.0
+        d = (g * scale * diff).astype(diff.dtype)
+        return unbroadcast(d, shape_in), unbroadcast(-d, shape_t)

@@ -1,0 +1,139 @@
+"""minifw.devices, the device boundary: device names, availability, allocation, the
+kernel registry and the workspace allocator."""
+import pickle
+import threading
+
+import numpy as np
+import pytest
+
+import minifw
+from minifw import devices
+
+
+@pytest.mark.parametrize("spec, type_, index, text", [
+    (("cpu",), "cpu", None, "cpu"),
+    (("cuda:1",), "cuda", 1, "cuda:1"),
+    (("cuda", 0), "cuda", 0, "cuda:0"),
+    (("cudasim",), "cudasim", None, "cudasim"),
+])
+def test_device_objects_follow_torch_device(spec, type_, index, text):
+    d = minifw.device(*spec)
+    assert (d.type, d.index, str(d)) == (type_, index, text)
+    assert d == text and d == minifw.device(text) and hash(d) == hash(minifw.device(text))
+    assert repr(d) == f"device(type='{type_}'" + ("" if index is None else f", index={index}") + ")"
+    assert pickle.loads(pickle.dumps(d)) == d
+    with pytest.raises(AttributeError):
+        d.type = "cpu"
+
+
+@pytest.mark.parametrize("args, error, message", [
+    (("tpu",), ValueError, "type must be one of 'cpu', 'cudasim', 'cuda'; got 'tpu'"),
+    (("cuda:x",), ValueError, "the index in 'cuda:x' must be a non-negative integer"),
+    (("cuda:0", 1), ValueError, "give the index in the string or as index, not both"),
+    (("cuda", -1), ValueError, "index must be a non-negative int, got -1"),
+    ((3,), TypeError, "expected a string such as 'cpu' or a minifw.device, got int 3"),
+])
+def test_bad_device_names(args, error, message):
+    with pytest.raises(error, match=message):
+        minifw.device(*args)
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("cuda", "no CUDA kernels"),
+    ("cuda:0", "no CUDA kernels"),
+    ("cudasim", "no CPU emulator"),
+])
+def test_unavailable_devices_say_why(name, reason):
+    assert not minifw._native.has_cuda  # this build: the CUDA backend has not landed
+    for call in (lambda: minifw.zeros(2, device=name), lambda: minifw.ones(2).to(name),
+                 lambda: minifw.nn.Linear(2, 2).to(name), lambda: minifw.nn.Linear(2, 2, device=name)):
+        with pytest.raises(RuntimeError, match=f"device '{name}' is not available: .*{reason}"):
+            call()
+
+
+def test_tensors_and_modules_carry_their_device():
+    t = minifw.ones(2, device="cpu")
+    assert t.device == "cpu" and t.device == minifw.device("cpu") and isinstance(t.device, minifw.device)
+    assert t.to("cpu") is t and t.cpu() is t and t.to(minifw.device("cpu"), minifw.float64).dtype == minifw.float64
+    net = minifw.nn.Linear(2, 3)
+    assert net.to("cpu") is net and net.cpu() is net
+    assert all(p.device == "cpu" for p in net.parameters())
+
+
+def test_allocation_is_on_the_device():
+    a = devices.empty((2, 3), np.float32, devices.CPU)
+    z = devices.zeros((4,), np.float64, devices.CPU)
+    assert a.shape == (2, 3) and a.dtype == np.float32 and devices.of(a) == "cpu"
+    assert z.dtype == np.float64 and not z.any()
+    assert devices.array_module(devices.CPU) is np
+    with pytest.raises(TypeError, match="expected an array of a minifw device"):
+        devices.of([1, 2])
+
+
+def test_every_kernel_is_found_by_family_direction_dtype_and_device():
+    keys = devices.kernels()
+    assert ("conv", "forward", "float32", "cpu") in keys and ("gemm", "", "float64", "cpu") in keys
+    for family, direction, dtype, dev in keys:
+        k = devices.kernel(family, direction, np.dtype(dtype), minifw.device(dev))
+        suffix = "f32" if dtype == "float32" else "f64"
+        assert k is getattr(minifw._native, "_".join(filter(None, (family, direction, suffix))))
+    with pytest.raises(KeyError, match="no native kernel 'conv' 'sideways'; known: .*conv/forward"):
+        devices.kernel("conv", "sideways", np.dtype(np.float32))
+    with pytest.raises(TypeError, match="'pool' 'forward' has no int64 variant on device 'cpu'"):
+        devices.kernel("pool", "forward", np.dtype(np.int64))
+
+
+@pytest.fixture
+def workspace():
+    ws = devices.workspace("cpu")
+    saved = ws.limit
+    ws.clear()
+    yield ws
+    ws.limit = saved
+    ws.clear()
+
+
+def test_workspace_grows_keeps_and_clears(workspace):
+    assert workspace is devices.workspace(minifw.device("cpu"))
+    assert workspace.stats() == {"current_bytes": 0, "peak_bytes": 0, "limit_bytes": None}
+    a = workspace.get(1000)
+    assert a.nbytes >= 1000 and workspace.current_bytes == a.nbytes
+    assert workspace.get(10) is a  # smaller requests reuse the buffer
+    b = workspace.get(5000)
+    assert b.nbytes >= 5000 and workspace.current_bytes == b.nbytes == workspace.peak_bytes
+    other = []
+    t = threading.Thread(target=lambda: other.append(workspace.get(300)))
+    t.start()
+    t.join()
+    assert other[0] is not b and workspace.current_bytes == b.nbytes + other[0].nbytes  # per thread
+    workspace.clear()
+    assert workspace.current_bytes == 0 and workspace.peak_bytes == 0
+
+
+def test_workspace_limit(workspace):
+    workspace.limit = 4096
+    workspace.get(4096)
+    with pytest.raises(MemoryError, match="4,097 bytes requested on cpu, over the limit of 4,096"):
+        workspace.get(4097)
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="expected None or an int >= 0"):
+            workspace.limit = bad
+
+
+def test_convolution_takes_its_workspace_from_the_device(workspace, rng):
+    x = rng.standard_normal((2, 3, 12, 12)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    problem = minifw.ops.ConvProblem(x.shape, w.shape)
+    lowered = minifw.ops.conv_workspace_size(problem, "forward", "im2col_gemm")
+    want = minifw.ops.conv2d_forward(x, w, algo="implicit_gemm")
+    y = minifw.ops.conv2d_forward(x, w, algo="im2col_gemm")
+    assert 0 < workspace.peak_bytes <= lowered and workspace.current_bytes == workspace.peak_bytes
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-5)
+    workspace.clear()
+    workspace.limit = 0  # no scratch memory at all
+    with pytest.raises(MemoryError, match="over the limit of 0 bytes"):
+        minifw.ops.conv2d_forward(x, w, algo="im2col_gemm")
+    for direction in ("forward", "backward_data", "backward_filter"):  # auto keeps within it
+        assert minifw.ops.find_conv_algorithms(problem, direction)[0].algo == "implicit_gemm"
+    np.testing.assert_allclose(minifw.ops.conv2d_forward(x, w), want, rtol=1e-5, atol=1e-5)
+    assert workspace.peak_bytes == 0
