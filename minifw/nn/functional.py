@@ -130,6 +130,19 @@ def _string_padding(fn, input, weight, padding, stride, dilation):
 
 # ---- pooling ------------------------------------------------------------------------------
 
+def _no_pool_dilation(fn, dilation):
+    """Refuse what the pooling primitive cannot do (the layer refuses it when built)."""
+    if _pair(dilation) != (1, 1):
+        raise ValueError(f"{fn}: the pooling primitive has no dilation; dilation must be 1, "
+                         f"got {dilation!r}")
+
+
+def _no_divisor_override(fn, divisor_override):
+    if divisor_override is not None:
+        raise ValueError(f"{fn}: the pooling primitive has no divisor_override; it must be None, "
+                         f"got {divisor_override!r}")
+
+
 def _pool_input(fn, input):
     return _tensor(fn, "input", input, ndim=(3, 4), ndim_desc="3-D (C, H, W) or 4-D (N, C, H, W)")
 
@@ -140,9 +153,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return_indices, also the int64 index h * W + w of each maximum in its input plane."""
     fn = "max_pool2d"
     _pool_input(fn, input)
-    if _pair(dilation) != (1, 1):
-        raise ValueError(f"{fn}: the pooling primitive has no dilation; dilation must be 1, "
-                         f"got {dilation!r}")
+    _no_pool_dilation(fn, dilation)
     if input.ndim == 3:
         out = max_pool2d(input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode,
                          return_indices)
@@ -157,9 +168,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     """Mean over kernel_size windows; stride defaults to kernel_size."""
     fn = "avg_pool2d"
     _pool_input(fn, input)
-    if divisor_override is not None:
-        raise ValueError(f"{fn}: the pooling primitive has no divisor_override; it must be None, "
-                         f"got {divisor_override!r}")
+    _no_divisor_override(fn, divisor_override)
     if input.ndim == 3:
         return avg_pool2d(input.unsqueeze(0), kernel_size, stride, padding, ceil_mode,
                           count_include_pad).squeeze(0)

@@ -241,9 +241,7 @@ class MaxPool2d(Module):
         self.kernel_size, self.stride = kernel_size, kernel_size if stride is None else stride
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
-        if _pair(dilation) != (1, 1):
-            raise ValueError(f"MaxPool2d: the pooling primitive has no dilation; dilation must be "
-                             f"1, got {dilation!r}")
+        F._no_pool_dilation("MaxPool2d", dilation)
 
     def forward(self, input):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
@@ -261,13 +259,11 @@ class AvgPool2d(Module):
         self.kernel_size, self.stride = kernel_size, kernel_size if stride is None else stride
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-        if divisor_override is not None:
-            raise ValueError(f"AvgPool2d: the pooling primitive has no divisor_override; it must "
-                             f"be None, got {divisor_override!r}")
+        F._no_divisor_override("AvgPool2d", divisor_override)
 
     def forward(self, input):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad)
+                            self.count_include_pad, self.divisor_override)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
