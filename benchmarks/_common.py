@@ -5,8 +5,6 @@ import time
 
 import numpy as np
 
-import minifw
-
 
 def warn_openblas_env():
     """OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE slow NumPy's BLAS down and so would
@@ -46,8 +44,12 @@ def time_engines(fns, repeats, block=3, warmup=1, settle=0.15):
     return {name: float(np.median(t)) for name, t in times.items()}
 
 
-def header(title, command):
-    info = minifw.info()
+def header(title, command, info=None):
+    """`info` is minifw.info() of the minifw measured, when a child process measured it; by default
+    the one imported here (imported only now, so a parent that compares trees imports none)."""
+    if info is None:
+        import minifw
+        info = minifw.info()
     lines = [f"## {title}", "",
              f"- date: {time.strftime('%Y-%m-%d')}",
              f"- CPU: {info['cpu']} ({os.cpu_count()} cores), minifw ISA {info['isa']}, "
