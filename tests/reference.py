@@ -586,4 +586,20 @@ def binding_tests(setup, cases):
     return binding_results, test_binding_checks_sizes_and_arrays_itself
 
 
+def bad_call_test(cases):
+    """The test that each of `cases` ({name: (a function of no arguments, exception type,
+    message pattern)}) raises that exception with that message. A test module assigns it:
+
+        test_bad_input_raises_naming_the_argument = bad_call_test(BAD_CALLS)
+    """
+    import pytest
+
+    @pytest.mark.parametrize("call,exc,pattern", cases.values(), ids=cases.keys())
+    def test_bad_input_raises_naming_the_argument(call, exc, pattern):
+        with pytest.raises(exc, match=pattern):
+            call()
+
+    return test_bad_input_raises_naming_the_argument
+
+
 # ==== end ===============================================================

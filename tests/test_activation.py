@@ -8,7 +8,8 @@ import pytest
 
 import minifw
 from minifw import _native, ops
-from reference import activation_backward_ref, activation_ref, assert_within_bound, binding_tests, numerical_grad
+from reference import (activation_backward_ref, activation_ref, assert_within_bound, bad_call_test, binding_tests,
+                       numerical_grad)
 
 DTYPES = (np.float32, np.float64)
 MODES = ("relu", "leaky_relu", "sigmoid", "tanh", "elu", "relu6")
@@ -134,10 +135,9 @@ BAD_CALLS = {
 }
 
 
-@pytest.mark.parametrize("call,exc,name", BAD_CALLS.values(), ids=BAD_CALLS.keys())
-def test_bad_input_raises_naming_the_argument(call, exc, name):
-    with pytest.raises(exc, match=rf"activation_(forward|backward): {name}\b"):
-        call()
+test_bad_input_raises_naming_the_argument = bad_call_test(
+    {case: (call, exc, rf"activation_(forward|backward): {name}\b")
+     for case, (call, exc, name) in BAD_CALLS.items()})
 
 
 # ---- the vectorized math under sigmoid, tanh, elu, softmax and LRN -----------

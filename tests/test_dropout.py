@@ -8,7 +8,7 @@ import pytest
 
 import minifw
 from minifw import ops
-from reference import binding_tests, dropout_mask_ref, numerical_grad, philox4x32_10
+from reference import bad_call_test, binding_tests, dropout_mask_ref, numerical_grad, philox4x32_10
 
 DTYPES = (np.float32, np.float64)
 
@@ -115,10 +115,7 @@ BAD_CALLS = {
 }
 
 
-@pytest.mark.parametrize("call,exc,pattern", BAD_CALLS.values(), ids=BAD_CALLS.keys())
-def test_bad_input_raises_naming_the_argument(call, exc, pattern):
-    with pytest.raises(exc, match=pattern):
-        call()
+test_bad_input_raises_naming_the_argument = bad_call_test(BAD_CALLS)
 
 
 # ---- the binding's own checks ------------------------------------------------

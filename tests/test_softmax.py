@@ -8,7 +8,7 @@ import pytest
 
 import minifw
 from minifw import ops
-from reference import (assert_within_bound, binding_tests, cross_entropy_backward_ref, cross_entropy_ref,
+from reference import (bad_call_test, assert_within_bound, binding_tests, cross_entropy_backward_ref, cross_entropy_ref,
                        numerical_grad, softmax_backward_ref, softmax_ref)
 
 DTYPES = (np.float32, np.float64)
@@ -258,10 +258,7 @@ BAD_CALLS = {
 }
 
 
-@pytest.mark.parametrize("call,exc,pattern", BAD_CALLS.values(), ids=BAD_CALLS.keys())
-def test_bad_input_raises_naming_the_argument(call, exc, pattern):
-    with pytest.raises(exc, match=pattern):
-        call()
+test_bad_input_raises_naming_the_argument = bad_call_test(BAD_CALLS)
 
 
 # ---- the binding's own checks ------------------------------------------------
