@@ -8,8 +8,8 @@ import pytest
 
 import minifw
 from minifw import _native, ops
-from reference import (activation_backward_ref, activation_ref, assert_within_bound, bad_call_test, binding_tests,
-                       numerical_grad)
+from reference import (activation_backward_ref, activation_ref, assert_within_bound, bad_call_test,
+                       binding_tests, numerical_grad)
 
 DTYPES = (np.float32, np.float64)
 MODES = ("relu", "leaky_relu", "sigmoid", "tanh", "elu", "relu6")

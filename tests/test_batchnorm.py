@@ -8,8 +8,9 @@ import pytest
 
 import minifw
 from minifw import ops
-from reference import (bad_call_test, assert_within_bound, batch_norm_backward_ref, batch_norm_inference_ref,
-                       batch_norm_training_ref, binding_tests, numerical_grad)
+from reference import (assert_within_bound, bad_call_test, batch_norm_backward_ref,
+                       batch_norm_inference_ref, batch_norm_training_ref, binding_tests,
+                       numerical_grad)
 
 DTYPES = (np.float32, np.float64)
 # Statistics are accumulated in double, so the float32 results are a few

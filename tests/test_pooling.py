@@ -10,8 +10,8 @@ import pytest
 
 import minifw
 from minifw import ops
-from reference import (bad_call_test, assert_within_bound, binding_tests, numerical_grad, pool2d_backward_ref, pool2d_ref,
-                       pool_out_size)
+from reference import (assert_within_bound, bad_call_test, binding_tests, numerical_grad,
+                       pool2d_backward_ref, pool2d_ref, pool_out_size)
 
 DTYPES = (np.float32, np.float64)
 # Max pooling selects values, so its forward is exact; its backward and the

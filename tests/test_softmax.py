@@ -8,8 +8,9 @@ import pytest
 
 import minifw
 from minifw import ops
-from reference import (bad_call_test, assert_within_bound, binding_tests, cross_entropy_backward_ref, cross_entropy_ref,
-                       numerical_grad, softmax_backward_ref, softmax_ref)
+from reference import (assert_within_bound, bad_call_test, binding_tests,
+                       cross_entropy_backward_ref, cross_entropy_ref, numerical_grad,
+                       softmax_backward_ref, softmax_ref)
 
 DTYPES = (np.float32, np.float64)
 # Error model: x - max rounds with an error of eps * (|x| + max|x|), which exp

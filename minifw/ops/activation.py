@@ -60,5 +60,6 @@ def activation_backward(dy, y, mode, *, x=None, negative_slope=0.01, alpha=1.0):
         raise ValueError(f"{fn}: x is required for elu with alpha < 0 (got {alpha!r}): a negative "
                          f"input then gives a positive output, so y cannot tell the branch")
     dx = np.empty_like(y)
-    devices.kernel("activation", "backward", y.dtype, devices.of(y))(mode, dy, y, x, dx, slope, alpha)
+    kernel = devices.kernel("activation", "backward", y.dtype, devices.of(y))
+    kernel(mode, dy, y, x, dx, slope, alpha)
     return dx

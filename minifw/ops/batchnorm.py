@@ -57,7 +57,8 @@ def batch_norm_forward_training(x, weight, bias, running_mean, running_var, *, m
     y = np.empty_like(x)
     save_mean = devices.empty(c, x.dtype, devices.of(x))
     save_invstd = devices.empty(c, x.dtype, devices.of(x))
-    devices.kernel("batch_norm", "forward_training", x.dtype, devices.of(x))(outer, c, inner, x, weight, bias, running_mean, running_var, momentum, eps, y,
+    kernel = devices.kernel("batch_norm", "forward_training", x.dtype, devices.of(x))
+    kernel(outer, c, inner, x, weight, bias, running_mean, running_var, momentum, eps, y,
                                    save_mean, save_invstd)
     return y, save_mean, save_invstd
 
@@ -75,7 +76,8 @@ def batch_norm_forward_inference(x, weight, bias, running_mean, running_var, *, 
     running_var = check_channel_vector(fn, "running_var", running_var, x.shape[1], x.dtype)
     eps = check_real(fn, "eps", eps, minimum=0.0)
     y = np.empty_like(x)
-    devices.kernel("batch_norm", "forward_inference", x.dtype, devices.of(x))(*_layout(x.shape), x, weight, bias, running_mean, running_var, eps, y)
+    kernel = devices.kernel("batch_norm", "forward_inference", x.dtype, devices.of(x))
+    kernel(*_layout(x.shape), x, weight, bias, running_mean, running_var, eps, y)
     return y
 
 
@@ -92,5 +94,6 @@ def batch_norm_backward(dy, x, weight, save_mean, save_invstd):
     dx = np.empty_like(x)
     dweight = devices.empty(c, x.dtype, devices.of(x))
     dbias = devices.empty(c, x.dtype, devices.of(x))
-    devices.kernel("batch_norm", "backward", x.dtype, devices.of(x))(*_layout(x.shape), dy, x, weight, save_mean, save_invstd, dx, dweight, dbias)
+    kernel = devices.kernel("batch_norm", "backward", x.dtype, devices.of(x))
+    kernel(*_layout(x.shape), dy, x, weight, save_mean, save_invstd, dx, dweight, dbias)
     return dx, dweight, dbias

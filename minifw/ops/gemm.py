@@ -74,5 +74,6 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     if k == 0:  # an empty sum: only the beta * c term is left
         c[...] = 0 if beta == 0.0 else beta * c
         return c
-    devices.kernel("gemm", "", a.dtype, devices.of(a))(a, b, c, bool(trans_a), bool(trans_b), alpha, beta)
+    kernel = devices.kernel("gemm", "", a.dtype, devices.of(a))
+    kernel(a, b, c, bool(trans_a), bool(trans_b), alpha, beta)
     return c

@@ -105,7 +105,8 @@ def cross_entropy_forward(logits, target, *, ignore_index=-100, label_smoothing=
                                                label_smoothing, reduction)
     log_probs = np.empty_like(logits)
     losses = devices.empty(target.shape, logits.dtype, devices.of(logits))
-    total, count = devices.kernel("cross_entropy", "forward", logits.dtype, devices.of(logits))(*_layout(logits.shape), logits, target,
+    kernel = devices.kernel("cross_entropy", "forward", logits.dtype, devices.of(logits))
+    total, count = kernel(*_layout(logits.shape), logits, target,
                                                             ignore_index, eps, log_probs, losses)
     if reduction == "none":
         return losses, log_probs
@@ -138,6 +139,7 @@ def cross_entropy_backward(grad_loss, log_probs, target, *, ignore_index=-100, l
             grad_loss = grad_loss.reshape(()).item()
         scalar = check_real(fn, "grad_loss", grad_loss, finite=False)
     dlogits = np.empty_like(log_probs)
-    devices.kernel("cross_entropy", "backward", log_probs.dtype, devices.of(log_probs))(*_layout(log_probs.shape), log_probs, target, ignore_index,
+    kernel = devices.kernel("cross_entropy", "backward", log_probs.dtype, devices.of(log_probs))
+    kernel(*_layout(log_probs.shape), log_probs, target, ignore_index,
                                                  eps, grad, scalar, reduction == "mean", dlogits)
     return dlogits
