@@ -124,7 +124,8 @@ def main(argv=None):
 # ---- minifw info -------------------------------------------------------------------------
 def run_info(args):
     info = minifw.info()
-    gpu = "none (minifw has no CUDA backend yet)"
+    reason = minifw.devices.unavailable_reason("cuda")
+    gpu = "available" if reason is None else f"not available: {reason}"
     rows = [("minifw", info["minifw"]),
             ("python", info["python"]),
             ("numpy", info["numpy"]),
@@ -141,9 +142,9 @@ def run_info(args):
 
 # ---- minifw train lenet ------------------------------------------------------------------
 def run_train(args):
-    if args.device == "cuda":
-        raise CommandError("--device cuda is not available: this version of minifw has no CUDA "
-                           "backend yet; train on the CPU with --device cpu")
+    reason = minifw.devices.unavailable_reason(args.device)
+    if reason is not None:
+        raise CommandError(f"--device {args.device} is not available: {reason}")
     for option, path in (("--checkpoint", args.checkpoint), ("--plot", args.plot)):
         folder = os.path.dirname(os.path.abspath(path)) if path else None
         if folder and not os.path.isdir(folder):

@@ -93,7 +93,8 @@ CPU = device("cpu")
 
 
 def unavailable_reason(type):
-    """Why a device type cannot be used in this build and on this machine, or None if it can."""
+    """Why a device type cannot be used in this build and on this machine, or None if it can.
+    For "cuda" the reasons are checked in order: the build, CuPy, a GPU."""
     if type == "cpu":
         return None
     if type == "cudasim":
@@ -102,6 +103,16 @@ def unavailable_reason(type):
     if not _native.has_cuda:
         return ("this build of minifw has no CUDA kernels (not built with CUDA: minifw's CUDA "
                 "backend is not part of this version); use device 'cpu'")
+    try:
+        import cupy
+    except ImportError:
+        return "CuPy is not installed (pip install cupy-cuda12x); use device 'cpu'"
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except cupy.cuda.runtime.CUDARuntimeError as e:
+        return f"no GPU can be used ({e}); use device 'cpu'"
+    if count == 0:
+        return "no GPU was found; use device 'cpu'"
     return "minifw's CUDA backend is not part of this version; use device 'cpu'"
 
 

@@ -51,6 +51,30 @@ def test_unavailable_devices_say_why(name, reason):
             call()
 
 
+class _FakeCuPy:
+    """Just enough of CuPy's runtime API for the availability checks."""
+
+    def __init__(self, count):
+        runtime = type("runtime", (), {"CUDARuntimeError": RuntimeError,
+                                       "getDeviceCount": staticmethod(lambda: count)})
+        self.cuda = type("cuda", (), {"runtime": runtime})
+
+
+@pytest.mark.parametrize("cupy, reason", [
+    (None, "CuPy is not installed"),
+    (_FakeCuPy(0), "no GPU was found"),
+    (_FakeCuPy(1), "minifw's CUDA backend is not part of this version"),
+])
+def test_cuda_reasons_in_order_build_cupy_gpu(monkeypatch, cupy, reason):
+    import sys
+
+    monkeypatch.setattr(minifw._native, "has_cuda", True)
+    monkeypatch.setitem(sys.modules, "cupy", cupy)  # None makes `import cupy` fail
+    assert reason in devices.unavailable_reason("cuda")
+    with pytest.raises(RuntimeError, match=f"device 'cuda' is not available: {reason}"):
+        minifw.zeros(1, device="cuda")
+
+
 def test_tensors_and_modules_carry_their_device():
     t = minifw.ones(2, device="cpu")
     assert t.device == "cpu" and t.device == minifw.device("cpu") and isinstance(t.device, minifw.device)
