@@ -5,6 +5,7 @@ import platform as _platform
 from . import _native
 from . import backends, devices
 from . import ops
+from .backends import get_num_threads, set_num_threads
 from .devices import device
 from .engines import engine, get_engine, set_engine
 # The framework over the primitives.
@@ -22,19 +23,6 @@ __version__ = "0.1.0"
 _env_isa = _os.environ.get("MINIFW_ISA", "")
 if _env_isa and _env_isa not in ("avx512", "avx2", "generic"):
     raise ValueError(f"MINIFW_ISA must be one of 'avx512', 'avx2', 'generic'; got {_env_isa!r}")
-
-
-def set_num_threads(n):
-    """Number of threads the native CPU kernels use (OpenMP)."""
-    if isinstance(n, bool) or not isinstance(n, int):
-        raise TypeError(f"set_num_threads: n must be an int, got {type(n).__name__}")
-    if n < 1:
-        raise ValueError(f"set_num_threads: n must be >= 1, got {n}")
-    _native.set_num_threads(n)
-
-
-def get_num_threads():
-    return _native.get_num_threads()
 
 
 def info():

@@ -1,4 +1,5 @@
-"""Global switches for how primitives are chosen, in the spirit of torch.backends.
+"""Global switches for how primitives run, in the spirit of torch.backends: threads,
+the instruction set, and whether convolutions autotune.
 
 ``minifw.backends.benchmark = True`` makes the first call of each convolution
 problem time every supported algorithm and cache the fastest (like
@@ -8,6 +9,19 @@ its results do not depend on the thread count or on timing.
 from . import _native
 
 benchmark = False
+
+
+def set_num_threads(n):
+    """Number of threads the native CPU kernels use (OpenMP); minifw.set_num_threads."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"set_num_threads: n must be an int, got {type(n).__name__}")
+    if n < 1:
+        raise ValueError(f"set_num_threads: n must be >= 1, got {n}")
+    _native.set_num_threads(n)
+
+
+def get_num_threads():
+    return _native.get_num_threads()
 
 
 def get_isa():

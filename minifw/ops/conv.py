@@ -256,7 +256,7 @@ def _choose(problem, direction):
         if algo is None:
             algo = _heuristic_choice[problem, direction] = _heuristic(problem, direction)
         return algo
-    key = (direction, problem, backends.get_isa(), _native.get_num_threads())
+    key = (direction, problem, backends.get_isa(), backends.get_num_threads())
     with _autotune_lock:
         algo = _autotune.get(key)
     if algo is None:
