@@ -32,7 +32,7 @@ import numpy as np
 from .. import _native, backends, devices
 from .tensor_ops import bias_backward
 from ..checks import (check_choice, check_dtype_arg, check_float_array, check_int, check_pair,
-                        check_shape)
+                      check_shape)
 
 DIRECTIONS = ("forward", "backward_data", "backward_filter")
 ALGORITHMS = {

@@ -18,7 +18,7 @@ import numpy as np
 from .. import devices
 from .geometry import window_out_size
 from ..checks import (check_array, check_bool, check_choice, check_dtype_arg, check_float_array,
-                     check_pair, check_shape)
+                      check_pair, check_shape)
 
 MODES = ("max", "avg")
 
