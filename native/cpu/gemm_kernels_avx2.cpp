@@ -44,6 +44,6 @@ void dgemm_avx2_6x8(int64_t kc, const double* a, const double* b, double* c, int
 }
 }  // namespace
 
-GemmKernel<float> gemm_kernel_avx2_f32(int64_t) { return {6, 16, 256, 144, 2048, sgemm_avx2_6x16, "avx2 6x16"}; }
-GemmKernel<double> gemm_kernel_avx2_f64(int64_t) { return {6, 8, 256, 96, 1024, dgemm_avx2_6x8, "avx2 6x8"}; }
+MINIFW_ISA_VARIANT(GemmKernels<float>, avx2, {{{6, 16, 256, 144, 2048, sgemm_avx2_6x16, "avx2 6x16"}}, 1})
+MINIFW_ISA_VARIANT(GemmKernels<double>, avx2, {{{6, 8, 256, 96, 1024, dgemm_avx2_6x8, "avx2 6x8"}}, 1})
 }  // namespace minifw
