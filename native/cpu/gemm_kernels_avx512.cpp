@@ -1,38 +1,10 @@
 // AVX-512 micro-kernels (this file is compiled with -mavx512f and friends).
-#include <immintrin.h>
-
 #include "gemm.h"
 #include "gemm_microkernel.h"
+#include "simd_avx512.h"
 
 namespace minifw {
 namespace {
-struct F32x16 {
-  using T = float;
-  using reg = __m512;
-  static constexpr int lanes = 16;
-  static reg zero() { return _mm512_setzero_ps(); }
-  static reg set1(T x) { return _mm512_set1_ps(x); }
-  static reg broadcast(const T* p) { return _mm512_set1_ps(*p); }
-  static reg load(const T* p) { return _mm512_loadu_ps(p); }
-  static void store(T* p, reg x) { _mm512_storeu_ps(p, x); }
-  static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
-  static reg mul(reg a, reg b) { return _mm512_mul_ps(a, b); }
-  static void prefetch(const T* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
-};
-struct F64x8 {
-  using T = double;
-  using reg = __m512d;
-  static constexpr int lanes = 8;
-  static reg zero() { return _mm512_setzero_pd(); }
-  static reg set1(T x) { return _mm512_set1_pd(x); }
-  static reg broadcast(const T* p) { return _mm512_set1_pd(*p); }
-  static reg load(const T* p) { return _mm512_loadu_pd(p); }
-  static void store(T* p, reg x) { _mm512_storeu_pd(p, x); }
-  static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_pd(a, b, c); }
-  static reg mul(reg a, reg b) { return _mm512_mul_pd(a, b); }
-  static void prefetch(const T* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
-};
-
 // MR x 32 floats: 2 * MR accumulators + 2 B vectors + 1 broadcast; MR = 14
 // fills 31 of the 32 zmm registers. The shorter blocks serve products whose
 // row count a 14-row block would pad (see gemm_kernel).
