@@ -1,6 +1,8 @@
-// Bindings for 2-D convolution: problem in (a tuple of 15 ints), arrays in,
-// status out. The shape is re-validated here and every array is checked
-// against it before a pointer reaches a kernel.
+// Bindings for 2-D convolution: the algorithm, the problem (a tuple of 15
+// ints) and the arrays in; results go into the output arrays, and anything
+// wrong raises a Python exception (ValueError, TypeError) before a kernel
+// runs. The shape is re-validated here and every array is checked against it
+// before a pointer reaches a kernel.
 #include <string>
 
 #include "bind_util.h"

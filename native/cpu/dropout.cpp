@@ -1,6 +1,6 @@
-// Dropout: the per-ISA block kernel, threads over whole blocks of 64
-// elements (so the split never changes which random word an element gets),
-// and the backward.
+// Dropout: the generic variant of the block kernel, the forward through the
+// active ISA's variant with threads over whole blocks of 64 elements (so the
+// split never changes which random word an element gets), and the backward.
 #include "dropout.h"
 
 #include <algorithm>
@@ -8,31 +8,10 @@
 #include <cstring>
 
 #include "dropout_impl.h"
-#include "isa.h"
 #include "split_work.h"
 
 namespace minifw {
 namespace {
-template <typename T>
-const DropoutKernels<T>& generic_kernels() {
-  static const DropoutKernels<T> k = make_dropout_kernels<T>();
-  return k;
-}
-const DropoutKernels<float>& kernels_for(Isa isa, const float*) {
-#if defined(MINIFW_X86)
-  if (isa == Isa::avx512) return dropout_kernels_avx512_f32();
-  if (isa == Isa::avx2) return dropout_kernels_avx2_f32();
-#endif
-  return generic_kernels<float>();
-}
-const DropoutKernels<double>& kernels_for(Isa isa, const double*) {
-#if defined(MINIFW_X86)
-  if (isa == Isa::avx512) return dropout_kernels_avx512_f64();
-  if (isa == Isa::avx2) return dropout_kernels_avx2_f64();
-#endif
-  return generic_kernels<double>();
-}
-
 // dx = dy * scale where the mask is set, else 0. One out-of-line copy, with
 // restrict pointers, for the calling thread and the pool alike: inlined into
 // the parallel region's outlined body the loop did not vectorize and ran 10x
@@ -49,6 +28,9 @@ T keep_scale(double p) {
 }
 }  // namespace
 
+MINIFW_ISA_VARIANT(DropoutKernels<float>, generic, make_dropout_kernels<float>())
+MINIFW_ISA_VARIANT(DropoutKernels<double>, generic, make_dropout_kernels<double>())
+
 template <typename T>
 void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, double p, uint64_t seed, int nthreads) {
   if (p >= 1) {  // nothing kept: no division by zero, no random numbers
@@ -64,7 +46,7 @@ void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, double p, uint6
   // floor(p * 2^32) < 2^32 here, since p < 1.
   const uint32_t threshold = static_cast<uint32_t>(std::floor(p * 4294967296.0));
   const T scale = keep_scale<T>(p);
-  const DropoutBlocks<T> blocks = kernels_for(active_isa(), static_cast<const T*>(nullptr)).forward;
+  const DropoutBlocks<T> blocks = select_isa_variant<DropoutKernels<T>>().forward;
   const int64_t nblocks = (n + 63) / 64;
   // Philox costs ~10x a memory-bound op per element: parallel sooner.
   for_each_range(nblocks, nthreads, grain_for(64 * 8), [&](int64_t b, int64_t e) {

@@ -12,6 +12,8 @@
 #pragma once
 #include <cstdint>
 
+#include "isa_dispatch.h"
+
 namespace minifw {
 
 // y = x * (mask / (1 - p)), mask[i] = 1 where kept. p in [0, 1]. (p = 1 gives
@@ -23,8 +25,9 @@ void dropout_forward(const T* x, T* y, uint8_t* mask, int64_t n, double p, uint6
 template <typename T>
 void dropout_backward(const T* dy, const uint8_t* mask, T* dx, int64_t n, double p, int nthreads);
 
-// The per-ISA block kernel (dropout_impl.h): elements [64 * b0, 64 * b0 + n)
-// for n <= 64 * nblocks.
+// The block kernel, built once per ISA from dropout_impl.h (isa_dispatch.h):
+// elements [64 * b0, 64 * b0 + n) of x, y and mask, each pointer already at
+// element 64 * b0.
 template <typename T>
 using DropoutBlocks = void (*)(const T* x, T* y, uint8_t* mask, int64_t n, int64_t b0, uint32_t threshold,
                                T scale, uint64_t seed);
@@ -32,9 +35,7 @@ template <typename T>
 struct DropoutKernels {
   DropoutBlocks<T> forward;
 };
-const DropoutKernels<float>& dropout_kernels_avx2_f32();
-const DropoutKernels<double>& dropout_kernels_avx2_f64();
-const DropoutKernels<float>& dropout_kernels_avx512_f32();
-const DropoutKernels<double>& dropout_kernels_avx512_f64();
+MINIFW_DECLARE_ISA_VARIANTS(DropoutKernels<float>);
+MINIFW_DECLARE_ISA_VARIANTS(DropoutKernels<double>);
 
 }  // namespace minifw

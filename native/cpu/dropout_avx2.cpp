@@ -48,12 +48,6 @@ void philox_16_avx2(uint64_t counter0, uint32_t k0, uint32_t k1, uint32_t* words
 }
 }  // namespace
 
-const DropoutKernels<float>& dropout_kernels_avx2_f32() {
-  static const DropoutKernels<float> k = make_dropout_kernels<float, philox_16_avx2>();
-  return k;
-}
-const DropoutKernels<double>& dropout_kernels_avx2_f64() {
-  static const DropoutKernels<double> k = make_dropout_kernels<double, philox_16_avx2>();
-  return k;
-}
+MINIFW_ISA_VARIANT(DropoutKernels<float>, avx2, make_dropout_kernels<float, philox_16_avx2>())
+MINIFW_ISA_VARIANT(DropoutKernels<double>, avx2, make_dropout_kernels<double, philox_16_avx2>())
 }  // namespace minifw

@@ -42,12 +42,6 @@ void philox_16_avx512(uint64_t counter0, uint32_t k0, uint32_t k1, uint32_t* wor
 }
 }  // namespace
 
-const DropoutKernels<float>& dropout_kernels_avx512_f32() {
-  static const DropoutKernels<float> k = make_dropout_kernels<float, philox_16_avx512>();
-  return k;
-}
-const DropoutKernels<double>& dropout_kernels_avx512_f64() {
-  static const DropoutKernels<double> k = make_dropout_kernels<double, philox_16_avx512>();
-  return k;
-}
+MINIFW_ISA_VARIANT(DropoutKernels<float>, avx512, make_dropout_kernels<float, philox_16_avx512>())
+MINIFW_ISA_VARIANT(DropoutKernels<double>, avx512, make_dropout_kernels<double, philox_16_avx512>())
 }  // namespace minifw

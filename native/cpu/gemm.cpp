@@ -13,13 +13,6 @@
 
 namespace minifw {
 
-#if defined(MINIFW_X86)
-GemmKernel<float> gemm_kernel_avx512_f32(int64_t M);
-GemmKernel<double> gemm_kernel_avx512_f64(int64_t M);
-GemmKernel<float> gemm_kernel_avx2_f32(int64_t M);
-GemmKernel<double> gemm_kernel_avx2_f64(int64_t M);
-#endif
-
 namespace {
 // Portable kernels: GCC/Clang vector extensions, 16-byte vectors, which every
 // x86-64 (SSE2) and most other targets run natively.
@@ -85,33 +78,25 @@ void* thread_scratch(int slot, size_t bytes) {
   return s.ptr;
 }
 
-int pick_mr(int64_t M, std::initializer_list<int> candidates) {
-  int best = *candidates.begin();
-  if (M <= 0) return best;
-  double best_cost = static_cast<double>(ceil_div(M, best) * best);
-  for (int mr : candidates) {
+MINIFW_ISA_VARIANT(GemmKernels<float>, generic, {{{6, 8, 256, 120, 1024, sgemm_generic_6x8, "generic 6x8"}}, 1})
+MINIFW_ISA_VARIANT(GemmKernels<double>, generic, {{{6, 4, 256, 96, 1024, dgemm_generic_6x4, "generic 6x4"}}, 1})
+
+// Of the blocks (largest first), the one with the least padded work for M
+// rows. A shorter block reuses each loaded B vector fewer times, so it must
+// save more than 1/16 of the work to win.
+template <typename T>
+GemmKernel<T> gemm_kernel(Isa isa, int64_t M) {
+  const GemmKernels<T>& ks = select_isa_variant<GemmKernels<T>>(isa);
+  int best = 0;
+  if (M <= 0) return ks.blocks[best];
+  const int64_t mr0 = ks.blocks[0].mr;
+  double best_cost = static_cast<double>(ceil_div(M, mr0) * mr0);
+  for (int b = 1; b < ks.count; ++b) {
+    const int64_t mr = ks.blocks[b].mr;
     const double cost = static_cast<double>(ceil_div(M, mr) * mr) * (1.0 + 1.0 / 16);
-    if (cost < best_cost) best_cost = cost, best = mr;
+    if (cost < best_cost) best_cost = cost, best = b;
   }
-  return best;
-}
-
-template <>
-GemmKernel<float> gemm_kernel<float>(Isa isa, int64_t M) {
-#if defined(MINIFW_X86)
-  if (isa == Isa::avx512) return gemm_kernel_avx512_f32(M);
-  if (isa == Isa::avx2) return gemm_kernel_avx2_f32(M);
-#endif
-  return {6, 8, 256, 120, 1024, sgemm_generic_6x8, "generic 6x8"};
-}
-
-template <>
-GemmKernel<double> gemm_kernel<double>(Isa isa, int64_t M) {
-#if defined(MINIFW_X86)
-  if (isa == Isa::avx512) return gemm_kernel_avx512_f64(M);
-  if (isa == Isa::avx2) return gemm_kernel_avx2_f64(M);
-#endif
-  return {6, 4, 256, 96, 1024, dgemm_generic_6x4, "generic 6x4"};
+  return ks.blocks[best];
 }
 
 template <typename T>
@@ -315,6 +300,7 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
 }
 
 #define MINIFW_INSTANTIATE_GEMM(T)                                                                  \
+  template GemmKernel<T> gemm_kernel<T>(Isa, int64_t);                                             \
   template int64_t gemm_pack_bytes<T>(const GemmKernel<T>&, int64_t, int64_t, int64_t);            \
   template void gemm_packed<T>(int64_t, int64_t, int64_t, T, PackSource<T>, PackSource<T>, T,      \
                                GemmOutput<T>, int, const GemmKernel<T>*);                          \

@@ -8,9 +8,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 
-#include "isa.h"
+#include "isa_dispatch.h"
 
 namespace minifw {
 
@@ -68,16 +67,23 @@ struct GemmKernel {
   bool a_outer = false;
 };
 
+// An ISA's register blocks for one dtype, largest first: the table of the
+// GEMM's ISA variants (isa_dispatch.h), built in gemm.cpp (generic) and
+// gemm_kernels_avx2.cpp / gemm_kernels_avx512.cpp.
+template <typename T>
+struct GemmKernels {
+  static constexpr int kMaxBlocks = 3;
+  GemmKernel<T> blocks[kMaxBlocks];
+  int count;
+};
+MINIFW_DECLARE_ISA_VARIANTS(GemmKernels<float>);
+MINIFW_DECLARE_ISA_VARIANTS(GemmKernels<double>);
+
 // The kernel for a product whose C has M rows: among the ISA's register
 // blocks, the one that pads M the least (M = 50 runs as 5 tiles of 10 rows
 // rather than 4 tiles of 14, an eighth of them padding). M <= 0: the largest.
 template <typename T>
 GemmKernel<T> gemm_kernel(Isa isa, int64_t M = 0);
-
-// Of the candidate row counts (largest first), the one with the least padded
-// work for M rows. A shorter block reuses each loaded B vector fewer times, so
-// it must save more than 1/16 of the work to win.
-int pick_mr(int64_t M, std::initializer_list<int> candidates);
 
 // Bytes of packing buffer one thread needs for an M x N x K product.
 template <typename T>

@@ -1,6 +1,9 @@
-// The register-blocked micro-kernel, written once over a small vector
-// abstraction and instantiated per ISA (gemm_kernels_avx512.cpp,
-// gemm_kernels_avx2.cpp, gemm.cpp for portable C++).
+// The register-blocked micro-kernel, written once over a SIMD traits struct V
+// and instantiated per ISA: gemm_kernels_avx512.cpp and gemm_kernels_avx2.cpp
+// with the traits of simd_avx512.h / simd_avx2.h, gemm.cpp with portable
+// 16-byte vectors. V provides T, reg, lanes, zero, set1, broadcast (one value
+// from memory into every lane), load, store, fma(a, b, c) = a * b + c, mul
+// and prefetch.
 //
 // An MR x (NV * lanes) tile of C lives in MR * NV vector registers for the
 // whole K loop; each step loads NV vectors of the packed B row and broadcasts

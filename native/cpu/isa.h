@@ -1,6 +1,8 @@
 // Run-time choice of instruction set. Kernels for each ISA are compiled side by
 // side (files *_avx512.cpp, *_avx2.cpp, and portable C++); the active ISA starts
-// as the best the CPU and OS support, lowered by MINIFW_ISA=avx2|generic.
+// as the best the CPU and OS support, lowered by MINIFW_ISA=avx2|generic, and
+// set_active_isa switches it to any supported one. Families pick their kernels
+// by it through isa_dispatch.h.
 #pragma once
 #include <string>
 #include <vector>

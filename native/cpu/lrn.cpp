@@ -1,4 +1,5 @@
-// LRN: the choice of per-ISA block kernels and the split over threads.
+// LRN: the generic variant of the block kernels, the choice among the ISA
+// variants and the split over threads.
 #include "lrn.h"
 
 #include <algorithm>
@@ -9,26 +10,6 @@
 
 namespace minifw {
 namespace {
-const VecMath<float>& generic_vecmath_f32() { return vecmath<float>(Isa::generic); }
-const VecMath<double>& generic_vecmath_f64() { return vecmath<double>(Isa::generic); }
-
-const LrnKernels<float>& kernels_for(Isa isa, const float*) {
-#if defined(MINIFW_X86)
-  if (isa == Isa::avx512) return lrn_kernels_avx512_f32();
-  if (isa == Isa::avx2) return lrn_kernels_avx2_f32();
-#endif
-  static const LrnKernels<float> k = make_lrn_kernels<float, generic_vecmath_f32>();
-  return k;
-}
-const LrnKernels<double>& kernels_for(Isa isa, const double*) {
-#if defined(MINIFW_X86)
-  if (isa == Isa::avx512) return lrn_kernels_avx512_f64();
-  if (isa == Isa::avx2) return lrn_kernels_avx2_f64();
-#endif
-  static const LrnKernels<double> k = make_lrn_kernels<double, generic_vecmath_f64>();
-  return k;
-}
-
 // fn(offset, B, scratch) for every block of positions of every image, in
 // parallel over (image, block) pairs.
 template <typename F>
@@ -45,9 +26,12 @@ void for_each_block(const LrnShape& s, int nthreads, F&& fn) {
 }
 }  // namespace
 
+MINIFW_ISA_VARIANT(LrnKernels<float>, generic, make_lrn_kernels<float, Isa::generic>())
+MINIFW_ISA_VARIANT(LrnKernels<double>, generic, make_lrn_kernels<double, Isa::generic>())
+
 template <typename T>
 void lrn_forward(const LrnShape& s, const T* x, T* y, T* scale, int nthreads) {
-  const LrnKernels<T>& k = kernels_for(active_isa(), static_cast<const T*>(nullptr));
+  const LrnKernels<T>& k = select_isa_variant<LrnKernels<T>>();
   for_each_block(s, nthreads, [&](int64_t off, int64_t B, void* scratch) {
     k.forward_block(s, x + off, y + off, scale + off, B, scratch);
   });
@@ -55,7 +39,7 @@ void lrn_forward(const LrnShape& s, const T* x, T* y, T* scale, int nthreads) {
 
 template <typename T>
 void lrn_backward(const LrnShape& s, const T* dy, const T* x, const T* y, const T* scale, T* dx, int nthreads) {
-  const LrnKernels<T>& k = kernels_for(active_isa(), static_cast<const T*>(nullptr));
+  const LrnKernels<T>& k = select_isa_variant<LrnKernels<T>>();
   for_each_block(s, nthreads, [&](int64_t off, int64_t B, void* scratch) {
     k.backward_block(s, dy + off, x + off, y + off, scale + off, dx + off, B, scratch);
   });

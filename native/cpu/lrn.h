@@ -11,7 +11,7 @@
 #pragma once
 #include <cstdint>
 
-#include "isa.h"
+#include "isa_dispatch.h"
 
 namespace minifw {
 
@@ -28,8 +28,9 @@ void lrn_forward(const LrnShape& s, const T* x, T* y, T* scale, int nthreads);
 template <typename T>
 void lrn_backward(const LrnShape& s, const T* dy, const T* x, const T* y, const T* scale, T* dx, int nthreads);
 
-// Per-block kernels, compiled once per ISA (lrn_impl.h): B positions starting
-// at offset `off` of image n's channel 0; scratch holds lrn_scratch_bytes().
+// Per-block kernels, built once per ISA from lrn_impl.h (isa_dispatch.h):
+// B <= kLrnBlock consecutive positions of one image, each pointer at the
+// block's first position in channel 0; scratch holds kLrnScratchBytes.
 template <typename T>
 struct LrnKernels {
   void (*forward_block)(const LrnShape& s, const T* x, T* y, T* scale, int64_t B, void* scratch);
@@ -39,9 +40,7 @@ struct LrnKernels {
 constexpr int64_t kLrnBlock = 512;
 constexpr int64_t kLrnScratchBytes = kLrnBlock * (2 * 8 + 8) + 64;
 
-const LrnKernels<float>& lrn_kernels_avx2_f32();
-const LrnKernels<double>& lrn_kernels_avx2_f64();
-const LrnKernels<float>& lrn_kernels_avx512_f32();
-const LrnKernels<double>& lrn_kernels_avx512_f64();
+MINIFW_DECLARE_ISA_VARIANTS(LrnKernels<float>);
+MINIFW_DECLARE_ISA_VARIANTS(LrnKernels<double>);
 
 }  // namespace minifw

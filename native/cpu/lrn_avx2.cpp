@@ -3,12 +3,6 @@
 #include "lrn_impl.h"
 
 namespace minifw {
-const LrnKernels<float>& lrn_kernels_avx2_f32() {
-  static const LrnKernels<float> k = make_lrn_kernels<float, vecmath_avx2_f32>();
-  return k;
-}
-const LrnKernels<double>& lrn_kernels_avx2_f64() {
-  static const LrnKernels<double> k = make_lrn_kernels<double, vecmath_avx2_f64>();
-  return k;
-}
+MINIFW_ISA_VARIANT(LrnKernels<float>, avx2, make_lrn_kernels<float, Isa::avx2>())
+MINIFW_ISA_VARIANT(LrnKernels<double>, avx2, make_lrn_kernels<double, Isa::avx2>())
 }  // namespace minifw

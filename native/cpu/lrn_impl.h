@@ -1,6 +1,6 @@
 // LRN block kernels: loops the compiler vectorizes along the contiguous
 // position axis, compiled once per ISA (lrn.cpp, lrn_avx2.cpp,
-// lrn_avx512.cpp), with the ISA's vecmath for scale^-beta. Anonymous
+// lrn_avx512.cpp), with the same ISA's vecmath for scale^-beta. Anonymous
 // namespace and no standard-library templates: each ISA's copy stays in its
 // own translation unit.
 //
@@ -68,7 +68,7 @@ inline bool sums_finite(int64_t B, const double* acc, const double* comp) {
 
 // The slow path for a block holding an inf or NaN: every window summed afresh
 // (O(size) per element), so such a value reaches only the windows that hold it.
-template <typename T, const VecMath<T>& (*VM)()>
+template <typename T, Isa I>
 void lrn_forward_block_direct(const LrnShape& s, const T* x, T* y, T* scale, int64_t B, void* scratch) {
   const int64_t C = s.C, st = s.HW, lo = s.size / 2, hi = (s.size - 1) / 2;
   double* acc = static_cast<double*>(scratch);
@@ -80,14 +80,14 @@ void lrn_forward_block_direct(const LrnShape& s, const T* x, T* y, T* scale, int
       for (int64_t i = 0; i < B; ++i) acc[i] += static_cast<double>(x[j * st + i]) * static_cast<double>(x[j * st + i]);
     T* sc = scale + c * st;
     for (int64_t i = 0; i < B; ++i) sc[i] = k + an * static_cast<T>(acc[i]);
-    VM().pow_neg(sc, pw, B, static_cast<T>(s.beta));
+    isa_variant<VecMath<T>, I>().pow_neg(sc, pw, B, static_cast<T>(s.beta));
     for (int64_t i = 0; i < B; ++i) y[c * st + i] = x[c * st + i] * pw[i];
   }
 }
 
 // x, y, scale point at channel 0 of B consecutive positions; channel c is at
 // + c * s.HW.
-template <typename T, const VecMath<T>& (*VM)()>
+template <typename T, Isa I>
 void lrn_forward_block(const LrnShape& s, const T* x, T* y, T* scale, int64_t B, void* scratch) {
   const int64_t C = s.C, st = s.HW;
   const int64_t lo = s.size / 2, hi = (s.size - 1) / 2;  // window of c: [c - lo, c + hi]
@@ -102,7 +102,7 @@ void lrn_forward_block(const LrnShape& s, const T* x, T* y, T* scale, int64_t B,
     for (int64_t i = 0; i < B; ++i)
       two_sum_add(acc[i], comp[i], static_cast<double>(xj[i]) * static_cast<double>(xj[i]));
   }
-  const VecMath<T>& vm = VM();
+  const VecMath<T>& vm = isa_variant<VecMath<T>, I>();
   for (int64_t c = 0; c < C; ++c) {
     const T* xc = x + c * st;
     T* sc = scale + c * st;
@@ -118,7 +118,7 @@ void lrn_forward_block(const LrnShape& s, const T* x, T* y, T* scale, int64_t B,
     vm.pow_neg(sc, pw, B, static_cast<T>(s.beta));
     for (int64_t i = 0; i < B; ++i) yc[i] = xc[i] * pw[i];
   }
-  if (!sums_finite(B, acc, comp)) lrn_forward_block_direct<T, VM>(s, x, y, scale, B, scratch);
+  if (!sums_finite(B, acc, comp)) lrn_forward_block_direct<T, I>(s, x, y, scale, B, scratch);
 }
 
 // The rows one channel c of the backward reads: dy, x and scale^-beta at c;
@@ -145,7 +145,7 @@ void backward_then_slide(int64_t B, T coef, const BackwardRows<T>& r, double* __
 
 // The backward's slow path for a block whose window sums of dy * y / scale
 // were not all finite (see lrn_forward_block_direct).
-template <typename T, const VecMath<T>& (*VM)()>
+template <typename T, Isa I>
 void lrn_backward_block_direct(const LrnShape& s, const T* dy, const T* x, const T* y, const T* scale, T* dx,
                                int64_t B, void* scratch) {
   const int64_t C = s.C, st = s.HW, lo = s.size / 2, hi = (s.size - 1) / 2;
@@ -156,13 +156,13 @@ void lrn_backward_block_direct(const LrnShape& s, const T* dy, const T* x, const
     for (int64_t i = 0; i < B; ++i) acc[i] = 0;
     for (int64_t j = c - hi < 0 ? 0 : c - hi; j <= c + lo && j < C; ++j)
       for (int64_t i = 0; i < B; ++i) acc[i] += static_cast<double>(dy[j * st + i] * y[j * st + i] / scale[j * st + i]);
-    VM().pow_neg(scale + c * st, pw, B, static_cast<T>(s.beta));
+    isa_variant<VecMath<T>, I>().pow_neg(scale + c * st, pw, B, static_cast<T>(s.beta));
     for (int64_t i = 0; i < B; ++i)
       dx[c * st + i] = dy[c * st + i] * pw[i] - coef * x[c * st + i] * static_cast<T>(acc[i]);
   }
 }
 
-template <typename T, const VecMath<T>& (*VM)()>
+template <typename T, Isa I>
 void lrn_backward_block(const LrnShape& s, const T* dy, const T* x, const T* y, const T* scale, T* dx, int64_t B,
                         void* scratch) {
   const int64_t C = s.C, st = s.HW;
@@ -178,7 +178,7 @@ void lrn_backward_block(const LrnShape& s, const T* dy, const T* x, const T* y, 
     const T *g = dy + j * st, *yj = y + j * st, *sj = scale + j * st;
     for (int64_t i = 0; i < B; ++i) two_sum_add(acc[i], comp[i], static_cast<double>(g[i] * yj[i] / sj[i]));
   }
-  const VecMath<T>& vm = VM();
+  const VecMath<T>& vm = isa_variant<VecMath<T>, I>();
   for (int64_t c = 0; c < C; ++c) {
     vm.pow_neg(scale + c * st, pw, B, static_cast<T>(s.beta));
     // The window of c + 1 gains j = c + 1 + lo and loses j = c - hi.
@@ -192,12 +192,12 @@ void lrn_backward_block(const LrnShape& s, const T* dy, const T* x, const T* y, 
     else if (leaves) backward_then_slide<T, false, true>(B, coef, rows, acc, comp, d);
     else backward_then_slide<T, false, false>(B, coef, rows, acc, comp, d);
   }
-  if (!sums_finite(B, acc, comp)) lrn_backward_block_direct<T, VM>(s, dy, x, y, scale, dx, B, scratch);
+  if (!sums_finite(B, acc, comp)) lrn_backward_block_direct<T, I>(s, dy, x, y, scale, dx, B, scratch);
 }
 
-template <typename T, const VecMath<T>& (*VM)()>
+template <typename T, Isa I>
 LrnKernels<T> make_lrn_kernels() {
-  return {lrn_forward_block<T, VM>, lrn_backward_block<T, VM>};
+  return {lrn_forward_block<T, I>, lrn_backward_block<T, I>};
 }
 
 }  // namespace

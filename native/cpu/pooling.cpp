@@ -1,5 +1,6 @@
-// Pooling: shape rules, the choice of per-ISA plane kernels, and the
-// backward passes (scatters into a zeroed plane that stays in L1/L2).
+// Pooling: shape rules, the generic variant of the plane kernels, the forward
+// through the active ISA's variant, and the backward passes (scatters into a
+// zeroed plane that stays in L1/L2).
 #include "pooling.h"
 
 #include <algorithm>
@@ -9,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "isa.h"
 #include "pooling_impl.h"
 #include "split_work.h"
 
@@ -42,27 +42,6 @@ PoolShape make_pool_shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh
 int64_t pool_scratch_bytes(const PoolShape& s) { return (s.Wo + s.W) * 16 + 64; }
 
 namespace {
-template <typename T>
-const PoolKernels<T>& generic_kernels() {
-  static const PoolKernels<T> k = make_pool_kernels<T>();
-  return k;
-}
-
-const PoolKernels<float>& kernels_for(Isa isa, const float*) {
-#if defined(MINIFW_X86)
-  if (isa == Isa::avx512) return pool_kernels_avx512_f32();
-  if (isa == Isa::avx2) return pool_kernels_avx2_f32();
-#endif
-  return generic_kernels<float>();
-}
-const PoolKernels<double>& kernels_for(Isa isa, const double*) {
-#if defined(MINIFW_X86)
-  if (isa == Isa::avx512) return pool_kernels_avx512_f64();
-  if (isa == Isa::avx2) return pool_kernels_avx2_f64();
-#endif
-  return generic_kernels<double>();
-}
-
 // fn(plane, scratch) for every (n, c) plane, planes split over threads.
 template <typename F>
 void for_each_plane(const PoolShape& s, int nthreads, F&& fn) {
@@ -74,12 +53,12 @@ void for_each_plane(const PoolShape& s, int nthreads, F&& fn) {
 }
 }  // namespace
 
-const PoolKernels<float>& pool_kernels_generic_f32() { return generic_kernels<float>(); }
-const PoolKernels<double>& pool_kernels_generic_f64() { return generic_kernels<double>(); }
+MINIFW_ISA_VARIANT(PoolKernels<float>, generic, make_pool_kernels<float>())
+MINIFW_ISA_VARIANT(PoolKernels<double>, generic, make_pool_kernels<double>())
 
 template <typename T>
 void pool_forward(const PoolShape& s, PoolMode mode, const T* x, T* y, int64_t* indices, int nthreads) {
-  const PoolKernels<T>& k = kernels_for(active_isa(), static_cast<const T*>(nullptr));
+  const PoolKernels<T>& k = select_isa_variant<PoolKernels<T>>();
   const int64_t in = s.H * s.W, out = s.Ho * s.Wo;
   for_each_plane(s, nthreads, [&](int64_t q, void* scratch) {
     if (mode == PoolMode::max)

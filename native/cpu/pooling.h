@@ -8,6 +8,8 @@
 #pragma once
 #include <cstdint>
 
+#include "isa_dispatch.h"
+
 namespace minifw {
 
 struct PoolShape {
@@ -38,8 +40,9 @@ template <typename T>
 int64_t pool_backward(const PoolShape& s, PoolMode mode, const T* dy, const int64_t* indices, T* dx,
                       int nthreads);
 
-// Per-plane kernels, compiled once per ISA (pooling_impl.h). Each handles one
-// (n, c) plane; scratch holds at least pool_scratch_bytes(s) bytes.
+// Per-plane kernels, built once per ISA from pooling_impl.h (isa_dispatch.h).
+// Each handles one (n, c) plane; scratch holds at least pool_scratch_bytes(s)
+// bytes.
 template <typename T>
 struct PoolKernels {
   void (*max_plane)(const PoolShape& s, const T* x, T* y, int64_t* indices, void* scratch);
@@ -47,11 +50,7 @@ struct PoolKernels {
 };
 int64_t pool_scratch_bytes(const PoolShape& s);
 
-const PoolKernels<float>& pool_kernels_generic_f32();
-const PoolKernels<double>& pool_kernels_generic_f64();
-const PoolKernels<float>& pool_kernels_avx2_f32();
-const PoolKernels<double>& pool_kernels_avx2_f64();
-const PoolKernels<float>& pool_kernels_avx512_f32();
-const PoolKernels<double>& pool_kernels_avx512_f64();
+MINIFW_DECLARE_ISA_VARIANTS(PoolKernels<float>);
+MINIFW_DECLARE_ISA_VARIANTS(PoolKernels<double>);
 
 }  // namespace minifw

@@ -5,12 +5,6 @@
 #include "simd_avx512.h"
 
 namespace minifw {
-const PoolKernels<float>& pool_kernels_avx512_f32() {
-  static const PoolKernels<float> k = make_pool_kernels_simd<F32x16>();
-  return k;
-}
-const PoolKernels<double>& pool_kernels_avx512_f64() {
-  static const PoolKernels<double> k = make_pool_kernels<double>();
-  return k;
-}
+MINIFW_ISA_VARIANT(PoolKernels<float>, avx512, make_pool_kernels_simd<F32x16>())
+MINIFW_ISA_VARIANT(PoolKernels<double>, avx512, make_pool_kernels<double>())
 }  // namespace minifw

@@ -1,5 +1,7 @@
-// Per-plane pooling kernels, written as loops the compiler vectorizes and
-// compiled once per ISA (pooling.cpp, pooling_avx2.cpp, pooling_avx512.cpp).
+// Per-plane pooling kernels, compiled once per ISA (pooling.cpp,
+// pooling_avx2.cpp, pooling_avx512.cpp): loops the compiler vectorizes (any
+// T), and for float on AVX2 / AVX-512 explicit SIMD over the traits of
+// simd_avx2.h / simd_avx512.h.
 // Everything is in an anonymous namespace, and no standard-library template
 // is instantiated here, so each ISA's code stays in its own translation unit.
 //

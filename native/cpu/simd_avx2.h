@@ -1,7 +1,8 @@
-// SIMD traits for AVX2 + FMA: the vector operations that the templated kernels
-// (vecmath_impl.h, pooling_impl.h, ...) are written in. Include only from
-// files compiled with AVX2 flags (*_avx2.cpp); everything here is in an
-// anonymous namespace so each translation unit keeps its own copy.
+// SIMD traits for AVX2 + FMA: the vector operations that the templated
+// kernels (vecmath_impl.h, pooling_impl.h, gemm_microkernel.h) are written
+// in. Include only from files compiled with AVX2 flags (*_avx2.cpp);
+// everything here is in an anonymous namespace so each translation unit keeps
+// its own copy.
 #pragma once
 #include <immintrin.h>
 
@@ -22,6 +23,9 @@ struct F32x8 {
   static reg set1(T v) { return _mm256_set1_ps(v); }
   static reg load(const T* p) { return _mm256_loadu_ps(p); }
   static void store(T* p, reg v) { _mm256_storeu_ps(p, v); }
+  static reg zero() { return _mm256_setzero_ps(); }
+  static reg broadcast(const T* p) { return _mm256_broadcast_ss(p); }
+  static void prefetch(const T* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
   static reg load_n(const T* p, int64_t n) { return _mm256_maskload_ps(p, lanes_below(n)); }
   static void store_n(T* p, reg v, int64_t n) { _mm256_maskstore_ps(p, lanes_below(n), v); }
   static mask tail_mask(int64_t n) { return _mm256_castsi256_ps(lanes_below(n)); }
@@ -113,6 +117,9 @@ struct F64x4 {
   static reg set1(T v) { return _mm256_set1_pd(v); }
   static reg load(const T* p) { return _mm256_loadu_pd(p); }
   static void store(T* p, reg v) { _mm256_storeu_pd(p, v); }
+  static reg zero() { return _mm256_setzero_pd(); }
+  static reg broadcast(const T* p) { return _mm256_broadcast_sd(p); }
+  static void prefetch(const T* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
   static reg load_n(const T* p, int64_t n) { return _mm256_maskload_pd(p, lanes_below(n)); }
   static void store_n(T* p, reg v, int64_t n) { _mm256_maskstore_pd(p, lanes_below(n), v); }
   static mask tail_mask(int64_t n) { return _mm256_castsi256_pd(lanes_below(n)); }

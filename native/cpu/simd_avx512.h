@@ -1,9 +1,9 @@
 // SIMD traits for AVX-512 (F, BW, DQ, VL): the vector operations that the
-// templated kernels (vecmath_impl.h, pooling_impl.h, ...) are written in.
-// Include only from files compiled with AVX-512 flags (*_avx512.cpp);
-// everything here is in an anonymous namespace so each translation unit keeps
-// its own copy. scalef, getexp and getmant do the exponent arithmetic,
-// subnormals included.
+// templated kernels (vecmath_impl.h, pooling_impl.h, gemm_microkernel.h) are
+// written in. Include only from files compiled with AVX-512 flags
+// (*_avx512.cpp); everything here is in an anonymous namespace so each
+// translation unit keeps its own copy. scalef, getexp and getmant do the
+// exponent arithmetic, subnormals included.
 #pragma once
 #include <immintrin.h>
 
@@ -22,6 +22,9 @@ struct F32x16 {
   static reg set1(T v) { return _mm512_set1_ps(v); }
   static reg load(const T* p) { return _mm512_loadu_ps(p); }
   static void store(T* p, reg v) { _mm512_storeu_ps(p, v); }
+  static reg zero() { return _mm512_setzero_ps(); }
+  static reg broadcast(const T* p) { return _mm512_set1_ps(*p); }
+  static void prefetch(const T* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
   static reg load_n(const T* p, int64_t n) { return _mm512_maskz_loadu_ps(tail_mask(n), p); }
   static void store_n(T* p, reg v, int64_t n) { _mm512_mask_storeu_ps(p, tail_mask(n), v); }
   static reg add(reg a, reg b) { return _mm512_add_ps(a, b); }
@@ -91,6 +94,9 @@ struct F64x8 {
   static reg set1(T v) { return _mm512_set1_pd(v); }
   static reg load(const T* p) { return _mm512_loadu_pd(p); }
   static void store(T* p, reg v) { _mm512_storeu_pd(p, v); }
+  static reg zero() { return _mm512_setzero_pd(); }
+  static reg broadcast(const T* p) { return _mm512_set1_pd(*p); }
+  static void prefetch(const T* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
   static reg load_n(const T* p, int64_t n) { return _mm512_maskz_loadu_pd(tail_mask(n), p); }
   static void store_n(T* p, reg v, int64_t n) { _mm512_mask_storeu_pd(p, tail_mask(n), v); }
   static reg add(reg a, reg b) { return _mm512_add_pd(a, b); }

@@ -1,4 +1,5 @@
-// Portable vecmath (libm, one element at a time) and the choice by ISA.
+// The generic vecmath: libm one element at a time for the transcendental
+// functions, loops the compiler vectorizes for max, scale and softmax_grad.
 #include "vecmath.h"
 
 #include <cmath>
@@ -78,35 +79,12 @@ struct Portable {
     for (int64_t j = 0; j < kLanes; ++j) dot += lane[j];
     for (i = 0; i < n; ++i) d[i] = p[i] * (g[i] - dot);
   }
-  static const VecMath<T>& table() {
-    static const VecMath<T> t{exp,    exp_shift_sum, exp_sub, log,          sigmoid, tanh,
-                              elu,    pow_neg,       max,     scale,        softmax_grad, "generic"};
-    return t;
+  static VecMath<T> table() {
+    return {exp, exp_shift_sum, exp_sub, log, sigmoid, tanh, elu, pow_neg, max, scale, softmax_grad, "generic"};
   }
 };
-
-const VecMath<float>& table_for(Isa isa, const float*) {
-#if defined(MINIFW_X86)
-  if (isa == Isa::avx512) return vecmath_avx512_f32();
-  if (isa == Isa::avx2) return vecmath_avx2_f32();
-#endif
-  return Portable<float>::table();
-}
-
-const VecMath<double>& table_for(Isa isa, const double*) {
-#if defined(MINIFW_X86)
-  if (isa == Isa::avx512) return vecmath_avx512_f64();
-  if (isa == Isa::avx2) return vecmath_avx2_f64();
-#endif
-  return Portable<double>::table();
-}
-
 }  // namespace
 
-template <typename T>
-const VecMath<T>& vecmath(Isa isa) {
-  return table_for(isa, static_cast<const T*>(nullptr));
-}
-template const VecMath<float>& vecmath<float>(Isa);
-template const VecMath<double>& vecmath<double>(Isa);
+MINIFW_ISA_VARIANT(VecMath<float>, generic, Portable<float>::table())
+MINIFW_ISA_VARIANT(VecMath<double>, generic, Portable<double>::table())
 }  // namespace minifw

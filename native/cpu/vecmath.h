@@ -11,7 +11,7 @@
 #pragma once
 #include <cstdint>
 
-#include "isa.h"
+#include "isa_dispatch.h"
 
 namespace minifw {
 
@@ -31,19 +31,16 @@ struct VecMath {
   const char* name;
 };
 
-// The table for an ISA; vecmath<T>() is the one for active_isa().
-template <typename T>
-const VecMath<T>& vecmath(Isa isa);
+// One table per ISA (isa_dispatch.h); kernels compiled for an ISA take that
+// ISA's table by isa_variant<VecMath<T>, isa>().
+MINIFW_DECLARE_ISA_VARIANTS(VecMath<float>);
+MINIFW_DECLARE_ISA_VARIANTS(VecMath<double>);
+
+// The active ISA's table, for callers in portable code.
 template <typename T>
 inline const VecMath<T>& vecmath() {
-  return vecmath<T>(active_isa());
+  return select_isa_variant<VecMath<T>>();
 }
-
-// Per-ISA tables (defined only where the ISA's file is compiled).
-const VecMath<float>& vecmath_avx2_f32();
-const VecMath<double>& vecmath_avx2_f64();
-const VecMath<float>& vecmath_avx512_f32();
-const VecMath<double>& vecmath_avx512_f64();
 
 // Rows of values processed together by kernels that stage a transcendental
 // through a small buffer: small enough for L1, long enough to amortize calls.

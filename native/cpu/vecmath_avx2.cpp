@@ -4,13 +4,6 @@
 #include "vecmath_impl.h"
 
 namespace minifw {
-
-const VecMath<float>& vecmath_avx2_f32() {
-  static const VecMath<float> table = make_vecmath<F32x8>("avx2");
-  return table;
-}
-const VecMath<double>& vecmath_avx2_f64() {
-  static const VecMath<double> table = make_vecmath<F64x4>("avx2");
-  return table;
-}
+MINIFW_ISA_VARIANT(VecMath<float>, avx2, make_vecmath<F32x8>("avx2"))
+MINIFW_ISA_VARIANT(VecMath<double>, avx2, make_vecmath<F64x4>("avx2"))
 }  // namespace minifw

@@ -4,13 +4,6 @@
 #include "vecmath_impl.h"
 
 namespace minifw {
-
-const VecMath<float>& vecmath_avx512_f32() {
-  static const VecMath<float> table = make_vecmath<F32x16>("avx512");
-  return table;
-}
-const VecMath<double>& vecmath_avx512_f64() {
-  static const VecMath<double> table = make_vecmath<F64x8>("avx512");
-  return table;
-}
+MINIFW_ISA_VARIANT(VecMath<float>, avx512, make_vecmath<F32x16>("avx512"))
+MINIFW_ISA_VARIANT(VecMath<double>, avx512, make_vecmath<F64x8>("avx512"))
 }  // namespace minifw
