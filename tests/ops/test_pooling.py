@@ -258,7 +258,6 @@ BINDING_CASES = {
                     "pooling: kernel, stride, padding: sizes too large"),
     "negative_pair": ("_native.pool_forward_f32('max', negative_pair, x, y, None)", ValueError,
                       "sizes must be >= 0"),
-    "out_hw_wraps": ("_native.pool_out_hw(wrapped)", ValueError, "sizes too large"),
     "backward_batch_wraps": ("_native.pool_backward_f32('avg_exclude_pad', wrapped, dy, None, dx)", ValueError,
                              "sizes too large"),
     "y_too_small": ("_native.pool_forward_f32('max', geometry, x, y[:71], None)", ValueError,
