@@ -88,21 +88,24 @@ void backward_filter(const std::string& algo_name, const ShapeArgs& args, py::ar
   conv_backward_filter<T>(algo, s, xp, dyp, dwp, wsp, nt);
 }
 
+
+bool supports(const std::string& algo, const std::string& dir, const ShapeArgs& a) {
+  return conv_algo_supports(parse_conv_algo(algo), parse_conv_dir(dir), to_shape(a));
+}
+
+// (bytes the caller passes as workspace, bytes of GEMM packing buffers the kernel allocates)
+template <typename T>
+py::tuple workspace(const std::string& algo, const std::string& dir, const ShapeArgs& a) {
+  const ConvWorkspace w = conv_workspace<T>(parse_conv_algo(algo), parse_conv_dir(dir), to_shape(a),
+                                            get_num_threads());
+  return py::make_tuple(w.explicit_bytes, w.pack_bytes);
+}
 }  // namespace
 
 MINIFW_BINDINGS(bind_conv) {
-  m.def("conv_supports", [](const std::string& algo, const std::string& dir, const ShapeArgs& a) {
-    return conv_algo_supports(parse_conv_algo(algo), parse_conv_dir(dir), to_shape(a));
-  });
-  m.def("conv_workspace", [](const std::string& dtype, const std::string& algo, const std::string& dir,
-                             const ShapeArgs& a) {
-    const ConvShape s = to_shape(a);
-    const ConvAlgo al = parse_conv_algo(algo);
-    const ConvDir d = parse_conv_dir(dir);
-    const int nt = get_num_threads();
-    ConvWorkspace w = dtype == "float64" ? conv_workspace<double>(al, d, s, nt) : conv_workspace<float>(al, d, s, nt);
-    return py::make_tuple(w.explicit_bytes, w.pack_bytes);
-  });
+  // The queries an algorithm choice needs, listed per dtype and device like the kernels.
+  def_kernel(m, {"conv", "supports", "cpu"}, &supports, &supports);
+  def_kernel(m, {"conv", "workspace", "cpu"}, &workspace<float>, &workspace<double>);
   def_kernel(m, {"conv", "forward", "cpu"}, &forward<float>, &forward<double>);
   def_kernel(m, {"conv", "backward_data", "cpu"}, &backward_data<float>, &backward_data<double>);
   def_kernel(m, {"conv", "backward_filter", "cpu"}, &backward_filter<float>, &backward_filter<double>);

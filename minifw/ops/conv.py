@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from .. import _native, backends, devices
+from .. import backends, devices
 from .tensor_ops import bias_backward
 from ..checks import (check_choice, check_dtype_arg, check_float_array, check_int, check_pair,
                       check_shape)
@@ -154,7 +154,8 @@ def conv_algorithms(problem, direction):
     """Names of the algorithms that support `problem` in `direction`."""
     _check_problem("conv_algorithms", problem)
     check_choice("conv_algorithms", "direction", direction, DIRECTIONS)
-    return [a for a in ALGORITHMS[direction] if _native.conv_supports(a, direction, problem._args)]
+    supports = devices.kernel("conv", "supports", problem.dtype, devices.CPU)
+    return [a for a in ALGORITHMS[direction] if supports(a, direction, problem._args)]
 
 
 def conv_workspace_size(problem, direction, algo):
@@ -163,7 +164,7 @@ def conv_workspace_size(problem, direction, algo):
     _check_problem("conv_workspace_size", problem)
     check_choice("conv_workspace_size", "direction", direction, DIRECTIONS)
     _check_algo("conv_workspace_size", problem, direction, algo)
-    explicit, packing = _native.conv_workspace(problem.dtype.name, algo, direction, problem._args)
+    explicit, packing = _query_workspace(problem, direction, algo)
     return explicit + packing
 
 
@@ -277,7 +278,7 @@ def _check_algo(fn, problem, direction, algo):
     if algo not in ALGORITHMS[direction]:
         raise ValueError(f"{fn}: algo must be 'auto' or one of {', '.join(map(repr, ALGORITHMS[direction]))}"
                          f" for {direction}; got {algo!r}")
-    if not _native.conv_supports(algo, direction, problem._args):
+    if algo not in conv_algorithms(problem, direction):
         raise ValueError(f"{fn}: algo {algo!r} does not support this problem ({problem}); it needs "
                          f"{_NEEDS.get(algo, 'nothing more')}; supported here: "
                          f"{conv_algorithms(problem, direction)}")
@@ -292,8 +293,13 @@ def _resolve(fn, problem, direction, algo):
     return algo
 
 
+def _query_workspace(problem, direction, algo, dev=devices.CPU):
+    """(workspace bytes the caller provides, GEMM packing bytes the kernel allocates)."""
+    return devices.kernel("conv", "workspace", problem.dtype, dev)(algo, direction, problem._args)
+
+
 def _explicit_bytes(problem, direction, algo):
-    return _native.conv_workspace(problem.dtype.name, algo, direction, problem._args)[0]
+    return _query_workspace(problem, direction, algo)[0]
 
 
 def _run(direction, problem, algo, auto, *arrays):

@@ -159,7 +159,7 @@ def test_gemm_1x1_needs_only_packing_buffers(direction):
     memory); gemm_1x1 asks the caller for nothing beyond them."""
     from minifw import _native
     p = ops.ConvProblem((2, 16, 7, 5), (8, 16, 1, 1))
-    explicit, packing = _native.conv_workspace("float32", "gemm_1x1", direction, p._args)
+    explicit, packing = _native.conv_workspace_f32("gemm_1x1", direction, p._args)
     assert explicit == 0
     assert ops.conv_workspace_size(p, direction, "gemm_1x1") == packing
 

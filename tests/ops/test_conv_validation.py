@@ -248,7 +248,8 @@ ARGS = (2, 4, 7, 7, 6, 2, 3, 3, 1, 1, 1, 1, 1, 1, 2)  # the base problem as the 
 
 
 def _ws(algo, direction="forward", dtype="float32", args=ARGS):
-    explicit, _ = _native.conv_workspace(dtype, algo, direction, args)
+    query = _native.conv_workspace_f32 if dtype == "float32" else _native.conv_workspace_f64
+    explicit, _ = query(algo, direction, args)
     return np.empty(max(explicit, 64), np.uint8)
 
 
