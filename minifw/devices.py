@@ -4,6 +4,7 @@
     xp = array_module(dev)                   # numpy on "cpu"
     y = empty((4, 3), np.float32, dev)       # allocation on that device
     k = kernel("pool", "forward", np.float32, dev)   # the native entry point
+    k = kernel_for("pool", "forward", x)             # the same, for x's dtype and device
     buf = workspace(dev).get(nbytes)         # scratch space, reused across calls
 
 Devices:
@@ -133,7 +134,7 @@ def get(dev, fn="tensor"):
 
 def of(array):
     """The device an array (or a NumPy scalar) lives on."""
-    if isinstance(array, (np.ndarray, np.generic)):
+    if type(array) is np.ndarray or isinstance(array, (np.ndarray, np.generic)):
         return CPU
     raise TypeError(f"expected an array of a minifw device (numpy.ndarray), got "
                     f"{type(array).__name__}")
@@ -181,6 +182,16 @@ def kernel(family, direction, dtype, dev=CPU):
                        f"{', '.join(f'{f}/{d}' if d else f for f, d in known)}") from None
     raise TypeError(f"native kernel {family!r} {direction!r} has no {np.dtype(dtype).name} variant "
                     f"on device {str(dev)!r}") from None
+
+
+def kernel_for(family, direction, array):
+    """The native entry point of `family` in `direction` for the dtype and device of
+    `array`: what a primitive calls on its input (kernel(...) with both looked up)."""
+    if type(array) is np.ndarray:  # the common case, on the path of every primitive call
+        k = _kernels.get((family, direction, array.dtype, "cpu"))
+        if k is not None:
+            return k
+    return kernel(family, direction, array.dtype, of(array))
 
 
 def kernels():

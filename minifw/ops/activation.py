@@ -40,7 +40,7 @@ def activation_forward(x, mode, *, negative_slope=0.01, alpha=1.0, inplace=False
     else:
         x = check_float_array(fn, "x", x)
         y = np.empty_like(x)
-    devices.kernel("activation", "forward", x.dtype, devices.of(x))(mode, x, y, slope, alpha)
+    devices.kernel_for("activation", "forward", x)(mode, x, y, slope, alpha)
     return y
 
 
@@ -60,6 +60,5 @@ def activation_backward(dy, y, mode, *, x=None, negative_slope=0.01, alpha=1.0):
         raise ValueError(f"{fn}: x is required for elu with alpha < 0 (got {alpha!r}): a negative "
                          f"input then gives a positive output, so y cannot tell the branch")
     dx = np.empty_like(y)
-    kernel = devices.kernel("activation", "backward", y.dtype, devices.of(y))
-    kernel(mode, dy, y, x, dx, slope, alpha)
+    devices.kernel_for("activation", "backward", y)(mode, dy, y, x, dx, slope, alpha)
     return dx

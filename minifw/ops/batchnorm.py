@@ -57,7 +57,7 @@ def batch_norm_forward_training(x, weight, bias, running_mean, running_var, *, m
     y = np.empty_like(x)
     save_mean = devices.empty(c, x.dtype, devices.of(x))
     save_invstd = devices.empty(c, x.dtype, devices.of(x))
-    kernel = devices.kernel("batch_norm", "forward_training", x.dtype, devices.of(x))
+    kernel = devices.kernel_for("batch_norm", "forward_training", x)
     kernel(outer, c, inner, x, weight, bias, running_mean, running_var, momentum, eps, y,
                                    save_mean, save_invstd)
     return y, save_mean, save_invstd
@@ -76,7 +76,7 @@ def batch_norm_forward_inference(x, weight, bias, running_mean, running_var, *, 
     running_var = check_channel_vector(fn, "running_var", running_var, x.shape[1], x.dtype)
     eps = check_real(fn, "eps", eps, minimum=0.0)
     y = np.empty_like(x)
-    kernel = devices.kernel("batch_norm", "forward_inference", x.dtype, devices.of(x))
+    kernel = devices.kernel_for("batch_norm", "forward_inference", x)
     kernel(*_layout(x.shape), x, weight, bias, running_mean, running_var, eps, y)
     return y
 
@@ -94,6 +94,6 @@ def batch_norm_backward(dy, x, weight, save_mean, save_invstd):
     dx = np.empty_like(x)
     dweight = devices.empty(c, x.dtype, devices.of(x))
     dbias = devices.empty(c, x.dtype, devices.of(x))
-    kernel = devices.kernel("batch_norm", "backward", x.dtype, devices.of(x))
+    kernel = devices.kernel_for("batch_norm", "backward", x)
     kernel(*_layout(x.shape), dy, x, weight, save_mean, save_invstd, dx, dweight, dbias)
     return dx, dweight, dbias

@@ -37,7 +37,7 @@ def dropout_forward(x, p, *, seed):
         raise ValueError(f"{fn}: seed must be in [0, 2**64), got {seed}")
     y = np.empty_like(x)
     mask = devices.empty(x.shape, np.uint8, devices.of(x))
-    devices.kernel("dropout", "forward", x.dtype, devices.of(x))(x, p, seed, y, mask)
+    devices.kernel_for("dropout", "forward", x)(x, p, seed, y, mask)
     return y, mask
 
 
@@ -53,5 +53,5 @@ def dropout_backward(dy, mask, p):
         raise ValueError(f"{fn}: mask must have the shape of dy {tuple(dy.shape)}, got {tuple(mask.shape)}")
     mask = np.ascontiguousarray(mask).view(np.uint8)
     dx = np.empty_like(dy)
-    devices.kernel("dropout", "backward", dy.dtype, devices.of(dy))(dy, mask, p, dx)
+    devices.kernel_for("dropout", "backward", dy)(dy, mask, p, dx)
     return dx

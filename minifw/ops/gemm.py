@@ -74,6 +74,5 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     if k == 0:  # an empty sum: only the beta * c term is left
         c[...] = 0 if beta == 0.0 else beta * c
         return c
-    kernel = devices.kernel("gemm", "", a.dtype, devices.of(a))
-    kernel(a, b, c, bool(trans_a), bool(trans_b), alpha, beta)
+    devices.kernel_for("gemm", "", a)(a, b, c, bool(trans_a), bool(trans_b), alpha, beta)
     return c

@@ -39,8 +39,7 @@ def lrn_forward(x, size, *, alpha=1e-4, beta=0.75, k=1.0):
     size, alpha, beta, k = _check_params(fn, size, alpha, beta, k)
     y = np.empty_like(x)
     scale = np.empty_like(x)
-    kernel = devices.kernel("lrn", "forward", x.dtype, devices.of(x))
-    kernel(*_layout(fn, x), size, alpha, beta, k, x, y, scale)
+    devices.kernel_for("lrn", "forward", x)(*_layout(fn, x), size, alpha, beta, k, x, y, scale)
     return y, scale
 
 
@@ -54,6 +53,6 @@ def lrn_backward(dy, x, y, scale, size, *, alpha=1e-4, beta=0.75, k=1.0):
     scale = check_like(fn, "scale", scale, x, "x")
     size, alpha, beta, k = _check_params(fn, size, alpha, beta, k)
     dx = np.empty_like(x)
-    kernel = devices.kernel("lrn", "backward", x.dtype, devices.of(x))
+    kernel = devices.kernel_for("lrn", "backward", x)
     kernel(*_layout(fn, x), size, alpha, beta, k, dy, x, y, scale, dx)
     return dx

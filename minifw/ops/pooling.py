@@ -126,8 +126,7 @@ def pool2d_forward(x, kernel_size, *, stride=None, padding=0, mode="max", ceil_m
         raise ValueError(f"{fn}: return_indices=True needs mode='max', got mode={mode!r}")
     y = devices.empty(problem.out_shape, x.dtype, devices.of(x))
     indices = devices.empty(problem.out_shape, np.int64, devices.of(x)) if return_indices else None
-    kernel = devices.kernel("pool", "forward", x.dtype, devices.of(x))
-    kernel(problem._native_mode, problem._args, x, y, indices)
+    devices.kernel_for("pool", "forward", x)(problem._native_mode, problem._args, x, y, indices)
     return (y, indices) if return_indices else y
 
 
@@ -156,7 +155,7 @@ def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="m
         raise ValueError(f"{fn}: indices is only used by mode='max', got mode={mode!r}")
     dx = devices.empty(problem.x_shape, dy.dtype, devices.of(dy))
     try:
-        kernel = devices.kernel("pool", "backward", dy.dtype, devices.of(dy))
+        kernel = devices.kernel_for("pool", "backward", dy)
         kernel(problem._native_mode, problem._args, dy, indices, dx)
     except ValueError as e:  # an index outside its input plane
         raise ValueError(f"{fn}: {e}") from None

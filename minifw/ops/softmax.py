@@ -39,7 +39,7 @@ def softmax_forward(x, *, log=False):
     log = check_bool(fn, "log", log)
     _check_classes(fn, "x", x)
     y = np.empty_like(x)
-    devices.kernel("softmax", "forward", x.dtype, devices.of(x))(*_layout(x.shape), x, y, log)
+    devices.kernel_for("softmax", "forward", x)(*_layout(x.shape), x, y, log)
     return y
 
 
@@ -51,7 +51,7 @@ def softmax_backward(dy, y, *, log=False):
     log = check_bool(fn, "log", log)
     _check_classes(fn, "y", y)
     dx = np.empty_like(y)
-    devices.kernel("softmax", "backward", y.dtype, devices.of(y))(*_layout(y.shape), dy, y, dx, log)
+    devices.kernel_for("softmax", "backward", y)(*_layout(y.shape), dy, y, dx, log)
     return dx
 
 
@@ -105,7 +105,7 @@ def cross_entropy_forward(logits, target, *, ignore_index=-100, label_smoothing=
                                                label_smoothing, reduction)
     log_probs = np.empty_like(logits)
     losses = devices.empty(target.shape, logits.dtype, devices.of(logits))
-    kernel = devices.kernel("cross_entropy", "forward", logits.dtype, devices.of(logits))
+    kernel = devices.kernel_for("cross_entropy", "forward", logits)
     total, count = kernel(*_layout(logits.shape), logits, target,
                                                             ignore_index, eps, log_probs, losses)
     if reduction == "none":
@@ -139,7 +139,7 @@ def cross_entropy_backward(grad_loss, log_probs, target, *, ignore_index=-100, l
             grad_loss = grad_loss.reshape(()).item()
         scalar = check_real(fn, "grad_loss", grad_loss, finite=False)
     dlogits = np.empty_like(log_probs)
-    kernel = devices.kernel("cross_entropy", "backward", log_probs.dtype, devices.of(log_probs))
+    kernel = devices.kernel_for("cross_entropy", "backward", log_probs)
     kernel(*_layout(log_probs.shape), log_probs, target, ignore_index,
                                                  eps, grad, scalar, reduction == "mean", dlogits)
     return dlogits

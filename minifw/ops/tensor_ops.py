@@ -36,7 +36,7 @@ def bias_add(x, bias):
     layout = _layout(fn, "x", x)
     bias = check_channel_vector(fn, "bias", bias, x.shape[1], x.dtype)
     y = np.empty_like(x)
-    devices.kernel("bias", "add", x.dtype, devices.of(x))(*layout, x, bias, y)
+    devices.kernel_for("bias", "add", x)(*layout, x, bias, y)
     return y
 
 
@@ -46,7 +46,7 @@ def bias_backward(dy):
     dy = check_float_array(fn, "dy", dy, ndim=(2, 4), ndim_desc=_NDIM_DESC)
     layout = _layout(fn, "dy", dy)
     db = devices.empty(dy.shape[1], dy.dtype, devices.of(dy))
-    devices.kernel("bias", "backward", dy.dtype, devices.of(dy))(*layout, dy, db)
+    devices.kernel_for("bias", "backward", dy)(*layout, dy, db)
     return db
 
 
@@ -65,7 +65,7 @@ def add_tensor(a, c, *, alpha=1.0, beta=0.0):
     alpha = check_real(fn, "alpha", alpha)
     beta = check_real(fn, "beta", beta)
     out = np.empty_like(c)
-    devices.kernel("tensor", "add", c.dtype, devices.of(c))(a, c, out, alpha, beta)
+    devices.kernel_for("tensor", "add", c)(a, c, out, alpha, beta)
     return out
 
 
@@ -75,5 +75,5 @@ def scale_tensor(x, alpha):
     x = check_float_array(fn, "x", x)
     alpha = check_real(fn, "alpha", alpha)
     y = np.empty_like(x)
-    devices.kernel("tensor", "scale", x.dtype, devices.of(x))(x, y, alpha)
+    devices.kernel_for("tensor", "scale", x)(x, y, alpha)
     return y
