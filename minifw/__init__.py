@@ -1,4 +1,10 @@
-"""minifw: a small deep-learning framework over a native library of fast primitives."""
+"""minifw: a small deep-learning framework over a native library of fast primitives.
+
+The layers above Tensor (minifw.nn, optim, data, models, training) load when first
+used, as attributes (minifw.nn) or by import (import minifw.nn as nn), so that
+importing a lower layer (import minifw.tensor) never loads a higher one.
+"""
+import importlib as _importlib
 import os as _os
 import platform as _platform
 
@@ -16,9 +22,21 @@ from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .random import Generator, get_rng_state, manual_seed, set_rng_state
 from . import autograd, random
 from .serialization import load, save
-from . import nn, optim, data, models
 
 __version__ = "0.1.0"
+
+_UPPER_LAYERS = ("nn", "optim", "data", "models", "training")
+
+
+def __getattr__(name):
+    if name in _UPPER_LAYERS:
+        module = _importlib.import_module(f".{name}", __name__)  # binds minifw.<name> too
+        return module
+    raise AttributeError(f"module 'minifw' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_UPPER_LAYERS))
 
 _env_isa = _os.environ.get("MINIFW_ISA", "")
 if _env_isa and _env_isa not in ("avx512", "avx2", "generic"):

@@ -103,14 +103,23 @@ def test_importing_tensor_does_not_import_nn():
     import subprocess
     import sys
 
-    # minifw/__init__ imports everything, so look at what minifw.tensor needs on its own:
-    # a stand-in package object, so that only the submodules actually imported get loaded.
-    code = ("import pathlib, sys, types\n"
-            f"root = pathlib.Path({str(minifw.__file__)!r}).parent\n"
-            "pkg = types.ModuleType('minifw'); pkg.__path__ = [str(root)]; sys.modules['minifw'] = pkg\n"
-            "import minifw.tensor\n"
-            "print(sorted(m for m in sys.modules if m.startswith('minifw.')))\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout
-    loaded = eval(out)
-    assert "minifw.tensor" in loaded and not any(m.startswith("minifw.nn") for m in loaded), loaded
+    code = "import sys, minifw.tensor; print(sorted(m for m in sys.modules if m.startswith('minifw')))"
+    loaded = eval(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                 check=True).stdout)
+    assert "minifw.tensor" in loaded and "minifw.functions" in loaded
+    assert not [m for m in loaded if m.split(".")[1:2] in (["nn"], ["optim"], ["data"], ["models"])]
+
+
+def test_the_upper_layers_load_on_first_use():
+    import subprocess
+    import sys
+
+    code = ("import sys, minifw\n"
+            "assert 'minifw.nn' not in sys.modules\n"
+            "assert minifw.nn.Linear(2, 3).weight.shape == (3, 2) and 'minifw.nn' in sys.modules\n"
+            "from minifw import optim\n"
+            "import minifw.data as data\n"
+            "assert optim.SGD and data.DataLoader and 'nn' in dir(minifw)\n"
+            "try:\n    minifw.nothing\nexcept AttributeError as e:\n    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "module 'minifw' has no attribute 'nothing'"
