@@ -381,14 +381,20 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 # ---- dropout -------------------------------------------------------------------------------
 
+def _probability(fn, p):
+    """p as a float in [0, 1] (nn.Dropout checks its p with this when built)."""
+    p = _real(fn, "p", p)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{fn}: p must be a probability in [0, 1], got {p}")
+    return p
+
+
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1 / (1 - p), in training.
     The mask's seed comes from minifw's global generator (minifw.manual_seed)."""
     fn = "dropout"
     _tensor(fn, "input", input)
-    p = _real(fn, "p", p)
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{fn}: p must be a probability in [0, 1], got {p}")
+    p = _probability(fn, p)
     if not training or p == 0.0:
         return input
     out = InvertedDropout.apply(input, p=p, seed=_random.default_generator.random_seed())
@@ -419,6 +425,13 @@ def linear(input, weight, bias=None):
     return y if len(lead) == 1 else y.reshape(lead + (weight.shape[0],))
 
 
+def _padding_index(fn, padding_idx, n):
+    """padding_idx in [-n, n) as an index in [0, n) (nn.Embedding checks it when built)."""
+    if not -n <= padding_idx < n:
+        raise ValueError(f"{fn}: padding_idx must be in [-{n}, {n - 1}], got {padding_idx}")
+    return padding_idx % n
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of weight (num_embeddings, embedding_dim) picked by int64 indices of any shape."""
@@ -436,9 +449,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise IndexError(f"{fn}: index {bad} is out of range for {n} embeddings")
     idx = idx % n  # negative indices count from the end, as in NumPy
     if padding_idx is not None:
-        if not -n <= padding_idx < n:
-            raise ValueError(f"{fn}: padding_idx must be in [-{n}, {n - 1}], got {padding_idx}")
-        padding_idx %= n
+        padding_idx = _padding_index(fn, padding_idx, n)
     if max_norm is not None:
         with no_grad():  # PyTorch renormalizes the looked-up rows of weight in place
             rows = np.unique(idx)

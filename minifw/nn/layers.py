@@ -424,8 +424,7 @@ class BatchNorm2d(_BatchNorm):
 class Dropout(Module):
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
-        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
-            raise ValueError(f"Dropout: p must be a probability in [0, 1], got {p!r}")
+        F._probability("Dropout", p)
         self.p, self.inplace = p, inplace
 
     def forward(self, input):
@@ -460,10 +459,7 @@ class Embedding(Module):
         self.num_embeddings = _positive_int("Embedding", "num_embeddings", num_embeddings)
         self.embedding_dim = _positive_int("Embedding", "embedding_dim", embedding_dim)
         if padding_idx is not None:
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(f"Embedding: padding_idx must be within num_embeddings, got "
-                                 f"{padding_idx}")
-            padding_idx %= num_embeddings
+            padding_idx = F._padding_index("Embedding", padding_idx, num_embeddings)
         if sparse:
             raise ValueError("Embedding: sparse gradients are not supported; sparse must be False")
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
