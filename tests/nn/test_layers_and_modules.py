@@ -719,8 +719,8 @@ def test_constructor_signature_is_pytorchs(cls):
     pytest.param(lambda: nn.Dropout(1.5), ValueError, r"p must be a probability in \[0, 1\], got 1.5",
                  id="dropout_p"),
     pytest.param(lambda: nn.MaxPool2d(2, dilation=2), ValueError, "dilation must be 1", id="pool_dilation"),
-    pytest.param(lambda: nn.Embedding(5, 2, padding_idx=5), ValueError, r"Embedding: padding_idx must be in \[-5, 4\], got 5",
-                 id="embedding_padding"),
+    pytest.param(lambda: nn.Embedding(5, 2, padding_idx=5), ValueError,
+                 r"Embedding: padding_idx must be in \[-5, 4\], got 5", id="embedding_padding"),
     pytest.param(lambda: nn.CrossEntropyLoss(reduction="max"), ValueError, "reduction must be one of",
                  id="loss_reduction"),
 ])
