@@ -4,6 +4,7 @@ import numbers
 
 import numpy as np
 
+from .. import devices
 from ..tensor import Tensor
 
 
@@ -113,7 +114,7 @@ class Optimizer:
                         if array.shape != p.shape:
                             raise ValueError(f"loaded state {k!r} has shape {array.shape} for a "
                                              f"parameter of shape {p.shape}")
-                        v = np.array(array, dtype=p.dtype)
+                        v = devices.to_device(array, p.device).astype(p.dtype, copy=True)
                     entry[k] = v
                 self.state[p] = entry
             for k, v in saved.items():

@@ -1,5 +1,4 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
-import numpy as np
 
 from ..autograd import no_grad
 from .optimizer import Optimizer, _check_hyper
@@ -45,7 +44,7 @@ class SGD(Optimizer):
                     state = self.state.setdefault(p, {})
                     buf = state.get("momentum_buffer")
                     if buf is None:
-                        buf = state["momentum_buffer"] = np.array(g, dtype=p.dtype)
+                        buf = state["momentum_buffer"] = g.astype(p.dtype, copy=True)
                     else:
                         buf *= momentum
                         buf += g if dampening == 0 else (1 - dampening) * g
