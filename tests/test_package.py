@@ -99,21 +99,27 @@ def test_the_import_graph_has_no_cycle():
             visit(module, [module])
 
 
-def test_importing_tensor_does_not_import_nn():
+def _run_child(code, cwd):
+    """stdout of `code` in a fresh interpreter that imports this minifw (the installed one
+    under pip install ., the source tree in a developer build), started outside the tree."""
+    import os
     import subprocess
     import sys
 
+    root = os.path.dirname(os.path.dirname(os.path.abspath(minifw.__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=cwd, env=env).stdout
+
+
+def test_importing_tensor_does_not_import_nn(tmp_path):
     code = "import sys, minifw.tensor; print(sorted(m for m in sys.modules if m.startswith('minifw')))"
-    loaded = eval(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                 check=True).stdout)
+    loaded = eval(_run_child(code, tmp_path))
     assert "minifw.tensor" in loaded and "minifw.functions" in loaded
     assert not [m for m in loaded if m.split(".")[1:2] in (["nn"], ["optim"], ["data"], ["models"])]
 
 
-def test_the_upper_layers_load_on_first_use():
-    import subprocess
-    import sys
-
+def test_the_upper_layers_load_on_first_use(tmp_path):
     code = ("import sys, minifw\n"
             "assert 'minifw.nn' not in sys.modules\n"
             "assert minifw.nn.Linear(2, 3).weight.shape == (3, 2) and 'minifw.nn' in sys.modules\n"
@@ -121,5 +127,4 @@ def test_the_upper_layers_load_on_first_use():
             "import minifw.data as data\n"
             "assert optim.SGD and data.DataLoader and 'nn' in dir(minifw)\n"
             "try:\n    minifw.nothing\nexcept AttributeError as e:\n    print(e)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "module 'minifw' has no attribute 'nothing'"
+    assert _run_child(code, tmp_path).strip() == "module 'minifw' has no attribute 'nothing'"
