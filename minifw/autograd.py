@@ -149,7 +149,8 @@ class Function:
         outs = [np.asarray(o) for o in outs]
         if any(ctx.needs_input_grad):
             edges = tuple(_edge(a) if needs else None for a, needs in zip(args, ctx.needs_input_grad))
-            node = Node(cls, ctx, edges, tuple((o.shape, o.dtype) for o in outs), devices.of(outs[0]))
+            node = Node(cls, ctx, edges, tuple((o.shape, o.dtype) for o in outs),
+                        devices.of(outs[0]))
             tensors = tuple(Tensor._make(o, node, i) if o.dtype.kind == "f" else Tensor._make(o)
                             for i, o in enumerate(outs))
         else:

@@ -18,4 +18,5 @@ class Activation(Function):
     def backward(ctx, dy):
         y, x = ctx.saved_tensors
         mode, negative_slope, alpha = ctx.args
-        return ctx.engine.activation_backward(dy, y, mode, x=x, negative_slope=negative_slope, alpha=alpha)
+        return ctx.engine.activation_backward(dy, y, mode, x=x, negative_slope=negative_slope,
+                                              alpha=alpha)

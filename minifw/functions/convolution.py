@@ -15,7 +15,8 @@ class Convolution2D(Function):
     def backward(ctx, dy):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
-        dx = ctx.engine.conv2d_backward_data(dy, weight, x.shape, **ctx.geometry) if need_x else None
-        dw = ctx.engine.conv2d_backward_filter(x, dy, weight.shape, **ctx.geometry) if need_w else None
-        db = ctx.engine.conv2d_backward_bias(dy) if need_b else None
+        engine, geometry = ctx.engine, ctx.geometry
+        dx = engine.conv2d_backward_data(dy, weight, x.shape, **geometry) if need_x else None
+        dw = engine.conv2d_backward_filter(x, dy, weight.shape, **geometry) if need_w else None
+        db = engine.conv2d_backward_bias(dy) if need_b else None
         return dx, dw, db

@@ -29,7 +29,8 @@ class BatchNormalization(Function):
             y, save_mean, save_invstd = engine.batch_norm_forward_training(
                 x, weight, bias, running_mean, running_var, momentum=momentum, eps=eps)
         else:
-            y = engine.batch_norm_forward_inference(x, weight, bias, running_mean, running_var, eps=eps)
+            y = engine.batch_norm_forward_inference(x, weight, bias, running_mean, running_var,
+                                                    eps=eps)
             # in evaluation the statistics are constants: x -> (x - mean) * invstd is affine
             save_mean = running_mean.astype(x.dtype, copy=True)
             save_invstd = (1.0 / np.sqrt(running_var.astype(x.dtype) + eps)).astype(x.dtype)

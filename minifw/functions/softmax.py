@@ -35,7 +35,7 @@ class SoftmaxAlongDim(Function):
         moved_y = np.moveaxis(y, dim, -1)
         n = y.shape[dim]
         dx2 = ctx.engine.softmax_backward(np.moveaxis(dy, dim, -1).reshape(-1, n),
-                                   moved_y.reshape(-1, n), log=log)
+                                          moved_y.reshape(-1, n), log=log)
         return np.moveaxis(dx2.reshape(moved_y.shape), -1, dim)
 
 
