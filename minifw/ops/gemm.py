@@ -1,13 +1,9 @@
 """GEMM: C = alpha * op(A) @ op(B) + beta * C, on minifw's own packed,
 cache-blocked, register-blocked kernels (not a BLAS)."""
-import numbers
-
 import numpy as np
 
 from .. import devices
-from ..checks import check_array, check_float_array
-
-
+from ..checks import check_array, check_bool, check_float_array, check_real
 
 
 def _strided_ok(a):
@@ -29,12 +25,6 @@ def _check_operand(name, a, dtype=None):
     return check_float_array("gemm", name, a, ndim=2, ndim_desc="2-D (a matrix)", dtype=dtype)
 
 
-def _check_scalar(name, v):
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
-        raise TypeError(f"gemm: {name} must be a real number, got {type(v).__name__} {v!r}")
-    return float(v)
-
-
 def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     """Return alpha * op(a) @ op(b) + beta * c, where op(x) is x or x.T.
 
@@ -46,11 +36,10 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     """
     a = _check_operand("a", a)
     b = _check_operand("b", b, dtype=a.dtype)
-    alpha = _check_scalar("alpha", alpha)
-    beta = _check_scalar("beta", beta)
-    for name, flag in (("trans_a", trans_a), ("trans_b", trans_b)):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise TypeError(f"gemm: {name} must be a bool, got {type(flag).__name__} {flag!r}")
+    alpha = check_real("gemm", "alpha", alpha, finite=False)  # as BLAS: inf and NaN propagate
+    beta = check_real("gemm", "beta", beta, finite=False)
+    trans_a = check_bool("gemm", "trans_a", trans_a)
+    trans_b = check_bool("gemm", "trans_b", trans_b)
     m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
     kb, n = (b.shape[1], b.shape[0]) if trans_b else b.shape
     if k != kb:
@@ -74,5 +63,5 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     if k == 0:  # an empty sum: only the beta * c term is left
         c[...] = 0 if beta == 0.0 else beta * c
         return c
-    devices.kernel_for("gemm", "", a)(a, b, c, bool(trans_a), bool(trans_b), alpha, beta)
+    devices.kernel_for("gemm", "", a)(a, b, c, trans_a, trans_b, alpha, beta)
     return c
