@@ -9,8 +9,9 @@ and what arrived, e.g.::
 minifw.ops checks arrays with these before any pointer reaches native code (the
 binding re-checks sizes as the last line of defence); nn.functional checks
 Tensors with the same functions (check_float_dtype_ndim is shared), and Tensor
-methods normalize dims and sizes with check_dims / check_sizes. Nothing here
-imports the rest of minifw.
+methods normalize dims, sizes and dtypes with check_dims, check_sizes and
+check_tensor_dtype. It imports nothing of minifw but minifw.devices (which
+arrays count as arrays).
 """
 import math
 import numbers
