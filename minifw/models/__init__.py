@@ -1,2 +1,3 @@
 """Reference models built from minifw.nn."""
+from .alexnet import AlexNet, AlexNetSmall
 from .lenet import LeNet
