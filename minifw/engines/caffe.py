@@ -8,21 +8,36 @@ vectorized strided copies (one per kernel tap), the GEMMs are single large BLAS
 calls, and the lowered matrix lives in a buffer that is kept between calls, as
 Caffe keeps its col_buffer_.
 
-Pooling, activations, softmax and its loss, LRN, batch norm and dropout are not
-yet written the Caffe way here: in this engine they still run minifw's
-primitives (imported below), so a model's difference between the two engines
-is its convolutions and inner products.
+The other layers follow Caffe's CPU layers (caffe/src/caffe/layers/*.cpp) as
+vectorized array code, with Python loops only over kernel taps (pooling) and
+channels (LRN): pooling takes the maximum or the sum tap by tap over all outputs
+at once (pooling_layer); LRN slides a window sum along the channels
+(CrossChannelForward_cpu); activations use Caffe's branch-free forms (relu_layer,
+sigmoid, tanh, elu); softmax subtracts the channel maximum, exponentiates and
+divides (softmax_layer), and the loss reads the log-probability of the target
+(softmax_loss_layer); batch norm computes the channel statistics, normalizes, then
+scales and shifts (batch_norm_layer + scale_layer); dropout multiplies by a
+Bernoulli mask (dropout_layer). None of them calls minifw's primitives.
+
+They compute the same functions as minifw.ops: the same argument checks, max
+pooling's indices in the same format (so a Function can keep them between its
+forward and backward), the same PyTorch semantics (count_include_pad, ignore_index,
+label smoothing, reductions, running statistics), results equal to rounding. They
+differ in three places: dropout draws its mask from NumPy's generator seeded with
+`seed`, the same distribution but not the primitives' Philox mask; LRN's sliding
+sum, like Caffe's, turns an inf that has left the window into nan; and an
+activation's backward multiplies dy by 0/1 masks, so an inf or nan in dy gives nan
+where the primitives give 0.
 """
+import numbers
 import threading
 
 import numpy as np
 
-from ..ops import (activation_backward, activation_forward, batch_norm_backward,  # noqa: F401
-                   batch_norm_forward_inference, batch_norm_forward_training,
-                   cross_entropy_backward, cross_entropy_forward, dropout_backward, dropout_forward,
-                   lrn_backward, lrn_forward, pool2d_backward, pool2d_forward, softmax_backward,
-                   softmax_forward)
+from ..checks import (check_array, check_bool, check_channel_vector, check_choice, check_float_array,
+                      check_int, check_like, check_real)
 from ..ops.conv import ConvProblem
+from ..ops.pooling import PoolProblem
 
 _local = threading.local()
 
@@ -147,3 +162,586 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
         c *= beta
         c += product
     return c
+
+
+# ---- pooling (pooling_layer) --------------------------------------------------------
+#
+# Caffe visits each output's window clipped to the input. Here the loop runs over
+# the kernel taps instead, each tap handling at once every output whose tap lands
+# inside the input; taps that only ever land in the padding are skipped, so
+# nothing is padded and the work is that of the clipped windows.
+
+def _pool_problem(fn, x_shape, kernel_size, stride, padding, mode, ceil_mode, count_include_pad, dtype):
+    return PoolProblem(x_shape, kernel_size, stride=stride, padding=padding, mode=mode, ceil_mode=ceil_mode,
+                       count_include_pad=count_include_pad, dtype=dtype, _fn=fn)
+
+
+def _axis_taps(size, kernel, stride, padding, out):
+    """(outputs, first input) along one axis for every tap t that lands in the input for
+    some output: the outputs o in that slice read input o * stride - padding + t."""
+    for t in range(max(0, padding - (out - 1) * stride), min(kernel, size + padding)):
+        first = max(0, -(-(padding - t) // stride))
+        end = min(out, (size - 1 + padding - t) // stride + 1)
+        if first < end:
+            yield slice(first, end), first * stride - padding + t
+
+
+def _pool_taps(p):
+    """(outputs, inputs) of every kernel tap, as index tuples of (N, C, Ho, Wo) and
+    (N, C, H, W) arrays, in row-major tap order, which is each window's row-major order."""
+    _, _, h, w = p.x_shape
+    _, _, ho, wo = p.out_shape
+    (kh, kw), (sh, sw), (ph, pw) = p.kernel_size, p.stride, p.padding
+    cols = list(_axis_taps(w, kw, sw, pw, wo))
+    for out_rows, h0 in _axis_taps(h, kh, sh, ph, ho):
+        in_rows = slice(h0, h0 + sh * (out_rows.stop - out_rows.start - 1) + 1, sh)
+        for out_cols, w0 in cols:
+            in_cols = slice(w0, w0 + sw * (out_cols.stop - out_cols.start - 1) + 1, sw)
+            yield (Ellipsis, out_rows, out_cols), (Ellipsis, in_rows, in_cols)
+
+
+def _window_starts(p):
+    """Top row and left column of every window, in input coordinates (negative in the padding)."""
+    _, _, ho, wo = p.out_shape
+    return np.arange(ho) * p.stride[0] - p.padding[0], np.arange(wo) * p.stride[1] - p.padding[1]
+
+
+def _avg_divisors(p, dtype):
+    """(Ho, Wo) divisors: Caffe's pool_size, the window clipped to the padded input
+    (count_include_pad), or the part of it inside the input."""
+    _, _, h, w = p.x_shape
+    (kh, kw), (ph, pw) = p.kernel_size, p.padding
+    h0, w0 = _window_starts(p)
+    if p.count_include_pad:
+        rows, cols = np.minimum(h0 + kh, h + ph) - h0, np.minimum(w0 + kw, w + pw) - w0
+    else:
+        rows = np.minimum(h0 + kh, h) - np.maximum(h0, 0)
+        cols = np.minimum(w0 + kw, w) - np.maximum(w0, 0)
+    # each factor in floating point: a heavily padded area can exceed int64
+    return np.multiply.outer(rows.astype(dtype), cols.astype(dtype))
+
+
+def _max_pool(x, p, return_indices):
+    best = np.full(p.out_shape, -np.inf, dtype=x.dtype)
+    if not return_indices:
+        for y_at, x_at in _pool_taps(p):
+            np.maximum(best[y_at], x[x_at], out=best[y_at])  # propagates NaN
+        return best, None
+    _, _, _, w = p.x_shape
+    h0, w0 = _window_starts(p)
+    # int32 while accumulating (PoolProblem bounds H * W below 2**31). A window of -inf
+    # keeps the index of its first element inside the input.
+    indices = np.empty(p.out_shape, dtype=np.int32)
+    indices[...] = np.add.outer(np.maximum(h0, 0) * w, np.maximum(w0, 0))
+    for y_at, x_at in _pool_taps(p):
+        v, b = x[x_at], best[y_at]
+        # v takes over where it is greater, or NaN over a number: each window's first
+        # maximum (or first NaN) wins, as in the primitives
+        take = ~(v <= b)
+        take &= b == b
+        np.maximum(b, v, out=b)  # v exactly where it takes over
+        _, rows, cols = x_at
+        in_rows, in_cols = np.arange(rows.start, rows.stop, rows.step), np.arange(cols.start, cols.stop, cols.step)
+        # the index follows by arithmetic: a masked write is several times slower
+        shift = np.add.outer(in_rows * w, in_cols).astype(np.int32) - indices[y_at]
+        shift *= take
+        indices[y_at] += shift
+    return best, indices.astype(np.int64)
+
+
+def pool2d_forward(x, kernel_size, *, stride=None, padding=0, mode="max", ceil_mode=False,
+                   count_include_pad=True, return_indices=False):
+    """As minifw.ops.pool2d_forward: y, or (y, indices) with return_indices (max only)."""
+    fn = "pool2d_forward"
+    x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)")
+    return_indices = check_bool(fn, "return_indices", return_indices)
+    p = _pool_problem(fn, x.shape, kernel_size, stride, padding, mode, ceil_mode, count_include_pad, x.dtype)
+    if return_indices and p.mode != "max":
+        raise ValueError(f"{fn}: return_indices=True needs mode='max', got mode={mode!r}")
+    if p.mode == "max":
+        y, indices = _max_pool(x, p, return_indices)
+        return (y, indices) if return_indices else y
+    total = np.zeros(p.out_shape, dtype=x.dtype)
+    for y_at, x_at in _pool_taps(p):
+        total[y_at] += x[x_at]
+    total /= _avg_divisors(p, x.dtype)
+    return total
+
+
+def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="max", ceil_mode=False,
+                    count_include_pad=True, indices=None):
+    """As minifw.ops.pool2d_backward: dx of shape x_shape (max pooling needs the indices)."""
+    fn = "pool2d_backward"
+    dy = check_float_array(fn, "dy", dy, ndim=4, ndim_desc="4-D (N, C, Ho, Wo)")
+    p = _pool_problem(fn, x_shape, kernel_size, stride, padding, mode, ceil_mode, count_include_pad, dy.dtype)
+    if dy.shape != p.out_shape:
+        raise ValueError(f"{fn}: dy must have the output shape {p.out_shape} of this problem ({p}), "
+                         f"got {tuple(dy.shape)}")
+    n, c, h, w = p.x_shape
+    if p.mode == "avg":
+        if indices is not None:
+            raise ValueError(f"{fn}: indices is only used by mode='max', got mode={mode!r}")
+        share = dy / _avg_divisors(p, dy.dtype)
+        dx = np.zeros(p.x_shape, dtype=dy.dtype)
+        for y_at, x_at in _pool_taps(p):
+            dx[x_at] += share[y_at]
+        return dx
+    _check_pool_indices(fn, indices, p)
+    # MaxPoolBackward's scatter, bottom_diff[mask[i]] += top_diff[i], over every plane at once
+    planes = np.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * (h * w)
+    dx = np.bincount((indices + planes).ravel(), weights=dy.ravel(), minlength=n * c * h * w)
+    return dx.astype(dy.dtype, copy=False).reshape(p.x_shape)
+
+
+def _check_pool_indices(fn, indices, p):
+    if indices is None:
+        raise ValueError(f"{fn}: indices is required for mode='max' (from pool2d_forward(..., "
+                         f"return_indices=True))")
+    check_array(fn, "indices", indices)
+    if indices.dtype != np.int64:
+        raise TypeError(f"{fn}: indices must have dtype int64, got {indices.dtype}")
+    if indices.shape != p.out_shape:
+        raise ValueError(f"{fn}: indices must have the output shape {p.out_shape}, got {tuple(indices.shape)}")
+    plane = p.x_shape[2] * p.x_shape[3]
+    outside = (indices < 0) | (indices >= plane)
+    if outside.any():
+        at = int(np.flatnonzero(outside)[0])
+        raise ValueError(f"{fn}: indices: value {int(indices.reshape(-1)[at])} at flat position {at} is "
+                         f"outside the input plane [0, {plane})")
+
+
+# ---- activations (relu_layer, sigmoid_layer, tanh_layer, elu_layer) -----------------
+
+ACTIVATION_MODES = ("relu", "leaky_relu", "sigmoid", "tanh", "elu", "relu6")
+
+
+def _activation_params(fn, mode, negative_slope, alpha):
+    check_choice(fn, "mode", mode, ACTIVATION_MODES)
+    return check_real(fn, "negative_slope", negative_slope), check_real(fn, "alpha", alpha)
+
+
+def _activate(x, mode, slope, alpha):
+    # Caffe's branch-free forms, max(x, 0) + f(min(x, 0)); NaN passes through
+    if mode == "relu":
+        return np.maximum(x, 0)
+    if mode == "leaky_relu":
+        return np.maximum(x, 0) + slope * np.minimum(x, 0)
+    if mode == "relu6":
+        return np.minimum(np.maximum(x, 0), 6)
+    if mode == "sigmoid":
+        with np.errstate(over="ignore"):  # exp(-x) = inf gives the limit, 0
+            return 1 / (1 + np.exp(-x))
+    if mode == "tanh":
+        return np.tanh(x)
+    return np.maximum(x, 0) + alpha * np.expm1(np.minimum(x, 0))  # elu
+
+
+def activation_forward(x, mode, *, negative_slope=0.01, alpha=1.0, inplace=False):
+    """As minifw.ops.activation_forward; with inplace=True the result is written into x
+    (C-contiguous and writable) and x is returned."""
+    fn = "activation_forward"
+    slope, alpha = _activation_params(fn, mode, negative_slope, alpha)
+    inplace = check_bool(fn, "inplace", inplace)
+    if inplace:
+        check_array(fn, "x", x)
+        if not x.flags.c_contiguous or not x.flags.writeable:
+            raise ValueError(f"{fn}: inplace=True needs x to be a writable, C-contiguous array")
+    x = check_float_array(fn, "x", x)
+    y = np.asarray(_activate(x, mode, slope, alpha))  # ufuncs on a 0-d array give a scalar
+    if inplace:
+        x[...] = y
+        return x
+    return y
+
+
+def activation_backward(dy, y, mode, *, x=None, negative_slope=0.01, alpha=1.0):
+    """dx = dy * f'(x), from the forward output y; the branch is taken on x when given
+    (required for leaky_relu with negative_slope < 0 and elu with alpha < 0)."""
+    fn = "activation_backward"
+    slope, alpha = _activation_params(fn, mode, negative_slope, alpha)
+    y = check_float_array(fn, "y", y)
+    dy = check_like(fn, "dy", dy, y, "y")
+    if x is not None:
+        x = check_like(fn, "x", x, y, "y")
+    elif mode == "leaky_relu" and slope < 0:
+        raise ValueError(f"{fn}: x is required for leaky_relu with negative_slope < 0 (got {slope!r}): a "
+                         f"negative input then gives a positive output, so y cannot tell the branch")
+    elif mode == "elu" and alpha < 0:
+        raise ValueError(f"{fn}: x is required for elu with alpha < 0 (got {alpha!r}): a negative input "
+                         f"then gives a positive output, so y cannot tell the branch")
+    positive = (y if x is None else x) > 0
+    return np.asarray(_activation_gradient(dy, y, positive, mode, slope, alpha))  # ufuncs on a 0-d array give a scalar
+
+
+def _activation_gradient(dy, y, positive, mode, slope, alpha):
+    # Caffe's form, dy times the derivative of each branch times its 0/1 mask (a NaN
+    # input takes the negative branch, as in the primitives; an inf or NaN in dy
+    # becomes NaN where its mask is 0, where the primitives give 0)
+    if mode == "relu":
+        return dy * positive
+    if mode == "leaky_relu":
+        return dy * positive + dy * slope * ~positive
+    if mode == "relu6":
+        return dy * ((y > 0) & (y < 6))
+    if mode == "sigmoid":
+        return dy * y * (1 - y)
+    if mode == "tanh":
+        return dy * (1 - y * y)
+    # elu: alpha * exp(x) = y + alpha, where y is at most max(0, -alpha); the bound keeps
+    # an infinite y of the positive branch out of the product
+    return dy * positive + dy * (np.minimum(y, max(0.0, -alpha)) + alpha) * ~positive
+
+
+# ---- softmax and cross-entropy (softmax_layer, softmax_loss_layer) ------------------
+#
+# The class axis is axis 1: the columns of (N, classes), the channels of (N, C, H, W).
+
+REDUCTIONS = ("mean", "sum", "none")
+_CLASSES_NDIM_DESC = "2-D (N, classes) or 4-D (N, C, H, W)"
+
+
+def _check_classes(fn, name, a):
+    if a.shape[1] < 1:
+        raise ValueError(f"{fn}: {name} must have at least one class along axis 1, got shape {tuple(a.shape)}")
+
+
+def _softmax(x, log):
+    # shifted by the maximum, exp never overflows; like the primitives, no warning where
+    # x - max itself overflows to -inf (whose exp is the right 0) or meets inf (nan)
+    with np.errstate(over="ignore", invalid="ignore"):
+        shifted = x - x.max(axis=1, keepdims=True)
+        if log:
+            return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+        e = np.exp(shifted, out=shifted)
+        e /= e.sum(axis=1, keepdims=True)
+        return e
+
+
+def softmax_forward(x, *, log=False):
+    """softmax(x) (or log_softmax(x) with log=True) over axis 1."""
+    fn = "softmax_forward"
+    x = check_float_array(fn, "x", x, ndim=(2, 4), ndim_desc=_CLASSES_NDIM_DESC)
+    log = check_bool(fn, "log", log)
+    _check_classes(fn, "x", x)
+    return _softmax(x, log)
+
+
+def softmax_backward(dy, y, *, log=False):
+    """dx from dy and the forward output y (softmax, or log-softmax with log=True)."""
+    fn = "softmax_backward"
+    y = check_float_array(fn, "y", y, ndim=(2, 4), ndim_desc=_CLASSES_NDIM_DESC)
+    dy = check_like(fn, "dy", dy, y, "y")
+    log = check_bool(fn, "log", log)
+    _check_classes(fn, "y", y)
+    if log:
+        return dy - np.exp(y) * dy.sum(axis=1, keepdims=True)
+    return (dy - (dy * y).sum(axis=1, keepdims=True)) * y
+
+
+def _check_cross_entropy_args(fn, scores_name, scores, target, ignore_index, label_smoothing, reduction):
+    """As minifw.ops: returns (target as int64, ignore_index, label_smoothing)."""
+    _check_classes(fn, scores_name, scores)
+    if isinstance(ignore_index, (bool, np.bool_)) or not isinstance(ignore_index, numbers.Integral):
+        raise TypeError(f"{fn}: ignore_index must be an int, got {type(ignore_index).__name__} {ignore_index!r}")
+    ignore_index = int(ignore_index)
+    if not -2 ** 63 <= ignore_index < 2 ** 63:
+        raise ValueError(f"{fn}: ignore_index must fit in int64, got {ignore_index}")
+    label_smoothing = check_real(fn, "label_smoothing", label_smoothing, minimum=0.0, maximum=1.0)
+    check_choice(fn, "reduction", reduction, REDUCTIONS)
+    if not isinstance(target, np.ndarray):
+        raise TypeError(f"{fn}: target must be a numpy.ndarray of class indices, got {type(target).__name__}")
+    if not np.issubdtype(target.dtype, np.integer):
+        raise TypeError(f"{fn}: target must hold integer class indices (int64), got dtype {target.dtype}")
+    want = (scores.shape[0],) + tuple(scores.shape[2:])
+    if target.shape != want:
+        raise ValueError(f"{fn}: target must have shape {want} to match {scores_name} of shape "
+                         f"{tuple(scores.shape)}, got {tuple(target.shape)}")
+    c = scores.shape[1]
+    if target.dtype == np.uint64 and target.size and target.max() >= 2 ** 63:
+        raise ValueError(f"{fn}: target values must be class indices in [0, {c}) or ignore_index "
+                         f"({ignore_index}); got {target.max()}")
+    target = target.astype(np.int64, copy=False)
+    bad = (target != ignore_index) & ((target < 0) | (target >= c))
+    if bad.any():
+        where = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{fn}: target values must be class indices in [0, {c}) or ignore_index "
+                         f"({ignore_index}); got {int(target[where])} at index {where}")
+    return target, ignore_index, label_smoothing
+
+
+def _at_target(a, target, kept):
+    """a[:, target] at every position, as an (N, 1, ...) view-shaped array (class 0 where ignored)."""
+    return np.take_along_axis(a, np.expand_dims(np.where(kept, target, 0), 1), axis=1)
+
+
+def cross_entropy_forward(logits, target, *, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
+    """(loss, log_probs), as minifw.ops.cross_entropy_forward (PyTorch's F.cross_entropy)."""
+    fn = "cross_entropy_forward"
+    logits = check_float_array(fn, "logits", logits, ndim=(2, 4), ndim_desc=_CLASSES_NDIM_DESC)
+    target, ignore_index, eps = _check_cross_entropy_args(fn, "logits", logits, target, ignore_index,
+                                                          label_smoothing, reduction)
+    log_probs = _softmax(logits, log=True)
+    kept = target != ignore_index
+    # per position: (1 - eps) * -log p_target + eps / C * -sum_c log p_c
+    keep, spread = 1 - eps, eps / logits.shape[1]
+    losses = keep * -_at_target(log_probs, target, kept)[:, 0] + spread * -log_probs.sum(axis=1)
+    losses = np.where(kept, losses, 0)
+    if reduction == "none":
+        return losses, log_probs
+    total = losses.sum(dtype=np.float64)
+    if reduction == "sum":
+        return np.array(total, dtype=logits.dtype), log_probs
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total / np.float64(np.count_nonzero(kept))  # 0 / 0 = nan, as PyTorch
+    return np.array(mean, dtype=logits.dtype), log_probs
+
+
+def cross_entropy_backward(grad_loss, log_probs, target, *, ignore_index=-100, label_smoothing=0.0,
+                           reduction="mean"):
+    """dlogits from the gradient of the loss (a scalar for "mean"/"sum", an array of
+    target's shape for "none") and the forward's log_probs."""
+    fn = "cross_entropy_backward"
+    log_probs = check_float_array(fn, "log_probs", log_probs, ndim=(2, 4), ndim_desc=_CLASSES_NDIM_DESC)
+    target, ignore_index, eps = _check_cross_entropy_args(fn, "log_probs", log_probs, target, ignore_index,
+                                                          label_smoothing, reduction)
+    kept = target != ignore_index
+    if reduction == "none":
+        grad = check_float_array(fn, "grad_loss", grad_loss, dtype=log_probs.dtype)
+        if grad.shape != target.shape:
+            raise ValueError(f"{fn}: grad_loss must have target's shape {tuple(target.shape)} for "
+                             f"reduction='none', got {tuple(grad.shape)}")
+    else:
+        if isinstance(grad_loss, np.ndarray):
+            if grad_loss.size != 1:
+                raise ValueError(f"{fn}: grad_loss must be a scalar for reduction={reduction!r}, got an array "
+                                 f"of shape {tuple(grad_loss.shape)}")
+            grad_loss = grad_loss.reshape(()).item()
+        grad = check_real(fn, "grad_loss", grad_loss, finite=False)
+        if reduction == "mean":
+            count = np.count_nonzero(kept)
+            grad = grad / count if count else 0.0  # with count 0 every position is ignored
+        grad = log_probs.dtype.type(grad)
+    grad = np.expand_dims(np.where(kept, grad, 0), 1)
+    # d/dz of (1 - eps) * -log p_t + eps / C * -sum_c log p_c = p - (1 - eps) * onehot(t) - eps / C
+    keep, spread = 1 - eps, eps / log_probs.shape[1]
+    dlogits = grad * (np.exp(log_probs) - spread)
+    target_class = np.expand_dims(np.where(kept, target, 0), 1)
+    np.put_along_axis(dlogits, target_class,
+                      np.take_along_axis(dlogits, target_class, axis=1) - grad * keep, axis=1)
+    if not kept.all():  # exactly 0, even where log_probs holds inf or nan
+        np.copyto(dlogits, 0, where=~np.expand_dims(kept, 1))
+    return dlogits
+
+
+# ---- local response normalization across channels (lrn_layer) -----------------------
+#
+#   scale[:, c] = k + alpha / size * sum of x[:, j]**2 over j = c - size//2 .. c + (size-1)//2 in [0, C)
+#   y = x * scale**-beta
+#
+# (PyTorch's LocalResponseNorm window, which is Caffe's for odd sizes.)
+
+def _lrn_params(fn, x, size, alpha, beta, k):
+    size = check_int(fn, "size", size, minimum=1)
+    if size >= 2 ** 63:
+        raise ValueError(f"{fn}: size must fit in int64, got {size}")
+    if x.shape[1] < 1:
+        raise ValueError(f"{fn}: x must have at least one channel, got shape {tuple(x.shape)}")
+    return size, check_real(fn, "alpha", alpha), check_real(fn, "beta", beta), check_real(fn, "k", k)
+
+
+def _channel_window_sums(a, before, after):
+    """sums[:, c] = sum of a[:, j] over j = c - before .. c + after inside [0, C): Caffe's
+    running sum, slid along the channels by one add and one subtract per channel whatever
+    the window size. It is kept in double, so that a large value leaving the window leaves
+    no float32 rounding error behind."""
+    channels = a.shape[1]
+    sums = np.empty_like(a)
+    running = a[:, :min(after + 1, channels)].sum(axis=1, dtype=np.float64)
+    sums[:, 0] = running
+    for c in range(1, channels):
+        if c + after < channels:
+            running += a[:, c + after]
+        if c - before - 1 >= 0:
+            running -= a[:, c - before - 1]
+        sums[:, c] = running
+    return sums
+
+
+def lrn_forward(x, size, *, alpha=1e-4, beta=0.75, k=1.0):
+    """(y, scale), both of x's shape (CrossChannelForward_cpu)."""
+    fn = "lrn_forward"
+    x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)")
+    size, alpha, beta, k = _lrn_params(fn, x, size, alpha, beta, k)
+    scale = _channel_window_sums(x * x, size // 2, (size - 1) // 2)
+    scale *= alpha / size
+    scale += k
+    return x * scale ** -beta, scale
+
+
+def lrn_backward(dy, x, y, scale, size, *, alpha=1e-4, beta=0.75, k=1.0):
+    """dx from dy and the forward's x, y and scale (CrossChannelBackward_cpu):
+    dy * scale**-beta - 2 alpha beta / size * x * (sum of dy * y / scale over the channels
+    whose window holds c, j = c - (size-1)//2 .. c + size//2)."""
+    fn = "lrn_backward"
+    x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)")
+    dy = check_like(fn, "dy", dy, x, "x")
+    y = check_like(fn, "y", y, x, "x")
+    scale = check_like(fn, "scale", scale, x, "x")
+    size, alpha, beta, k = _lrn_params(fn, x, size, alpha, beta, k)
+    ratio_sums = _channel_window_sums(dy * y / scale, (size - 1) // 2, size // 2)
+    dx = dy * scale ** -beta
+    dx -= (2 * alpha * beta / size) * x * ratio_sums
+    return dx
+
+
+# ---- batch normalization (batch_norm_layer + scale_layer) ---------------------------
+#
+# Per channel of an (N, C) or (N, C, H, W) input, viewed as (N, C, inner). The channel
+# statistics are summed in double, as minifw.ops sums them.
+
+_BN_NDIM_DESC = "2-D (N, C) or 4-D (N, C, H, W)"
+
+
+def _bn_input(fn, x):
+    x = check_float_array(fn, "x", x, ndim=(2, 4), ndim_desc=_BN_NDIM_DESC)
+    if x.shape[1] < 1:
+        raise ValueError(f"{fn}: x must have at least one channel, got shape {tuple(x.shape)}")
+    return x
+
+
+def _bn_vector(fn, name, v, x, *, writable=False):
+    return None if v is None else check_channel_vector(fn, name, v, x.shape[1], x.dtype, writable=writable)
+
+
+def _as_rows(x):
+    """(N, C, inner) view of x."""
+    return x.reshape(x.shape[0], x.shape[1], -1)
+
+
+def _channel_sums(a):
+    return a.sum(axis=2, dtype=np.float64).sum(axis=0)
+
+
+def _per_channel(v, dtype):
+    """A channel vector cast to dtype, shaped to broadcast over (N, C, inner)."""
+    return np.asarray(v, dtype=dtype)[:, None]
+
+
+def batch_norm_forward_training(x, weight, bias, running_mean, running_var, *, momentum=0.1, eps=1e-5):
+    """(y, save_mean, save_invstd), as minifw.ops; updates running_mean / running_var in
+    place when given (with the unbiased variance)."""
+    fn = "batch_norm_forward_training"
+    x = _bn_input(fn, x)
+    weight, bias = _bn_vector(fn, "weight", weight, x), _bn_vector(fn, "bias", bias, x)
+    if (running_mean is None) != (running_var is None):
+        raise ValueError(f"{fn}: running_mean and running_var must both be arrays or both be None; got "
+                         f"running_mean={'None' if running_mean is None else 'an array'}, running_var="
+                         f"{'None' if running_var is None else 'an array'}")
+    running_mean = _bn_vector(fn, "running_mean", running_mean, x, writable=True)
+    running_var = _bn_vector(fn, "running_var", running_var, x, writable=True)
+    momentum = check_real(fn, "momentum", momentum, minimum=0.0, maximum=1.0)
+    eps = check_real(fn, "eps", eps, minimum=0.0)
+    rows = _as_rows(x)
+    m = rows.shape[0] * rows.shape[2]
+    if m <= 1:
+        raise ValueError(f"{fn}: x must have more than one value per channel in training (the variance of "
+                         f"one value is undefined); got x of shape {tuple(x.shape)}")
+    mean = _channel_sums(rows) / m
+    centered = rows - _per_channel(mean, x.dtype)
+    var = _channel_sums(centered * centered) / m  # two passes, as Caffe: no cancellation
+    invstd = 1 / np.sqrt(var + eps)
+    gain = invstd if weight is None else invstd * weight
+    y = centered * _per_channel(gain, x.dtype)
+    if bias is not None:
+        y += _per_channel(bias, x.dtype)
+    if running_mean is not None:
+        running_mean[...] = (1 - momentum) * running_mean + momentum * mean
+        running_var[...] = (1 - momentum) * running_var + momentum * var * (m / (m - 1))
+    return y.reshape(x.shape), mean.astype(x.dtype), invstd.astype(x.dtype)
+
+
+def batch_norm_forward_inference(x, weight, bias, running_mean, running_var, *, eps=1e-5):
+    """y = (x - running_mean) / sqrt(running_var + eps) * weight + bias."""
+    fn = "batch_norm_forward_inference"
+    x = _bn_input(fn, x)
+    weight, bias = _bn_vector(fn, "weight", weight, x), _bn_vector(fn, "bias", bias, x)
+    for name, v in (("running_mean", running_mean), ("running_var", running_var)):
+        if v is None:
+            raise ValueError(f"{fn}: {name} is required for inference, got None")
+    running_mean = check_channel_vector(fn, "running_mean", running_mean, x.shape[1], x.dtype)
+    running_var = check_channel_vector(fn, "running_var", running_var, x.shape[1], x.dtype)
+    eps = check_real(fn, "eps", eps, minimum=0.0)
+    gain = 1 / np.sqrt(running_var.astype(np.float64) + eps)
+    if weight is not None:
+        gain = gain * weight
+    y = (_as_rows(x) - _per_channel(running_mean, x.dtype)) * _per_channel(gain, x.dtype)
+    if bias is not None:
+        y += _per_channel(bias, x.dtype)
+    return y.reshape(x.shape)
+
+
+def batch_norm_backward(dy, x, weight, save_mean, save_invstd):
+    """(dx, dweight, dbias) of the training-mode forward, as minifw.ops (dweight and
+    dbias even when weight is None)."""
+    fn = "batch_norm_backward"
+    x = _bn_input(fn, x)
+    dy = check_like(fn, "dy", dy, x, "x")
+    weight = _bn_vector(fn, "weight", weight, x)
+    save_mean = check_channel_vector(fn, "save_mean", save_mean, x.shape[1], x.dtype)
+    save_invstd = check_channel_vector(fn, "save_invstd", save_invstd, x.shape[1], x.dtype)
+    rows, dy_rows = _as_rows(x), _as_rows(dy)
+    m = rows.shape[0] * rows.shape[2]
+    xhat = (rows - _per_channel(save_mean, x.dtype)) * _per_channel(save_invstd, x.dtype)
+    dbias = _channel_sums(dy_rows)
+    dweight = _channel_sums(dy_rows * xhat)
+    # the folded chain rule through mean and variance: w * invstd * (dy - mean(dy) - xhat * mean(dy * xhat))
+    gain = save_invstd.astype(np.float64) if weight is None else save_invstd * weight.astype(np.float64)
+    dx = dy_rows - _per_channel(dbias / m, x.dtype)
+    dx -= xhat * _per_channel(dweight / m, x.dtype)
+    dx *= _per_channel(gain, x.dtype)
+    return dx.reshape(x.shape), dweight.astype(x.dtype), dbias.astype(x.dtype)
+
+
+# ---- dropout (dropout_layer) ----------------------------------------------------------
+#
+# y = x * mask / (1 - p) with a Bernoulli(1 - p) uint8 mask, as Caffe draws it with its
+# RNG; here NumPy's Generator seeded with `seed`. The mask is a function of the seed and
+# the shape, but not the primitives' mask (their Philox stream): the engines agree in
+# distribution, not element by element.
+
+def _check_dropout_p(fn, p):
+    return check_real(fn, "p", p, minimum=0.0, maximum=1.0)
+
+
+def _keep_scale(p):
+    return 1.0 / (1.0 - p) if p < 1 else 0.0
+
+
+def dropout_forward(x, p, *, seed):
+    """(y, mask); seed is an int in [0, 2**64)."""
+    fn = "dropout_forward"
+    x = check_float_array(fn, "x", x)
+    p = _check_dropout_p(fn, p)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"{fn}: seed must be an int, got {type(seed).__name__} {seed!r}")
+    seed = int(seed)
+    if not 0 <= seed < 2 ** 64:
+        raise ValueError(f"{fn}: seed must be in [0, 2**64), got {seed}")
+    if p >= 1:  # nothing kept: y = 0 even where x is inf, and no random numbers
+        return np.zeros_like(x), np.zeros(x.shape, dtype=np.uint8)
+    uniform = np.random.default_rng(seed).random(x.shape, dtype=np.float32)
+    mask = np.asarray(uniform >= p).view(np.uint8)
+    return np.asarray(x * mask * _keep_scale(p)), mask  # ufuncs on a 0-d array give a scalar
+
+
+def dropout_backward(dy, mask, p):
+    """dx = dy * mask / (1 - p) (0 where mask is 0, and everywhere when p == 1)."""
+    fn = "dropout_backward"
+    dy = check_float_array(fn, "dy", dy)
+    p = _check_dropout_p(fn, p)
+    check_array(fn, "mask", mask)
+    if mask.dtype not in (np.uint8, np.bool_):
+        raise TypeError(f"{fn}: mask must have dtype uint8 (from dropout_forward), got {mask.dtype}")
+    if mask.shape != dy.shape:
+        raise ValueError(f"{fn}: mask must have the shape of dy {tuple(dy.shape)}, got {tuple(mask.shape)}")
+    return np.asarray(dy * mask * _keep_scale(p))  # ufuncs on a 0-d array give a scalar
