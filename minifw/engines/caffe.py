@@ -34,10 +34,18 @@ import threading
 
 import numpy as np
 
-from ..checks import (check_array, check_bool, check_channel_vector, check_choice, check_float_array,
-                      check_int, check_like, check_real)
+from ..checks import (check_array, check_bool, check_channel_vector, check_float_array,
+                      check_like, check_real)
+from ..ops.activation import check_activation_params as _activation_params
+from ..ops.batchnorm import check_batch_norm_input as _bn_input
+from ..ops.batchnorm import check_optional_channel_vector as _bn_vector
 from ..ops.conv import ConvProblem
-from ..ops.pooling import PoolProblem
+from ..ops.dropout import check_dropout_p as _check_dropout_p
+from ..ops.lrn import check_lrn_params
+from ..ops.pooling import check_pool_backward_args, check_pool_forward_args
+from ..ops.softmax import NDIM_DESC as _CLASSES_NDIM_DESC
+from ..ops.softmax import check_classes as _check_classes
+from ..ops.softmax import check_cross_entropy_args as _check_cross_entropy_args
 
 _local = threading.local()
 
@@ -171,11 +179,6 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
 # inside the input; taps that only ever land in the padding are skipped, so
 # nothing is padded and the work is that of the clipped windows.
 
-def _pool_problem(fn, x_shape, kernel_size, stride, padding, mode, ceil_mode, count_include_pad, dtype):
-    return PoolProblem(x_shape, kernel_size, stride=stride, padding=padding, mode=mode, ceil_mode=ceil_mode,
-                       count_include_pad=count_include_pad, dtype=dtype, _fn=fn)
-
-
 def _axis_taps(size, kernel, stride, padding, out):
     """(outputs, first input) along one axis for every tap t that lands in the input for
     some output: the outputs o in that slice read input o * stride - padding + t."""
@@ -252,12 +255,8 @@ def _max_pool(x, p, return_indices):
 def pool2d_forward(x, kernel_size, *, stride=None, padding=0, mode="max", ceil_mode=False,
                    count_include_pad=True, return_indices=False):
     """As minifw.ops.pool2d_forward: y, or (y, indices) with return_indices (max only)."""
-    fn = "pool2d_forward"
-    x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)")
-    return_indices = check_bool(fn, "return_indices", return_indices)
-    p = _pool_problem(fn, x.shape, kernel_size, stride, padding, mode, ceil_mode, count_include_pad, x.dtype)
-    if return_indices and p.mode != "max":
-        raise ValueError(f"{fn}: return_indices=True needs mode='max', got mode={mode!r}")
+    x, p, return_indices = check_pool_forward_args(x, kernel_size, stride, padding, mode, ceil_mode,
+                                                   count_include_pad, return_indices)
     if p.mode == "max":
         y, indices = _max_pool(x, p, return_indices)
         return (y, indices) if return_indices else y
@@ -271,37 +270,25 @@ def pool2d_forward(x, kernel_size, *, stride=None, padding=0, mode="max", ceil_m
 def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="max", ceil_mode=False,
                     count_include_pad=True, indices=None):
     """As minifw.ops.pool2d_backward: dx of shape x_shape (max pooling needs the indices)."""
-    fn = "pool2d_backward"
-    dy = check_float_array(fn, "dy", dy, ndim=4, ndim_desc="4-D (N, C, Ho, Wo)")
-    p = _pool_problem(fn, x_shape, kernel_size, stride, padding, mode, ceil_mode, count_include_pad, dy.dtype)
-    if dy.shape != p.out_shape:
-        raise ValueError(f"{fn}: dy must have the output shape {p.out_shape} of this problem ({p}), "
-                         f"got {tuple(dy.shape)}")
+    dy, p, indices = check_pool_backward_args(dy, x_shape, kernel_size, stride, padding, mode,
+                                              ceil_mode, count_include_pad, indices)
     n, c, h, w = p.x_shape
     if p.mode == "avg":
-        if indices is not None:
-            raise ValueError(f"{fn}: indices is only used by mode='max', got mode={mode!r}")
         share = dy / _avg_divisors(p, dy.dtype)
         dx = np.zeros(p.x_shape, dtype=dy.dtype)
         for y_at, x_at in _pool_taps(p):
             dx[x_at] += share[y_at]
         return dx
-    _check_pool_indices(fn, indices, p)
+    _check_indices_in_planes(indices, p)
     # MaxPoolBackward's scatter, bottom_diff[mask[i]] += top_diff[i], over every plane at once
     planes = np.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * (h * w)
     dx = np.bincount((indices + planes).ravel(), weights=dy.ravel(), minlength=n * c * h * w)
     return dx.astype(dy.dtype, copy=False).reshape(p.x_shape)
 
 
-def _check_pool_indices(fn, indices, p):
-    if indices is None:
-        raise ValueError(f"{fn}: indices is required for mode='max' (from pool2d_forward(..., "
-                         f"return_indices=True))")
-    check_array(fn, "indices", indices)
-    if indices.dtype != np.int64:
-        raise TypeError(f"{fn}: indices must have dtype int64, got {indices.dtype}")
-    if indices.shape != p.out_shape:
-        raise ValueError(f"{fn}: indices must have the output shape {p.out_shape}, got {tuple(indices.shape)}")
+def _check_indices_in_planes(indices, p):
+    """The scatter must stay inside each input plane (the native kernel checks the same)."""
+    fn = "pool2d_backward"
     plane = p.x_shape[2] * p.x_shape[3]
     outside = (indices < 0) | (indices >= plane)
     if outside.any():
@@ -311,14 +298,6 @@ def _check_pool_indices(fn, indices, p):
 
 
 # ---- activations (relu_layer, sigmoid_layer, tanh_layer, elu_layer) -----------------
-
-ACTIVATION_MODES = ("relu", "leaky_relu", "sigmoid", "tanh", "elu", "relu6")
-
-
-def _activation_params(fn, mode, negative_slope, alpha):
-    check_choice(fn, "mode", mode, ACTIVATION_MODES)
-    return check_real(fn, "negative_slope", negative_slope), check_real(fn, "alpha", alpha)
-
 
 def _activate(x, mode, slope, alpha):
     # Caffe's branch-free forms, max(x, 0) + f(min(x, 0)); NaN passes through
@@ -396,15 +375,6 @@ def _activation_gradient(dy, y, positive, mode, slope, alpha):
 #
 # The class axis is axis 1: the columns of (N, classes), the channels of (N, C, H, W).
 
-REDUCTIONS = ("mean", "sum", "none")
-_CLASSES_NDIM_DESC = "2-D (N, classes) or 4-D (N, C, H, W)"
-
-
-def _check_classes(fn, name, a):
-    if a.shape[1] < 1:
-        raise ValueError(f"{fn}: {name} must have at least one class along axis 1, got shape {tuple(a.shape)}")
-
-
 def _softmax(x, log):
     # shifted by the maximum, exp never overflows; like the primitives, no warning where
     # x - max itself overflows to -inf (whose exp is the right 0) or meets inf (nan)
@@ -436,37 +406,6 @@ def softmax_backward(dy, y, *, log=False):
     if log:
         return dy - np.exp(y) * dy.sum(axis=1, keepdims=True)
     return (dy - (dy * y).sum(axis=1, keepdims=True)) * y
-
-
-def _check_cross_entropy_args(fn, scores_name, scores, target, ignore_index, label_smoothing, reduction):
-    """As minifw.ops: returns (target as int64, ignore_index, label_smoothing)."""
-    _check_classes(fn, scores_name, scores)
-    if isinstance(ignore_index, (bool, np.bool_)) or not isinstance(ignore_index, numbers.Integral):
-        raise TypeError(f"{fn}: ignore_index must be an int, got {type(ignore_index).__name__} {ignore_index!r}")
-    ignore_index = int(ignore_index)
-    if not -2 ** 63 <= ignore_index < 2 ** 63:
-        raise ValueError(f"{fn}: ignore_index must fit in int64, got {ignore_index}")
-    label_smoothing = check_real(fn, "label_smoothing", label_smoothing, minimum=0.0, maximum=1.0)
-    check_choice(fn, "reduction", reduction, REDUCTIONS)
-    if not isinstance(target, np.ndarray):
-        raise TypeError(f"{fn}: target must be a numpy.ndarray of class indices, got {type(target).__name__}")
-    if not np.issubdtype(target.dtype, np.integer):
-        raise TypeError(f"{fn}: target must hold integer class indices (int64), got dtype {target.dtype}")
-    want = (scores.shape[0],) + tuple(scores.shape[2:])
-    if target.shape != want:
-        raise ValueError(f"{fn}: target must have shape {want} to match {scores_name} of shape "
-                         f"{tuple(scores.shape)}, got {tuple(target.shape)}")
-    c = scores.shape[1]
-    if target.dtype == np.uint64 and target.size and target.max() >= 2 ** 63:
-        raise ValueError(f"{fn}: target values must be class indices in [0, {c}) or ignore_index "
-                         f"({ignore_index}); got {target.max()}")
-    target = target.astype(np.int64, copy=False)
-    bad = (target != ignore_index) & ((target < 0) | (target >= c))
-    if bad.any():
-        where = tuple(int(i) for i in np.argwhere(bad)[0])
-        raise ValueError(f"{fn}: target values must be class indices in [0, {c}) or ignore_index "
-                         f"({ignore_index}); got {int(target[where])} at index {where}")
-    return target, ignore_index, label_smoothing
 
 
 def _at_target(a, target, kept):
@@ -541,12 +480,9 @@ def cross_entropy_backward(grad_loss, log_probs, target, *, ignore_index=-100, l
 # (PyTorch's LocalResponseNorm window, which is Caffe's for odd sizes.)
 
 def _lrn_params(fn, x, size, alpha, beta, k):
-    size = check_int(fn, "size", size, minimum=1)
-    if size >= 2 ** 63:
-        raise ValueError(f"{fn}: size must fit in int64, got {size}")
     if x.shape[1] < 1:
         raise ValueError(f"{fn}: x must have at least one channel, got shape {tuple(x.shape)}")
-    return size, check_real(fn, "alpha", alpha), check_real(fn, "beta", beta), check_real(fn, "k", k)
+    return check_lrn_params(fn, size, alpha, beta, k)
 
 
 def _channel_window_sums(a, before, after):
@@ -598,20 +534,6 @@ def lrn_backward(dy, x, y, scale, size, *, alpha=1e-4, beta=0.75, k=1.0):
 #
 # Per channel of an (N, C) or (N, C, H, W) input, viewed as (N, C, inner). The channel
 # statistics are summed in double, as minifw.ops sums them.
-
-_BN_NDIM_DESC = "2-D (N, C) or 4-D (N, C, H, W)"
-
-
-def _bn_input(fn, x):
-    x = check_float_array(fn, "x", x, ndim=(2, 4), ndim_desc=_BN_NDIM_DESC)
-    if x.shape[1] < 1:
-        raise ValueError(f"{fn}: x must have at least one channel, got shape {tuple(x.shape)}")
-    return x
-
-
-def _bn_vector(fn, name, v, x, *, writable=False):
-    return None if v is None else check_channel_vector(fn, name, v, x.shape[1], x.dtype, writable=writable)
-
 
 def _as_rows(x):
     """(N, C, inner) view of x."""
@@ -708,10 +630,6 @@ def batch_norm_backward(dy, x, weight, save_mean, save_invstd):
 # RNG; here NumPy's Generator seeded with `seed`. The mask is a function of the seed and
 # the shape, but not the primitives' mask (their Philox stream): the engines agree in
 # distribution, not element by element.
-
-def _check_dropout_p(fn, p):
-    return check_real(fn, "p", p, minimum=0.0, maximum=1.0)
-
 
 def _keep_scale(p):
     return 1.0 / (1.0 - p) if p < 1 else 0.0

@@ -18,7 +18,7 @@ MODES = ("relu", "leaky_relu", "sigmoid", "tanh", "elu", "relu6")
 
 
 
-def _check_params(fn, mode, negative_slope, alpha):
+def check_activation_params(fn, mode, negative_slope, alpha):
     check_choice(fn, "mode", mode, MODES)
     return check_real(fn, "negative_slope", negative_slope), check_real(fn, "alpha", alpha)
 
@@ -29,7 +29,7 @@ def activation_forward(x, mode, *, negative_slope=0.01, alpha=1.0, inplace=False
     With inplace=True the result is written into x (which must then be
     C-contiguous and writable) and x is returned."""
     fn = "activation_forward"
-    slope, alpha = _check_params(fn, mode, negative_slope, alpha)
+    slope, alpha = check_activation_params(fn, mode, negative_slope, alpha)
     inplace = check_bool(fn, "inplace", inplace)
     if inplace:
         check_array(fn, "x", x)
@@ -47,7 +47,7 @@ def activation_forward(x, mode, *, negative_slope=0.01, alpha=1.0, inplace=False
 def activation_backward(dy, y, mode, *, x=None, negative_slope=0.01, alpha=1.0):
     """dx = dy * f'(x), computed from the forward output y (and x where needed)."""
     fn = "activation_backward"
-    slope, alpha = _check_params(fn, mode, negative_slope, alpha)
+    slope, alpha = check_activation_params(fn, mode, negative_slope, alpha)
     y = check_float_array(fn, "y", y)
     dy = check_like(fn, "dy", dy, y, "y")
     if x is not None:

@@ -25,29 +25,29 @@ def _layout(shape):
     return n, c, (shape[2] * shape[3] if len(shape) == 4 else 1)
 
 
-def _check_x(fn, x):
+def check_batch_norm_input(fn, x):
     x = check_float_array(fn, "x", x, ndim=(2, 4), ndim_desc=_NDIM_DESC)
     if x.shape[1] < 1:
         raise ValueError(f"{fn}: x must have at least one channel, got shape {tuple(x.shape)}")
     return x
 
 
-def _optional(fn, name, v, x, *, writable=False):
+def check_optional_channel_vector(fn, name, v, x, *, writable=False):
     return None if v is None else check_channel_vector(fn, name, v, x.shape[1], x.dtype, writable=writable)
 
 
 def batch_norm_forward_training(x, weight, bias, running_mean, running_var, *, momentum=0.1, eps=1e-5):
     """(y, save_mean, save_invstd); updates running_mean / running_var in place when given."""
     fn = "batch_norm_forward_training"
-    x = _check_x(fn, x)
-    weight = _optional(fn, "weight", weight, x)
-    bias = _optional(fn, "bias", bias, x)
+    x = check_batch_norm_input(fn, x)
+    weight = check_optional_channel_vector(fn, "weight", weight, x)
+    bias = check_optional_channel_vector(fn, "bias", bias, x)
     if (running_mean is None) != (running_var is None):
         raise ValueError(f"{fn}: running_mean and running_var must both be arrays or both be None; got "
                          f"running_mean={'None' if running_mean is None else 'an array'}, running_var="
                          f"{'None' if running_var is None else 'an array'}")
-    running_mean = _optional(fn, "running_mean", running_mean, x, writable=True)
-    running_var = _optional(fn, "running_var", running_var, x, writable=True)
+    running_mean = check_optional_channel_vector(fn, "running_mean", running_mean, x, writable=True)
+    running_var = check_optional_channel_vector(fn, "running_var", running_var, x, writable=True)
     momentum = check_real(fn, "momentum", momentum, minimum=0.0, maximum=1.0)
     eps = check_real(fn, "eps", eps, minimum=0.0)
     outer, c, inner = _layout(x.shape)
@@ -66,9 +66,9 @@ def batch_norm_forward_training(x, weight, bias, running_mean, running_var, *, m
 def batch_norm_forward_inference(x, weight, bias, running_mean, running_var, *, eps=1e-5):
     """y = (x - running_mean) / sqrt(running_var + eps) * weight + bias."""
     fn = "batch_norm_forward_inference"
-    x = _check_x(fn, x)
-    weight = _optional(fn, "weight", weight, x)
-    bias = _optional(fn, "bias", bias, x)
+    x = check_batch_norm_input(fn, x)
+    weight = check_optional_channel_vector(fn, "weight", weight, x)
+    bias = check_optional_channel_vector(fn, "bias", bias, x)
     for name, v in (("running_mean", running_mean), ("running_var", running_var)):
         if v is None:
             raise ValueError(f"{fn}: {name} is required for inference, got None")
@@ -85,9 +85,9 @@ def batch_norm_backward(dy, x, weight, save_mean, save_invstd):
     """(dx, dweight, dbias) of the training-mode forward; dweight and dbias are
     returned even when weight is None (the gradients an affine layer would get)."""
     fn = "batch_norm_backward"
-    x = _check_x(fn, x)
+    x = check_batch_norm_input(fn, x)
     dy = check_like(fn, "dy", dy, x, "x")
-    weight = _optional(fn, "weight", weight, x)
+    weight = check_optional_channel_vector(fn, "weight", weight, x)
     save_mean = check_channel_vector(fn, "save_mean", save_mean, x.shape[1], x.dtype)
     save_invstd = check_channel_vector(fn, "save_invstd", save_invstd, x.shape[1], x.dtype)
     c = x.shape[1]

@@ -21,7 +21,7 @@ from ..checks import check_array, check_float_array, check_real
 
 
 
-def _check_p(fn, p):
+def check_dropout_p(fn, p):
     return check_real(fn, "p", p, minimum=0.0, maximum=1.0)
 
 
@@ -29,7 +29,7 @@ def dropout_forward(x, p, *, seed):
     """(y, mask); seed is an int in [0, 2**64)."""
     fn = "dropout_forward"
     x = check_float_array(fn, "x", x)
-    p = _check_p(fn, p)
+    p = check_dropout_p(fn, p)
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"{fn}: seed must be an int, got {type(seed).__name__} {seed!r}")
     seed = int(seed)
@@ -45,7 +45,7 @@ def dropout_backward(dy, mask, p):
     """dx = dy * mask / (1 - p) (0 where mask is 0, and everywhere when p == 1)."""
     fn = "dropout_backward"
     dy = check_float_array(fn, "dy", dy)
-    p = _check_p(fn, p)
+    p = check_dropout_p(fn, p)
     check_array(fn, "mask", mask)
     if mask.dtype not in (np.uint8, np.bool_):
         raise TypeError(f"{fn}: mask must have dtype uint8 (from dropout_forward), got {mask.dtype}")

@@ -91,7 +91,7 @@ def _typed(v):
     return type(v), v
 
 
-def _cached_problem(fn, x_shape, kernel_size, stride, padding, mode, ceil_mode, count_include_pad, dtype):
+def pool_problem(fn, x_shape, kernel_size, stride, padding, mode, ceil_mode, count_include_pad, dtype):
     """PoolProblem for these arguments, memoized (a training loop asks for the
     same few problems every step)."""
     # Types are part of the key: 2.0 == 2 and True == 1 as dict keys, but only
@@ -113,17 +113,57 @@ def _cached_problem(fn, x_shape, kernel_size, stride, padding, mode, ceil_mode, 
     return problem
 
 
+# The argument checks of both directions, shared with the other engines (minifw.engines).
+
+def check_pool_forward_args(x, kernel_size, stride, padding, mode, ceil_mode, count_include_pad,
+                            return_indices, fn="pool2d_forward"):
+    """(x C-contiguous, its PoolProblem, return_indices as a bool)."""
+    x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)")
+    return_indices = check_bool(fn, "return_indices", return_indices)
+    problem = pool_problem(fn, x.shape, kernel_size, stride, padding, mode, ceil_mode,
+                           count_include_pad, x.dtype)
+    if return_indices and problem.mode != "max":
+        raise ValueError(f"{fn}: return_indices=True needs mode='max', got mode={mode!r}")
+    return x, problem, return_indices
+
+
+def check_pool_backward_args(dy, x_shape, kernel_size, stride, padding, mode, ceil_mode,
+                             count_include_pad, indices, fn="pool2d_backward"):
+    """(dy C-contiguous, the PoolProblem, indices C-contiguous or None)."""
+    dy = check_float_array(fn, "dy", dy, ndim=4, ndim_desc="4-D (N, C, Ho, Wo)")
+    problem = pool_problem(fn, x_shape, kernel_size, stride, padding, mode, ceil_mode,
+                           count_include_pad, dy.dtype)
+    if dy.shape != problem.out_shape:
+        raise ValueError(f"{fn}: dy must have the output shape {problem.out_shape} of this problem "
+                         f"({problem}), got {tuple(dy.shape)}")
+    return dy, problem, check_pool_indices(fn, indices, problem)
+
+
+def check_pool_indices(fn, indices, problem):
+    """Max pooling's backward needs the forward's int64 indices of the output's shape (returned
+    C-contiguous); average pooling takes none."""
+    if problem.mode != "max":
+        if indices is not None:
+            raise ValueError(f"{fn}: indices is only used by mode='max', got mode={problem.mode!r}")
+        return None
+    if indices is None:
+        raise ValueError(f"{fn}: indices is required for mode='max' (from pool2d_forward(..., "
+                         f"return_indices=True))")
+    check_array(fn, "indices", indices)
+    if indices.dtype != np.int64:
+        raise TypeError(f"{fn}: indices must have dtype int64, got {indices.dtype}")
+    if indices.shape != problem.out_shape:
+        raise ValueError(f"{fn}: indices must have the output shape {problem.out_shape}, got "
+                         f"{tuple(indices.shape)}")
+    return np.ascontiguousarray(indices)
+
+
 def pool2d_forward(x, kernel_size, *, stride=None, padding=0, mode="max", ceil_mode=False,
                    count_include_pad=True, return_indices=False):
     """y (N, C, Ho, Wo), or (y, indices) with return_indices (max pooling only;
     int64 flat indices into each input plane)."""
-    fn = "pool2d_forward"
-    x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)")
-    return_indices = check_bool(fn, "return_indices", return_indices)
-    problem = _cached_problem(fn, x.shape, kernel_size, stride, padding, mode, ceil_mode, count_include_pad,
-                              x.dtype)
-    if return_indices and problem.mode != "max":
-        raise ValueError(f"{fn}: return_indices=True needs mode='max', got mode={mode!r}")
+    x, problem, return_indices = check_pool_forward_args(x, kernel_size, stride, padding, mode,
+                                                         ceil_mode, count_include_pad, return_indices)
     y = devices.empty(problem.out_shape, x.dtype, devices.of(x))
     indices = devices.empty(problem.out_shape, np.int64, devices.of(x)) if return_indices else None
     devices.kernel_for("pool", "forward", x)(problem._native_mode, problem._args, x, y, indices)
@@ -133,30 +173,12 @@ def pool2d_forward(x, kernel_size, *, stride=None, padding=0, mode="max", ceil_m
 def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="max", ceil_mode=False,
                     count_include_pad=True, indices=None):
     """dx of shape x_shape. Max pooling needs the forward's indices."""
-    fn = "pool2d_backward"
-    dy = check_float_array(fn, "dy", dy, ndim=4, ndim_desc="4-D (N, C, Ho, Wo)")
-    problem = _cached_problem(fn, x_shape, kernel_size, stride, padding, mode, ceil_mode, count_include_pad,
-                              dy.dtype)
-    if dy.shape != problem.out_shape:
-        raise ValueError(f"{fn}: dy must have the output shape {problem.out_shape} of this problem ({problem}), "
-                         f"got {tuple(dy.shape)}")
-    if problem.mode == "max":
-        if indices is None:
-            raise ValueError(f"{fn}: indices is required for mode='max' (from pool2d_forward(..., "
-                             f"return_indices=True))")
-        check_array(fn, "indices", indices)
-        if indices.dtype != np.int64:
-            raise TypeError(f"{fn}: indices must have dtype int64, got {indices.dtype}")
-        if indices.shape != problem.out_shape:
-            raise ValueError(f"{fn}: indices must have the output shape {problem.out_shape}, got "
-                             f"{tuple(indices.shape)}")
-        indices = np.ascontiguousarray(indices)
-    elif indices is not None:
-        raise ValueError(f"{fn}: indices is only used by mode='max', got mode={mode!r}")
+    dy, problem, indices = check_pool_backward_args(dy, x_shape, kernel_size, stride, padding, mode,
+                                                    ceil_mode, count_include_pad, indices)
     dx = devices.empty(problem.x_shape, dy.dtype, devices.of(dy))
     try:
         kernel = devices.kernel_for("pool", "backward", dy)
         kernel(problem._native_mode, problem._args, dy, indices, dx)
     except ValueError as e:  # an index outside its input plane
-        raise ValueError(f"{fn}: {e}") from None
+        raise ValueError(f"pool2d_backward: {e}") from None
     return dx

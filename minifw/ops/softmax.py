@@ -21,7 +21,7 @@ from .. import devices
 from ..checks import check_bool, check_choice, check_float_array, check_like, check_real
 
 REDUCTIONS = ("mean", "sum", "none")
-_NDIM_DESC = "2-D (N, classes) or 4-D (N, C, H, W)"
+NDIM_DESC = "2-D (N, classes) or 4-D (N, C, H, W)"
 
 
 
@@ -35,9 +35,9 @@ def _layout(shape):
 def softmax_forward(x, *, log=False):
     """softmax(x) (or log_softmax(x) with log=True) over axis 1."""
     fn = "softmax_forward"
-    x = check_float_array(fn, "x", x, ndim=(2, 4), ndim_desc=_NDIM_DESC)
+    x = check_float_array(fn, "x", x, ndim=(2, 4), ndim_desc=NDIM_DESC)
     log = check_bool(fn, "log", log)
-    _check_classes(fn, "x", x)
+    check_classes(fn, "x", x)
     y = np.empty_like(x)
     devices.kernel_for("softmax", "forward", x)(*_layout(x.shape), x, y, log)
     return y
@@ -46,25 +46,25 @@ def softmax_forward(x, *, log=False):
 def softmax_backward(dy, y, *, log=False):
     """dx from dy and the forward output y (softmax, or log-softmax with log=True)."""
     fn = "softmax_backward"
-    y = check_float_array(fn, "y", y, ndim=(2, 4), ndim_desc=_NDIM_DESC)
+    y = check_float_array(fn, "y", y, ndim=(2, 4), ndim_desc=NDIM_DESC)
     dy = check_like(fn, "dy", dy, y, "y")
     log = check_bool(fn, "log", log)
-    _check_classes(fn, "y", y)
+    check_classes(fn, "y", y)
     dx = np.empty_like(y)
     devices.kernel_for("softmax", "backward", y)(*_layout(y.shape), dy, y, dx, log)
     return dx
 
 
-def _check_classes(fn, name, a):
+def check_classes(fn, name, a):
     if a.shape[1] < 1:
         raise ValueError(f"{fn}: {name} must have at least one class along axis 1, got shape "
                          f"{tuple(a.shape)}")
 
 
-def _check_ce_args(fn, scores_name, scores, target, ignore_index, label_smoothing, reduction):
+def check_cross_entropy_args(fn, scores_name, scores, target, ignore_index, label_smoothing, reduction):
     """Checks shared by both directions; returns (target as C-contiguous int64,
     ignore_index, label_smoothing)."""
-    _check_classes(fn, scores_name, scores)
+    check_classes(fn, scores_name, scores)
     if isinstance(ignore_index, (bool, np.bool_)) or not isinstance(ignore_index, numbers.Integral):
         raise TypeError(f"{fn}: ignore_index must be an int, got {type(ignore_index).__name__} "
                         f"{ignore_index!r}")
@@ -100,8 +100,8 @@ def cross_entropy_forward(logits, target, *, ignore_index=-100, label_smoothing=
     "sum", of target's shape for "none"; log_probs = log_softmax(logits) is
     what the backward needs."""
     fn = "cross_entropy_forward"
-    logits = check_float_array(fn, "logits", logits, ndim=(2, 4), ndim_desc=_NDIM_DESC)
-    target, ignore_index, eps = _check_ce_args(fn, "logits", logits, target, ignore_index,
+    logits = check_float_array(fn, "logits", logits, ndim=(2, 4), ndim_desc=NDIM_DESC)
+    target, ignore_index, eps = check_cross_entropy_args(fn, "logits", logits, target, ignore_index,
                                                label_smoothing, reduction)
     log_probs = np.empty_like(logits)
     losses = devices.empty(target.shape, logits.dtype, devices.of(logits))
@@ -122,8 +122,8 @@ def cross_entropy_backward(grad_loss, log_probs, target, *, ignore_index=-100, l
     """dlogits from the gradient of the loss (a scalar for "mean"/"sum", an
     array of target's shape for "none") and the forward's log_probs."""
     fn = "cross_entropy_backward"
-    log_probs = check_float_array(fn, "log_probs", log_probs, ndim=(2, 4), ndim_desc=_NDIM_DESC)
-    target, ignore_index, eps = _check_ce_args(fn, "log_probs", log_probs, target, ignore_index,
+    log_probs = check_float_array(fn, "log_probs", log_probs, ndim=(2, 4), ndim_desc=NDIM_DESC)
+    target, ignore_index, eps = check_cross_entropy_args(fn, "log_probs", log_probs, target, ignore_index,
                                                label_smoothing, reduction)
     grad, scalar = None, 0.0
     if reduction == "none":
