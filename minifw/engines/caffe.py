@@ -36,8 +36,9 @@ import numpy as np
 
 from ..checks import (check_array, check_bool, check_channel_vector, check_float_array,
                       check_like, check_real)
-from ..ops.activation import check_activation_params as _activation_params
+from ..ops.activation import check_activation_backward_args, check_activation_forward_args
 from ..ops.batchnorm import check_batch_norm_input as _bn_input
+from ..ops.batchnorm import check_batch_norm_training_args
 from ..ops.batchnorm import check_optional_channel_vector as _bn_vector
 from ..ops.conv import ConvProblem
 from ..ops.dropout import check_dropout_p as _check_dropout_p
@@ -46,6 +47,7 @@ from ..ops.pooling import check_pool_backward_args, check_pool_forward_args
 from ..ops.softmax import NDIM_DESC as _CLASSES_NDIM_DESC
 from ..ops.softmax import check_classes as _check_classes
 from ..ops.softmax import check_cross_entropy_args as _check_cross_entropy_args
+from ..ops.softmax import check_cross_entropy_backward_args
 
 _local = threading.local()
 
@@ -318,14 +320,7 @@ def _activate(x, mode, slope, alpha):
 def activation_forward(x, mode, *, negative_slope=0.01, alpha=1.0, inplace=False):
     """As minifw.ops.activation_forward; with inplace=True the result is written into x
     (C-contiguous and writable) and x is returned."""
-    fn = "activation_forward"
-    slope, alpha = _activation_params(fn, mode, negative_slope, alpha)
-    inplace = check_bool(fn, "inplace", inplace)
-    if inplace:
-        check_array(fn, "x", x)
-        if not x.flags.c_contiguous or not x.flags.writeable:
-            raise ValueError(f"{fn}: inplace=True needs x to be a writable, C-contiguous array")
-    x = check_float_array(fn, "x", x)
+    x, slope, alpha, inplace = check_activation_forward_args(x, mode, negative_slope, alpha, inplace)
     y = np.asarray(_activate(x, mode, slope, alpha))  # ufuncs on a 0-d array give a scalar
     if inplace:
         x[...] = y
@@ -336,18 +331,7 @@ def activation_forward(x, mode, *, negative_slope=0.01, alpha=1.0, inplace=False
 def activation_backward(dy, y, mode, *, x=None, negative_slope=0.01, alpha=1.0):
     """dx = dy * f'(x), from the forward output y; the branch is taken on x when given
     (required for leaky_relu with negative_slope < 0 and elu with alpha < 0)."""
-    fn = "activation_backward"
-    slope, alpha = _activation_params(fn, mode, negative_slope, alpha)
-    y = check_float_array(fn, "y", y)
-    dy = check_like(fn, "dy", dy, y, "y")
-    if x is not None:
-        x = check_like(fn, "x", x, y, "y")
-    elif mode == "leaky_relu" and slope < 0:
-        raise ValueError(f"{fn}: x is required for leaky_relu with negative_slope < 0 (got {slope!r}): a "
-                         f"negative input then gives a positive output, so y cannot tell the branch")
-    elif mode == "elu" and alpha < 0:
-        raise ValueError(f"{fn}: x is required for elu with alpha < 0 (got {alpha!r}): a negative input "
-                         f"then gives a positive output, so y cannot tell the branch")
+    dy, y, x, slope, alpha = check_activation_backward_args(dy, y, mode, x, negative_slope, alpha)
     positive = (y if x is None else x) > 0
     return np.asarray(_activation_gradient(dy, y, positive, mode, slope, alpha))  # ufuncs on a 0-d array give a scalar
 
@@ -439,23 +423,10 @@ def cross_entropy_backward(grad_loss, log_probs, target, *, ignore_index=-100, l
                            reduction="mean"):
     """dlogits from the gradient of the loss (a scalar for "mean"/"sum", an array of
     target's shape for "none") and the forward's log_probs."""
-    fn = "cross_entropy_backward"
-    log_probs = check_float_array(fn, "log_probs", log_probs, ndim=(2, 4), ndim_desc=_CLASSES_NDIM_DESC)
-    target, ignore_index, eps = _check_cross_entropy_args(fn, "log_probs", log_probs, target, ignore_index,
-                                                          label_smoothing, reduction)
+    log_probs, target, ignore_index, eps, grad = check_cross_entropy_backward_args(
+        grad_loss, log_probs, target, ignore_index, label_smoothing, reduction)
     kept = target != ignore_index
-    if reduction == "none":
-        grad = check_float_array(fn, "grad_loss", grad_loss, dtype=log_probs.dtype)
-        if grad.shape != target.shape:
-            raise ValueError(f"{fn}: grad_loss must have target's shape {tuple(target.shape)} for "
-                             f"reduction='none', got {tuple(grad.shape)}")
-    else:
-        if isinstance(grad_loss, np.ndarray):
-            if grad_loss.size != 1:
-                raise ValueError(f"{fn}: grad_loss must be a scalar for reduction={reduction!r}, got an array "
-                                 f"of shape {tuple(grad_loss.shape)}")
-            grad_loss = grad_loss.reshape(()).item()
-        grad = check_real(fn, "grad_loss", grad_loss, finite=False)
+    if reduction != "none":
         if reduction == "mean":
             count = np.count_nonzero(kept)
             grad = grad / count if count else 0.0  # with count 0 every position is ignored
@@ -552,22 +523,10 @@ def _per_channel(v, dtype):
 def batch_norm_forward_training(x, weight, bias, running_mean, running_var, *, momentum=0.1, eps=1e-5):
     """(y, save_mean, save_invstd), as minifw.ops; updates running_mean / running_var in
     place when given (with the unbiased variance)."""
-    fn = "batch_norm_forward_training"
-    x = _bn_input(fn, x)
-    weight, bias = _bn_vector(fn, "weight", weight, x), _bn_vector(fn, "bias", bias, x)
-    if (running_mean is None) != (running_var is None):
-        raise ValueError(f"{fn}: running_mean and running_var must both be arrays or both be None; got "
-                         f"running_mean={'None' if running_mean is None else 'an array'}, running_var="
-                         f"{'None' if running_var is None else 'an array'}")
-    running_mean = _bn_vector(fn, "running_mean", running_mean, x, writable=True)
-    running_var = _bn_vector(fn, "running_var", running_var, x, writable=True)
-    momentum = check_real(fn, "momentum", momentum, minimum=0.0, maximum=1.0)
-    eps = check_real(fn, "eps", eps, minimum=0.0)
+    x, weight, bias, running_mean, running_var, momentum, eps = check_batch_norm_training_args(
+        x, weight, bias, running_mean, running_var, momentum, eps)
     rows = _as_rows(x)
     m = rows.shape[0] * rows.shape[2]
-    if m <= 1:
-        raise ValueError(f"{fn}: x must have more than one value per channel in training (the variance of "
-                         f"one value is undefined); got x of shape {tuple(x.shape)}")
     mean = _channel_sums(rows) / m
     centered = rows - _per_channel(mean, x.dtype)
     var = _channel_sums(centered * centered) / m  # two passes, as Caffe: no cancellation

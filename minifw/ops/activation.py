@@ -23,30 +23,20 @@ def check_activation_params(fn, mode, negative_slope, alpha):
     return check_real(fn, "negative_slope", negative_slope), check_real(fn, "alpha", alpha)
 
 
-def activation_forward(x, mode, *, negative_slope=0.01, alpha=1.0, inplace=False):
-    """y = f(x) elementwise. mode: relu; leaky_relu (x > 0 ? x : negative_slope * x);
-    sigmoid; tanh; elu (x > 0 ? x : alpha * (exp(x) - 1)); relu6 (min(max(x, 0), 6)).
-    With inplace=True the result is written into x (which must then be
-    C-contiguous and writable) and x is returned."""
-    fn = "activation_forward"
+def check_activation_forward_args(x, mode, negative_slope, alpha, inplace, fn="activation_forward"):
+    """(x, slope, alpha, inplace), checked for both engines; with inplace, x must already be a
+    writable, C-contiguous array (it is written, so it cannot be copied)."""
     slope, alpha = check_activation_params(fn, mode, negative_slope, alpha)
     inplace = check_bool(fn, "inplace", inplace)
     if inplace:
         check_array(fn, "x", x)
         if not x.flags.c_contiguous or not x.flags.writeable:
             raise ValueError(f"{fn}: inplace=True needs x to be a writable, C-contiguous array")
-        x = check_float_array(fn, "x", x)
-        y = x
-    else:
-        x = check_float_array(fn, "x", x)
-        y = np.empty_like(x)
-    devices.kernel_for("activation", "forward", x)(mode, x, y, slope, alpha)
-    return y
+    return check_float_array(fn, "x", x), slope, alpha, inplace
 
 
-def activation_backward(dy, y, mode, *, x=None, negative_slope=0.01, alpha=1.0):
-    """dx = dy * f'(x), computed from the forward output y (and x where needed)."""
-    fn = "activation_backward"
+def check_activation_backward_args(dy, y, mode, x, negative_slope, alpha, fn="activation_backward"):
+    """(dy, y, x or None, slope, alpha), checked for both engines."""
     slope, alpha = check_activation_params(fn, mode, negative_slope, alpha)
     y = check_float_array(fn, "y", y)
     dy = check_like(fn, "dy", dy, y, "y")
@@ -59,6 +49,23 @@ def activation_backward(dy, y, mode, *, x=None, negative_slope=0.01, alpha=1.0):
     elif mode == "elu" and alpha < 0:
         raise ValueError(f"{fn}: x is required for elu with alpha < 0 (got {alpha!r}): a negative "
                          f"input then gives a positive output, so y cannot tell the branch")
+    return dy, y, x, slope, alpha
+
+
+def activation_forward(x, mode, *, negative_slope=0.01, alpha=1.0, inplace=False):
+    """y = f(x) elementwise. mode: relu; leaky_relu (x > 0 ? x : negative_slope * x);
+    sigmoid; tanh; elu (x > 0 ? x : alpha * (exp(x) - 1)); relu6 (min(max(x, 0), 6)).
+    With inplace=True the result is written into x (which must then be
+    C-contiguous and writable) and x is returned."""
+    x, slope, alpha, inplace = check_activation_forward_args(x, mode, negative_slope, alpha, inplace)
+    y = x if inplace else np.empty_like(x)
+    devices.kernel_for("activation", "forward", x)(mode, x, y, slope, alpha)
+    return y
+
+
+def activation_backward(dy, y, mode, *, x=None, negative_slope=0.01, alpha=1.0):
+    """dx = dy * f'(x), computed from the forward output y (and x where needed)."""
+    dy, y, x, slope, alpha = check_activation_backward_args(dy, y, mode, x, negative_slope, alpha)
     dx = np.empty_like(y)
     devices.kernel_for("activation", "backward", y)(mode, dy, y, x, dx, slope, alpha)
     return dx

@@ -36,10 +36,14 @@ def check_optional_channel_vector(fn, name, v, x, *, writable=False):
     return None if v is None else check_channel_vector(fn, name, v, x.shape[1], x.dtype, writable=writable)
 
 
-def batch_norm_forward_training(x, weight, bias, running_mean, running_var, *, momentum=0.1, eps=1e-5):
-    """(y, save_mean, save_invstd); updates running_mean / running_var in place when given."""
-    fn = "batch_norm_forward_training"
+def check_batch_norm_training_args(x, weight, bias, running_mean, running_var, momentum, eps,
+                                   fn="batch_norm_forward_training"):
+    """The arguments of batch_norm_forward_training, checked for both engines."""
     x = check_batch_norm_input(fn, x)
+    outer, _, inner = _layout(x.shape)
+    if outer * inner <= 1:
+        raise ValueError(f"{fn}: x must have more than one value per channel in training (the variance of "
+                         f"one value is undefined); got x of shape {tuple(x.shape)}")
     weight = check_optional_channel_vector(fn, "weight", weight, x)
     bias = check_optional_channel_vector(fn, "bias", bias, x)
     if (running_mean is None) != (running_var is None):
@@ -50,16 +54,20 @@ def batch_norm_forward_training(x, weight, bias, running_mean, running_var, *, m
     running_var = check_optional_channel_vector(fn, "running_var", running_var, x, writable=True)
     momentum = check_real(fn, "momentum", momentum, minimum=0.0, maximum=1.0)
     eps = check_real(fn, "eps", eps, minimum=0.0)
+    return x, weight, bias, running_mean, running_var, momentum, eps
+
+
+def batch_norm_forward_training(x, weight, bias, running_mean, running_var, *, momentum=0.1, eps=1e-5):
+    """(y, save_mean, save_invstd); updates running_mean / running_var in place when given."""
+    x, weight, bias, running_mean, running_var, momentum, eps = check_batch_norm_training_args(
+        x, weight, bias, running_mean, running_var, momentum, eps)
     outer, c, inner = _layout(x.shape)
-    if outer * inner <= 1:
-        raise ValueError(f"{fn}: x must have more than one value per channel in training (the variance of "
-                         f"one value is undefined); got x of shape {tuple(x.shape)}")
     y = np.empty_like(x)
     save_mean = devices.empty(c, x.dtype, devices.of(x))
     save_invstd = devices.empty(c, x.dtype, devices.of(x))
     kernel = devices.kernel_for("batch_norm", "forward_training", x)
     kernel(outer, c, inner, x, weight, bias, running_mean, running_var, momentum, eps, y,
-                                   save_mean, save_invstd)
+           save_mean, save_invstd)
     return y, save_mean, save_invstd
 
 

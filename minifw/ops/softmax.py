@@ -107,7 +107,7 @@ def cross_entropy_forward(logits, target, *, ignore_index=-100, label_smoothing=
     losses = devices.empty(target.shape, logits.dtype, devices.of(logits))
     kernel = devices.kernel_for("cross_entropy", "forward", logits)
     total, count = kernel(*_layout(logits.shape), logits, target,
-                                                            ignore_index, eps, log_probs, losses)
+                          ignore_index, eps, log_probs, losses)
     if reduction == "none":
         return losses, log_probs
     if reduction == "sum":
@@ -117,29 +117,36 @@ def cross_entropy_forward(logits, target, *, ignore_index=-100, label_smoothing=
     return np.array(mean, dtype=logits.dtype), log_probs
 
 
-def cross_entropy_backward(grad_loss, log_probs, target, *, ignore_index=-100, label_smoothing=0.0,
-                           reduction="mean"):
-    """dlogits from the gradient of the loss (a scalar for "mean"/"sum", an
-    array of target's shape for "none") and the forward's log_probs."""
-    fn = "cross_entropy_backward"
+def check_cross_entropy_backward_args(grad_loss, log_probs, target, ignore_index, label_smoothing,
+                                      reduction, fn="cross_entropy_backward"):
+    """(log_probs, target as int64, ignore_index, label_smoothing, grad): grad is an array of
+    target's shape for reduction "none", else a float. Checked so for both engines."""
     log_probs = check_float_array(fn, "log_probs", log_probs, ndim=(2, 4), ndim_desc=NDIM_DESC)
-    target, ignore_index, eps = check_cross_entropy_args(fn, "log_probs", log_probs, target, ignore_index,
-                                               label_smoothing, reduction)
-    grad, scalar = None, 0.0
+    target, ignore_index, eps = check_cross_entropy_args(fn, "log_probs", log_probs, target,
+                                                         ignore_index, label_smoothing, reduction)
     if reduction == "none":
         grad = check_float_array(fn, "grad_loss", grad_loss, dtype=log_probs.dtype)
         if grad.shape != target.shape:
             raise ValueError(f"{fn}: grad_loss must have target's shape {tuple(target.shape)} for "
                              f"reduction='none', got {tuple(grad.shape)}")
-    else:
-        if isinstance(grad_loss, np.ndarray):
-            if grad_loss.size != 1:
-                raise ValueError(f"{fn}: grad_loss must be a scalar for reduction={reduction!r}, got an "
-                                 f"array of shape {tuple(grad_loss.shape)}")
-            grad_loss = grad_loss.reshape(()).item()
-        scalar = check_real(fn, "grad_loss", grad_loss, finite=False)
+        return log_probs, target, ignore_index, eps, grad
+    if isinstance(grad_loss, np.ndarray):
+        if grad_loss.size != 1:
+            raise ValueError(f"{fn}: grad_loss must be a scalar for reduction={reduction!r}, got an "
+                             f"array of shape {tuple(grad_loss.shape)}")
+        grad_loss = grad_loss.reshape(()).item()
+    return log_probs, target, ignore_index, eps, check_real(fn, "grad_loss", grad_loss, finite=False)
+
+
+def cross_entropy_backward(grad_loss, log_probs, target, *, ignore_index=-100, label_smoothing=0.0,
+                           reduction="mean"):
+    """dlogits from the gradient of the loss (a scalar for "mean"/"sum", an
+    array of target's shape for "none") and the forward's log_probs."""
+    log_probs, target, ignore_index, eps, grad = check_cross_entropy_backward_args(
+        grad_loss, log_probs, target, ignore_index, label_smoothing, reduction)
+    grad, scalar = (grad, 0.0) if reduction == "none" else (None, grad)
     dlogits = np.empty_like(log_probs)
     kernel = devices.kernel_for("cross_entropy", "backward", log_probs)
     kernel(*_layout(log_probs.shape), log_probs, target, ignore_index,
-                                                 eps, grad, scalar, reduction == "mean", dlogits)
+           eps, grad, scalar, reduction == "mean", dlogits)
     return dlogits
