@@ -34,12 +34,10 @@ import threading
 
 import numpy as np
 
-from ..checks import (check_array, check_bool, check_channel_vector, check_float_array,
-                      check_like, check_real)
+from ..checks import check_array, check_bool, check_float_array, check_like
 from ..ops.activation import check_activation_backward_args, check_activation_forward_args
-from ..ops.batchnorm import check_batch_norm_input as _bn_input
-from ..ops.batchnorm import check_batch_norm_training_args
-from ..ops.batchnorm import check_optional_channel_vector as _bn_vector
+from ..ops.batchnorm import (check_batch_norm_backward_args, check_batch_norm_inference_args,
+                             check_batch_norm_training_args)
 from ..ops.conv import ConvProblem
 from ..ops.dropout import check_dropout_p as _check_dropout_p
 from ..ops.lrn import check_lrn_params
@@ -543,15 +541,8 @@ def batch_norm_forward_training(x, weight, bias, running_mean, running_var, *, m
 
 def batch_norm_forward_inference(x, weight, bias, running_mean, running_var, *, eps=1e-5):
     """y = (x - running_mean) / sqrt(running_var + eps) * weight + bias."""
-    fn = "batch_norm_forward_inference"
-    x = _bn_input(fn, x)
-    weight, bias = _bn_vector(fn, "weight", weight, x), _bn_vector(fn, "bias", bias, x)
-    for name, v in (("running_mean", running_mean), ("running_var", running_var)):
-        if v is None:
-            raise ValueError(f"{fn}: {name} is required for inference, got None")
-    running_mean = check_channel_vector(fn, "running_mean", running_mean, x.shape[1], x.dtype)
-    running_var = check_channel_vector(fn, "running_var", running_var, x.shape[1], x.dtype)
-    eps = check_real(fn, "eps", eps, minimum=0.0)
+    x, weight, bias, running_mean, running_var, eps = check_batch_norm_inference_args(
+        x, weight, bias, running_mean, running_var, eps)
     gain = 1 / np.sqrt(running_var.astype(np.float64) + eps)
     if weight is not None:
         gain = gain * weight
@@ -564,12 +555,8 @@ def batch_norm_forward_inference(x, weight, bias, running_mean, running_var, *, 
 def batch_norm_backward(dy, x, weight, save_mean, save_invstd):
     """(dx, dweight, dbias) of the training-mode forward, as minifw.ops (dweight and
     dbias even when weight is None)."""
-    fn = "batch_norm_backward"
-    x = _bn_input(fn, x)
-    dy = check_like(fn, "dy", dy, x, "x")
-    weight = _bn_vector(fn, "weight", weight, x)
-    save_mean = check_channel_vector(fn, "save_mean", save_mean, x.shape[1], x.dtype)
-    save_invstd = check_channel_vector(fn, "save_invstd", save_invstd, x.shape[1], x.dtype)
+    dy, x, weight, save_mean, save_invstd = check_batch_norm_backward_args(dy, x, weight, save_mean,
+                                                                           save_invstd)
     rows, dy_rows = _as_rows(x), _as_rows(dy)
     m = rows.shape[0] * rows.shape[2]
     xhat = (rows - _per_channel(save_mean, x.dtype)) * _per_channel(save_invstd, x.dtype)

@@ -71,9 +71,9 @@ def batch_norm_forward_training(x, weight, bias, running_mean, running_var, *, m
     return y, save_mean, save_invstd
 
 
-def batch_norm_forward_inference(x, weight, bias, running_mean, running_var, *, eps=1e-5):
-    """y = (x - running_mean) / sqrt(running_var + eps) * weight + bias."""
-    fn = "batch_norm_forward_inference"
+def check_batch_norm_inference_args(x, weight, bias, running_mean, running_var, eps,
+                                    fn="batch_norm_forward_inference"):
+    """The arguments of batch_norm_forward_inference, checked for both engines."""
     x = check_batch_norm_input(fn, x)
     weight = check_optional_channel_vector(fn, "weight", weight, x)
     bias = check_optional_channel_vector(fn, "bias", bias, x)
@@ -82,22 +82,34 @@ def batch_norm_forward_inference(x, weight, bias, running_mean, running_var, *, 
             raise ValueError(f"{fn}: {name} is required for inference, got None")
     running_mean = check_channel_vector(fn, "running_mean", running_mean, x.shape[1], x.dtype)
     running_var = check_channel_vector(fn, "running_var", running_var, x.shape[1], x.dtype)
-    eps = check_real(fn, "eps", eps, minimum=0.0)
+    return x, weight, bias, running_mean, running_var, check_real(fn, "eps", eps, minimum=0.0)
+
+
+def batch_norm_forward_inference(x, weight, bias, running_mean, running_var, *, eps=1e-5):
+    """y = (x - running_mean) / sqrt(running_var + eps) * weight + bias."""
+    x, weight, bias, running_mean, running_var, eps = check_batch_norm_inference_args(
+        x, weight, bias, running_mean, running_var, eps)
     y = np.empty_like(x)
     kernel = devices.kernel_for("batch_norm", "forward_inference", x)
     kernel(*_layout(x.shape), x, weight, bias, running_mean, running_var, eps, y)
     return y
 
 
-def batch_norm_backward(dy, x, weight, save_mean, save_invstd):
-    """(dx, dweight, dbias) of the training-mode forward; dweight and dbias are
-    returned even when weight is None (the gradients an affine layer would get)."""
-    fn = "batch_norm_backward"
+def check_batch_norm_backward_args(dy, x, weight, save_mean, save_invstd, fn="batch_norm_backward"):
+    """The arguments of batch_norm_backward, checked for both engines."""
     x = check_batch_norm_input(fn, x)
     dy = check_like(fn, "dy", dy, x, "x")
     weight = check_optional_channel_vector(fn, "weight", weight, x)
     save_mean = check_channel_vector(fn, "save_mean", save_mean, x.shape[1], x.dtype)
     save_invstd = check_channel_vector(fn, "save_invstd", save_invstd, x.shape[1], x.dtype)
+    return dy, x, weight, save_mean, save_invstd
+
+
+def batch_norm_backward(dy, x, weight, save_mean, save_invstd):
+    """(dx, dweight, dbias) of the training-mode forward; dweight and dbias are
+    returned even when weight is None (the gradients an affine layer would get)."""
+    dy, x, weight, save_mean, save_invstd = check_batch_norm_backward_args(dy, x, weight, save_mean,
+                                                                           save_invstd)
     c = x.shape[1]
     dx = np.empty_like(x)
     dweight = devices.empty(c, x.dtype, devices.of(x))
