@@ -93,6 +93,10 @@ def build_parser():
                             f"(default: {DEFAULTS['seed']})")
     train.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                        help="where to train (default: %(default)s)")
+    train.add_argument("--engine", choices=list(minifw.engines.ENGINES), default="primitives",
+                       help="how the layers are computed: the native primitives, or the classic "
+                            "Caffe way (im2col + NumPy's GEMM, NumPy for the rest) (default: "
+                            "%(default)s)")
     train.add_argument("--threads", type=_positive_int,
                        help="CPU threads of the native kernels (default: minifw's, "
                             f"{minifw.get_num_threads()} here)")
@@ -176,7 +180,7 @@ def run_train(args):
             print(f"nothing to do: the run in {args.resume} is complete "
                   f"({run.epochs_done}/{epochs} epochs)")
             return 0
-    print(run.describe())
+    print(run.describe() + ("" if args.engine == "primitives" else f", {args.engine} engine"))
 
     def report(result):
         print(f"epoch {result.epoch}/{epochs}: train loss {result.loss:.4f}, test accuracy "
@@ -186,7 +190,8 @@ def run_train(args):
     progress = _progress_bar(epochs)
     started = time.perf_counter()
     try:
-        results = run.fit(checkpoint_path=args.checkpoint, on_epoch=report, progress=progress)
+        with minifw.engine(args.engine):
+            results = run.fit(checkpoint_path=args.checkpoint, on_epoch=report, progress=progress)
     except KeyboardInterrupt:
         saved = (f"; {args.checkpoint} holds epoch {run.epochs_done}: continue with --resume "
                  f"{args.checkpoint}") if args.checkpoint and run.epochs_done else ""

@@ -263,3 +263,20 @@ def test_alexnet_small_trains_on_the_digits_padded_to_32x32(capsys, digits, tmp_
     assert saved["model"]["conv2.weight"].shape == (64, 16, 5, 5)
     losses = saved["history"]["epoch_loss"]
     assert losses[-1] < 0.85 * losses[0], losses  # it learns the bars (2.33 -> 1.78 measured)
+
+
+def test_the_caffe_engine_trains_the_same_lenet(capsys, digits, tmp_path):
+    runs = {}
+    for engine in ("primitives", "caffe"):
+        checkpoint = tmp_path / f"{engine}.npz"
+        status, out, err = train(capsys, digits, "--epochs", "1", "--engine", engine,
+                                 "--checkpoint", str(checkpoint))
+        assert status == 0, err
+        assert out.splitlines()[0].endswith("caffe engine") == (engine == "caffe")
+        runs[engine] = parameters(checkpoint)
+    assert minifw.get_engine() == "primitives"  # the command leaves the default as it was
+    for name in runs["primitives"]:  # LeNet has no dropout: the same function, float32 rounding apart
+        np.testing.assert_allclose(runs["caffe"][name], runs["primitives"][name], rtol=1e-4, atol=1e-5,
+                                   err_msg=name)
+    # ... computed another way: the summation orders differ somewhere
+    assert any(not np.array_equal(runs["caffe"][n], runs["primitives"][n]) for n in runs["caffe"])
