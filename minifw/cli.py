@@ -11,12 +11,13 @@ for bit.
 """
 import argparse
 import importlib.util
+import json
 import os
 import sys
 import time
 
 import minifw
-from minifw import training
+from minifw import benchmark, training
 
 DEFAULTS = training.get_recipe("lenet").defaults  # shown in the options' help
 
@@ -111,6 +112,30 @@ def build_parser():
     train.add_argument("--plot", metavar="PATH",
                        help="write a PNG of the loss and accuracy curves (needs matplotlib)")
     train.set_defaults(handler=run_train)
+
+    bench = commands.add_parser("bench", help="time a training iteration per engine, layer by "
+                                "layer (minifw bench lenet -h)",
+                                description="Time a training iteration of a model on synthetic "
+                                "inputs with each engine, layer by layer, as `caffe time` does, "
+                                "plus the optimizer's update and each engine's peak memory.")
+    bench.add_argument("model", choices=list(benchmark.MODELS), help="the model to time")
+    bench.add_argument("--batch-size", type=_positive_int,
+                       help="batch size (default: 16 for alexnet, 64 otherwise)")
+    bench.add_argument("--iterations", type=_positive_int, default=10,
+                       help="timed iterations per engine (default: %(default)s)")
+    bench.add_argument("--warmup", type=_non_negative_int, default=3,
+                       help="untimed iterations before each block of timed ones "
+                            "(default: %(default)s)")
+    bench.add_argument("--engine", default="caffe,primitives", metavar="ENGINES",
+                       help="comma-separated engines, the first the baseline of the speedup "
+                            f"({', '.join(benchmark.ENGINES)}; default: %(default)s)")
+    bench.add_argument("--threads", type=_positive_int,
+                       help="CPU threads of the native kernels (default: minifw's)")
+    bench.add_argument("--device", default="cpu", help="where to run (default: %(default)s)")
+    bench.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    bench.add_argument("--plot", metavar="PATH",
+                       help="write a PNG bar chart of per-layer times (needs matplotlib)")
+    bench.set_defaults(handler=run_bench, parser=bench)
     return parser
 
 
@@ -231,6 +256,68 @@ def _settings_and_checkpoint(args, recipe):
                            f"resumed run continues with the checkpoint's settings{why}") from None
     except training.TrainingError as e:
         raise CommandError(f"--resume {args.resume}: {e}") from None
+
+
+# ---- minifw bench --------------------------------------------------------------------------
+def _bench_engines(parser, text):
+    engines = [e.strip() for e in text.split(",") if e.strip()]
+    for engine in engines:
+        if engine == "torch":
+            missing = importlib.util.find_spec("torch") is None
+            parser.error("--engine torch: " + ("PyTorch is not installed (pip install torch)"
+                         if missing else "timing PyTorch is not supported by this version yet"))
+        if engine not in benchmark.ENGINES:
+            parser.error(f"--engine: {engine!r} is not an engine; choose from "
+                         f"{', '.join(benchmark.ENGINES)}")
+    if not engines or len(set(engines)) != len(engines):
+        parser.error(f"--engine: expected distinct engines separated by commas, got {text!r}")
+    return engines
+
+
+def run_bench(args):
+    parser = args.parser
+    engines = _bench_engines(parser, args.engine)
+    try:
+        reason = minifw.devices.unavailable_reason(minifw.device(args.device).type)
+    except (TypeError, ValueError) as e:
+        parser.error(f"--device: {e}")
+    if reason is not None:
+        parser.error(f"--device {args.device} is not available: {reason}")
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        parser.error(f"--plot {args.plot} needs matplotlib (pip install matplotlib)")
+    for variable in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        if os.environ.get(variable):
+            print(f"minifw bench: warning: {variable} is set, which slows NumPy's OpenBLAS and so "
+                  f"the caffe engine; unset it for a fair comparison", file=sys.stderr)
+    if args.threads is not None:
+        minifw.set_num_threads(args.threads)
+    batch_size = args.batch_size or (16 if args.model == "alexnet" else 64)
+    blocks = 3
+    bar = _bench_progress(len(engines) * (blocks * args.warmup + args.iterations + blocks))
+    result = benchmark.run(args.model, engines, batch_size=batch_size, iterations=args.iterations,
+                           warmup=args.warmup, blocks=blocks,
+                           progress=None if bar is None else bar.update)
+    if bar is not None:
+        bar.close()
+    print(f"{args.model}, batch {batch_size}, {args.iterations} iterations per engine; "
+          f"{result['cpu']}, {result['isa']}, {result['threads']} threads")
+    print(benchmark.format_table(result))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+        print(f"json: {args.json}")
+    if args.plot:
+        benchmark.plot(result, args.plot)
+        print(f"plot: {args.plot}")
+    return 0
+
+
+def _bench_progress(total):
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc="iterations", unit="it", leave=False)
 
 
 def _progress_bar(epochs):

@@ -60,6 +60,11 @@ def _buffer(name, shape, dtype):
     return buf[:size].reshape(shape)
 
 
+def release_buffers():
+    """Free this thread's cached col buffer and padded copy (Caffe keeps them per layer)."""
+    _local.__dict__.clear()
+
+
 def col_buffer_bytes(problem):
     """Bytes of the lowered matrix: C*R*S rows by N*Ho*Wo columns."""
     n, c, _, _ = problem.x_shape

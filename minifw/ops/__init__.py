@@ -6,8 +6,8 @@ to a contiguous array first (outputs are always new contiguous arrays).
 """
 from .gemm import gemm
 from .conv import (ConvAlgoPerf, ConvProblem, autotune_cache, clear_autotune_cache, conv2d_backward_bias,
-                   conv2d_backward_data, conv2d_backward_filter, conv2d_forward, conv_algorithms,
-                   conv_workspace_size, find_conv_algorithms)
+                   conv2d_backward_data, conv2d_backward_filter, conv2d_forward, conv_algorithm,
+                   conv_algorithms, conv_workspace_size, find_conv_algorithms)
 from .activation import activation_backward, activation_forward
 from .softmax import cross_entropy_backward, cross_entropy_forward, softmax_backward, softmax_forward
 from .pooling import PoolProblem, pool2d_backward, pool2d_forward

@@ -251,6 +251,14 @@ def _heuristic(problem, direction):
 _heuristic_choice = {}
 
 
+def conv_algorithm(problem, direction):
+    """The algorithm algo="auto" runs for `problem` in `direction` now: the heuristic's, or with
+    minifw.backends.benchmark = True the autotuned one."""
+    _check_problem("conv_algorithm", problem)
+    check_choice("conv_algorithm", "direction", direction, DIRECTIONS)
+    return _choose(problem, direction)
+
+
 def _choose(problem, direction):
     if not backends.benchmark:
         algo = _heuristic_choice.get((problem, direction))

@@ -1,0 +1,106 @@
+"""minifw.benchmark and `minifw bench`: the layer-by-layer decomposition is the model, the JSON
+has one entry per engine with the documented fields, memory is counted, and bad arguments are
+usage errors (exit status 2). No timing assertions."""
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+
+import minifw
+from minifw import benchmark, cli, nn
+
+
+@pytest.mark.parametrize("name", ["lenet", "alexnet-small"])
+def test_the_layers_in_order_are_the_model(name):
+    cls, shape, _ = benchmark.MODELS[name]
+    minifw.manual_seed(0)
+    model = cls().eval()
+    x = minifw.randn(2, *shape)
+    with minifw.no_grad():
+        out = x
+        for _, layer in benchmark.layers(model):
+            out = layer(out)
+        np.testing.assert_array_equal(out.numpy(), model(x).numpy())
+
+
+def test_an_iteration_is_timed_layer_by_layer_and_trains():
+    model, optimizer, x, target = benchmark._setup("lenet", 4)
+    before = model.fc2.weight.detach().numpy().copy()
+    timing = benchmark.time_iteration(model, optimizer, x, target, nn.CrossEntropyLoss())
+    names = [name for name, _ in benchmark.layers(model)]
+    assert list(timing["forward"]) == names and sorted(timing["backward"]) == sorted(names)
+    assert all(t > 0 for t in list(timing["forward"].values()) + list(timing["backward"].values()))
+    assert not np.array_equal(model.fc2.weight.detach().numpy(), before)  # the update ran
+
+
+def test_layer_by_layer_backward_gives_the_models_gradients():
+    timed, optimizer, x, target = benchmark._setup("lenet", 4)
+    whole, _, _, _ = benchmark._setup("lenet", 4)  # the same seed: the same parameters
+    optimizer.step = lambda: None  # compare the gradients before any update
+    benchmark.time_iteration(timed, optimizer, x, target, nn.CrossEntropyLoss())
+    nn.CrossEntropyLoss()(whole(x), target).backward()
+    for (name, a), (_, b) in zip(timed.named_parameters(), whole.named_parameters()):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-7,
+                                   err_msg=name)
+
+
+def test_peak_memory_counts_parameters_gradients_and_optimizer_state(monkeypatch):
+    # Linear(1000, 100): 100,100 float32 parameters; SGD with momentum keeps a gradient and a
+    # momentum buffer for each, so at least 3 * 400,400 bytes are held at once.
+    monkeypatch.setitem(benchmark.MODELS, "tiny", (lambda: nn.Sequential(nn.Linear(1000, 100)),
+                                                   (1000,), 100))
+    held = 3 * 100_100 * 4
+    for engine in ("caffe", "primitives"):
+        peak = benchmark.peak_memory("tiny", engine, 1)
+        assert held <= peak < 2 * held, (engine, peak)
+
+
+def test_bench_writes_one_json_entry_per_engine(tmp_path, capsys):
+    path = tmp_path / "lenet.json"
+    plot = tmp_path / "lenet.png"
+    argv = ["bench", "lenet", "--batch-size", "4", "--iterations", "2", "--warmup", "0", "--json",
+            str(path)]
+    if importlib.util.find_spec("matplotlib"):
+        argv += ["--plot", str(plot)]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("lenet, batch 4, 2 iterations per engine") and "| conv2 |" in out
+    result = json.loads(path.read_text())
+    assert [e["engine"] for e in result["engines"]] == ["caffe", "primitives"]
+    names = [name for name, _ in benchmark.layers(minifw.models.LeNet())] + ["loss"]
+    for e in result["engines"]:
+        for key in ("iteration_ms", "forward_ms", "backward_ms", "update_ms"):
+            assert e[key] > 0, key
+        assert e["peak_memory_bytes"] > 431_080 * 4 * 3  # parameters, gradients, momentum
+        assert [row["name"] for row in e["layers"]] == names
+        assert all(row["forward_ms"] > 0 and row["backward_ms"] > 0 for row in e["layers"])
+    assert set(result["conv_algorithms"]) == {"conv1", "conv2"}
+    assert result["conv_algorithms"]["conv1"]["forward"] in minifw.ops.conv.ALGORITHMS["forward"]
+    if importlib.util.find_spec("matplotlib"):
+        assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["bench", "vgg"], "invalid choice: 'vgg'"),
+    (["bench", "lenet", "--batch-size", "0"], "expected a positive integer, got '0'"),
+    (["bench", "lenet", "--engine", "cudnn"], "'cudnn' is not an engine"),
+    (["bench", "lenet", "--engine", "torch"], "--engine torch: PyTorch is not installed"),
+    (["bench", "lenet", "--device", "cuda"], "--device cuda is not available"),
+])
+def test_bad_arguments_are_usage_errors(argv, message, capsys, monkeypatch):
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "torch" else find_spec(name, *a))
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_run_checks_its_arguments():
+    with pytest.raises(benchmark.BenchmarkError, match="unknown model 'vgg'; known: lenet"):
+        benchmark.run("vgg")
+    with pytest.raises(benchmark.BenchmarkError, match="engines must be some of primitives, caffe; got torch"):
+        benchmark.run("lenet", engines=("torch",))
+    with pytest.raises(benchmark.BenchmarkError, match="batch_size must be an int >= 1, got 0"):
+        benchmark.run("lenet", batch_size=0)
