@@ -293,7 +293,7 @@ def run_bench(args):
         minifw.set_num_threads(args.threads)
     batch_size = args.batch_size or (16 if args.model == "alexnet" else 64)
     blocks = 3
-    bar = _bench_progress(len(engines) * (blocks * args.warmup + args.iterations + blocks))
+    bar = _bench_progress(len(engines) * blocks * (args.warmup + -(-args.iterations // blocks)))
     result = benchmark.run(args.model, engines, batch_size=batch_size, iterations=args.iterations,
                            warmup=args.warmup, blocks=blocks,
                            progress=None if bar is None else bar.update)
