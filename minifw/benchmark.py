@@ -12,11 +12,11 @@ with a pause between blocks: OpenBLAS's and OpenMP's worker threads spin after a
 call and, on few cores, slow whatever runs next.
 
 Peak memory is measured apart from the timing, in a fresh state for each engine:
-the most bytes that arrays held at once while the model was built and trained for
-two iterations (parameters, gradients, optimizer state, activations, and the
-scratch memory the primitives take from minifw.devices and the caffe engine keeps
-as its col buffer), as NumPy reports its allocations to tracemalloc. The packing
-buffers the native GEMM allocates per thread are not counted.
+the most bytes traced by tracemalloc at once while the model was built and trained
+for two iterations: NumPy reports its arrays there (parameters, gradients,
+optimizer state, activations, the scratch memory the primitives take from
+minifw.devices and the caffe engine's col buffer), beside the far smaller Python
+objects. The packing buffers the native GEMM allocates per thread are not counted.
 
 Inputs are synthetic, as in `caffe time`.
 """
@@ -101,7 +101,7 @@ def time_iteration(model, optimizer, x, target, loss_fn):
 
 
 def peak_memory(model_name, engine, batch_size):
-    """The most bytes NumPy arrays held at once while the model was built and trained for two
+    """The most bytes tracemalloc saw held at once while the model was built and trained for two
     iterations with `engine`, from a state with no cached scratch memory."""
     minifw.devices.workspace("cpu").clear()
     engines.caffe.release_buffers()
