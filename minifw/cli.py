@@ -1,10 +1,12 @@
 """The `minifw` command: argument parsing, printing and error reporting.
 
     minifw info                  versions, CPU, instruction set, threads, backends, GPU
-    minifw train lenet [...]     train Caffe's LeNet on MNIST digits (see `minifw train lenet -h`)
+    minifw train MODEL [...]     train lenet or alexnet-small on MNIST digits (`minifw train -h`)
+    minifw bench MODEL [...]     time a training iteration per engine, layer by layer
 
 The training runs themselves (the recipes, the loop, evaluation, checkpoint and resume, the
-plot) live in minifw.training, which the examples and the tests use as well. Training writes
+plot) live in minifw.training, which the examples and the tests use as well; the timing
+lives in minifw.benchmark. Training writes
 a checkpoint after every epoch, atomically, so `--resume` after an interruption continues
 exactly where the uninterrupted run would have been: same data order, same parameters, bit
 for bit.
@@ -169,7 +171,7 @@ def run_info(args):
     return 0
 
 
-# ---- minifw train lenet ------------------------------------------------------------------
+# ---- minifw train -------------------------------------------------------------------------
 def run_train(args):
     reason = minifw.devices.unavailable_reason(args.device)
     if reason is not None:
