@@ -18,11 +18,23 @@ optimizer state, activations, the scratch memory the primitives take from
 minifw.devices and the caffe engine's col buffer), beside the far smaller Python
 objects. The packing buffers the native GEMM allocates per thread are not counted.
 
+With engine "torch" (PyTorch, when it is installed; never a dependency), the same
+architecture is built from torch.nn layers holding a copy of the model's initial
+parameters and timed by the same code: PyTorch's API is the one minifw's mirrors.
+Its peak memory is the most bytes PyTorch's own allocator held at once (from its
+profiler's memory events), counted over the same two iterations.
+
 Inputs are synthetic, as in `caffe time`.
 """
+import importlib.util
+import json
+import os
 import statistics
+import sys
+import tempfile
 import time
 import tracemalloc
+from collections import OrderedDict
 
 import minifw
 from minifw import engines, nn, optim
@@ -32,7 +44,8 @@ from minifw.models import AlexNet, AlexNetSmall, LeNet
 MODELS = {"lenet": (LeNet, (1, 28, 28), 10),
           "alexnet": (AlexNet, (3, 227, 227), 1000),
           "alexnet-small": (AlexNetSmall, (1, 32, 32), 10)}
-ENGINES = tuple(engines.ENGINES)
+MINIFW_ENGINES = tuple(engines.ENGINES)
+ENGINES = MINIFW_ENGINES + ("torch",)
 
 
 class BenchmarkError(ValueError):
@@ -44,33 +57,153 @@ def layers(model):
     return list(model.named_children())
 
 
-def check_arguments(model, engines_, batch_size, iterations, warmup):
+def torch_missing():
+    """Why the torch engine cannot run here (a message), or None when it can."""
+    if importlib.util.find_spec("torch") is None:
+        return "PyTorch is not installed (pip install torch)"
+    return None
+
+
+def check_arguments(model, engines_, batch_size, iterations, warmup, device="cpu"):
     if model not in MODELS:
         raise BenchmarkError(f"unknown model {model!r}; known: {', '.join(MODELS)}")
     unknown = [e for e in engines_ if e not in ENGINES]
-    if unknown or not engines_:
-        raise BenchmarkError(f"engines must be some of {', '.join(ENGINES)}; got "
+    if unknown or not engines_ or len(set(engines_)) != len(engines_):
+        raise BenchmarkError(f"engines must be distinct ones of {', '.join(ENGINES)}; got "
                              f"{', '.join(engines_) or 'none'}")
+    if "torch" in engines_:
+        if torch_missing():
+            raise BenchmarkError(f"engine torch: {torch_missing()}")
+        if minifw.device(device).type not in ("cpu", "cuda"):
+            raise BenchmarkError(f"engine torch runs on cpu or cuda, not on device {device!r}")
     for name, value, minimum in (("batch_size", batch_size, 1), ("iterations", iterations, 1),
                                  ("warmup", warmup, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise BenchmarkError(f"{name} must be an int >= {minimum}, got {value!r}")
 
 
-def _setup(model_name, batch_size, seed=0):
+SGD_SETTINGS = dict(lr=0.01, momentum=0.9, weight_decay=5e-4)
+
+
+def _setup(model_name, batch_size, seed=0, device="cpu"):
     cls, shape, classes = MODELS[model_name]
     minifw.manual_seed(seed)
-    model = cls()
-    optimizer = optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
-    x = minifw.randn(batch_size, *shape)
-    target = minifw.randint(0, classes, (batch_size,))
+    model = cls().to(device)
+    optimizer = optim.SGD(model.parameters(), **SGD_SETTINGS)
+    x = minifw.randn(batch_size, *shape, device=device)
+    target = minifw.randint(0, classes, (batch_size,), device=device)
     return model, optimizer, x, target
 
 
-def time_iteration(model, optimizer, x, target, loss_fn):
+# ---- the torch engine --------------------------------------------------------------------------
+def _torch_layer(torch, layer, name):
+    """The torch.nn counterpart of one minifw layer, with a copy of its parameters and buffers."""
+    tnn = torch.nn
+    if isinstance(layer, nn.Sequential):
+        return tnn.Sequential(OrderedDict((n, _torch_layer(torch, child, f"{name}.{n}"))
+                                          for n, child in layer.named_children()))
+    if isinstance(layer, nn.Conv2d):
+        made = tnn.Conv2d(layer.in_channels, layer.out_channels, layer.kernel_size, layer.stride,
+                          layer.padding, layer.dilation, layer.groups, bias=layer.bias is not None)
+    elif isinstance(layer, nn.Linear):
+        made = tnn.Linear(layer.in_features, layer.out_features, bias=layer.bias is not None)
+    elif isinstance(layer, nn.MaxPool2d):
+        made = tnn.MaxPool2d(layer.kernel_size, layer.stride, layer.padding, layer.dilation,
+                             ceil_mode=layer.ceil_mode)
+    elif isinstance(layer, nn.AvgPool2d):
+        made = tnn.AvgPool2d(layer.kernel_size, layer.stride, layer.padding, layer.ceil_mode,
+                             layer.count_include_pad, layer.divisor_override)
+    elif isinstance(layer, nn.LocalResponseNorm):
+        made = tnn.LocalResponseNorm(layer.size, layer.alpha, layer.beta, layer.k)
+    elif isinstance(layer, nn.BatchNorm2d):
+        made = tnn.BatchNorm2d(layer.num_features, layer.eps, layer.momentum, layer.affine,
+                               layer.track_running_stats)
+    elif isinstance(layer, nn.Dropout):
+        made = tnn.Dropout(layer.p)
+    elif isinstance(layer, nn.Flatten):
+        made = tnn.Flatten(layer.start_dim, layer.end_dim)
+    elif type(layer) in (nn.ReLU, nn.Tanh, nn.Sigmoid):
+        # Never in place: the bench hands each layer a leaf tensor, which PyTorch will not
+        # modify in place.
+        made = getattr(tnn, type(layer).__name__)()
+    else:
+        raise BenchmarkError(f"engine torch: layer {name} ({type(layer).__name__}) has no "
+                             f"PyTorch counterpart in the bench")
+    state = {k: torch.from_numpy(v.detach().cpu().numpy().copy())
+             for k, v in layer.state_dict().items()}
+    made.load_state_dict(state)
+    return made
+
+
+def _torch_setup(model_name, batch_size, device="cpu"):
+    """The model of _setup (the same initial parameters and data) as torch.nn layers."""
+    import torch
+
+    model, _, x, target = _setup(model_name, batch_size)
+    dev = torch.device(minifw.device(device).type)
+    tmodel = torch.nn.Sequential(OrderedDict((name, _torch_layer(torch, layer, name))
+                                             for name, layer in layers(model))).to(dev)
+    toptimizer = torch.optim.SGD(tmodel.parameters(), **SGD_SETTINGS)
+    return (tmodel, toptimizer, torch.from_numpy(x.numpy().copy()).to(dev),
+            torch.from_numpy(target.numpy().astype("int64")).to(dev))
+
+
+class _native_stderr_silenced:
+    """Drop what native code writes to file descriptor 2 in the block: PyTorch's profiler logs
+    its start and stop there (and, on a machine without a GPU, that it found none)."""
+
+    def __enter__(self):
+        sys.stderr.flush()
+        self.saved = os.dup(2)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+        os.close(devnull)
+
+    def __exit__(self, *exc):
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+
+
+def _torch_peak_memory(model_name, batch_size, device="cpu"):
+    """The most bytes PyTorch's allocator held at once while the model was built and trained for
+    two iterations, from the memory events of its profiler."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    if minifw.device(device).type == "cuda":
+        activities.append(ProfilerActivity.CUDA)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    with _native_stderr_silenced(), profile(activities=activities, profile_memory=True) as prof:
+        state = _torch_setup(model_name, batch_size, device)
+        for _ in range(2):
+            time_iteration(*state, loss_fn)
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            trace = json.load(f)
+    finally:
+        os.remove(path)
+    totals = [e["args"]["Total Allocated"] for e in trace.get("traceEvents", [])
+              if e.get("name") == "[memory]" and "Total Allocated" in e.get("args", {})]
+    if not totals:
+        raise BenchmarkError("engine torch: PyTorch's profiler reported no memory events")
+    return int(max(totals))
+
+
+def time_iteration(model, optimizer, x, target, loss_fn, sync=None):
     """One training iteration timed layer by layer: {"forward": {name: s}, "backward": {name: s},
-    "loss_forward": s, "loss_backward": s, "update": s}."""
-    clock = time.perf_counter
+    "loss_forward": s, "loss_backward": s, "update": s}. The model, optimizer and tensors may be
+    minifw's or PyTorch's: the code is the same. sync, if given, is called before each reading
+    of the clock (to wait for a GPU's queued work)."""
+    if sync is None:
+        clock = time.perf_counter
+    else:
+        def clock():
+            sync()
+            return time.perf_counter()
     forward, backward, steps = {}, {}, []
     optimizer.zero_grad()
     out = x
@@ -100,16 +233,19 @@ def time_iteration(model, optimizer, x, target, loss_fn):
             "loss_backward": loss_backward, "update": update}
 
 
-def peak_memory(model_name, engine, batch_size):
+def peak_memory(model_name, engine, batch_size, device="cpu"):
     """The most bytes tracemalloc saw held at once while the model was built and trained for two
-    iterations with `engine`, from a state with no cached scratch memory."""
+    iterations with `engine`, from a state with no cached scratch memory (for engine "torch":
+    the most bytes PyTorch's allocator held)."""
+    if engine == "torch":
+        return _torch_peak_memory(model_name, batch_size, device)
     minifw.devices.workspace("cpu").clear()
     engines.caffe.release_buffers()
     loss_fn = nn.CrossEntropyLoss()
     tracemalloc.start()
     try:
         with minifw.engine(engine):
-            model, optimizer, x, target = _setup(model_name, batch_size)
+            model, optimizer, x, target = _setup(model_name, batch_size, device=device)
             for _ in range(2):
                 time_iteration(model, optimizer, x, target, loss_fn)
         return tracemalloc.get_traced_memory()[1]
@@ -136,41 +272,87 @@ def conv_algorithms(model, x):
 
 
 def run(model_name, engines=("caffe", "primitives"), batch_size=64, iterations=10, warmup=3,
-        blocks=3, pause=0.2, progress=None):
+        blocks=3, pause=0.2, progress=None, device="cpu"):
     """Time a training iteration of `model_name` with each engine; returns a dict (see
     format_table and the JSON written by `minifw bench --json`). progress, when given, is
     called with the number of iterations just done (for a progress bar)."""
-    check_arguments(model_name, engines, batch_size, iterations, warmup)
-    loss_fn = nn.CrossEntropyLoss()
-    state = {e: _setup(model_name, batch_size) for e in engines}
+    check_arguments(model_name, engines, batch_size, iterations, warmup, device)
+    state, loss_fns, contexts = {}, {}, {}
+    for engine in engines:
+        if engine == "torch":
+            import torch
+
+            state[engine] = _torch_setup(model_name, batch_size, device)
+            loss_fns[engine] = torch.nn.CrossEntropyLoss()
+            contexts[engine] = lambda: _torch_threads(torch, minifw.get_num_threads())
+        else:
+            state[engine] = _setup(model_name, batch_size, device=device)
+            loss_fns[engine] = nn.CrossEntropyLoss()
+            contexts[engine] = lambda engine=engine: minifw.engine(engine)
+    sync = _synchronizer(engines, device)
     samples = {e: [] for e in engines}
     per_block = -(-iterations // blocks)
     for block in range(blocks):
         order = engines if block % 2 == 0 else tuple(reversed(engines))
         for engine in order:
-            with minifw.engine(engine):
+            with contexts[engine]():
                 for i in range(warmup + per_block):
-                    timing = time_iteration(*state[engine], loss_fn)
+                    timing = time_iteration(*state[engine], loss_fns[engine], sync=sync)
                     if i >= warmup and len(samples[engine]) < iterations:
                         samples[engine].append(timing)
                     if progress is not None:
                         progress(1)
             time.sleep(pause)
-    model, _, x, _ = state[engines[0]]
+    model, _, x, _ = _setup(model_name, batch_size, device=device)
     result = {"model": model_name, "batch_size": batch_size, "iterations": iterations,
-              "threads": minifw.get_num_threads(), "isa": minifw.backends.get_isa(),
-              "cpu": minifw.info()["cpu"], "conv_algorithms": conv_algorithms(model, x),
-              "engines": []}
+              "device": str(minifw.device(device)), "threads": minifw.get_num_threads(),
+              "isa": minifw.backends.get_isa(), "cpu": minifw.info()["cpu"],
+              "conv_algorithms": conv_algorithms(model, x), "engines": []}
     for engine in engines:
-        result["engines"].append(_summary(engine, samples[engine], model_name, batch_size))
+        result["engines"].append(_summary(engine, samples[engine], model_name, batch_size, device))
+    if "torch" in engines:
+        import torch
+
+        result["torch_version"] = torch.__version__
     return result
+
+
+class _torch_threads:
+    """Run PyTorch on `n` threads (minifw's count) for the block, then restore its own."""
+
+    def __init__(self, torch, n):
+        self.torch, self.n = torch, n
+
+    def __enter__(self):
+        self.saved = self.torch.get_num_threads()
+        self.torch.set_num_threads(self.n)
+
+    def __exit__(self, *exc):
+        self.torch.set_num_threads(self.saved)
+
+
+def _synchronizer(engines_, device):
+    """A function that waits for the device's queued work, so the clock times it; None on the
+    CPU, where every call returns when its work is done."""
+    if minifw.device(device).type != "cuda":
+        return None
+    waits = []
+    if "torch" in engines_:
+        import torch
+
+        waits.append(torch.cuda.synchronize)
+    if any(e != "torch" for e in engines_):
+        import cupy
+
+        waits.append(lambda: cupy.cuda.Device().synchronize())
+    return lambda: [wait() for wait in waits]
 
 
 def _median_ms(values):
     return 1e3 * statistics.median(values)
 
 
-def _summary(engine, samples, model_name, batch_size):
+def _summary(engine, samples, model_name, batch_size, device):
     names = list(samples[0]["forward"])
     rows = [{"name": name,
              "forward_ms": _median_ms([s["forward"][name] for s in samples]),
@@ -185,45 +367,59 @@ def _summary(engine, samples, model_name, batch_size):
                             + sum(s["backward"].values()) + s["update"] for s in samples])
     return {"engine": engine, "iteration_ms": iteration, "forward_ms": forward,
             "backward_ms": backward, "update_ms": update,
-            "peak_memory_bytes": peak_memory(model_name, engine, batch_size), "layers": rows}
+            "peak_memory_bytes": peak_memory(model_name, engine, batch_size, device),
+            "layers": rows}
+
+
+def _speedup_pairs(result):
+    """(subject, baseline) engine entries for the speedup columns: the primitives engine (or,
+    without it, the last engine) against each other engine."""
+    entries = result["engines"]
+    names = [e["engine"] for e in entries]
+    subject = entries[names.index("primitives")] if "primitives" in names else entries[-1]
+    return [(subject, e) for e in entries if e is not subject]
 
 
 def format_table(result):
-    """A Markdown table: per layer, forward and backward ms per engine; then the totals, peak
-    memory, and the speedup of the last engine over the first."""
-    engines_ = [e["engine"] for e in result["engines"]]
-    first, last = result["engines"][0], result["engines"][-1]
-    header = ["layer"] + [f"{e} fwd ms" for e in engines_] + [f"{e} bwd ms" for e in engines_]
-    if len(engines_) > 1:
-        header.append(f"speedup ({last['engine']} vs {first['engine']})")
+    """A Markdown table: per layer, forward and backward ms per engine and the speedup of the
+    primitives engine over each other engine; then the totals, peak memory and the
+    per-iteration speedups."""
+    entries = result["engines"]
+    pairs = _speedup_pairs(result)
+    header = (["layer"] + [f"{e['engine']} fwd ms" for e in entries]
+              + [f"{e['engine']} bwd ms" for e in entries]
+              + [f"speedup ({a['engine']} vs {b['engine']})" for a, b in pairs])
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
 
-    def row(label, fwd, bwd, speed):
-        cells = [label] + [f"{v:.2f}" for v in fwd] + [f"{v:.2f}" for v in bwd]
-        if len(engines_) > 1:
-            cells.append(f"{speed:.2f}x" if speed else "")
+    def row(label, fwd, bwd, speeds):
+        cells = ([label] + [f"{v:.2f}" for v in fwd] + [f"{v:.2f}" for v in bwd]
+                 + [f"{v:.2f}x" if v else "" for v in speeds])
         lines.append("| " + " | ".join(cells) + " |")
 
-    for i, layer in enumerate(first["layers"]):
-        fwd = [e["layers"][i]["forward_ms"] for e in result["engines"]]
-        bwd = [e["layers"][i]["backward_ms"] for e in result["engines"]]
-        total_last = last["layers"][i]["forward_ms"] + last["layers"][i]["backward_ms"]
-        total_first = layer["forward_ms"] + layer["backward_ms"]
-        row(layer["name"], fwd, bwd, total_first / total_last if total_last else None)
-    row("**forward + backward**", [e["forward_ms"] for e in result["engines"]],
-        [e["backward_ms"] for e in result["engines"]], None)
+    def layer_ms(entry, i):
+        return entry["layers"][i]["forward_ms"] + entry["layers"][i]["backward_ms"]
+
+    for i, layer in enumerate(entries[0]["layers"]):
+        row(layer["name"], [e["layers"][i]["forward_ms"] for e in entries],
+            [e["layers"][i]["backward_ms"] for e in entries],
+            [layer_ms(b, i) / layer_ms(a, i) if layer_ms(a, i) else None for a, b in pairs])
+    row("**forward + backward**", [e["forward_ms"] for e in entries],
+        [e["backward_ms"] for e in entries],
+        [(b["forward_ms"] + b["backward_ms"]) / (a["forward_ms"] + a["backward_ms"])
+         for a, b in pairs])
     lines.append("")
     lines.append("| engine | iteration ms | forward ms | backward ms | update ms | peak memory MiB |")
     lines.append("|---|---|---|---|---|---|")
-    for e in result["engines"]:
+    for e in entries:
         lines.append(f"| {e['engine']} | {e['iteration_ms']:.2f} | {e['forward_ms']:.2f} | "
                      f"{e['backward_ms']:.2f} | {e['update_ms']:.2f} | "
                      f"{e['peak_memory_bytes'] / 2 ** 20:.1f} |")
-    if len(engines_) > 1:
+    if pairs:
         lines.append("")
-        lines.append(f"{last['engine']} vs {first['engine']}: "
-                     f"{first['iteration_ms'] / last['iteration_ms']:.2f}x the speed per iteration, "
-                     f"{last['peak_memory_bytes'] / first['peak_memory_bytes']:.2f}x the peak memory")
+    for a, b in pairs:
+        lines.append(f"{a['engine']} vs {b['engine']}: "
+                     f"{b['iteration_ms'] / a['iteration_ms']:.2f}x the speed per iteration, "
+                     f"{a['peak_memory_bytes'] / b['peak_memory_bytes']:.2f}x the peak memory")
     if result["conv_algorithms"]:
         lines.append("")
         lines.append("Convolution algorithms (primitives engine): " + "; ".join(

@@ -264,10 +264,8 @@ def _settings_and_checkpoint(args, recipe):
 def _bench_engines(parser, text):
     engines = [e.strip() for e in text.split(",") if e.strip()]
     for engine in engines:
-        if engine == "torch":
-            missing = importlib.util.find_spec("torch") is None
-            parser.error("--engine torch: " + ("PyTorch is not installed (pip install torch)"
-                         if missing else "timing PyTorch is not supported by this version yet"))
+        if engine == "torch" and benchmark.torch_missing():
+            parser.error(f"--engine torch: {benchmark.torch_missing()}")
         if engine not in benchmark.ENGINES:
             parser.error(f"--engine: {engine!r} is not an engine; choose from "
                          f"{', '.join(benchmark.ENGINES)}")
@@ -297,7 +295,7 @@ def run_bench(args):
     blocks = 3
     bar = _bench_progress(len(engines) * blocks * (args.warmup + -(-args.iterations // blocks)))
     result = benchmark.run(args.model, engines, batch_size=batch_size, iterations=args.iterations,
-                           warmup=args.warmup, blocks=blocks,
+                           warmup=args.warmup, blocks=blocks, device=args.device,
                            progress=None if bar is None else bar.update)
     if bar is not None:
         bar.close()

@@ -100,7 +100,86 @@ def test_bad_arguments_are_usage_errors(argv, message, capsys, monkeypatch):
 def test_run_checks_its_arguments():
     with pytest.raises(benchmark.BenchmarkError, match="unknown model 'vgg'; known: lenet"):
         benchmark.run("vgg")
-    with pytest.raises(benchmark.BenchmarkError, match="engines must be some of primitives, caffe; got torch"):
-        benchmark.run("lenet", engines=("torch",))
+    with pytest.raises(benchmark.BenchmarkError,
+                       match="engines must be distinct ones of primitives, caffe, torch; got cudnn"):
+        benchmark.run("lenet", engines=("cudnn",))
+    with pytest.raises(benchmark.BenchmarkError, match="got caffe, caffe"):
+        benchmark.run("lenet", engines=("caffe", "caffe"))
     with pytest.raises(benchmark.BenchmarkError, match="batch_size must be an int >= 1, got 0"):
         benchmark.run("lenet", batch_size=0)
+
+
+def test_run_without_pytorch_says_so(monkeypatch):
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "torch" else find_spec(name, *a))
+    with pytest.raises(benchmark.BenchmarkError,
+                       match=r"engine torch: PyTorch is not installed \(pip install torch\)"):
+        benchmark.run("lenet", engines=("caffe", "torch"))
+
+
+# ---- the torch engine (where PyTorch is installed) -----------------------------------------------
+@pytest.mark.parametrize("name", ["lenet", "alexnet-small"])
+def test_the_torch_model_computes_the_same_function(name):
+    torch = pytest.importorskip("torch")
+    model, _, x, target = benchmark._setup(name, 3)
+    tmodel, _, tx, ttarget = benchmark._torch_setup(name, 3)
+    np.testing.assert_array_equal(tx.numpy(), x.numpy())
+    np.testing.assert_array_equal(ttarget.numpy(), target.numpy())
+    model.eval(), tmodel.eval()  # no dropout
+    with torch.no_grad():
+        expected = tmodel(tx).numpy()
+    np.testing.assert_allclose(model(x).detach().numpy(), expected, rtol=1e-4, atol=1e-5)
+    # and the same gradients: the conversion copied every parameter
+    nn.CrossEntropyLoss()(model(x), target).backward()
+    torch.nn.CrossEntropyLoss()(tmodel(tx), ttarget).backward()
+    for (mine, p), (theirs, q) in zip(model.named_parameters(), tmodel.named_parameters()):
+        assert mine == theirs
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-3, atol=1e-5,
+                                   err_msg=mine)
+
+
+def test_alexnet_converts_with_caffes_layers():
+    torch = pytest.importorskip("torch")
+    model = minifw.models.AlexNet()
+    converted = {name: benchmark._torch_layer(torch, layer, name)
+                 for name, layer in benchmark.layers(model)}
+    assert converted["pool1"].ceil_mode and converted["conv2"].groups == 2
+    assert (converted["norm1"].size, converted["norm1"].alpha) == (5, 1e-4)
+    np.testing.assert_array_equal(converted["fc8"].weight.detach().numpy(),
+                                  model.fc8.weight.detach().numpy())
+
+
+def test_a_layer_without_a_torch_counterpart_is_named(monkeypatch):
+    torch = pytest.importorskip("torch")
+
+    class Odd(nn.Module):
+        def forward(self, x):
+            return x
+
+    with pytest.raises(benchmark.BenchmarkError, match=r"layer odd \(Odd\) has no PyTorch"):
+        benchmark._torch_layer(torch, Odd(), "odd")
+
+
+def test_bench_times_torch_beside_the_engines(tmp_path, capsys):
+    pytest.importorskip("torch")
+    path = tmp_path / "lenet.json"
+    argv = ["bench", "lenet", "--batch-size", "4", "--iterations", "2", "--warmup", "0",
+            "--engine", "caffe,primitives,torch", "--json", str(path)]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "speedup (primitives vs caffe) | speedup (primitives vs torch) |" in out
+    assert "primitives vs torch: " in out
+    result = json.loads(path.read_text())
+    assert [e["engine"] for e in result["engines"]] == ["caffe", "primitives", "torch"]
+    assert result["torch_version"]
+    torch_entry = result["engines"][2]
+    assert torch_entry["peak_memory_bytes"] > 431_080 * 4 * 3  # parameters, gradients, momentum
+    assert all(row["forward_ms"] > 0 for row in torch_entry["layers"])
+
+
+def test_torch_engine_runs_only_on_cpu_or_cuda():
+    pytest.importorskip("torch")
+    with pytest.raises(benchmark.BenchmarkError, match="engine torch runs on cpu or cuda, not on "
+                                                       "device 'cudasim'"):
+        benchmark.check_arguments("lenet", ("torch",), 1, 1, 0, device="cudasim")
