@@ -4,9 +4,9 @@ points and signatures as minifw.ops.
 Convolution is batched im2col + the array library's GEMM (NumPy, i.e. OpenBLAS
 on the CPU), one GEMM per group; inner products are that GEMM too, and the
 bias gradient a sum. This is the honest baseline: the lowering is done with
-vectorized strided copies (one per kernel tap), the GEMMs are single large BLAS
-calls, and the lowered matrix lives in a buffer that is kept between calls, as
-Caffe keeps its col_buffer_.
+vectorized strided copies (one per kernel tap, the batch innermost), the GEMMs
+are single large BLAS calls, and the lowered matrix lives in a buffer that is
+kept between calls, as Caffe keeps its col_buffer_.
 
 The other layers follow Caffe's CPU layers (caffe/src/caffe/layers/*.cpp) as
 vectorized array code, with Python loops only over kernel taps (pooling) and
@@ -79,41 +79,68 @@ def _tap_slices(problem, r, s):
     return (slice(r * dh, r * dh + sh * (ho - 1) + 1, sh), slice(s * dw, s * dw + sw * (wo - 1) + 1, sw))
 
 
-def _padded(x, problem):
-    ph, pw = problem.padding
-    if ph == 0 and pw == 0:
-        return x
+# The lowering keeps the batch innermost: images are copied once into a (C, H, W, N)
+# buffer (zero-padded), and the lowered matrix is col[c, r, s, oh, ow, n], C*R*S rows
+# by Ho*Wo*N columns. The copies of one kernel tap then move runs of Wo*N (stride 1)
+# or N contiguous values at a time rather than one output row of Wo values per image,
+# which is what strided array copies (and col2im's adds) need to run at memory speed.
+# The GEMMs and the element counts are Caffe's; only the order of the columns differs.
+
+def _to_chwn(x, problem, name):
+    """x (N, C, H, W) as a zero-padded (C, H + 2ph, W + 2pw, N) buffer."""
     n, c, h, w = x.shape
-    xp = _buffer("padded", (n, c, h + 2 * ph, w + 2 * pw), x.dtype)
-    xp.fill(0)
-    xp[:, :, ph:ph + h, pw:pw + w] = x
-    return xp
+    ph, pw = problem.padding
+    xt = _buffer(name, (c, h + 2 * ph, w + 2 * pw, n), x.dtype)
+    if ph or pw:
+        xt.fill(0)
+    xt[:, ph:ph + h, pw:pw + w, :] = x.transpose(1, 2, 3, 0)
+    return xt
+
+
+def _batch_first(a, n, shape, bias=None):
+    """a (..., N) as a new (N, ...) array of `shape`, plus bias per channel (axis 1) if
+    given. The transpose runs in blocks of rows: one pass over all of `a` would read it
+    with a stride of N values and miss the cache on nearly every read."""
+    rows = a.reshape(-1, n)
+    out = np.empty(shape, dtype=a.dtype)
+    flat = out.reshape(n, -1)
+    block = 64
+    for i in range(0, rows.shape[0], block):
+        flat[:, i:i + block] = rows[i:i + block].T
+    if bias is not None:
+        out += bias.reshape((1, -1) + (1,) * (len(shape) - 2))
+    return out
 
 
 def im2col(x, problem):
-    """col[c, r, s, n, oh, ow] = padded x[n, c, oh*sh + r*dh, ow*sw + s*dw]."""
+    """col[c, r, s, oh, ow, n] = padded x[n, c, oh*sh + r*dh, ow*sw + s*dw]."""
     n, c, _, _ = x.shape
     _, _, ho, wo = problem.out_shape
     _, _, kr, ks = problem.w_shape
-    xp = _padded(x, problem).transpose(1, 0, 2, 3)
-    col = _buffer("col", (c, kr, ks, n, ho, wo), x.dtype)
+    xt = _to_chwn(x, problem, "padded")
+    col = _buffer("col", (c, kr, ks, ho, wo, n), x.dtype)
     for r in range(kr):
         for s in range(ks):
             rows, cols = _tap_slices(problem, r, s)
-            col[:, r, s] = xp[:, :, rows, cols]
+            col[:, r, s] = xt[:, rows, cols, :]
     return col
 
 
 def col2im(col, problem):
+    """dx (N, C, H, W) from dcol[c, r, s, oh, ow, n]: each tap's values added back where
+    im2col took them from."""
     n, c, h, w = problem.x_shape
     ph, pw = problem.padding
     _, _, kr, ks = problem.w_shape
-    dxp = np.zeros((c, n, h + 2 * ph, w + 2 * pw), dtype=col.dtype)
+    dxt = _buffer("padded", (c, h + 2 * ph, w + 2 * pw, n), col.dtype)
+    dxt.fill(0)
     for r in range(kr):
         for s in range(ks):
             rows, cols = _tap_slices(problem, r, s)
-            dxp[:, :, rows, cols] += col[:, r, s]
-    return np.ascontiguousarray(dxp[:, :, ph:ph + h, pw:pw + w].transpose(1, 0, 2, 3))
+            dxt[:, rows, cols, :] += col[:, r, s]
+    if ph or pw:
+        dxt = np.ascontiguousarray(dxt[:, ph:ph + h, pw:pw + w, :])
+    return _batch_first(dxt, n, (n, c, h, w))
 
 
 def _problem(x_shape, w_shape, stride, padding, dilation, groups, dtype):
@@ -121,16 +148,21 @@ def _problem(x_shape, w_shape, stride, padding, dilation, groups, dtype):
                        groups=groups, dtype=dtype)
 
 
+def _dy_rows(dy, groups):
+    """dy (N, K, Ho, Wo) as (groups, K / groups, Ho*Wo*N): the columns in the lowering's order."""
+    n, k, ho, wo = dy.shape
+    dyt = _buffer("dy", (k, ho, wo, n), dy.dtype)
+    dyt[...] = dy.transpose(1, 2, 3, 0)
+    return dyt.reshape(groups, k // groups, ho * wo * n)
+
+
 def conv2d_forward(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1):
     p = _problem(x.shape, w.shape, stride, padding, dilation, groups, x.dtype)
     n, k, ho, wo = p.out_shape
     g, kg = groups, k // groups
-    col = im2col(x, p).reshape(g, -1, n * ho * wo)
-    out = np.matmul(w.reshape(g, kg, -1), col)  # (g, kg, N*P): one GEMM per group
-    y = out.reshape(k, n, ho, wo).transpose(1, 0, 2, 3)
-    if bias is not None:
-        y = y + bias.reshape(1, k, 1, 1)
-    return np.ascontiguousarray(y)
+    col = im2col(x, p).reshape(g, -1, ho * wo * n)
+    out = np.matmul(w.reshape(g, kg, -1), col)  # (g, kg, Ho*Wo*N): one GEMM per group
+    return _batch_first(out, n, (n, k, ho, wo), bias)
 
 
 def conv2d_backward_data(dy, w, x_shape, *, stride=1, padding=0, dilation=1, groups=1):
@@ -138,18 +170,15 @@ def conv2d_backward_data(dy, w, x_shape, *, stride=1, padding=0, dilation=1, gro
     n, k, ho, wo = p.out_shape
     _, cg, kr, ks = w.shape
     g, kg = groups, k // groups
-    dy_mat = dy.transpose(1, 0, 2, 3).reshape(g, kg, n * ho * wo)
-    dcol = np.matmul(w.reshape(g, kg, -1).transpose(0, 2, 1), dy_mat)
-    return col2im(dcol.reshape(cg * g, kr, ks, n, ho, wo), p)
+    dcol = np.matmul(w.reshape(g, kg, -1).transpose(0, 2, 1), _dy_rows(dy, g))
+    return col2im(dcol.reshape(cg * g, kr, ks, ho, wo, n), p)
 
 
 def conv2d_backward_filter(x, dy, w_shape, *, stride=1, padding=0, dilation=1, groups=1):
     p = _problem(x.shape, w_shape, stride, padding, dilation, groups, x.dtype)
     n, k, ho, wo = p.out_shape
-    g, kg = groups, k // groups
-    col = im2col(x, p).reshape(g, -1, n * ho * wo)
-    dy_mat = dy.transpose(1, 0, 2, 3).reshape(g, kg, n * ho * wo)
-    return np.matmul(dy_mat, col.transpose(0, 2, 1)).reshape(w_shape)
+    col = im2col(x, p).reshape(groups, -1, ho * wo * n)
+    return np.matmul(_dy_rows(dy, groups), col.transpose(0, 2, 1)).reshape(w_shape)
 
 
 def conv2d_backward_bias(dy):
