@@ -120,14 +120,16 @@ void scale_output(int64_t m0, int64_t m1, int64_t n0, int64_t n1, T beta, const 
   }
 }
 
-// One thread's share: rows [m0, m1) and columns [n0, n1) of C.
+// One thread's share: rows [m0, m1) and columns [n0, n1) of C, summed over the
+// K range [k0, k1) (the whole K unless the product is split along K).
 template <typename T>
 void gemm_block(const GemmKernel<T>& kern, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
-                int64_t K, T alpha, const PackSource<T>& a, const PackSource<T>& b, T beta,
-                const GemmOutput<T>& out) {
+                int64_t k0, int64_t k1, T alpha, const PackSource<T>& a, const PackSource<T>& b,
+                T beta, const GemmOutput<T>& out) {
   if (m0 >= m1 || n0 >= n1) return;
-  if (K == 0) return scale_output(m0, m1, n0, n1, beta, out);
+  if (k0 >= k1) return scale_output(m0, m1, n0, n1, beta, out);
   const int mr = kern.mr, nr = kern.nr;
+  const int64_t K = k1 - k0;
   const int64_t kc_step = balanced_block(K, kern.kc, 8);
   const int64_t mc_step = round_up(balanced_block(m1 - m0, kern.mc, mr), mr);
   const int64_t nc_step = round_up(balanced_block(n1 - n0, kern.nc, nr), nr);
@@ -169,13 +171,13 @@ void gemm_block(const GemmKernel<T>& kern, int64_t m0, int64_t m1, int64_t n0, i
   if (kern.a_outer) {
     for (int64_t ic = m0; ic < m1; ic += mc_step) {
       const int64_t mc = std::min(mc_step, m1 - ic);
-      for (int64_t pc = 0; pc < K; pc += kc_step) {
-        const int64_t kc = std::min(kc_step, K - pc);
+      for (int64_t pc = k0; pc < k1; pc += kc_step) {
+        const int64_t kc = std::min(kc_step, k1 - pc);
         a.pack(a.self, pack_a, ic, mc, pc, kc, mr);
         for (int64_t jc = n0; jc < n1; jc += nc_step) {
           const int64_t nc = std::min(nc_step, n1 - jc);
           b.pack(b.self, pack_b, jc, nc, pc, kc, nr);
-          macro(ic, mc, jc, nc, kc, pc == 0 ? beta : T(1));  // later K blocks accumulate
+          macro(ic, mc, jc, nc, kc, pc == k0 ? beta : T(1));  // later K blocks accumulate
         }
       }
     }
@@ -183,13 +185,51 @@ void gemm_block(const GemmKernel<T>& kern, int64_t m0, int64_t m1, int64_t n0, i
   }
   for (int64_t jc = n0; jc < n1; jc += nc_step) {
     const int64_t nc = std::min(nc_step, n1 - jc);
-    for (int64_t pc = 0; pc < K; pc += kc_step) {
-      const int64_t kc = std::min(kc_step, K - pc);
+    for (int64_t pc = k0; pc < k1; pc += kc_step) {
+      const int64_t kc = std::min(kc_step, k1 - pc);
       b.pack(b.self, pack_b, jc, nc, pc, kc, nr);
       for (int64_t ic = m0; ic < m1; ic += mc_step) {
         const int64_t mc = std::min(mc_step, m1 - ic);
         a.pack(a.self, pack_a, ic, mc, pc, kc, mr);
-        macro(ic, mc, jc, nc, kc, pc == 0 ? beta : T(1));
+        macro(ic, mc, jc, nc, kc, pc == k0 ? beta : T(1));
+      }
+    }
+  }
+}
+// C = alpha * A * B + beta * C with K split into nthreads ranges: thread 0 adds
+// its partial product into C (with beta), the others write theirs to private
+// M x N buffers, which are then added into C, the rows shared among threads.
+template <typename T>
+void gemm_split_k(const GemmKernel<T>& kern, int64_t M, int64_t N, int64_t K, T alpha,
+                  const PackSource<T>& a, const PackSource<T>& b, T beta, const GemmOutput<T>& out,
+                  int nthreads) {
+  T* partials = static_cast<T*>(thread_scratch(2, sizeof(T) * M * N * (nthreads - 1)));
+  const int64_t k_units = ceil_div(K, 8);  // ranges start at multiples of 8
+#pragma omp parallel num_threads(nthreads)
+  {
+    const int t = omp_get_thread_num(), threads = omp_get_num_threads();
+    int64_t u0, u1;
+    split_range(k_units, threads, t, u0, u1);
+    const int64_t k0 = std::min(K, u0 * 8), k1 = std::min(K, u1 * 8);
+    if (t == 0) {
+      gemm_block(kern, 0, M, 0, N, k0, k1, alpha, a, b, beta, out);
+    } else {
+      // an empty K range writes zeros (scale_output with beta = 0)
+      gemm_block(kern, 0, M, 0, N, k0, k1, alpha, a, b, T(0),
+                 GemmOutput<T>{partials + (t - 1) * M * N, N});
+    }
+#pragma omp barrier
+    int64_t i0, i1;
+    split_range(M, threads, t, i0, i1);
+    for (int64_t i = i0; i < i1; ++i) {
+      T* crow = out.c + i * out.ldc;
+      for (int p = 1; p < threads; ++p) {
+        const T* prow = partials + (p - 1) * M * N + i * N;
+        if (out.cols_per_row == 0) {
+          for (int64_t j = 0; j < N; ++j) crow[j] += prow[j];
+        } else {
+          for (int64_t j = 0; j < N; ++j) crow[out.offset(j)] += prow[j];
+        }
       }
     }
   }
@@ -203,7 +243,7 @@ void gemm_packed(int64_t M, int64_t N, int64_t K, T alpha, PackSource<T> a, Pack
   const GemmKernel<T> kern = kernel ? *kernel : gemm_kernel<T>(active_isa(), M);
   // Tiny products do not pay for waking threads.
   if (nthreads <= 1 || static_cast<double>(M) * N * K < 64.0 * 64 * 64) {
-    gemm_block(kern, 0, M, 0, N, K, alpha, a, b, beta, out);
+    gemm_block(kern, 0, M, 0, N, 0, K, alpha, a, b, beta, out);
     return;
   }
   // A grid of tm x tn blocks over C, in units of micro-tiles, chosen for the
@@ -228,6 +268,19 @@ void gemm_packed(int64_t M, int64_t N, int64_t K, T alpha, PackSource<T> a, Pack
       best_tm = tm;
     }
   }
+  // The other way to share the work: split K. Each thread then computes all of C
+  // from its share of both operands (nothing is packed twice) and the partial
+  // products are summed at the end. It wins when C has too few tiles to share
+  // (a backward-filter GEMM: C is a small filter bank, K runs over every pixel
+  // of the batch) and K is long enough to pay for the sum.
+  const int64_t Mp = tiles_m * kern.mr, Np = tiles_n * kern.nr;
+  const double split_k_cost =
+      (static_cast<double>(Mp) * Np + kPackCost * (Mp + Np)) / nthreads +
+      static_cast<double>(M) * N * nthreads * kPackCost / std::max<int64_t>(K, 1);
+  if (K >= 2 * kern.kc * nthreads && split_k_cost < 0.8 * best_cost) {
+    gemm_split_k(kern, M, N, K, alpha, a, b, beta, out, nthreads);
+    return;
+  }
   const int tm = best_tm, tn = nthreads / tm;
 #pragma omp parallel num_threads(nthreads)
   {
@@ -236,7 +289,7 @@ void gemm_packed(int64_t M, int64_t N, int64_t K, T alpha, PackSource<T> a, Pack
     split_range(tiles_m, tm, t / tn, mt0, mt1);
     split_range(tiles_n, tn, t % tn, nt0, nt1);
     gemm_block(kern, mt0 * kern.mr, std::min(M, mt1 * kern.mr), nt0 * kern.nr,
-               std::min(N, nt1 * kern.nr), K, alpha, a, b, beta, out);
+               std::min(N, nt1 * kern.nr), 0, K, alpha, a, b, beta, out);
   }
 }
 

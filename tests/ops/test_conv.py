@@ -87,6 +87,9 @@ CASES = [
     Case("k1x1_n1_c1", (1, 1, 9, 7), (3, 1, 1, 1)),
     Case("k1x1_stride2", (1, 4, 7, 7), (3, 4, 1, 1), stride=2),
     Case("k1x1_pad1", (1, 4, 5, 6), (3, 4, 1, 1), padding=1),
+    # a long GEMM K against a small C, which the GEMM splits along K among threads
+    Case("long_k_filter_bank", (8, 1, 28, 28), (20, 1, 5, 5)),
+    Case("long_k_small_output", (2, 512, 3, 3), (6, 512, 3, 3), padding=1),
     # network layers at small batch (LeNet exact; AlexNet with full channel
     # counts, kernels, strides, padding and groups)
     Case("lenet_conv1", (2, 1, 28, 28), (20, 1, 5, 5)),

@@ -76,6 +76,25 @@ def test_alpha_beta_into_c(isa, dtype, trans, size, alpha, beta):
     check(out, a, b, c0, *trans, alpha, beta, dtype)
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("alpha,beta", [(1.0, 0.0), (-0.5, 2.0)], ids=["alpha1_beta0", "alpha-0.5_beta2"])
+@pytest.mark.parametrize("size", [(20, 25, 36864), (7, 3, 5000), (30, 40, 1601)], ids=size_id)
+@pytest.mark.parametrize("trans", TRANSPOSES, ids=TRANS_IDS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_long_k_split_among_threads(dtype, trans, size, alpha, beta, threads):
+    # C with few tiles and a long K: the driver splits K among the threads and sums
+    # their partial products (with threads > 1)
+    a, b, c = operands(*size, dtype, *trans)
+    c0 = c.copy()
+    saved = backends.get_num_threads()
+    backends.set_num_threads(threads)
+    try:
+        out = ops.gemm(a, b, c, trans_a=trans[0], trans_b=trans[1], alpha=alpha, beta=beta)
+    finally:
+        backends.set_num_threads(saved)
+    check(out, a, b, c0, *trans, alpha, beta, dtype, what=f"{threads} threads")
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 def test_beta_zero_ignores_what_c_held(dtype):
     # BLAS convention: with beta = 0, c is output only (so np.empty is fine), NaN and all
