@@ -44,10 +44,13 @@ if _env_isa and _env_isa not in ("avx512", "avx2", "generic"):
 
 
 def info():
-    """Versions, the ISA in use, threads and compiled backends, as a dict."""
+    """Versions, the ISA in use, threads, the per-core cache sizes the CPU reports (bytes, 0
+    if unknown) and the float32 GEMM's register and cache blocks derived from them, and the
+    compiled backends, as a dict."""
     import numpy
 
     backends_compiled = ["cpu"] + (["cuda"] if _native.has_cuda else [])
+    blocking = _native.gemm_blocking("float32")
     return {
         "minifw": __version__,
         "python": _platform.python_version(),
@@ -56,6 +59,8 @@ def info():
         "isa": backends.get_isa(),
         "supported_isas": backends.supported_isas(),
         "num_threads": get_num_threads(),
+        "caches": {"l1d": blocking["l1d_bytes"], "l2": blocking["l2_bytes"]},
+        "gemm": {k: blocking[k] for k in ("name", "mr", "nr", "kc", "mc", "nc")},
         "backends": backends_compiled,
     }
 

@@ -163,12 +163,21 @@ def run_info(args):
             ("CPU", info["cpu"]),
             ("ISA", f"{info['isa']} (supported: {', '.join(info['supported_isas'])})"),
             ("threads", info["num_threads"]),
+            ("caches", _caches(info["caches"])),
+            ("GEMM", "{name}, blocks kc {kc} mc {mc} nc {nc}".format(**info["gemm"])),
             ("backends", ", ".join(info["backends"])),
             ("GPU", gpu)]
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"{name + ':':<{width + 1}} {value}")
     return 0
+
+
+def _caches(caches):
+    def size(n):
+        return "unknown" if not n else f"{n // 1024} KiB" if n < 2 ** 20 else f"{n / 2 ** 20:g} MiB"
+
+    return f"L1d {size(caches['l1d'])}, L2 {size(caches['l2'])} per core"
 
 
 # ---- minifw train -------------------------------------------------------------------------

@@ -65,5 +65,33 @@ MINIFW_BINDINGS(bind_gemm) {
                                               : gemm_kernel<float>(active_isa(), m).name);
       },
       py::arg("dtype"), py::arg("m") = 0);
+  // The blocking a product with m rows runs, and the caches it was derived from;
+  // with l1d/l2 given (bytes, > 0), what those caches would give instead.
+  m.def(
+      "gemm_blocking",
+      [](const std::string& dtype, int64_t m, int64_t l1d, int64_t l2) {
+        py::dict d;
+        auto fill = [&](auto k) {
+          d["name"] = k.name;
+          d["mr"] = k.mr;
+          d["nr"] = k.nr;
+          d["kc"] = k.kc;
+          d["mc"] = k.mc;
+          d["nc"] = k.nc;
+        };
+        if (dtype == "float64") {
+          GemmKernel<double> k = gemm_kernel<double>(active_isa(), m);
+          if (l1d > 0 && l2 > 0) k = gemm_kernel_for_caches<double>(active_isa(), m, {l1d, l2});
+          fill(k);
+        } else {
+          GemmKernel<float> k = gemm_kernel<float>(active_isa(), m);
+          if (l1d > 0 && l2 > 0) k = gemm_kernel_for_caches<float>(active_isa(), m, {l1d, l2});
+          fill(k);
+        }
+        d["l1d_bytes"] = l1d > 0 ? l1d : cpu_caches().l1d;
+        d["l2_bytes"] = l2 > 0 ? l2 : cpu_caches().l2;
+        return d;
+      },
+      py::arg("dtype"), py::arg("m") = 0, py::arg("l1d") = 0, py::arg("l2") = 0);
 }
 }  // namespace minifw

@@ -12,6 +12,14 @@ def test_info_has_the_documented_keys():
     assert info["isa"] == backends.get_isa() and info["isa"] in ("avx512", "avx2", "generic")
     assert isinstance(info["num_threads"], int) and info["num_threads"] == minifw.get_num_threads() >= 1
     assert "cpu" in info["backends"]
+    assert set(info["caches"]) == {"l1d", "l2"} and all(v >= 0 for v in info["caches"].values())
+    assert info["gemm"]["kc"] > 0 and info["gemm"]["name"] == _native_gemm_name()
+
+
+def _native_gemm_name():
+    from minifw import _native
+
+    return _native.gemm_kernel_name("float32")
 
 
 def test_supported_isas_are_ordered_and_include_the_current_one():

@@ -1,6 +1,7 @@
 #include "gemm.h"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -81,14 +82,45 @@ void* thread_scratch(int slot, size_t bytes) {
 MINIFW_ISA_VARIANT(GemmKernels<float>, generic, {{{6, 8, 256, 120, 1024, sgemm_generic_6x8, "generic 6x8"}}, 1})
 MINIFW_ISA_VARIANT(GemmKernels<double>, generic, {{{6, 4, 256, 96, 1024, dgemm_generic_6x4, "generic 6x4"}}, 1})
 
+const CpuCaches& cpu_caches() {
+  static const CpuCaches caches = [] {
+    CpuCaches c{0, 0};
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+    c.l1d = std::max<long>(0, sysconf(_SC_LEVEL1_DCACHE_SIZE));
+    c.l2 = std::max<long>(0, sysconf(_SC_LEVEL2_CACHE_SIZE));
+#endif
+    return c;
+  }();
+  return caches;
+}
+
+template <typename T>
+GemmKernel<T> cache_blocks(GemmKernel<T> k, const CpuCaches& caches) {
+  constexpr double kTunedL1 = 48 * 1024, kTunedL2 = 2 * 1024 * 1024;
+  const double f1 = caches.l1d > 0 ? std::clamp(caches.l1d / kTunedL1, 0.5, 2.0) : 1.0;
+  const double f2 = caches.l2 > 0 ? std::clamp(caches.l2 / kTunedL2, 0.25, 2.0) : 1.0;
+  const int64_t kc = std::max<int64_t>(64, static_cast<int64_t>(k.kc * f1) / 8 * 8);
+  // blocks of kc rows in the L2: their other side grows as kc shrinks
+  const double l2_share = f2 * static_cast<double>(k.kc) / kc;
+  k.mc = std::max<int64_t>(k.mr, static_cast<int64_t>(k.mc * l2_share) / k.mr * k.mr);
+  if (k.a_outer) k.nc = std::max<int64_t>(k.nr, static_cast<int64_t>(k.nc * l2_share) / k.nr * k.nr);
+  k.kc = kc;
+  return k;
+}
+
 // Of the blocks (largest first), the one with the least padded work for M
 // rows. A shorter block reuses each loaded B vector fewer times, so it must
 // save more than 1/16 of the work to win.
 template <typename T>
 GemmKernel<T> gemm_kernel(Isa isa, int64_t M) {
+  return gemm_kernel_for_caches<T>(isa, M, cpu_caches());
+}
+
+template <typename T>
+GemmKernel<T> gemm_kernel_for_caches(Isa isa, int64_t M, const CpuCaches& caches) {
   const GemmKernels<T>& ks = select_isa_variant<GemmKernels<T>>(isa);
   int best = 0;
-  if (M <= 0) return ks.blocks[best];
+  if (M <= 0) return cache_blocks(ks.blocks[best], caches);
   const int64_t mr0 = ks.blocks[0].mr;
   double best_cost = static_cast<double>(ceil_div(M, mr0) * mr0);
   for (int b = 1; b < ks.count; ++b) {
@@ -96,7 +128,7 @@ GemmKernel<T> gemm_kernel(Isa isa, int64_t M) {
     const double cost = static_cast<double>(ceil_div(M, mr) * mr) * (1.0 + 1.0 / 16);
     if (cost < best_cost) best_cost = cost, best = b;
   }
-  return ks.blocks[best];
+  return cache_blocks(ks.blocks[best], caches);
 }
 
 template <typename T>
@@ -354,6 +386,8 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
 
 #define MINIFW_INSTANTIATE_GEMM(T)                                                                  \
   template GemmKernel<T> gemm_kernel<T>(Isa, int64_t);                                             \
+  template GemmKernel<T> cache_blocks<T>(GemmKernel<T>, const CpuCaches&);                        \
+  template GemmKernel<T> gemm_kernel_for_caches<T>(Isa, int64_t, const CpuCaches&);                \
   template int64_t gemm_pack_bytes<T>(const GemmKernel<T>&, int64_t, int64_t, int64_t);            \
   template void gemm_packed<T>(int64_t, int64_t, int64_t, T, PackSource<T>, PackSource<T>, T,      \
                                GemmOutput<T>, int, const GemmKernel<T>*);                          \

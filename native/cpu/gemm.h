@@ -79,11 +79,31 @@ struct GemmKernels {
 MINIFW_DECLARE_ISA_VARIANTS(GemmKernels<float>);
 MINIFW_DECLARE_ISA_VARIANTS(GemmKernels<double>);
 
+// Per-core data cache sizes in bytes as the CPU reports them (0: unknown).
+struct CpuCaches {
+  int64_t l1d, l2;
+};
+
 // The kernel for a product whose C has M rows: among the ISA's register
 // blocks, the one that pads M the least (M = 50 runs as 5 tiles of 10 rows
 // rather than 4 tiles of 14, an eighth of them padding). M <= 0: the largest.
+// Its cache blocks are the ISA table's scaled to this CPU's caches
+// (cpu_caches and cache_blocks below).
 template <typename T>
 GemmKernel<T> gemm_kernel(Isa isa, int64_t M = 0);
+
+const CpuCaches& cpu_caches();
+
+// The ISA tables' kc, mc and nc were tuned on a CPU with a 48 KiB L1d and a
+// 2 MiB L2 per core. On another CPU, kc follows the L1d (a kc x nr micro-panel
+// of B streams through it) and the blocks that live in the L2 (mc x kc of A;
+// with a_outer also kc x nc of B) keep the same share of the L2.
+template <typename T>
+GemmKernel<T> cache_blocks(GemmKernel<T> k, const CpuCaches& caches);
+
+// gemm_kernel as it would be on a CPU with these caches.
+template <typename T>
+GemmKernel<T> gemm_kernel_for_caches(Isa isa, int64_t M, const CpuCaches& caches);
 
 // Bytes of packing buffer one thread needs for an M x N x K product.
 template <typename T>

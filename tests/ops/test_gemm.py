@@ -274,3 +274,32 @@ def test_bad_operands(a, b, exc, pattern):
 def test_bad_scalars(kwargs, pattern):
     with pytest.raises(TypeError, match=pattern):
         ops.gemm(*_ab(), **kwargs)
+
+
+# ---- cache blocks follow the caches the CPU reports ------------------------------------------
+TUNED_CACHES = (48 * 1024, 2 * 1024 * 1024)  # what the ISA tables were tuned on
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("caches", [TUNED_CACHES, (32 * 1024, 1024 * 1024), (48 * 1024, 1024 * 1024),
+                                    (64 * 1024, 4 * 1024 * 1024), (16 * 1024, 256 * 1024)],
+                         ids=lambda c: f"L1d{c[0] // 1024}K_L2{c[1] // 1024}K")
+def test_cache_blocks_fit_the_caches(isa, dtype, caches):
+    tuned = _native.gemm_blocking(dtype, 0, *TUNED_CACHES)
+    k = _native.gemm_blocking(dtype, 0, *caches)
+    itemsize = np.dtype(dtype).itemsize
+    assert (k["l1d_bytes"], k["l2_bytes"]) == caches
+    assert k["kc"] % 8 == 0 and k["mc"] % k["mr"] == 0 and k["nc"] % k["nr"] == 0
+    l1_ratio, l2_ratio = caches[0] / TUNED_CACHES[0], caches[1] / TUNED_CACHES[1]
+    # kc follows the L1d (within rounding to 8), clamped to [1/2, 2] of the table's
+    assert abs(k["kc"] - tuned["kc"] * min(max(l1_ratio, 0.5), 2)) < 8
+    # the A block keeps its share of the L2 (within rounding to mr)
+    share = k["mc"] * k["kc"] / (tuned["mc"] * tuned["kc"])
+    assert share == pytest.approx(min(max(l2_ratio, 0.25), 2), abs=k["mr"] / tuned["mc"] * 2)
+    assert k["mc"] * k["kc"] * itemsize <= 0.9 * max(caches[1], TUNED_CACHES[1] / 4)
+
+
+def test_blocks_on_this_cpu_are_the_reported_caches():
+    here = _native.gemm_blocking("float32")
+    assert here == _native.gemm_blocking("float32", 0, here["l1d_bytes"], here["l2_bytes"]) \
+        or 0 in (here["l1d_bytes"], here["l2_bytes"])
