@@ -9,6 +9,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "gemm_dot.h"
 #include "gemm_microkernel.h"
 #include "parallel.h"
 
@@ -79,8 +80,12 @@ void* thread_scratch(int slot, size_t bytes) {
   return s.ptr;
 }
 
-MINIFW_ISA_VARIANT(GemmKernels<float>, generic, {{{6, 8, 256, 120, 1024, sgemm_generic_6x8, "generic 6x8"}}, 1})
-MINIFW_ISA_VARIANT(GemmKernels<double>, generic, {{{6, 4, 256, 96, 1024, dgemm_generic_6x4, "generic 6x4"}}, 1})
+MINIFW_ISA_VARIANT(GemmKernels<float>, generic,
+                   {{{6, 8, 256, 120, 1024, sgemm_generic_6x8, "generic 6x8"}}, 1,
+                    dot_gemm_columns<Vec16<float>, 2, 2>, 2})
+MINIFW_ISA_VARIANT(GemmKernels<double>, generic,
+                   {{{6, 4, 256, 96, 1024, dgemm_generic_6x4, "generic 6x4"}}, 1,
+                    dot_gemm_columns<Vec16<double>, 2, 2>, 2})
 
 const CpuCaches& cpu_caches() {
   static const CpuCaches caches = [] {
@@ -375,9 +380,31 @@ PackSource<T> strided_source(const StridedMatrix<T>* m) {
   return {&pack_strided<T>, m};
 }
 
+// C rows up to which, and K from which, A * B^T runs as dot products.
+constexpr int64_t kDotMaxRows = 16, kDotMinK = 64;
+
 template <typename T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
           int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc, int nthreads) {
+  // A few rows of C times a B given transposed (an inner product at a small
+  // batch): dot products, no packing. The threads share C's columns, so each
+  // streams its part of B once.
+  if (!trans_a && trans_b && M > 0 && M <= kDotMaxRows && N > 0 && K >= kDotMinK) {
+    const GemmKernels<T>& ks = select_isa_variant<GemmKernels<T>>(active_isa());
+    const int64_t units = ceil_div(N, ks.dot_nb);
+    const int threads = static_cast<double>(M) * N * K < 64.0 * 64 * 64
+                            ? 1
+                            : static_cast<int>(std::min<int64_t>(std::max(nthreads, 1), units));
+    if (threads <= 1) return ks.dot(M, 0, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+#pragma omp parallel num_threads(threads)
+    {
+      int64_t u0, u1;
+      split_range(units, omp_get_num_threads(), omp_get_thread_num(), u0, u1);
+      const int64_t n0 = std::min(N, u0 * ks.dot_nb), n1 = std::min(N, u1 * ks.dot_nb);
+      if (n0 < n1) ks.dot(M, n0, n1, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
+    return;
+  }
   StridedMatrix<T> a{A, lda, trans_a};
   StridedMatrix<T> b{B, ldb, !trans_b};  // B's outer dimension is its column index
   gemm_packed<T>(M, N, K, alpha, strided_source(&a), strided_source(&b), beta, GemmOutput<T>{C, ldc},

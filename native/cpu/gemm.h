@@ -67,14 +67,22 @@ struct GemmKernel {
   bool a_outer = false;
 };
 
-// An ISA's register blocks for one dtype, largest first: the table of the
-// GEMM's ISA variants (isa_dispatch.h), built in gemm.cpp (generic) and
-// gemm_kernels_avx2.cpp / gemm_kernels_avx512.cpp.
+// Columns [n0, n1) of C = alpha * A * B^T + beta * C for a C of few rows, on
+// the calling thread, with neither operand packed (gemm_dot.h).
+template <typename T>
+using DotGemm = void (*)(int64_t M, int64_t n0, int64_t n1, int64_t K, T alpha, const T* A,
+                         int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc);
+
+// An ISA's register blocks for one dtype, largest first, and its few-row
+// kernel: the table of the GEMM's ISA variants (isa_dispatch.h), built in
+// gemm.cpp (generic) and gemm_kernels_avx2.cpp / gemm_kernels_avx512.cpp.
 template <typename T>
 struct GemmKernels {
   static constexpr int kMaxBlocks = 3;
   GemmKernel<T> blocks[kMaxBlocks];
   int count;
+  DotGemm<T> dot;
+  int dot_nb;  // columns of C per tile of the few-row kernel
 };
 MINIFW_DECLARE_ISA_VARIANTS(GemmKernels<float>);
 MINIFW_DECLARE_ISA_VARIANTS(GemmKernels<double>);

@@ -1,10 +1,12 @@
 // AVX2 + FMA micro-kernels (this file is compiled with -mavx2 -mfma).
 #include "gemm.h"
+#include "gemm_dot.h"
 #include "gemm_microkernel.h"
 #include "simd_avx2.h"
 
 namespace minifw {
 namespace {
+// (The few-row kernel's 4 x 2 tile: 8 accumulators + 2 B vectors + 1 A vector.)
 // 6 x 16 floats: 12 accumulators + 2 B vectors + 1 broadcast = 15 of 16 ymm.
 void sgemm_avx2_6x16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                      float beta) {
@@ -16,6 +18,8 @@ void dgemm_avx2_6x8(int64_t kc, const double* a, const double* b, double* c, int
 }
 }  // namespace
 
-MINIFW_ISA_VARIANT(GemmKernels<float>, avx2, {{{6, 16, 256, 144, 2048, sgemm_avx2_6x16, "avx2 6x16"}}, 1})
-MINIFW_ISA_VARIANT(GemmKernels<double>, avx2, {{{6, 8, 256, 96, 1024, dgemm_avx2_6x8, "avx2 6x8"}}, 1})
+MINIFW_ISA_VARIANT(GemmKernels<float>, avx2, {{{6, 16, 256, 144, 2048, sgemm_avx2_6x16, "avx2 6x16"}}, 1,
+                                                  dot_gemm_columns<F32x8, 4, 2>, 2})
+MINIFW_ISA_VARIANT(GemmKernels<double>, avx2, {{{6, 8, 256, 96, 1024, dgemm_avx2_6x8, "avx2 6x8"}}, 1,
+                                                   dot_gemm_columns<F64x4, 4, 2>, 2})
 }  // namespace minifw

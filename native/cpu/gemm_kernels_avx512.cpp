@@ -1,5 +1,6 @@
 // AVX-512 micro-kernels (this file is compiled with -mavx512f and friends).
 #include "gemm.h"
+#include "gemm_dot.h"
 #include "gemm_microkernel.h"
 #include "simd_avx512.h"
 
@@ -23,7 +24,10 @@ MINIFW_ISA_VARIANT(GemmKernels<float>, avx512,
                    {{{14, 32, 384, 560, 512, sgemm_avx512<14>, "avx512 14x32", true},
                      {10, 32, 384, 560, 512, sgemm_avx512<10>, "avx512 10x32", true},
                      {8, 32, 384, 560, 512, sgemm_avx512<8>, "avx512 8x32", true}},
-                    3})
+                    3,
+                    dot_gemm_columns<F32x16, 4, 4>,
+                    4})
 MINIFW_ISA_VARIANT(GemmKernels<double>, avx512,
-                   {{{14, 16, 256, 168, 1024, dgemm_avx512_14x16, "avx512 14x16"}}, 1})
+                   {{{14, 16, 256, 168, 1024, dgemm_avx512_14x16, "avx512 14x16"}}, 1,
+                    dot_gemm_columns<F64x8, 4, 4>, 4})
 }  // namespace minifw

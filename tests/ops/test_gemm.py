@@ -28,6 +28,11 @@ SIZES = [  # (M, N, K): odd, smaller and larger than every register tile and cac
     (5, 1031, 7),      # N past every nc
     (131, 37, 777),    # K past every kc, unequal blocks
     (521, 533, 401),   # M, N, K past every mc, nc, kc, with partial tiles at each edge
+    # few rows (an inner product at a small batch): NT runs as dot products
+    (3, 37, 200),      # partial row and column tiles, K past a vector multiple
+    (16, 257, 1031),   # K past the dot kernel's 4 KiB chunk, partial last column tile
+    (13, 9, 67),
+    (1, 1, 64),
 ]
 
 
