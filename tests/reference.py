@@ -523,6 +523,29 @@ def scale_tensor_ref(x, alpha):
     return alpha * np.asarray(x, np.float64)
 
 
+# ---- optimizer updates -------------------------------------------------------
+
+
+def sgd_step_ref(p, grad, buf, *, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step,
+                 absolute=False):
+    """(p, buf) after one step of PyTorch's SGD (the formulas of torch.optim.SGD's
+    documentation), in float64; buf is None when momentum == 0 and is not read on
+    the first step. With absolute=True every term enters with its absolute value:
+    the scale rounding error grows with (ref_abs of assert_within_bound)."""
+    p, grad = np.asarray(p, np.float64), np.asarray(grad, np.float64)
+    buf = None if buf is None or first_step else np.asarray(buf, np.float64)
+    keep, sign = 1 - dampening, (-1 if maximize else 1)
+    if absolute:
+        p, grad, buf = np.abs(p), np.abs(grad), None if buf is None else np.abs(buf)
+        lr, momentum, weight_decay, keep, sign = -abs(lr), abs(momentum), abs(weight_decay), abs(keep), 1
+    g = sign * grad + weight_decay * p
+    if momentum == 0:
+        return p - lr * g, None
+    buf = g.copy() if first_step else momentum * buf + keep * g
+    d = g + momentum * buf if nesterov else buf
+    return p - lr * d, buf
+
+
 # ---- the bindings' own checks ------------------------------------------------
 #
 # Not a reference, but shared by every family's tests: calls into

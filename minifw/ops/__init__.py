@@ -2,7 +2,10 @@
 forward/backward entry points of every primitive family, shaped like cuDNN.
 
 NumPy arrays in, NumPy arrays out. Inputs that are not C-contiguous are copied
-to a contiguous array first (outputs are always new contiguous arrays).
+to a contiguous array first (outputs are always new contiguous arrays). Arrays a
+primitive updates in place (batch norm's running statistics, x of an activation
+with inplace=True, sgd_step's parameter and momentum buffer) cannot be copied:
+they must be writable and C-contiguous.
 """
 from .gemm import gemm
 from .conv import (ConvAlgoPerf, ConvProblem, autotune_cache, clear_autotune_cache, conv2d_backward_bias,
@@ -15,3 +18,4 @@ from .lrn import lrn_backward, lrn_forward
 from .batchnorm import batch_norm_backward, batch_norm_forward_inference, batch_norm_forward_training
 from .dropout import dropout_backward, dropout_forward
 from .tensor_ops import add_tensor, bias_add, bias_backward, scale_tensor
+from .optim import sgd_step

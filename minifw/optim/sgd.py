@@ -2,9 +2,22 @@
 
 import numpy as np
 
-from .. import devices
+from .. import devices, ops
 from ..autograd import no_grad
+from ..checks import FLOAT_DTYPES
 from .optimizer import Optimizer, _check_hyper
+
+
+def _fused_step_applies(p, g, buf):
+    """Whether ops.sgd_step can update p (and buf) in place: C-contiguous CPU arrays of one
+    float dtype and one shape, p and buf writable, g sharing no memory with them. Anything
+    else (a strided view, a grad of another dtype, another device) takes the NumPy path."""
+    arrays = (p, g) if buf is None else (p, g, buf)
+    if not all(type(a) is np.ndarray for a in arrays) or devices.of(p) != devices.CPU:
+        return False
+    return (p.dtype in FLOAT_DTYPES and p.flags.writeable and (buf is None or buf.flags.writeable)
+            and all(a.dtype == p.dtype and a.shape == p.shape and a.flags.c_contiguous for a in arrays)
+            and not any(np.may_share_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1:]))
 
 
 class SGD(Optimizer):
@@ -15,6 +28,10 @@ class SGD(Optimizer):
         buf = momentum * buf + (1 - dampening) * g (later steps)
         g = g + momentum * buf  if nesterov else  buf
         p = p - lr * g
+
+    (g is negated first with maximize=True.) Each parameter is updated by one native pass
+    (ops.sgd_step) where its arrays allow, else by NumPy operations; the two agree to
+    rounding. The buffer is state[p]["momentum_buffer"], as in PyTorch.
     """
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
@@ -29,7 +46,7 @@ class SGD(Optimizer):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
                                       maximize=maximize))
-        self._scratch_buffers = {}  # (dtype, device) -> the step's reused intermediate
+        self._scratch_buffers = {}  # (dtype, device) -> the NumPy step's reused intermediate
 
     def _scratch(self, like):
         """An array of like's shape and dtype for the step's intermediates, reused across
@@ -46,24 +63,41 @@ class SGD(Optimizer):
     @no_grad()
     def step(self):
         for group in self.param_groups:
-            lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-            weight_decay, nesterov = group["weight_decay"], group["nesterov"]
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                g = -p.grad._data if group["maximize"] else p.grad._data
-                scratch = self._scratch(p._data)
-                if weight_decay != 0:
-                    decayed = np.multiply(p._data, weight_decay, out=scratch)  # p.grad stays as is
-                    decayed += g
-                    g = decayed
-                if momentum != 0:
+                buf = None
+                if group["momentum"] != 0:
                     state = self.state.setdefault(p, {})
                     buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = state["momentum_buffer"] = g.astype(p.dtype, copy=True)
-                    else:
-                        buf *= momentum
-                        buf += g if dampening == 0 else (1 - dampening) * g
-                    g = g + momentum * buf if nesterov else buf
-                p._data -= np.multiply(g, lr, out=scratch)
+                if _fused_step_applies(p._data, p.grad._data, buf):
+                    first_step = group["momentum"] != 0 and buf is None
+                    if first_step:
+                        buf = state["momentum_buffer"] = devices.empty(p.shape, p.dtype, p.device)
+                    ops.sgd_step(p._data, p.grad._data, buf, lr=group["lr"], momentum=group["momentum"],
+                                 dampening=group["dampening"], weight_decay=group["weight_decay"],
+                                 nesterov=group["nesterov"], maximize=group["maximize"],
+                                 first_step=first_step)
+                else:
+                    self._numpy_step(p, group)
+
+    def _numpy_step(self, p, group):
+        """The step in NumPy operations, a pass over the parameter's size per operation."""
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        weight_decay, nesterov = group["weight_decay"], group["nesterov"]
+        g = -p.grad._data if group["maximize"] else p.grad._data
+        scratch = self._scratch(p._data)
+        if weight_decay != 0:
+            decayed = np.multiply(p._data, weight_decay, out=scratch)  # p.grad stays as is
+            decayed += g
+            g = decayed
+        if momentum != 0:
+            state = self.state.setdefault(p, {})
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = g.astype(p.dtype, copy=True)
+            else:
+                buf *= momentum
+                buf += g if dampening == 0 else (1 - dampening) * g
+            g = g + momentum * buf if nesterov else buf
+        p._data -= np.multiply(g, lr, out=scratch)

@@ -11,6 +11,7 @@ import pytest
 import minifw
 from minifw import optim
 from minifw.optim import lr_scheduler
+from minifw.optim import sgd as sgd_module
 
 # The expected values are exact decimals or rounded to 12 significant digits.
 RTOL = 1e-10
@@ -124,6 +125,120 @@ def test_zero_grad(set_to_none):
         assert p.grad is None
     else:
         assert p.grad.tolist() == [0.0, 0.0]
+
+
+# ---- the fused step ----------------------------------------------------------------------
+# SGD updates a parameter with one native pass (ops.sgd_step) when its arrays allow and
+# with NumPy operations otherwise; both must follow the same trajectory. A spy on
+# ops.sgd_step says which path each update took.
+FUSED_CASES = {
+    "plain": dict(lr=0.1),
+    "momentum": dict(lr=0.1, momentum=0.9),
+    "dampening+weight_decay": dict(lr=0.1, momentum=0.9, dampening=0.3, weight_decay=0.01),
+    "nesterov+weight_decay": dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+    "maximize+momentum": dict(lr=0.05, momentum=0.8, weight_decay=0.01, maximize=True),
+}
+# The two paths round alike on x86-64; elsewhere (or with dampening in float32, where
+# 1 - dampening is rounded once in double, once in float32) they may differ by an ulp
+# a step, p being of order 1.
+TRAJECTORY_TOL = {np.float32: dict(rtol=1e-5, atol=1e-6), np.float64: dict(rtol=1e-12, atol=1e-14)}
+STEPS = 5
+
+
+@pytest.fixture
+def fused_calls(monkeypatch):
+    """The number of ops.sgd_step calls so far, in a list that grows with each."""
+    calls = []
+    real = minifw.ops.sgd_step
+
+    def spy(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(minifw.ops, "sgd_step", spy)
+    return calls
+
+
+def run_sgd(kwargs, dtype, steps=STEPS):
+    """The parameters after each step and the optimizer, for three parameters (a matrix,
+    a vector, a scalar) of `dtype`, on fixed random gradients."""
+    rng = np.random.default_rng(1)
+    params = [minifw.from_numpy(rng.standard_normal(s).astype(dtype)).requires_grad_()
+              for s in ((37, 53), (53,), ())]
+    opt = optim.SGD(params, **kwargs)
+    history = []
+    for _ in range(steps):
+        for p in params:
+            p.grad = minifw.from_numpy(rng.standard_normal(p.shape).astype(dtype))
+        opt.step()
+        history.append([p.detach().numpy().copy() for p in params])
+    return history, opt
+
+
+def assert_same_trajectory(a, b, dtype):
+    for step, (params_a, params_b) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(params_a, params_b)):
+            np.testing.assert_allclose(x, y, **TRAJECTORY_TOL[dtype], err_msg=f"step {step}, parameter {i}")
+
+
+@pytest.mark.parametrize("kwargs", FUSED_CASES.values(), ids=FUSED_CASES.keys())
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_fused_sgd_follows_the_numpy_trajectory(monkeypatch, fused_calls, dtype, kwargs):
+    fused, fused_opt = run_sgd(kwargs, dtype)
+    assert len(fused_calls) == 3 * STEPS  # every update took the fused path
+    monkeypatch.setattr(sgd_module, "_fused_step_applies", lambda p, g, buf: False)
+    numpy_path, numpy_opt = run_sgd(kwargs, dtype)
+    assert len(fused_calls) == 3 * STEPS  # and now none did
+    assert_same_trajectory(fused, numpy_path, dtype)
+    for p, q in zip(fused_opt.param_groups[0]["params"], numpy_opt.param_groups[0]["params"]):
+        assert fused_opt.state.get(p, {}).keys() == numpy_opt.state.get(q, {}).keys()
+        if "momentum_buffer" in fused_opt.state.get(p, {}):
+            np.testing.assert_allclose(fused_opt.state[p]["momentum_buffer"], numpy_opt.state[q]["momentum_buffer"],
+                                       **TRAJECTORY_TOL[dtype])
+
+
+def test_fused_sgd_keeps_pytorchs_state_and_allocates_no_scratch(fused_calls):
+    _, opt = run_sgd(dict(lr=0.1, momentum=0.9, weight_decay=0.01), np.float32, steps=2)
+    assert len(fused_calls) == 6 and opt._scratch_buffers == {}
+    for p in opt.param_groups[0]["params"]:
+        buf = opt.state[p]["momentum_buffer"]
+        assert list(opt.state[p]) == ["momentum_buffer"]
+        assert buf.dtype == np.float32 and buf.shape == p.shape and buf.flags.c_contiguous
+    saved = opt.state_dict()["state"]
+    assert sorted(saved) == [0, 1, 2] and all(list(s) == ["momentum_buffer"] for s in saved.values())
+
+
+@pytest.mark.parametrize("what", ["strided_parameter", "strided_grad", "float64_grad"])
+def test_sgd_takes_the_numpy_path_where_the_kernel_cannot(fused_calls, what):
+    kwargs = dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)
+    p = minifw.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4)).requires_grad_()
+    if what == "strided_parameter":
+        p = minifw.from_numpy(np.asfortranarray(p.detach().numpy())).requires_grad_()  # not C-contiguous
+    opt = optim.SGD([p], **kwargs)
+    for step in range(2):
+        grad = np.full((3, 4), 0.5 + step, np.float32)
+        p.grad = minifw.from_numpy({"strided_grad": np.asfortranarray(grad), "float64_grad": grad.astype(np.float64)}
+                                   .get(what, grad))
+        opt.step()
+    assert not fused_calls
+    q = minifw.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4)).requires_grad_()
+    reference = optim.SGD([q], **kwargs)
+    for step in range(2):
+        q.grad = minifw.full((3, 4), 0.5 + step)
+        reference.step()
+    assert len(fused_calls) == 2  # the same on contiguous float32 arrays takes the fused path
+    np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), **TRAJECTORY_TOL[np.float32])
+
+
+@pytest.mark.parametrize("kwargs", FUSED_CASES.values(), ids=FUSED_CASES.keys())
+def test_sgd_step_does_not_write_the_gradient(kwargs):
+    p = minifw.ones(4, 5, requires_grad=True)
+    opt = optim.SGD([p], **kwargs)
+    grad = np.linspace(-1, 1, 20, dtype=np.float32).reshape(4, 5)
+    p.grad = minifw.from_numpy(grad.copy())
+    opt.step()
+    opt.step()
+    np.testing.assert_array_equal(p.grad.numpy(), grad)
 
 
 # ---- parameter groups ------------------------------------------------------------------
