@@ -360,14 +360,21 @@ void pack_strided(const void* self, T* dst, int64_t outer0, int64_t outer_len, i
     return;
   }
   // Op(outer, k) = data[outer * ld + k]: read each source row sequentially,
-  // write it down a column of the micro-panel.
+  // write it down a column of the micro-panel. The panel is written in slices
+  // of kSlice values of k: a slice (kSlice x width) stays in the L1 while all
+  // `width` source rows are written into it, where the whole kc x width panel
+  // would not, and every write would miss.
+  constexpr int64_t kSlice = 64;
   for (int64_t p = 0; p < outer_len; p += width) {
     const int64_t w = std::min<int64_t>(width, outer_len - p);
     T* d = dst + p * kc;
     const T* src = m.data + (outer0 + p) * m.ld + k0;
-    for (int64_t r = 0; r < w; ++r) {
-      const T* s = src + r * m.ld;
-      for (int64_t k = 0; k < kc; ++k) d[k * width + r] = s[k];
+    for (int64_t ks = 0; ks < kc; ks += kSlice) {
+      const int64_t ke = std::min(kc, ks + kSlice);
+      for (int64_t r = 0; r < w; ++r) {
+        const T* s = src + r * m.ld;
+        for (int64_t k = ks; k < ke; ++k) d[k * width + r] = s[k];
+      }
     }
     for (int64_t r = w; r < width; ++r)
       for (int64_t k = 0; k < kc; ++k) d[k * width + r] = T(0);
