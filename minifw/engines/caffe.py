@@ -4,7 +4,7 @@ points and signatures as minifw.ops.
 Convolution is batched im2col + the array library's GEMM (NumPy, i.e. OpenBLAS
 on the CPU), one GEMM per group; inner products are that GEMM too, and the
 bias gradient a sum. This is the honest baseline: the lowering is done with
-vectorized strided copies (one per kernel tap, the batch innermost), the GEMMs
+vectorized strided copies (one per kernel tap), the GEMMs
 are single large BLAS calls, and the lowered matrix lives in a buffer that is
 kept between calls, as Caffe keeps its col_buffer_.
 
@@ -79,22 +79,40 @@ def _tap_slices(problem, r, s):
     return (slice(r * dh, r * dh + sh * (ho - 1) + 1, sh), slice(s * dw, s * dw + sw * (wo - 1) + 1, sw))
 
 
-# The lowering keeps the batch innermost: images are copied once into a (C, H, W, N)
-# buffer (zero-padded), and the lowered matrix is col[c, r, s, oh, ow, n], C*R*S rows
-# by Ho*Wo*N columns. The copies of one kernel tap then move runs of Wo*N (stride 1)
-# or N contiguous values at a time rather than one output row of Wo values per image,
-# which is what strided array copies (and col2im's adds) need to run at memory speed.
-# The GEMMs and the element counts are Caffe's; only the order of the columns differs.
+# Two orders of the lowered matrix's columns, with the same GEMMs and element counts
+# as Caffe's; which one a layer uses depends on how long its output rows are.
+#
+# Image-major, col[c, r, s, n, oh, ow]: each kernel tap's copy moves one output row
+# (Wo values) of one image at a time, and the forward GEMM's (K, N, Ho*Wo) result
+# becomes NCHW by moving whole planes. Good while rows are long.
+#
+# Batch-innermost, col[c, r, s, oh, ow, n]: the images are first copied into a
+# (C, H, W, N) buffer, so a tap's copy moves runs of Wo*N (stride 1) or N values.
+# Short rows (LeNet's conv2: 8 values) need this: strided array copies and col2im's
+# adds pay per run, not per value. The results come back to NCHW by a transpose.
+# col2im always works this way: its adds are what the short runs hurt most.
 
-def _to_chwn(x, problem, name):
-    """x (N, C, H, W) as a zero-padded (C, H + 2ph, W + 2pw, N) buffer."""
+def _batch_inner(problem):
+    """Whether the lowering puts the batch innermost (output rows shorter than 16)."""
+    return problem.out_shape[3] < 16
+
+
+def _padded(x, problem, batch_inner):
+    """x zero-padded, as (C, N, H + 2ph, W + 2pw), or (C, H + 2ph, W + 2pw, N) if
+    batch_inner; a view of x where that needs no copy."""
     n, c, h, w = x.shape
     ph, pw = problem.padding
-    xt = _buffer(name, (c, h + 2 * ph, w + 2 * pw, n), x.dtype)
+    if not (batch_inner or ph or pw):
+        return x.transpose(1, 0, 2, 3)
+    shape = (c, h + 2 * ph, w + 2 * pw, n) if batch_inner else (c, n, h + 2 * ph, w + 2 * pw)
+    xp = _buffer("padded", shape, x.dtype)
     if ph or pw:
-        xt.fill(0)
-    xt[:, ph:ph + h, pw:pw + w, :] = x.transpose(1, 2, 3, 0)
-    return xt
+        xp.fill(0)
+    if batch_inner:
+        xp[:, ph:ph + h, pw:pw + w, :] = x.transpose(1, 2, 3, 0)
+    else:
+        xp[:, :, ph:ph + h, pw:pw + w] = x.transpose(1, 0, 2, 3)
+    return xp
 
 
 def _batch_first(a, n, shape, bias=None):
@@ -112,23 +130,26 @@ def _batch_first(a, n, shape, bias=None):
     return out
 
 
-def im2col(x, problem):
-    """col[c, r, s, oh, ow, n] = padded x[n, c, oh*sh + r*dh, ow*sw + s*dw]."""
+def im2col(x, problem, batch_inner=None):
+    """The lowered matrix, col[c, r, s, n, oh, ow] = padded x[n, c, oh*sh + r*dh, ow*sw + s*dw]
+    or, batch innermost, col[c, r, s, oh, ow, n] (by default as _batch_inner says)."""
+    if batch_inner is None:
+        batch_inner = _batch_inner(problem)
     n, c, _, _ = x.shape
     _, _, ho, wo = problem.out_shape
     _, _, kr, ks = problem.w_shape
-    xt = _to_chwn(x, problem, "padded")
-    col = _buffer("col", (c, kr, ks, ho, wo, n), x.dtype)
+    xp = _padded(x, problem, batch_inner)
+    col = _buffer("col", (c, kr, ks, ho, wo, n) if batch_inner else (c, kr, ks, n, ho, wo), x.dtype)
     for r in range(kr):
         for s in range(ks):
             rows, cols = _tap_slices(problem, r, s)
-            col[:, r, s] = xt[:, rows, cols, :]
+            col[:, r, s] = xp[:, rows, cols, :] if batch_inner else xp[:, :, rows, cols]
     return col
 
 
 def col2im(col, problem):
-    """dx (N, C, H, W) from dcol[c, r, s, oh, ow, n]: each tap's values added back where
-    im2col took them from."""
+    """dx (N, C, H, W) from dcol[c, r, s, oh, ow, n] (batch innermost): each tap's values
+    added back where im2col took them from."""
     n, c, h, w = problem.x_shape
     ph, pw = problem.padding
     _, _, kr, ks = problem.w_shape
@@ -148,11 +169,12 @@ def _problem(x_shape, w_shape, stride, padding, dilation, groups, dtype):
                        groups=groups, dtype=dtype)
 
 
-def _dy_rows(dy, groups):
-    """dy (N, K, Ho, Wo) as (groups, K / groups, Ho*Wo*N): the columns in the lowering's order."""
+def _dy_rows(dy, groups, batch_inner):
+    """dy (N, K, Ho, Wo) as (groups, K / groups, columns), the columns in the lowering's
+    order."""
     n, k, ho, wo = dy.shape
-    dyt = _buffer("dy", (k, ho, wo, n), dy.dtype)
-    dyt[...] = dy.transpose(1, 2, 3, 0)
+    dyt = _buffer("dy", (k, ho, wo, n) if batch_inner else (k, n, ho, wo), dy.dtype)
+    dyt[...] = dy.transpose(1, 2, 3, 0) if batch_inner else dy.transpose(1, 0, 2, 3)
     return dyt.reshape(groups, k // groups, ho * wo * n)
 
 
@@ -160,9 +182,18 @@ def conv2d_forward(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1
     p = _problem(x.shape, w.shape, stride, padding, dilation, groups, x.dtype)
     n, k, ho, wo = p.out_shape
     g, kg = groups, k // groups
-    col = im2col(x, p).reshape(g, -1, ho * wo * n)
-    out = np.matmul(w.reshape(g, kg, -1), col)  # (g, kg, Ho*Wo*N): one GEMM per group
-    return _batch_first(out, n, (n, k, ho, wo), bias)
+    batch_inner = _batch_inner(p)
+    col = im2col(x, p, batch_inner).reshape(g, -1, ho * wo * n)
+    out = np.matmul(w.reshape(g, kg, -1), col)  # one GEMM per group
+    if batch_inner:
+        return _batch_first(out, n, (n, k, ho, wo), bias)
+    planes = out.reshape(k, n, ho, wo).transpose(1, 0, 2, 3)
+    y = np.empty((n, k, ho, wo), dtype=x.dtype)
+    if bias is None:
+        y[...] = planes
+    else:
+        np.add(planes, bias.reshape(1, k, 1, 1), out=y)
+    return y
 
 
 def conv2d_backward_data(dy, w, x_shape, *, stride=1, padding=0, dilation=1, groups=1):
@@ -170,15 +201,17 @@ def conv2d_backward_data(dy, w, x_shape, *, stride=1, padding=0, dilation=1, gro
     n, k, ho, wo = p.out_shape
     _, cg, kr, ks = w.shape
     g, kg = groups, k // groups
-    dcol = np.matmul(w.reshape(g, kg, -1).transpose(0, 2, 1), _dy_rows(dy, g))
+    dcol = np.matmul(w.reshape(g, kg, -1).transpose(0, 2, 1), _dy_rows(dy, g, True))
     return col2im(dcol.reshape(cg * g, kr, ks, ho, wo, n), p)
 
 
 def conv2d_backward_filter(x, dy, w_shape, *, stride=1, padding=0, dilation=1, groups=1):
     p = _problem(x.shape, w_shape, stride, padding, dilation, groups, x.dtype)
     n, k, ho, wo = p.out_shape
-    col = im2col(x, p).reshape(groups, -1, ho * wo * n)
-    return np.matmul(_dy_rows(dy, groups), col.transpose(0, 2, 1)).reshape(w_shape)
+    batch_inner = _batch_inner(p)
+    col = im2col(x, p, batch_inner).reshape(groups, -1, ho * wo * n)
+    dy_rows = _dy_rows(dy, groups, batch_inner)
+    return np.matmul(dy_rows, col.transpose(0, 2, 1)).reshape(w_shape)
 
 
 def conv2d_backward_bias(dy):
@@ -260,30 +293,34 @@ def _avg_divisors(p, dtype):
 
 def _max_pool(x, p, return_indices):
     best = np.full(p.out_shape, -np.inf, dtype=x.dtype)
+    taps = list(_pool_taps(p))
+    for y_at, x_at in taps:
+        np.maximum(best[y_at], x[x_at], out=best[y_at])  # propagates NaN
     if not return_indices:
-        for y_at, x_at in _pool_taps(p):
-            np.maximum(best[y_at], x[x_at], out=best[y_at])  # propagates NaN
         return best, None
+    # Then Caffe's mask: where each maximum came from, as a flat index into its input
+    # plane. Each window's first maximum (or first NaN) wins, as in the primitives:
+    # `first` keeps, per output, the largest (taps - t) over the taps t that hold the
+    # maximum, in a small integer type, and the index follows from the tap by arithmetic.
+    # Every window holds at least one input value, so every output gets an index.
+    (kh, kw), (sh, sw), (ph, pw) = p.kernel_size, p.stride, p.padding
     _, _, _, w = p.x_shape
-    h0, w0 = _window_starts(p)
-    # int32 while accumulating (PoolProblem bounds H * W below 2**31). A window of -inf
-    # keeps the index of its first element inside the input.
-    indices = np.empty(p.out_shape, dtype=np.int32)
-    indices[...] = np.add.outer(np.maximum(h0, 0) * w, np.maximum(w0, 0))
-    for y_at, x_at in _pool_taps(p):
-        v, b = x[x_at], best[y_at]
-        # v takes over where it is greater, or NaN over a number: each window's first
-        # maximum (or first NaN) wins, as in the primitives
-        take = ~(v <= b)
-        take &= b == b
-        np.maximum(b, v, out=b)  # v exactly where it takes over
-        _, rows, cols = x_at
-        in_rows, in_cols = np.arange(rows.start, rows.stop, rows.step), np.arange(cols.start, cols.stop, cols.step)
-        # the index follows by arithmetic: a masked write is several times slower
-        shift = np.add.outer(in_rows * w, in_cols).astype(np.int32) - indices[y_at]
-        shift *= take
-        indices[y_at] += shift
-    return best, indices.astype(np.int64)
+    count = kh * kw
+    code = np.uint8 if count < 256 else np.uint16 if count < 65536 else np.uint32
+    first = np.zeros(p.out_shape, dtype=code)
+    has_nan = bool(np.isnan(best).any())
+    for y_at, x_at in taps:
+        v, (_, out_rows, out_cols), (_, rows, cols) = x[x_at], y_at, x_at
+        found = v == best[y_at]
+        if has_nan:
+            found |= v != v
+        t = (rows.start - out_rows.start * sh + ph) * kw + (cols.start - out_cols.start * sw + pw)
+        np.maximum(first[y_at], found.view(np.uint8) * code(count - t), out=first[y_at])
+    _, _, ho, wo = p.out_shape
+    window = np.add.outer((np.arange(ho) * sh - ph) * w, np.arange(wo) * sw - pw)
+    taps_back = count - np.arange(count + 1)  # code -> tap; code 0 never stays
+    offset = (taps_back // kw) * w + taps_back % kw
+    return best, offset[first] + window
 
 
 def pool2d_forward(x, kernel_size, *, stride=None, padding=0, mode="max", ceil_mode=False,
@@ -315,8 +352,15 @@ def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="m
         return dx
     _check_indices_in_planes(indices, p)
     # MaxPoolBackward's scatter, bottom_diff[mask[i]] += top_diff[i], over every plane at once
-    planes = np.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * (h * w)
-    dx = np.bincount((indices + planes).ravel(), weights=dy.ravel(), minlength=n * c * h * w)
+    at = indices + np.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * (h * w)
+    (kh, kw), (sh, sw) = p.kernel_size, p.stride
+    if sh >= kh and sw >= kw:
+        # windows that do not overlap: no input element receives twice (the indices
+        # the forward made; checked to be inside its window's plane above)
+        dx = np.zeros(n * c * h * w, dtype=dy.dtype)
+        dx[at.ravel()] = dy.ravel()
+        return dx.reshape(p.x_shape)
+    dx = np.bincount(at.ravel(), weights=dy.ravel(), minlength=n * c * h * w)
     return dx.astype(dy.dtype, copy=False).reshape(p.x_shape)
 
 

@@ -24,8 +24,34 @@ CASES = {
     "groups2_pad2": ((2, 6, 9, 9), (8, 3, 5, 5), 1, 2, 1, 2),
     "alexnet_conv1_geometry": ((1, 3, 35, 35), (6, 3, 11, 11), 4, 0, 1, 1),
     "depthwise_nonsquare": ((2, 4, 7, 8), (4, 1, 3, 2), (1, 2), (1, 0), 1, 4),
+    # output rows of 16 or more: the image-major lowering (the others put the batch innermost)
+    "wide_rows_stride2_pad1_dil2": ((2, 3, 40, 37), (4, 3, 3, 3), 2, 1, 2, 1),
+    "wide_rows_groups2_pad2": ((2, 6, 20, 21), (8, 3, 5, 5), 1, 2, 1, 2),
 }
 TOL = 1e-12  # float64 throughout: only summation order differs from the reference
+
+
+def test_cases_cover_both_lowerings():
+    from minifw.ops import ConvProblem
+
+    def batch_inner(x_shape, w_shape, stride, padding, dilation, groups):
+        return caffe._batch_inner(ConvProblem(x_shape, w_shape, stride=stride, padding=padding,
+                                              dilation=dilation, groups=groups))
+
+    assert {name for name, case in CASES.items() if not batch_inner(*case)} == {
+        "lenet_conv1", "wide_rows_stride2_pad1_dil2", "wide_rows_groups2_pad2"}
+
+
+@pytest.mark.parametrize("name", ["stride2_pad1_dil2", "wide_rows_groups2_pad2"])
+def test_the_two_lowerings_hold_the_same_matrix(name, rng):
+    from minifw.ops import ConvProblem
+
+    xs, ws, stride, padding, dilation, groups = CASES[name]
+    p = ConvProblem(xs, ws, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    x = rng.standard_normal(xs)
+    image_major = caffe.im2col(x, p, batch_inner=False).copy()  # (C, R, S, N, Ho, Wo)
+    batch_inner = caffe.im2col(x, p, batch_inner=True)  # (C, R, S, Ho, Wo, N)
+    np.testing.assert_array_equal(batch_inner, image_major.transpose(0, 1, 2, 4, 5, 3))
 
 
 @pytest.mark.parametrize("name", CASES)
