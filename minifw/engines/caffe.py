@@ -41,6 +41,7 @@ from ..ops.batchnorm import (check_batch_norm_backward_args, check_batch_norm_in
 from ..ops.conv import ConvProblem
 from ..ops.dropout import check_dropout_p as _check_dropout_p
 from ..ops.lrn import check_lrn_params
+from ..ops.optim import check_sgd_step_args
 from ..ops.pooling import check_pool_backward_args, check_pool_forward_args
 from ..ops.softmax import NDIM_DESC as _CLASSES_NDIM_DESC
 from ..ops.softmax import check_classes as _check_classes
@@ -687,3 +688,33 @@ def dropout_backward(dy, mask, p):
     if mask.shape != dy.shape:
         raise ValueError(f"{fn}: mask must have the shape of dy {tuple(dy.shape)}, got {tuple(mask.shape)}")
     return np.asarray(dy * mask * _keep_scale(p))  # ufuncs on a 0-d array give a scalar
+
+
+# ---- the SGD update (sgd_solver) -------------------------------------------------------
+def sgd_step(p, grad, momentum_buffer, *, lr, momentum, dampening, weight_decay, nesterov, maximize,
+             first_step):
+    """As minifw.ops.sgd_step (PyTorch's formulas), the way Caffe's SGDSolver updates: one
+    pass over the parameter per operation (regularize, momentum, update: its axpy, axpby
+    and copy calls), with two scratch arrays kept between calls. grad is not modified."""
+    p, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step = \
+        check_sgd_step_args(p, grad, momentum_buffer, lr, momentum, dampening, weight_decay,
+                            nesterov, maximize, first_step)
+    d = _buffer("sgd_diff", p.shape, p.dtype)
+    tmp = _buffer("sgd_tmp", p.shape, p.dtype)
+    if maximize:
+        np.negative(grad, out=d)
+    else:
+        np.copyto(d, grad)
+    if weight_decay != 0:
+        d += np.multiply(p, weight_decay, out=tmp)
+    if momentum != 0:
+        if first_step:
+            np.copyto(buf, d)
+        else:
+            buf *= momentum
+            buf += d if dampening == 0 else np.multiply(d, 1 - dampening, out=tmp)
+        if nesterov:
+            d += np.multiply(buf, momentum, out=tmp)
+        else:
+            d = buf
+    p -= np.multiply(d, lr, out=tmp)

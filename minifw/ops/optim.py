@@ -31,9 +31,10 @@ def _check_updated_in_place(fn, name, a, dtype=None):
     return check_float_array(fn, name, a, dtype=dtype)
 
 
-def sgd_step(p, grad, momentum_buffer, *, lr, momentum, dampening, weight_decay, nesterov, maximize,
-             first_step):
-    """One SGD step on p (and momentum_buffer), in place; returns None."""
+def check_sgd_step_args(p, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov,
+                        maximize, first_step):
+    """sgd_step's arguments, checked (shared with the caffe engine): the arrays as given
+    (grad made C-contiguous) and the hyperparameters as Python numbers and bools."""
     fn = "sgd_step"
     p = _check_updated_in_place(fn, "p", p)
     grad = check_like(fn, "grad", grad, p, "p")
@@ -58,5 +59,13 @@ def sgd_step(p, grad, momentum_buffer, *, lr, momentum, dampening, weight_decay,
         for other, b in operands[i + 1:]:
             if np.may_share_memory(a, b):
                 raise ValueError(f"{fn}: {name} and {other} must not share memory")
-    devices.kernel_for("sgd", "step", p)(p, grad, momentum_buffer, lr, momentum, dampening, weight_decay,
-                                         nesterov, maximize, first_step)
+    return (p, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize,
+            first_step)
+
+
+def sgd_step(p, grad, momentum_buffer, *, lr, momentum, dampening, weight_decay, nesterov, maximize,
+             first_step):
+    """One SGD step on p (and momentum_buffer), in place; returns None."""
+    args = check_sgd_step_args(p, grad, momentum_buffer, lr, momentum, dampening, weight_decay,
+                               nesterov, maximize, first_step)
+    devices.kernel_for("sgd", "step", args[0])(*args)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .. import devices, ops
+from .. import devices, engines
 from ..autograd import no_grad
 from ..checks import FLOAT_DTYPES
 from .optimizer import Optimizer, _check_hyper
@@ -29,9 +29,11 @@ class SGD(Optimizer):
         g = g + momentum * buf  if nesterov else  buf
         p = p - lr * g
 
-    (g is negated first with maximize=True.) Each parameter is updated by one native pass
-    (ops.sgd_step) where its arrays allow, else by NumPy operations; the two agree to
-    rounding. The buffer is state[p]["momentum_buffer"], as in PyTorch.
+    (g is negated first with maximize=True.) Each parameter is updated by the current
+    engine's sgd_step where its arrays allow (the primitives: one native pass,
+    ops.sgd_step; the caffe engine: a NumPy pass per operation, as Caffe's SGDSolver),
+    else by NumPy operations here; all agree to rounding. The buffer is
+    state[p]["momentum_buffer"], as in PyTorch.
     """
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
@@ -74,10 +76,10 @@ class SGD(Optimizer):
                     first_step = group["momentum"] != 0 and buf is None
                     if first_step:
                         buf = state["momentum_buffer"] = devices.empty(p.shape, p.dtype, p.device)
-                    ops.sgd_step(p._data, p.grad._data, buf, lr=group["lr"], momentum=group["momentum"],
-                                 dampening=group["dampening"], weight_decay=group["weight_decay"],
-                                 nesterov=group["nesterov"], maximize=group["maximize"],
-                                 first_step=first_step)
+                    engines.current_engine().sgd_step(
+                        p._data, p.grad._data, buf, lr=group["lr"], momentum=group["momentum"],
+                        dampening=group["dampening"], weight_decay=group["weight_decay"],
+                        nesterov=group["nesterov"], maximize=group["maximize"], first_step=first_step)
                 else:
                     self._numpy_step(p, group)
 

@@ -41,9 +41,30 @@ def test_both_engines_have_every_entry_point_of_the_primitives():
              "pool2d_forward", "pool2d_backward", "activation_forward", "activation_backward",
              "softmax_forward", "softmax_backward", "cross_entropy_forward", "cross_entropy_backward",
              "lrn_forward", "lrn_backward", "batch_norm_forward_training", "batch_norm_forward_inference",
-             "batch_norm_backward", "dropout_forward", "dropout_backward", "gemm", "bias_backward"]
+             "batch_norm_backward", "dropout_forward", "dropout_backward", "gemm", "bias_backward", "sgd_step"]
     for engine in engines.ENGINES.values():
         assert all(callable(getattr(engine, n)) for n in names)
+
+
+def test_sgd_updates_with_the_current_engine(monkeypatch):
+    calls = []
+    for name, module in engines.ENGINES.items():
+        real = module.sgd_step
+        monkeypatch.setattr(module, "sgd_step",
+                            lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+    results = {}
+    for name in engines.ENGINES:
+        minifw.manual_seed(0)
+        layer = nn.Linear(5, 3)
+        opt = minifw.optim.SGD(layer.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-2)
+        with minifw.engine(name):
+            for _ in range(3):
+                opt.zero_grad()
+                layer(minifw.ones(2, 5)).sum().backward()
+                opt.step()
+        results[name] = layer.weight.detach().numpy()
+    assert calls == ["primitives"] * 6 + ["caffe"] * 6  # weight and bias, three steps each
+    np.testing.assert_allclose(results["caffe"], results["primitives"], rtol=1e-6)
 
 
 def _conv_step(dtype):

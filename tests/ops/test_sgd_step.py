@@ -1,6 +1,7 @@
 """The fused SGD step against the float64 reference: every flag combination of
 PyTorch's SGD (momentum or none, dampening, Nesterov, weight decay, maximize,
-first step or later), sizes from empty to large enough to split over threads,
+first step or later), sizes from empty to large enough to split over threads, and
+the caffe engine's NumPy step against the same reference,
 float32 and float64; the gradient is never written, the buffer not read on the
 first step nor touched without momentum; bad input."""
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 import minifw
-from minifw import ops
+from minifw import engines, ops
 from reference import assert_within_bound, bad_call_test, binding_tests, sgd_step_ref
 
 DTYPES = (np.float32, np.float64)
@@ -50,7 +51,8 @@ FLAGS = _flag_cases()
 @pytest.mark.parametrize("flags", FLAGS.values(), ids=FLAGS.keys())
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-def test_sgd_step_matches_reference(rng, dtype, shape, flags):
+@pytest.mark.parametrize("engine", ["primitives", "caffe"])
+def test_sgd_step_matches_reference(rng, engine, dtype, shape, flags):
     p = rng.standard_normal(shape).astype(dtype)
     grad = rng.standard_normal(shape).astype(dtype)
     buf = None
@@ -58,7 +60,7 @@ def test_sgd_step_matches_reference(rng, dtype, shape, flags):
         # On the first step the buffer's contents must not be read: NaN would show.
         buf = np.full(shape, np.nan, dtype) if flags["first_step"] else rng.standard_normal(shape).astype(dtype)
     p0, grad0, buf0 = p.copy(), grad.copy(), None if buf is None else buf.copy()
-    ops.sgd_step(p, grad, buf, lr=LR, **flags)
+    engines.ENGINES[engine].sgd_step(p, grad, buf, lr=LR, **flags)
     ref_p, ref_buf = sgd_step_ref(p0, grad0, buf0, lr=LR, **flags)
     abs_p, abs_buf = sgd_step_ref(p0, grad0, buf0, lr=LR, **flags, absolute=True)
     assert p.dtype == dtype and p.shape == shape
