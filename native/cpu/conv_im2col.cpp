@@ -12,6 +12,15 @@
 namespace minifw {
 namespace {
 
+// The output columns [lo, hi) of a row whose input column iw0 + ow * step lies in
+// [0, W); the others read the padding.
+inline void valid_columns(int64_t iw0, int64_t step, int64_t Wo, int64_t W, int64_t& lo, int64_t& hi) {
+  lo = iw0 >= 0 ? 0 : (-iw0 + step - 1) / step;
+  hi = iw0 >= W ? 0 : (W - iw0 + step - 1) / step;
+  lo = std::min(lo, Wo);
+  hi = std::max(lo, std::min(hi, Wo));
+}
+
 template <typename T>
 void im2col(const ConvShape& s, const T* x, T* col, int nthreads) {
   const int64_t P = s.P(), NP = s.N * P, RS = s.R * s.S, HW = s.H * s.W;
@@ -31,38 +40,53 @@ void im2col(const ConvShape& s, const T* x, T* col, int nthreads) {
         }
         const T* xrow = plane + ih * s.W;
         const int64_t iw0 = q * s.dw - s.pw;
-        for (int64_t ow = 0; ow < s.Wo; ++ow) {
-          const int64_t iw = iw0 + ow * s.sw;
-          o[ow] = (iw >= 0 && iw < s.W) ? xrow[iw] : T(0);
+        int64_t lo, hi;
+        valid_columns(iw0, s.sw, s.Wo, s.W, lo, hi);
+        std::fill(o, o + lo, T(0));
+        if (s.sw == 1) {
+          std::memcpy(o + lo, xrow + iw0 + lo, sizeof(T) * (hi - lo));
+        } else {
+          for (int64_t ow = lo; ow < hi; ++ow) o[ow] = xrow[iw0 + ow * s.sw];
         }
+        std::fill(o + hi, o + s.Wo, T(0));
       }
     }
   }
 }
 
 // The adjoint of im2col: scatter-add the lowered gradient back onto the input.
-// Each (n, c) plane is owned by one thread, so the adds never race.
+// A channel's planes in a block of images are owned by one thread, so the adds
+// never race, and the thread reads its rows of the lowered matrix in order, one
+// tap at a time for the whole block, while the planes it adds into stay in the
+// cache. (Blocks of images only when there are fewer channels than threads.)
 template <typename T>
 void col2im(const ConvShape& s, const T* col, T* dx, int nthreads) {
   const int64_t P = s.P(), NP = s.N * P, RS = s.R * s.S, HW = s.H * s.W;
-  const int64_t planes = s.N * s.C;
+  const int64_t blocks = s.C >= nthreads ? 1 : std::min<int64_t>(s.N, (nthreads + s.C - 1) / s.C);
 #pragma omp parallel for num_threads(nthreads) schedule(static) if (s.C * RS * NP > 32768)
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    const int64_t n = plane / s.C, c = plane % s.C;
-    T* out = dx + plane * HW;
-    std::fill(out, out + HW, T(0));
+  for (int64_t unit = 0; unit < s.C * blocks; ++unit) {
+    const int64_t c = unit / blocks, b = unit % blocks;
+    const int64_t n0 = s.N * b / blocks, n1 = s.N * (b + 1) / blocks;
+    for (int64_t n = n0; n < n1; ++n) std::fill(dx + (n * s.C + c) * HW, dx + (n * s.C + c + 1) * HW, T(0));
     for (int64_t rs = 0; rs < RS; ++rs) {
       const int64_t r = rs / s.S, q = rs % s.S;
-      const T* in = col + (c * RS + rs) * NP + n * P;
-      for (int64_t oh = 0; oh < s.Ho; ++oh) {
-        const int64_t ih = oh * s.sh - s.ph + r * s.dh;
-        if (ih < 0 || ih >= s.H) continue;
-        T* xrow = out + ih * s.W;
-        const T* i = in + oh * s.Wo;
-        const int64_t iw0 = q * s.dw - s.pw;
-        for (int64_t ow = 0; ow < s.Wo; ++ow) {
-          const int64_t iw = iw0 + ow * s.sw;
-          if (iw >= 0 && iw < s.W) xrow[iw] += i[ow];
+      const int64_t iw0 = q * s.dw - s.pw;
+      int64_t lo, hi;
+      valid_columns(iw0, s.sw, s.Wo, s.W, lo, hi);
+      for (int64_t n = n0; n < n1; ++n) {
+        T* out = dx + (n * s.C + c) * HW;
+        const T* in = col + (c * RS + rs) * NP + n * P;
+        for (int64_t oh = 0; oh < s.Ho; ++oh) {
+          const int64_t ih = oh * s.sh - s.ph + r * s.dh;
+          if (ih < 0 || ih >= s.H) continue;
+          const T* i = in + oh * s.Wo;
+          if (s.sw == 1) {
+            T* __restrict xrow = out + ih * s.W + iw0;  // a run of the row, vectorized
+            for (int64_t ow = lo; ow < hi; ++ow) xrow[ow] += i[ow];
+          } else {
+            T* xrow = out + ih * s.W;
+            for (int64_t ow = lo; ow < hi; ++ow) xrow[iw0 + ow * s.sw] += i[ow];
+          }
         }
       }
     }
