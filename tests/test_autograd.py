@@ -4,6 +4,7 @@ graph, no_grad / enable_grad, detach, deep graphs without recursion, shared
 subexpressions, multiple outputs, user-defined Functions and in-place rules."""
 import inspect
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -473,3 +474,103 @@ def test_setitem_into_the_graph_is_refused():
     x = leaf([1.0, 2.0])
     with pytest.raises(RuntimeError, match="not recorded by autograd"):
         x[0] = 5.0
+
+
+# ---- a Function's gradient becomes the leaf's .grad when nothing else holds it -------------
+class _Fresh(Function):
+    """y = 2x; backward returns a new array and remembers it weakly (no reference)."""
+    made = []
+
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, dy):
+        g = 2 * dy
+        _Fresh.made.append(weakref.ref(g))
+        return g
+
+
+class _Kept(Function):
+    """y = 2x; backward returns an array it also keeps (a reference elsewhere)."""
+    kept = []
+
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, dy):
+        g = 2 * dy
+        _Kept.kept.append(g)
+        return g
+
+
+class _PassThrough(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy  # the gradient it was given, as an identity does
+
+
+def test_a_new_unshared_gradient_becomes_the_leafs_grad():
+    x = minifw.ones(3, requires_grad=True)
+    _Fresh.made.clear()
+    _Fresh.apply(x).sum().backward()
+    assert x.grad._data is _Fresh.made[0]()  # taken over, not copied
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 2, 2])
+
+
+def test_a_gradient_held_elsewhere_is_copied():
+    x = minifw.ones(3, requires_grad=True)
+    _Kept.kept.clear()
+    _Kept.apply(x).sum().backward()
+    assert x.grad._data is not _Kept.kept[0]
+    _Kept.kept[0][...] = 7  # the Function's array changes; the leaf's gradient does not
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 2, 2])
+
+
+class _SameForBoth(Function):
+    """y = a + b; backward returns one new array for both inputs."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, dy):
+        g = dy * 1
+        return g, g
+
+
+def test_the_callers_gradient_passed_through_is_copied():
+    x = minifw.ones(3, requires_grad=True)
+    given = minifw.tensor(np.array([1.0, 2.0, 3.0], dtype=np.float32))
+    _PassThrough.apply(x).backward(given)
+    x.grad._data += 1  # SGD-style in-place use of the gradient
+    np.testing.assert_array_equal(given.numpy(), [1, 2, 3])
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 3, 4])
+
+
+def test_one_array_returned_for_two_inputs_is_not_taken_over():
+    a = minifw.ones(3, requires_grad=True)
+    b = minifw.ones(3, requires_grad=True)
+    _SameForBoth.apply(a, b).sum().backward()
+    a.grad._data += 10
+    np.testing.assert_array_equal(b.grad.numpy(), [1, 1, 1])
+    x = minifw.ones(3, requires_grad=True)
+    _SameForBoth.apply(x, x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 2, 2])
+
+
+def test_retained_graph_gradients_are_copied_and_accumulate():
+    x = minifw.ones(3, requires_grad=True)
+    _Fresh.made.clear()
+    y = _Fresh.apply(x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [4, 4, 4])

@@ -242,10 +242,10 @@ def test_float32_gradients_reach_leaves_as_float32(monkeypatch):
     upcast, checked = [], 0
     accumulate = minifw.autograd._accumulate_leaf
 
-    def strict(t, g):
+    def strict(t, g, owned=False):
         if np.asarray(g).dtype != t.dtype:
             upcast.append(f"{case.id}: {np.asarray(g).dtype} gradient for a {t.dtype} leaf")
-        accumulate(t, g)
+        accumulate(t, g, owned)
 
     monkeypatch.setattr(minifw.autograd, "_accumulate_leaf", strict)
     for case in GRADS:
