@@ -73,21 +73,27 @@ def conv_rows(repeats, layers, directions):
     return rows
 
 
-def gemm_rows(repeats, layers):
+# Inner-product layers' forward GEMMs, x (batch x in) times W^T (W: out x in): B transposed.
+FC_LAYERS = [("lenet fc1 b64", 64, 500, 800), ("alexnet fc6 b16", 16, 4096, 9216),
+             ("alexnet fc7 b16", 16, 4096, 4096), ("alexnet fc8 b16", 16, 1000, 4096)]
+
+
+def gemm_rows(repeats, layers, fc_layers=FC_LAYERS):
     rng = np.random.default_rng(0)
-    shapes = [(f"{n}^3", n, n, n) for n in (256, 512, 1024, 2048)]
+    shapes = [(f"{n}^3", n, n, n, False) for n in (256, 512, 1024, 2048)]
     for name, xs, ws, stride, padding, groups in layers:
         p = ops.ConvProblem(xs, ws, stride=stride, padding=padding, groups=groups)
         n, k, ho, wo = p.out_shape
         _, cg, r, s = ws
-        shapes.append((f"{name} fwd lowered", k // groups, n * ho * wo, cg * r * s))
+        shapes.append((f"{name} fwd lowered", k // groups, n * ho * wo, cg * r * s, False))
+    shapes += [(f"{name} fwd (B^T)", m, n, k, True) for name, m, n, k in fc_layers]
     rows = []
-    for label, m, n, k in shapes:
+    for label, m, n, k, trans_b in shapes:
         a = rng.standard_normal((m, k), dtype=np.float32)
-        b = rng.standard_normal((k, n), dtype=np.float32)
+        b = rng.standard_normal((n, k) if trans_b else (k, n), dtype=np.float32)
         c = np.empty((m, n), dtype=np.float32)
-        t = time_engines({"numpy": lambda: np.matmul(a, b, out=c),
-                              "minifw": lambda: ops.gemm(a, b, c)}, repeats)
+        t = time_engines({"numpy": lambda: np.matmul(a, b.T if trans_b else b, out=c),
+                          "minifw": lambda: ops.gemm(a, b, c, trans_b=trans_b)}, repeats)
         flops = 2.0 * m * n * k
         rows.append({"shape": label, "M x N x K": f"{m} x {n} x {k}",
                      "minifw GFLOP/s": f"{flops / t['minifw'] / 1e9:.1f}",

@@ -695,26 +695,33 @@ def sgd_step(p, grad, momentum_buffer, *, lr, momentum, dampening, weight_decay,
              first_step):
     """As minifw.ops.sgd_step (PyTorch's formulas), the way Caffe's SGDSolver updates: one
     pass over the parameter per operation (regularize, momentum, update: its axpy, axpby
-    and copy calls), with two scratch arrays kept between calls. grad is not modified."""
+    and copy calls), with a scratch array kept between calls. grad is not modified."""
     p, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step = \
         check_sgd_step_args(p, grad, momentum_buffer, lr, momentum, dampening, weight_decay,
                             nesterov, maximize, first_step)
-    d = _buffer("sgd_diff", p.shape, p.dtype)
-    tmp = _buffer("sgd_tmp", p.shape, p.dtype)
-    if maximize:
-        np.negative(grad, out=d)
-    else:
-        np.copyto(d, grad)
+    s = _buffer("sgd", p.shape, p.dtype)  # g' and later lr * d
     if weight_decay != 0:
-        d += np.multiply(p, weight_decay, out=tmp)
+        g = np.multiply(p, weight_decay, out=s)
+        if maximize:
+            g -= grad
+        else:
+            g += grad
+    elif maximize:
+        g = np.negative(grad, out=s)
+    else:
+        g = grad  # only read
+    d = g
     if momentum != 0:
         if first_step:
-            np.copyto(buf, d)
+            np.copyto(buf, g)
         else:
             buf *= momentum
-            buf += d if dampening == 0 else np.multiply(d, 1 - dampening, out=tmp)
+            if dampening != 0:
+                g = np.multiply(g, 1 - dampening, out=s)  # (Nesterov needs dampening 0)
+            buf += g
         if nesterov:
-            d += np.multiply(buf, momentum, out=tmp)
+            d = np.multiply(buf, momentum, out=_buffer("sgd_nesterov", p.shape, p.dtype))
+            d += g
         else:
             d = buf
-    p -= np.multiply(d, lr, out=tmp)
+    p -= np.multiply(d, lr, out=s)
