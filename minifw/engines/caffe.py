@@ -219,9 +219,22 @@ def conv2d_backward_bias(dy):
     return bias_backward(dy)
 
 
+def _ones(size, dtype):
+    """A cached vector of ones (Caffe's bias_multiplier_)."""
+    ones = getattr(_local, "ones", None)
+    if ones is None or ones.size < size or ones.dtype != dtype:
+        ones = _local.ones = np.ones(size, dtype=dtype)
+    return ones[:size]
+
+
 def bias_backward(dy):
-    """dy summed over every axis but the channel axis 1."""
-    return dy.sum(axis=(0,) + tuple(range(2, dy.ndim)))
+    """dy summed over every axis but the channel axis 1, as Caffe does it: a matrix-vector
+    product with a vector of ones (its bias_multiplier_), per image for a convolution."""
+    if dy.ndim == 2:
+        return np.matmul(_ones(dy.shape[0], dy.dtype), dy)
+    n, k = dy.shape[:2]
+    rows = dy.reshape(n, k, -1)
+    return np.matmul(rows, _ones(rows.shape[2], dy.dtype)).sum(axis=0)
 
 
 def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
