@@ -477,34 +477,27 @@ def test_setitem_into_the_graph_is_refused():
 
 
 # ---- a Function's gradient becomes the leaf's .grad when nothing else holds it -------------
-class _Fresh(Function):
-    """y = 2x; backward returns a new array and remembers it weakly (no reference)."""
-    made = []
+def _doubling(keep):
+    """A Function y = 2x whose backward returns a new array and records it: weakly (nothing
+    else references the array) or, with keep, by a reference of its own."""
 
-    @staticmethod
-    def forward(ctx, x):
-        return 2 * x
+    class Doubling(Function):
+        made = []
 
-    @staticmethod
-    def backward(ctx, dy):
-        g = 2 * dy
-        _Fresh.made.append(weakref.ref(g))
-        return g
+        @staticmethod
+        def forward(ctx, x):
+            return 2 * x
+
+        @staticmethod
+        def backward(ctx, dy):
+            g = 2 * dy
+            Doubling.made.append(g if keep else weakref.ref(g))
+            return g
+
+    return Doubling
 
 
-class _Kept(Function):
-    """y = 2x; backward returns an array it also keeps (a reference elsewhere)."""
-    kept = []
-
-    @staticmethod
-    def forward(ctx, x):
-        return 2 * x
-
-    @staticmethod
-    def backward(ctx, dy):
-        g = 2 * dy
-        _Kept.kept.append(g)
-        return g
+_Fresh, _Kept = _doubling(keep=False), _doubling(keep=True)
 
 
 class _PassThrough(Function):
@@ -527,10 +520,10 @@ def test_a_new_unshared_gradient_becomes_the_leafs_grad():
 
 def test_a_gradient_held_elsewhere_is_copied():
     x = minifw.ones(3, requires_grad=True)
-    _Kept.kept.clear()
+    _Kept.made.clear()
     _Kept.apply(x).sum().backward()
-    assert x.grad._data is not _Kept.kept[0]
-    _Kept.kept[0][...] = 7  # the Function's array changes; the leaf's gradient does not
+    assert x.grad._data is not _Kept.made[0]
+    _Kept.made[0][...] = 7  # the Function's array changes; the leaf's gradient does not
     np.testing.assert_array_equal(x.grad.numpy(), [2, 2, 2])
 
 
