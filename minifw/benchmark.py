@@ -144,8 +144,9 @@ def _torch_setup(model_name, batch_size, device="cpu"):
     tmodel = torch.nn.Sequential(OrderedDict((name, _torch_layer(torch, layer, name))
                                              for name, layer in layers(model))).to(dev)
     toptimizer = torch.optim.SGD(tmodel.parameters(), **SGD_SETTINGS)
-    return (tmodel, toptimizer, torch.from_numpy(x.numpy().copy()).to(dev),
-            torch.from_numpy(target.numpy().astype("int64")).to(dev))
+    # torch.tensor copies into PyTorch's own memory, which its peak-memory count sees
+    return (tmodel, toptimizer, torch.tensor(x.numpy(), device=dev),
+            torch.tensor(target.numpy().astype("int64"), device=dev))
 
 
 class _native_stderr_silenced:
