@@ -17,7 +17,9 @@ sigmoid, tanh, elu); softmax subtracts the channel maximum, exponentiates and
 divides (softmax_layer), and the loss reads the log-probability of the target
 (softmax_loss_layer); batch norm computes the channel statistics, normalizes, then
 scales and shifts (batch_norm_layer + scale_layer); dropout multiplies by a
-Bernoulli mask (dropout_layer). None of them calls minifw's primitives.
+Bernoulli mask (dropout_layer); bias gradients are a matrix-vector product with a
+vector of ones (bias_multiplier_); the SGD update is a pass per operation
+(sgd_solver). None of them calls minifw's primitives or any native code of minifw.
 
 They compute the same functions as minifw.ops: the same argument checks, max
 pooling's indices in the same format (so a Function can keep them between its
