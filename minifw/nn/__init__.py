@@ -3,7 +3,7 @@
     import minifw.nn as nn
     import minifw.nn.functional as F
 """
-from . import functional, init
+from . import functional, init, utils
 from .module import Module
 from .parameter import Parameter
 from .layers import (AvgPool2d, BatchNorm1d, BatchNorm2d, Conv2d, CrossEntropyLoss, Dropout, ELU,

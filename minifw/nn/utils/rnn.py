@@ -1,0 +1,222 @@
+"""Variable-length sequences for recurrent layers, as torch.nn.utils.rnn.
+
+A PackedSequence holds a batch of sequences of different lengths without padding,
+time-major: `data` is every sequence's step 0 (longest sequence first), then every
+step 1 of the sequences that are that long, and so on; `batch_sizes[t]` is how many
+sequences have a step t. Every function here is built from differentiable Tensor
+indexing and joining, so gradients flow through packing and padding.
+"""
+import collections
+import numbers
+
+import numpy as np
+
+from ...tensor import Tensor, cat, full, tensor
+
+
+def _as_lengths(fn, lengths):
+    """lengths (a list or an int64 Tensor) -> a 1-D int64 array."""
+    if isinstance(lengths, Tensor):
+        if lengths.dtype.kind not in "iu":
+            raise TypeError(f"{fn}: lengths must hold integers, got a {lengths.dtype} tensor")
+        a = lengths.numpy()
+    else:
+        a = np.asarray(lengths)
+        if a.size and not np.issubdtype(a.dtype, np.integer):
+            raise TypeError(f"{fn}: lengths must be a list of ints or an int64 tensor, got {lengths!r}")
+    if a.ndim != 1:
+        raise ValueError(f"{fn}: lengths must be 1-D (one length per sequence); got {a.ndim}-D "
+                         f"lengths of shape {a.shape}")
+    return a.astype(np.int64)
+
+
+def invert_permutation(permutation):
+    """The permutation that undoes `permutation` (an int64 Tensor), or None for None."""
+    if permutation is None:
+        return None
+    p = permutation.numpy()
+    inverse = np.empty_like(p)
+    inverse[p] = np.arange(p.size, dtype=p.dtype)
+    return tensor(inverse)
+
+
+_PackedSequenceFields = collections.namedtuple(
+    "PackedSequence", ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])
+
+
+class PackedSequence(_PackedSequenceFields):
+    """(data, batch_sizes, sorted_indices, unsorted_indices), as torch's PackedSequence.
+
+    Make one with pack_padded_sequence or pack_sequence. sorted_indices[i] is the batch
+    entry that went to position i when the sequences were sorted by length (None: they
+    were given sorted); unsorted_indices is its inverse."""
+
+    def __new__(cls, data, batch_sizes, sorted_indices=None, unsorted_indices=None):
+        if not isinstance(data, Tensor) or not isinstance(batch_sizes, Tensor):
+            raise TypeError(f"PackedSequence: data and batch_sizes must be Tensors, got "
+                            f"{type(data).__name__} and {type(batch_sizes).__name__}")
+        if batch_sizes.dtype != np.int64 or batch_sizes.ndim != 1:
+            raise TypeError(f"PackedSequence: batch_sizes must be a 1-D int64 tensor, got a "
+                            f"{batch_sizes.ndim}-D {batch_sizes.dtype} tensor")
+        if unsorted_indices is None:
+            unsorted_indices = invert_permutation(sorted_indices)
+        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
+
+    def to(self, *args, **kwargs):
+        """data moved or cast as Tensor.to; the index tensors follow data's device."""
+        data = self.data.to(*args, **kwargs)
+        if data is self.data:
+            return self
+        return type(self)(data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def double(self):
+        return self.to(dtype=np.float64)
+
+    def float(self):
+        return self.to(dtype=np.float32)
+
+    @property
+    def is_cuda(self):
+        return self.data.device.type == "cuda"
+
+    def is_pinned(self):
+        return False
+
+
+def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
+    """Pack a padded batch (T, B, *) (or (B, T, *) with batch_first) of sequences whose
+    lengths are `lengths`. With enforce_sorted=True the lengths must be in decreasing
+    order; otherwise the batch is sorted here and the order is remembered."""
+    fn = "pack_padded_sequence"
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}: input must be a Tensor, got {type(input).__name__}")
+    if input.ndim < 2:
+        raise ValueError(f"{fn}: input must be at least 2-D ({'(B, T, *)' if batch_first else '(T, B, *)'});"
+                         f" got a {input.ndim}-D tensor of shape {tuple(input.shape)}")
+    lengths = _as_lengths(fn, lengths)
+    steps, batch = (input.shape[1], input.shape[0]) if batch_first else input.shape[:2]
+    if lengths.size != batch:
+        raise RuntimeError(f"{fn}: expected `len(lengths)` to be equal to batch_size, but got "
+                           f"{lengths.size} (batch_size={batch})")
+    if enforce_sorted:
+        if np.any(lengths[1:] > lengths[:-1]):
+            raise RuntimeError(f"{fn}: `lengths` array must be sorted in decreasing order when "
+                               f"`enforce_sorted` is True, got {lengths.tolist()}. You can pass "
+                               f"`enforce_sorted=False` to pack_padded_sequence and/or pack_sequence "
+                               f"to sidestep this requirement if you do not need ONNX exportability.")
+        order = np.arange(batch, dtype=np.int64)
+        sorted_indices = None
+    else:
+        order = np.argsort(-lengths, kind="stable")  # ties keep their order, as PyTorch's CPU sort
+        sorted_indices = tensor(order)
+    if np.any(lengths <= 0):
+        raise RuntimeError(f"{fn}: length of all samples has to be greater than 0, but found an "
+                           f"element in 'lengths' that is <= 0: {lengths.tolist()}")
+    if lengths.max() > steps:
+        raise ValueError(f"{fn}: a length exceeds the {steps} time steps of input (shape "
+                         f"{tuple(input.shape)}, batch_first={batch_first}); got lengths {lengths.tolist()}")
+    sorted_lengths = lengths[order]
+    batch_sizes = (sorted_lengths[None, :] > np.arange(sorted_lengths[0])[:, None]).sum(1)
+    # time-major gather: step t of the first batch_sizes[t] sequences (in sorted order)
+    t_index = np.repeat(np.arange(batch_sizes.size), batch_sizes)
+    b_index = order[np.concatenate([np.arange(n) for n in batch_sizes])]
+    data = input[b_index, t_index] if batch_first else input[t_index, b_index]
+    return PackedSequence(data, tensor(batch_sizes.astype(np.int64)), sorted_indices)
+
+
+def _padded_positions(batch_sizes):
+    """For a packed layout: offsets[t] is where step t starts in data."""
+    return np.concatenate([[0], np.cumsum(batch_sizes)[:-1]]).astype(np.int64)
+
+
+def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
+    """The inverse of pack_padded_sequence: (padded, lengths), padded of shape
+    (T, B, *) (or (B, T, *) with batch_first) in the original batch order, with T the
+    longest length (or total_length), and lengths an int64 tensor."""
+    fn = "pad_packed_sequence"
+    if not isinstance(sequence, PackedSequence):
+        raise TypeError(f"{fn}: sequence must be a PackedSequence, got {type(sequence).__name__}")
+    batch_sizes = sequence.batch_sizes.numpy()
+    steps = batch_sizes.size
+    if total_length is not None:
+        if isinstance(total_length, bool) or not isinstance(total_length, numbers.Integral):
+            raise TypeError(f"{fn}: total_length must be an int or None, got {total_length!r}")
+        if total_length < steps:
+            raise ValueError(f"{fn}: expected total_length to be at least the length of the longest "
+                             f"sequence in input, but got total_length={total_length} and max "
+                             f"sequence length being {steps}")
+        steps = int(total_length)
+    batch = int(batch_sizes[0])
+    sorted_lengths = (batch_sizes[None, :] > np.arange(batch)[:, None]).sum(1)
+    offsets = _padded_positions(batch_sizes)
+    # source[t, i]: the row of data holding step t of the i-th sequence in sorted order;
+    # positions past a sequence's end read one extra row filled with padding_value
+    data = sequence.data
+    pad_row = data.shape[0]
+    source = np.full((steps, batch), pad_row, dtype=np.int64)
+    for t in range(batch_sizes.size):
+        source[t, :batch_sizes[t]] = offsets[t] + np.arange(batch_sizes[t])
+    if sequence.unsorted_indices is not None:
+        unsorted = sequence.unsorted_indices.numpy()
+        source, sorted_lengths = source[:, unsorted], sorted_lengths[unsorted]
+    if batch_first:
+        source = source.T
+    filler = full((1,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype)
+    padded = cat([data, filler])[source]
+    return padded, tensor(sorted_lengths.astype(np.int64))
+
+
+def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
+    """Stack tensors of shapes (L_i, *) into one (T, B, *) (or (B, T, *) with batch_first)
+    tensor, T = max L_i, filling with padding_value after each sequence (padding_side
+    "right") or before it ("left")."""
+    fn = "pad_sequence"
+    if isinstance(sequences, Tensor):
+        sequences = list(sequences)
+    sequences = list(sequences)
+    if not sequences:
+        raise RuntimeError(f"{fn}: received an empty list of sequences")
+    for i, s in enumerate(sequences):
+        if not isinstance(s, Tensor):
+            raise TypeError(f"{fn}: sequences must be Tensors; element {i} is a {type(s).__name__}")
+        if s.ndim < 1 or s.shape[1:] != sequences[0].shape[1:]:
+            raise ValueError(f"{fn}: every sequence must have shape (L, *) with the same trailing "
+                             f"dims; sequence 0 has shape {tuple(sequences[0].shape)}, sequence {i} "
+                             f"has shape {tuple(s.shape)}")
+    if padding_side not in ("left", "right"):
+        raise ValueError(f"{fn}: expected padding_side to be one of left or right, but got "
+                         f"{padding_side!r}")
+    lengths = np.array([s.shape[0] for s in sequences], dtype=np.int64)
+    steps, batch = int(lengths.max()), len(sequences)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    joined = cat(list(sequences) + [full((1,) + tuple(sequences[0].shape[1:]), padding_value,
+                                         dtype=np.result_type(*(s.dtype for s in sequences)))])
+    pad_row = int(lengths.sum())
+    source = np.full((batch, steps), pad_row, dtype=np.int64)
+    for b in range(batch):
+        first = 0 if padding_side == "right" else steps - lengths[b]
+        source[b, first:first + lengths[b]] = starts[b] + np.arange(lengths[b])
+    return joined[source if batch_first else source.T]
+
+
+def pack_sequence(sequences, enforce_sorted=True):
+    """Pack a list of tensors of shapes (L_i, *): pack_padded_sequence(pad_sequence(...))."""
+    lengths = [s.shape[0] if isinstance(s, Tensor) else None for s in sequences]
+    return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
+
+
+def unpad_sequence(padded_sequences, lengths, batch_first=False):
+    """The list of sequences, each cut to its length, of a padded batch."""
+    lengths = _as_lengths("unpad_sequence", lengths)
+    if not batch_first:
+        padded_sequences = padded_sequences.transpose(0, 1)
+    return [padded_sequences[b, :int(n)] for b, n in enumerate(lengths)]
+
+
+def unpack_sequence(packed_sequences):
+    """The list of sequences a PackedSequence holds, in their original order."""
+    padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
+    return unpad_sequence(padded, lengths, batch_first=True)
