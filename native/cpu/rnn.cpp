@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gemm.h"
+#include "split_work.h"
 
 namespace minifw {
 
@@ -80,6 +81,10 @@ DirReserve<T> dir_reserve(const RnnShape& s, T* reserve, int64_t l, int64_t d) {
   return r;
 }
 
+// A gate's exp or tanh costs about as much as this many elements of a
+// memory-bound loop (the unit of split_work.h's grain).
+constexpr int64_t kGateCost = 8;
+
 // The step order of direction d: forward t = 0 .. T-1, reverse t = T-1 .. 0.
 inline int64_t step_time(const RnnShape& s, int64_t d, int64_t k) { return d == 0 ? k : s.T - 1 - k; }
 inline int64_t prev_time(int64_t d, int64_t t) { return d == 0 ? t - 1 : t + 1; }
@@ -100,13 +105,13 @@ inline T sigmoid(T v) {
   return T(1) / (T(1) + std::exp(-v));
 }
 
-// One step's gates and state update for N rows. pre: x W_ih^T + b_ih, in the
+// One step's gates and state update for rows [n0, n1). pre: x W_ih^T + b_ih, in the
 // step's gates rows, replaced by the activated gates; rec: h W_hh^T + b_hh.
 template <typename T>
 void forward_step(const RnnShape& s, T* gates, const T* rec, const T* h_prev, int64_t ldh, const T* c_prev,
-                  T* h, int64_t ld_out, T* c, T* hn) {
+                  T* h, int64_t ld_out, T* c, T* hn, int64_t n0, int64_t n1) {
   const int64_t H = s.hidden, GH = s.gates() * H;
-  for (int64_t n = 0; n < s.N; ++n) {
+  for (int64_t n = n0; n < n1; ++n) {
     T* g = gates + n * GH;
     const T* r = rec + n * GH;
     const T* hp = h_prev + n * ldh;
@@ -145,7 +150,7 @@ void forward_step(const RnnShape& s, T* gates, const T* rec, const T* h_prev, in
   }
 }
 
-// One step's gate backward for N rows. dh: the gradient reaching h from the
+// One step's gate backward for rows [n0, n1). dh: the gradient reaching h from the
 // later step, dout: from the layer output (ld ld_out). Writes the
 // pre-activation gradients (dgates for the input side, dgates_h for the
 // recurrent side: GRU's n block differs), updates dc in place (to dc_prev) and
@@ -153,9 +158,9 @@ void forward_step(const RnnShape& s, T* gates, const T* rec, const T* h_prev, in
 template <typename T>
 void backward_step(const RnnShape& s, const T* gates, const T* dh, const T* dout, int64_t ld_out, const T* h_prev,
                    int64_t ldh, const T* c, const T* c_prev, const T* hn, T* dgates, T* dgates_h, T* dc,
-                   T* dh_prev) {
+                   T* dh_prev, int64_t n0, int64_t n1) {
   const int64_t H = s.hidden, GH = s.gates() * H;
-  for (int64_t n = 0; n < s.N; ++n) {
+  for (int64_t n = n0; n < n1; ++n) {
     const T* g = gates + n * GH;
     T* dg = dgates + n * GH;
     const T* dhn = dh + n * H;
@@ -212,6 +217,7 @@ void rnn_forward(const RnnShape& s, const T* x, const T* h0, const T* c0, const 
     return;
   }
   std::vector<T> rec(s.N * GH);
+  const int64_t row_grain = grain_for(GH * kGateCost);
   for (int64_t l = 0; l < s.layers; ++l) {
     const int64_t I = s.layer_input(l);
     const T* x_in = l == 0 ? x : layer_out(s, reserve, l - 1);
@@ -231,8 +237,10 @@ void rnn_forward(const RnnShape& s, const T* x, const T* h0, const T* c0, const 
         if (s.bias) broadcast_rows(rec.data(), wt.b_hh, s.N, GH);
         gemm<T>(false, true, s.N, GH, H, T(1), h_prev, ldh, wt.w_hh, H, s.bias ? T(1) : T(0), rec.data(), GH,
                 nthreads);
-        forward_step(s, r.gates + t * s.N * GH, rec.data(), h_prev, ldh, c_prev, out + t * s.N * DH + d * H, DH,
-                     r.c ? r.c + t * NH : nullptr, r.hn ? r.hn + t * NH : nullptr);
+        for_each_range(s.N, nthreads, row_grain, [&](int64_t n0, int64_t n1) {
+          forward_step(s, r.gates + t * s.N * GH, rec.data(), h_prev, ldh, c_prev, out + t * s.N * DH + d * H, DH,
+                       r.c ? r.c + t * NH : nullptr, r.hn ? r.hn + t * NH : nullptr, n0, n1);
+        });
       }
       const int64_t t_last = step_time(s, d, s.T - 1);
       copy_rows(h_n + state, out + t_last * s.N * DH + d * H, s.N, H, DH);
@@ -259,6 +267,7 @@ void rnn_backward_data(const RnnShape& s, const T* w, T* reserve, const T* h0, c
   std::vector<T> dlayer[2];
   if (s.layers > 1) dlayer[0].resize(steps * DH), dlayer[1].resize(steps * DH);
   std::vector<T> dh_a(NH), dh_b(NH);
+  const int64_t row_grain = grain_for(GH * kGateCost);
   const T* dout = dy;
   for (int64_t l = s.layers - 1; l >= 0; --l) {
     const int64_t I = s.layer_input(l);
@@ -283,9 +292,11 @@ void rnn_backward_data(const RnnShape& s, const T* w, T* reserve, const T* h0, c
         const int64_t ldh = k == 0 ? H : DH;
         const T* c_prev = s.mode != RnnMode::lstm ? nullptr : k == 0 ? c0 + state : r.c + tp * NH;
         const int64_t at = t * s.N * GH;
-        backward_step(s, r.gates + at, dh, dout + t * s.N * DH + d * H, DH, h_prev, ldh,
-                      r.c ? r.c + t * NH : nullptr, c_prev, r.hn ? r.hn + t * NH : nullptr, r.dgates + at,
-                      r.dgates_h + at, dc, dh_next);
+        for_each_range(s.N, nthreads, row_grain, [&](int64_t n0, int64_t n1) {
+          backward_step(s, r.gates + at, dh, dout + t * s.N * DH + d * H, DH, h_prev, ldh,
+                        r.c ? r.c + t * NH : nullptr, c_prev, r.hn ? r.hn + t * NH : nullptr, r.dgates + at,
+                        r.dgates_h + at, dc, dh_next, n0, n1);
+        });
         gemm<T>(false, false, s.N, H, GH, T(1), r.dgates_h + at, GH, wt.w_hh, H,
                 s.mode == RnnMode::gru ? T(1) : T(0), dh_next, H, nthreads);
         std::swap(dh, dh_next);
@@ -325,12 +336,13 @@ void rnn_backward_weights(const RnnShape& s, const T* x, const T* reserve, const
         const T* hp = out + (d == 0 ? 0 : s.N * DH) + d * H;
         gemm<T>(true, false, GH, H, (s.T - 1) * s.N, T(1), dg, GH, hp, DH, T(1), dwt.w_hh, H, nthreads);
       }
-      if (s.bias) {
+      if (s.bias) {  // column sums, accumulated in double
+        std::vector<double> si(GH, 0.0), sh(GH, 0.0);
+        for (int64_t q = 0; q < steps; ++q)
+          for (int64_t j = 0; j < GH; ++j) si[j] += r.dgates[q * GH + j], sh[j] += r.dgates_h[q * GH + j];
         for (int64_t j = 0; j < GH; ++j) {
-          double si = 0, sh = 0;
-          for (int64_t q = 0; q < steps; ++q) si += r.dgates[q * GH + j], sh += r.dgates_h[q * GH + j];
-          dwt.b_ih[j] += static_cast<T>(si);
-          dwt.b_hh[j] += static_cast<T>(sh);
+          dwt.b_ih[j] += static_cast<T>(si[j]);
+          dwt.b_hh[j] += static_cast<T>(sh[j]);
         }
       }
     }

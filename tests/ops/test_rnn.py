@@ -8,6 +8,7 @@ installed; bad input."""
 import numpy as np
 import pytest
 
+import minifw
 from minifw import ops
 from reference import bad_call_test, binding_tests, numerical_grad, rnn_cell_ref, rnn_forward_ref
 
@@ -104,6 +105,28 @@ def test_float32_gradients_match_float64(isa, rng, mode):
     for a, b in ((dx32, dx), (dh032, dh0), (dc032, dc0), (dw32, dw)):
         if b is not None:
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_results_do_not_depend_on_thread_count(rng, mode):
+    # Wide enough (N * G * H) for the gate passes and the GEMMs to be split over threads.
+    desc = ops.RNNDescriptor(mode, 24, 64, 2, True, True, np.float32)
+    x = rng.standard_normal((6, 64, 24)).astype(np.float32)
+    w = rng.uniform(-0.2, 0.2, desc.weight_count()).astype(np.float32)
+    dy = rng.standard_normal((6, 64, 128)).astype(np.float32)
+    before = minifw.get_num_threads()
+    out = []
+    try:
+        for n in (1, 2):
+            minifw.set_num_threads(n)
+            y, h_n, c_n, reserve = ops.rnn_forward(desc, x, None, None, w)
+            dx, dh0, _ = ops.rnn_backward_data(desc, x, w, reserve, None, None, dy, None, None)
+            dw = ops.rnn_backward_weights(desc, x, reserve, None, np.zeros_like(w))
+            out.append((y, h_n, dx, dh0, dw))
+    finally:
+        minifw.set_num_threads(before)
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_weight_gradients_accumulate(rng):
