@@ -546,6 +546,60 @@ def sgd_step_ref(p, grad, buf, *, lr, momentum, dampening, weight_decay, nestero
     return p - lr * d, buf
 
 
+# ---- recurrent layers ----------------------------------------------------------
+
+
+def _sigmoid(v):
+    return 1.0 / (1.0 + np.exp(-v))
+
+
+def rnn_cell_ref(mode, x, h, c, w_ih, w_hh, b_ih, b_hh):
+    """One step of one layer and direction, PyTorch's formulas: (h', c')."""
+    gi = x @ w_ih.T + (0 if b_ih is None else b_ih)
+    gh = h @ w_hh.T + (0 if b_hh is None else b_hh)
+    if mode == "lstm":
+        i, f, g, o = np.split(gi + gh, 4, axis=1)
+        c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+        return _sigmoid(o) * np.tanh(c), c
+    if mode == "gru":
+        ir, iz, i_n = np.split(gi, 3, axis=1)
+        hr, hz, h_n = np.split(gh, 3, axis=1)
+        r, z = _sigmoid(ir + hr), _sigmoid(iz + hz)
+        n = np.tanh(i_n + r * h_n)
+        return (1 - z) * n + z * h, None
+    pre = gi + gh
+    return (np.tanh(pre) if mode == "rnn_tanh" else np.maximum(pre, 0)), None
+
+
+def rnn_forward_ref(desc, x, h0, c0, weights):
+    """(y, h_n, c_n) in float64 by a loop over layers, directions and steps, the
+    weights read through desc.views (PyTorch's names)."""
+    w = {k: np.asarray(v, np.float64) for k, v in desc.views(np.asarray(weights)).items()}
+    x = np.asarray(x, np.float64)
+    T, N, _ = x.shape
+    H, D = desc.hidden_size, desc.num_directions
+    h0 = np.zeros((desc.num_layers * D, N, H)) if h0 is None else np.asarray(h0, np.float64)
+    lstm = desc.mode == "lstm"
+    c0 = (np.zeros_like(h0) if c0 is None else np.asarray(c0, np.float64)) if lstm else None
+    h_n, c_n = np.zeros_like(h0), np.zeros_like(h0) if lstm else None
+    inp = x
+    for layer in range(desc.num_layers):
+        out = np.zeros((T, N, D * H))
+        for d, sfx in enumerate(("", "_reverse")[:D]):
+            k = layer * D + d
+            h, c = h0[k], (c0[k] if lstm else None)
+            args = [w[f"{n}_l{layer}{sfx}"] if f"{n}_l{layer}{sfx}" in w else None
+                    for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+            for t in (range(T) if d == 0 else reversed(range(T))):
+                h, c = rnn_cell_ref(desc.mode, inp[t], h, c, *args)
+                out[t, :, d * H:(d + 1) * H] = h
+            h_n[k] = h
+            if lstm:
+                c_n[k] = c
+        inp = out
+    return inp, h_n, c_n
+
+
 # ---- the bindings' own checks ------------------------------------------------
 #
 # Not a reference, but shared by every family's tests: calls into

@@ -19,3 +19,4 @@ from .batchnorm import batch_norm_backward, batch_norm_forward_inference, batch_
 from .dropout import dropout_backward, dropout_forward
 from .tensor_ops import add_tensor, bias_add, bias_backward, scale_tensor
 from .optim import sgd_step
+from .rnn import RNNDescriptor, rnn_backward_data, rnn_backward_weights, rnn_forward

@@ -1,0 +1,250 @@
+"""Recurrent layers fused over the whole sequence (cuDNN's RNN primitive), with
+PyTorch's formulas and weight layout (torch.nn.LSTM, GRU, RNN):
+
+    lstm      i, f, g, o = sigmoid, sigmoid, tanh, sigmoid of (W_ih x + b_ih + W_hh h + b_hh), in that row order
+              c' = f * c + i * g;  h' = o * tanh(c')
+    gru       r, z = sigmoid(W_i{r,z} x + b_i{r,z} + W_h{r,z} h + b_h{r,z})
+              n = tanh(W_in x + b_in + r * (W_hn h + b_hn));  h' = (1 - z) * n + z * h
+    rnn_tanh  h' = tanh(W_ih x + b_ih + W_hh h + b_hh)   (rnn_relu: relu)
+
+Layer l > 0 reads the previous layer's output (both directions concatenated,
+forward first); the reverse direction runs t = T-1 .. 0 and writes its half of
+y at the same t. Fixed sequence length; time-major x (T, N, I).
+
+    desc = RNNDescriptor("lstm", input_size=3, hidden_size=4, num_layers=2, bidirectional=True)
+    w = np.zeros(desc.weight_count(), np.float32); desc.views(w)["weight_ih_l0"][...] = ...
+    y, h_n, c_n, reserve = rnn_forward(desc, x, h0, c0, w)
+    dx, dh0, dc0 = rnn_backward_data(desc, x, w, reserve, h0, c0, dy, dh_n, dc_n)
+    rnn_backward_weights(desc, x, reserve, h0, dw)      # dw += ..., the layout of w
+
+Flat weights: one 1-D buffer holding, for each layer l and each direction
+(suffix "" then "_reverse"), in this order and with PyTorch's names:
+
+    weight_ih_l{l}{sfx} (G*H, I_l), weight_hh_l{l}{sfx} (G*H, H),
+    and with bias: bias_ih_l{l}{sfx} (G*H,), bias_hh_l{l}{sfx} (G*H,)
+
+each row-major and packed one after the other (G: 4 lstm, 3 gru, 1 rnn; I_0 =
+input_size, I_l = D*H for l > 0). `desc.weight_shapes()` lists them and
+`desc.views(flat)` gives named views into such a buffer.
+
+The reserve (`desc.reserve_size(T, N)` elements) is what the forward keeps for
+the backward: per layer its output (T, N, D*H), and per layer and direction the
+activated gates (T, N, G*H), the gate gradients that rnn_backward_data stores
+for rnn_backward_weights (T, N, G*H), GRU's recurrent-side gate gradients
+(T, N, G*H) and W_hn h + b_hn (T, N, H), LSTM's cell states (T, N, H). So
+rnn_backward_weights must follow rnn_backward_data on the same reserve.
+"""
+import numpy as np
+
+from .. import devices
+from ..checks import (check_array, check_bool, check_choice, check_dtype_arg, check_float_array,
+                      check_float_dtype_ndim, check_int, dtype_name)
+
+MODES = ("lstm", "gru", "rnn_tanh", "rnn_relu")
+_GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
+
+
+class RNNDescriptor:
+    """The problem: mode, sizes, layers, directions, biases, dtype. A cheap value object."""
+
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bidirectional=False, bias=True,
+                 dtype=np.float32):
+        fn = "RNNDescriptor"
+        self.mode = check_choice(fn, "mode", mode, MODES)
+        self.input_size = check_int(fn, "input_size", input_size, minimum=1)
+        self.hidden_size = check_int(fn, "hidden_size", hidden_size, minimum=1)
+        self.num_layers = check_int(fn, "num_layers", num_layers, minimum=1)
+        self.bidirectional = check_bool(fn, "bidirectional", bidirectional)
+        self.bias = check_bool(fn, "bias", bias)
+        self.dtype = check_dtype_arg(fn, "dtype", dtype)
+
+    @property
+    def gates(self):
+        return _GATES[self.mode]
+
+    @property
+    def num_directions(self):
+        return 2 if self.bidirectional else 1
+
+    def __repr__(self):
+        return (f"RNNDescriptor({self.mode!r}, input_size={self.input_size}, hidden_size={self.hidden_size}, "
+                f"num_layers={self.num_layers}, bidirectional={self.bidirectional}, bias={self.bias}, "
+                f"dtype={dtype_name(self.dtype)})")
+
+    def _key(self):
+        return (self.mode, self.input_size, self.hidden_size, self.num_layers, self.bidirectional, self.bias,
+                self.dtype)
+
+    def __eq__(self, other):
+        return isinstance(other, RNNDescriptor) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def weight_shapes(self):
+        """[(name, shape)] in the flat buffer's order, PyTorch's names."""
+        gh, h, d = self.gates * self.hidden_size, self.hidden_size, self.num_directions
+        out = []
+        for layer in range(self.num_layers):
+            i = self.input_size if layer == 0 else d * h
+            for sfx in ("", "_reverse")[:d]:
+                out += [(f"weight_ih_l{layer}{sfx}", (gh, i)), (f"weight_hh_l{layer}{sfx}", (gh, h))]
+                if self.bias:
+                    out += [(f"bias_ih_l{layer}{sfx}", (gh,)), (f"bias_hh_l{layer}{sfx}", (gh,))]
+        return out
+
+    def weight_count(self):
+        return sum(int(np.prod(shape)) for _, shape in self.weight_shapes())
+
+    def views(self, flat):
+        """{name: view of `flat`} for a 1-D buffer of weight_count() elements."""
+        flat = _check_weights("RNNDescriptor.views", "flat", flat, self, contiguous=False)
+        out, off = {}, 0
+        for name, shape in self.weight_shapes():
+            size = int(np.prod(shape))
+            out[name] = flat[off:off + size].reshape(shape)
+            off += size
+        return out
+
+    def reserve_size(self, T, N):
+        """Elements of the reserve the forward keeps for a (T, N) batch."""
+        T = check_int("RNNDescriptor.reserve_size", "T", T, minimum=0)
+        N = check_int("RNNDescriptor.reserve_size", "N", N, minimum=0)
+        h, gh, d, steps = self.hidden_size, self.gates * self.hidden_size, self.num_directions, T * N
+        per_direction = 2 * steps * gh
+        if self.mode == "gru":
+            per_direction += steps * gh + steps * h
+        if self.mode == "lstm":
+            per_direction += steps * h
+        return self.num_layers * (steps * d * h + d * per_direction)
+
+
+def _check_desc(fn, desc):
+    if not isinstance(desc, RNNDescriptor):
+        raise TypeError(f"{fn}: desc must be an RNNDescriptor, got {type(desc).__name__}")
+    return desc
+
+
+def _check_weights(fn, name, w, desc, contiguous=True):
+    w = check_float_array(fn, name, w, ndim=1, ndim_desc="1-D (the flat weights)", dtype=desc.dtype) \
+        if contiguous else _check_flat_view(fn, name, w, desc)
+    if w.size != desc.weight_count():
+        raise ValueError(f"{fn}: {name} must have {desc.weight_count()} elements for {desc!r}, got {w.size}")
+    return w
+
+
+def _check_flat_view(fn, name, w, desc):
+    check_array(fn, name, w)
+    return check_float_dtype_ndim(fn, name, w, ndim=1, ndim_desc="1-D (the flat weights)", dtype=desc.dtype)
+
+
+def _check_x(fn, desc, x):
+    x = check_float_array(fn, "x", x, ndim=3, ndim_desc="3-D (T, N, input_size)", dtype=desc.dtype)
+    if x.shape[2] != desc.input_size:
+        raise ValueError(f"{fn}: x must have input_size {desc.input_size} in its last dimension, got shape "
+                         f"{tuple(x.shape)}")
+    return x
+
+
+def _check_state(fn, name, a, desc, n, *, optional=False):
+    """h0/c0-like: (L*D, N, H), desc's dtype. None means zeros when optional."""
+    shape = (desc.num_layers * desc.num_directions, n, desc.hidden_size)
+    if a is None:
+        if optional:
+            return np.zeros(shape, desc.dtype)
+        raise TypeError(f"{fn}: {name} must be an array of shape {shape}, got None")
+    a = check_float_array(fn, name, a, ndim=3, ndim_desc="3-D (num_layers * num_directions, N, hidden_size)",
+                          dtype=desc.dtype)
+    if a.shape != shape:
+        raise ValueError(f"{fn}: {name} must have shape {shape} (num_layers * num_directions, N, hidden_size), "
+                         f"got {tuple(a.shape)}")
+    return a
+
+
+def _cell(fn, name, a, desc, n, *, optional=False):
+    """LSTM's cell-state argument, checked; for other modes it must be None and
+    the kernel gets an empty array."""
+    if desc.mode == "lstm":
+        return _check_state(fn, name, a, desc, n, optional=optional)
+    if a is not None:
+        raise ValueError(f"{fn}: {name} is LSTM's cell state and must be None for mode {desc.mode!r}")
+    return np.empty(0, desc.dtype)
+
+
+def _sizes(desc, x):
+    return (desc.mode, desc.input_size, desc.hidden_size, desc.num_layers, desc.num_directions, desc.bias,
+            x.shape[0], x.shape[1])
+
+
+def rnn_forward(desc, x, h0, c0, weights, training=True):
+    """(y (T, N, D*H), h_n (L*D, N, H), c_n (LSTM) or None, reserve (training) or None).
+    h0 (and c0) may be None for zeros."""
+    fn = "rnn_forward"
+    _check_desc(fn, desc)
+    x = _check_x(fn, desc, x)
+    t, n = x.shape[:2]
+    h0 = _check_state(fn, "h0", h0, desc, n, optional=True)
+    c0 = _cell(fn, "c0", c0, desc, n, optional=True)
+    weights = _check_weights(fn, "weights", weights, desc)
+    training = check_bool(fn, "training", training)
+    y = np.empty((t, n, desc.num_directions * desc.hidden_size), desc.dtype)
+    h_n = np.empty_like(h0)
+    c_n = np.empty_like(c0)
+    # The forward keeps each layer's output and gates there also when not training.
+    reserve = np.empty(desc.reserve_size(t, n), desc.dtype)
+    devices.kernel_for("rnn", "forward", x)(*_sizes(desc, x), x, h0, c0, weights, y, h_n, c_n, reserve)
+    return y, h_n, (c_n if desc.mode == "lstm" else None), (reserve if training else None)
+
+
+def _check_reserve(fn, desc, reserve, t, n):
+    if reserve is None:
+        raise TypeError(f"{fn}: reserve must be the array rnn_forward(..., training=True) returned, got None")
+    reserve = check_float_array(fn, "reserve", reserve, ndim=1, dtype=desc.dtype)
+    if reserve.size != desc.reserve_size(t, n):
+        raise ValueError(f"{fn}: reserve must have {desc.reserve_size(t, n)} elements for T={t}, N={n}, "
+                         f"got {reserve.size}")
+    if not reserve.flags.writeable:
+        raise ValueError(f"{fn}: reserve must be writable (the gate gradients are stored in it)")
+    return reserve
+
+
+def rnn_backward_data(desc, x, weights, reserve, h0, c0, dy, dh_n, dc_n):
+    """(dx, dh0, dc0 (LSTM) or None) from the forward's reserve; dh_n and dc_n may
+    be None (zeros). Stores the gate gradients in the reserve for rnn_backward_weights."""
+    fn = "rnn_backward_data"
+    _check_desc(fn, desc)
+    x = _check_x(fn, desc, x)
+    t, n = x.shape[:2]
+    weights = _check_weights(fn, "weights", weights, desc)
+    if reserve is not None and isinstance(reserve, np.ndarray) and not reserve.flags.c_contiguous:
+        raise ValueError(f"{fn}: reserve must be C-contiguous (the gate gradients are stored in it)")
+    reserve = _check_reserve(fn, desc, reserve, t, n)
+    h0 = _check_state(fn, "h0", h0, desc, n, optional=True)
+    c0 = _cell(fn, "c0", c0, desc, n, optional=True)
+    dy = check_float_array(fn, "dy", dy, ndim=3, dtype=desc.dtype)
+    y_shape = (t, n, desc.num_directions * desc.hidden_size)
+    if dy.shape != y_shape:
+        raise ValueError(f"{fn}: dy must have y's shape {y_shape}, got {tuple(dy.shape)}")
+    dh_n = _check_state(fn, "dh_n", dh_n, desc, n, optional=True)
+    dc_n = _cell(fn, "dc_n", dc_n, desc, n, optional=True)
+    dx, dh0, dc0 = np.empty_like(x), np.empty_like(h0), np.empty_like(c0)
+    devices.kernel_for("rnn", "backward_data", x)(*_sizes(desc, x), weights, reserve, h0, c0, dy, dh_n, dc_n,
+                                                  dx, dh0, dc0)
+    return dx, dh0, (dc0 if desc.mode == "lstm" else None)
+
+
+def rnn_backward_weights(desc, x, reserve, h0, dweights):
+    """dweights += the weight gradients (the flat layout), in place; after
+    rnn_backward_data on the same reserve. Returns dweights."""
+    fn = "rnn_backward_weights"
+    _check_desc(fn, desc)
+    x = _check_x(fn, desc, x)
+    t, n = x.shape[:2]
+    reserve = _check_reserve(fn, desc, reserve, t, n)
+    h0 = _check_state(fn, "h0", h0, desc, n, optional=True)
+    check_array(fn, "dweights", dweights)
+    if not dweights.flags.c_contiguous or not dweights.flags.writeable:
+        raise ValueError(f"{fn}: dweights is updated in place and must be writable and C-contiguous")
+    _check_weights(fn, "dweights", dweights, desc)
+    devices.kernel_for("rnn", "backward_weights", x)(*_sizes(desc, x), x, reserve, h0, dweights)
+    return dweights

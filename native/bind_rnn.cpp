@@ -1,0 +1,94 @@
+// Bindings for the recurrent layers: the mode's name, the sizes as ints, flat
+// arrays in (x (T, N, I), states (L*D, N, H), the flat weights and the
+// reserve). Cell states are LSTM's only: other modes pass empty arrays.
+#include <stdexcept>
+
+#include "bind_util.h"
+#include "cpu/parallel.h"
+#include "cpu/rnn.h"
+#include "registry.h"
+
+namespace minifw {
+namespace {
+
+RnnShape to_shape(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs,
+                  bool bias, int64_t T, int64_t N) {
+  RnnShape s{};
+  try {
+    s.mode = rnn_mode_from_name(mode.c_str());
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error(e.what());
+  }
+  require(input_size >= 1 && hidden >= 1 && layers >= 1, "rnn: input_size, hidden_size and num_layers must be >= 1");
+  require(dirs == 1 || dirs == 2, "rnn: directions must be 1 or 2, got " + std::to_string(dirs));
+  checked_product({input_size, hidden, layers, T, N}, "rnn");
+  s = RnnShape{s.mode, input_size, hidden, layers, dirs, bias, T, N};
+  const int64_t G = s.gates();
+  // Bounds on every buffer's size (and so on every offset the kernels form).
+  checked_product({layers, dirs, G, hidden, input_size + (dirs + 1) * hidden + 2}, "rnn");
+  checked_product({layers, T, N, hidden, dirs * (3 * G + 3)}, "rnn");
+  checked_product({T, N, std::max(input_size, dirs * hidden)}, "rnn");
+  return s;
+}
+
+template <typename T>
+void forward(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs, bool bias,
+             int64_t steps, int64_t N, py::array x, py::array h0, py::array c0, py::array w, py::array y,
+             py::array h_n, py::array c_n, py::array reserve) {
+  const RnnShape s = to_shape(mode, input_size, hidden, layers, dirs, bias, steps, N);
+  const T* xp = in_ptr<T>(x, s.x_elems(), "x");
+  const T* h0p = in_ptr<T>(h0, s.state_elems(), "h0");
+  const T* c0p = in_ptr<T>(c0, s.cell_elems(), "c0");
+  const T* wp = in_ptr<T>(w, s.weight_count(), "weights");
+  T* yp = out_ptr<T>(y, s.y_elems(), "y");
+  T* hnp = out_ptr<T>(h_n, s.state_elems(), "h_n");
+  T* cnp = out_ptr<T>(c_n, s.cell_elems(), "c_n");
+  T* rp = out_ptr<T>(reserve, s.reserve_size(), "reserve");
+  require_disjoint({{&y, "y"}, {&h_n, "h_n"}, {&c_n, "c_n"}, {&reserve, "reserve"}},
+                   {{&x, "x"}, {&h0, "h0"}, {&c0, "c0"}, {&w, "weights"}});
+  py::gil_scoped_release release;
+  rnn_forward<T>(s, xp, h0p, c0p, wp, yp, hnp, cnp, rp, get_num_threads());
+}
+
+template <typename T>
+void backward_data(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs,
+                   bool bias, int64_t steps, int64_t N, py::array w, py::array reserve, py::array h0, py::array c0,
+                   py::array dy, py::array dh_n, py::array dc_n, py::array dx, py::array dh0, py::array dc0) {
+  const RnnShape s = to_shape(mode, input_size, hidden, layers, dirs, bias, steps, N);
+  const T* wp = in_ptr<T>(w, s.weight_count(), "weights");
+  T* rp = out_ptr<T>(reserve, s.reserve_size(), "reserve");  // the gate gradients are stored in it
+  const T* h0p = in_ptr<T>(h0, s.state_elems(), "h0");
+  const T* c0p = in_ptr<T>(c0, s.cell_elems(), "c0");
+  const T* dyp = in_ptr<T>(dy, s.y_elems(), "dy");
+  const T* dhnp = in_ptr<T>(dh_n, s.state_elems(), "dh_n");
+  const T* dcnp = in_ptr<T>(dc_n, s.cell_elems(), "dc_n");
+  T* dxp = out_ptr<T>(dx, s.x_elems(), "dx");
+  T* dh0p = out_ptr<T>(dh0, s.state_elems(), "dh0");
+  T* dc0p = out_ptr<T>(dc0, s.cell_elems(), "dc0");
+  require_disjoint({{&reserve, "reserve"}, {&dx, "dx"}, {&dh0, "dh0"}, {&dc0, "dc0"}},
+                   {{&w, "weights"}, {&h0, "h0"}, {&c0, "c0"}, {&dy, "dy"}, {&dh_n, "dh_n"}, {&dc_n, "dc_n"}});
+  py::gil_scoped_release release;
+  rnn_backward_data<T>(s, wp, rp, h0p, c0p, dyp, dhnp, dcnp, dxp, dh0p, dc0p, get_num_threads());
+}
+
+template <typename T>
+void backward_weights(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs,
+                      bool bias, int64_t steps, int64_t N, py::array x, py::array reserve, py::array h0,
+                      py::array dw) {
+  const RnnShape s = to_shape(mode, input_size, hidden, layers, dirs, bias, steps, N);
+  const T* xp = in_ptr<T>(x, s.x_elems(), "x");
+  const T* rp = in_ptr<T>(reserve, s.reserve_size(), "reserve");
+  const T* h0p = in_ptr<T>(h0, s.state_elems(), "h0");
+  T* dwp = out_ptr<T>(dw, s.weight_count(), "dweights");
+  require_disjoint({{&dw, "dweights"}}, {{&x, "x"}, {&reserve, "reserve"}, {&h0, "h0"}});
+  py::gil_scoped_release release;
+  rnn_backward_weights<T>(s, xp, rp, h0p, dwp, get_num_threads());
+}
+}  // namespace
+
+MINIFW_BINDINGS(bind_rnn) {
+  def_kernel(m, {"rnn", "forward", "cpu"}, &forward<float>, &forward<double>);
+  def_kernel(m, {"rnn", "backward_data", "cpu"}, &backward_data<float>, &backward_data<double>);
+  def_kernel(m, {"rnn", "backward_weights", "cpu"}, &backward_weights<float>, &backward_weights<double>);
+}
+}  // namespace minifw

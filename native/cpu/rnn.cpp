@@ -1,0 +1,360 @@
+// Recurrent layers: the GEMMs through minifw's gemm, the gates in one fused
+// pointwise pass per step. The transcendentals are std::exp / std::tanh in
+// plain loops; vecmath's ISA variants are a later optimisation.
+#include "rnn.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gemm.h"
+#include "split_work.h"
+
+namespace minifw {
+
+RnnMode rnn_mode_from_name(const char* name) {
+  const std::string m = name;
+  if (m == "lstm") return RnnMode::lstm;
+  if (m == "gru") return RnnMode::gru;
+  if (m == "rnn_tanh") return RnnMode::rnn_tanh;
+  if (m == "rnn_relu") return RnnMode::rnn_relu;
+  throw std::invalid_argument("rnn: mode must be 'lstm', 'gru', 'rnn_tanh' or 'rnn_relu', got '" + m + "'");
+}
+
+int64_t RnnShape::weight_offset(int64_t l, int64_t d) const {
+  int64_t off = 0;
+  for (int64_t k = 0; k < l; ++k) off += dirs * direction_weights(k);
+  return off + d * direction_weights(l);
+}
+
+int64_t RnnShape::direction_reserve() const {
+  const int64_t steps = T * N, GH = gates() * hidden;
+  int64_t n = 2 * steps * GH;                                       // gates, dgates
+  if (mode == RnnMode::gru) n += steps * GH + steps * hidden;       // dgates_h, hn
+  if (mode == RnnMode::lstm) n += steps * hidden;                   // c
+  return n;
+}
+
+namespace {
+
+template <typename T>
+struct DirWeights {
+  T *w_ih, *w_hh, *b_ih, *b_hh;  // b_* null without bias
+};
+
+template <typename T>
+DirWeights<T> dir_weights(const RnnShape& s, T* w, int64_t l, int64_t d) {
+  const int64_t GH = s.gates() * s.hidden;
+  T* p = w + s.weight_offset(l, d);
+  DirWeights<T> r{p, p + GH * s.layer_input(l), nullptr, nullptr};
+  if (s.bias) {
+    r.b_ih = r.w_hh + GH * s.hidden;
+    r.b_hh = r.b_ih + GH;
+  }
+  return r;
+}
+
+template <typename T>
+struct DirReserve {
+  T *gates, *dgates, *dgates_h, *hn, *c;  // hn (GRU) and c (LSTM) null otherwise
+};
+
+template <typename T>
+T* layer_out(const RnnShape& s, T* reserve, int64_t l) {
+  return reserve + l * s.layer_reserve();
+}
+
+template <typename T>
+DirReserve<T> dir_reserve(const RnnShape& s, T* reserve, int64_t l, int64_t d) {
+  const int64_t steps = s.T * s.N, GH = s.gates() * s.hidden;
+  T* p = layer_out(s, reserve, l) + steps * s.dirs * s.hidden + d * s.direction_reserve();
+  DirReserve<T> r{p, p + steps * GH, p + steps * GH, nullptr, nullptr};
+  p += 2 * steps * GH;
+  if (s.mode == RnnMode::gru) {
+    r.dgates_h = p;
+    r.hn = p + steps * GH;
+  }
+  if (s.mode == RnnMode::lstm) r.c = p;
+  return r;
+}
+
+// A gate's exp or tanh costs about as much as this many elements of a
+// memory-bound loop (the unit of split_work.h's grain).
+constexpr int64_t kGateCost = 8;
+
+// The step order of direction d: forward t = 0 .. T-1, reverse t = T-1 .. 0.
+inline int64_t step_time(const RnnShape& s, int64_t d, int64_t k) { return d == 0 ? k : s.T - 1 - k; }
+inline int64_t prev_time(int64_t d, int64_t t) { return d == 0 ? t - 1 : t + 1; }
+
+// rows x cols of `src` (leading dimension lds) to a dense dst.
+template <typename T>
+void copy_rows(T* dst, const T* src, int64_t rows, int64_t cols, int64_t lds) {
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * cols, src + r * lds, sizeof(T) * cols);
+}
+
+template <typename T>
+void broadcast_rows(T* dst, const T* row, int64_t rows, int64_t cols) {
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * cols, row, sizeof(T) * cols);
+}
+
+template <typename T>
+inline T sigmoid(T v) {
+  return T(1) / (T(1) + std::exp(-v));
+}
+
+// One step's gates and state update for rows [n0, n1). pre: x W_ih^T + b_ih, in the
+// step's gates rows, replaced by the activated gates; rec: h W_hh^T + b_hh.
+template <typename T>
+void forward_step(const RnnShape& s, T* gates, const T* rec, const T* h_prev, int64_t ldh, const T* c_prev,
+                  T* h, int64_t ld_out, T* c, T* hn, int64_t n0, int64_t n1) {
+  const int64_t H = s.hidden, GH = s.gates() * H;
+  for (int64_t n = n0; n < n1; ++n) {
+    T* g = gates + n * GH;
+    const T* r = rec + n * GH;
+    const T* hp = h_prev + n * ldh;
+    T* ho = h + n * ld_out;
+    switch (s.mode) {
+      case RnnMode::lstm:
+        for (int64_t j = 0; j < H; ++j) {
+          const T ig = sigmoid(g[j] + r[j]), fg = sigmoid(g[H + j] + r[H + j]);
+          const T gg = std::tanh(g[2 * H + j] + r[2 * H + j]), og = sigmoid(g[3 * H + j] + r[3 * H + j]);
+          const T cn = fg * c_prev[n * H + j] + ig * gg;
+          g[j] = ig, g[H + j] = fg, g[2 * H + j] = gg, g[3 * H + j] = og;
+          c[n * H + j] = cn;
+          ho[j] = og * std::tanh(cn);
+        }
+        break;
+      case RnnMode::gru:
+        for (int64_t j = 0; j < H; ++j) {
+          const T rg = sigmoid(g[j] + r[j]), zg = sigmoid(g[H + j] + r[H + j]);
+          const T hnj = r[2 * H + j];
+          const T ng = std::tanh(g[2 * H + j] + rg * hnj);
+          g[j] = rg, g[H + j] = zg, g[2 * H + j] = ng;
+          hn[n * H + j] = hnj;
+          ho[j] = (T(1) - zg) * ng + zg * hp[j];
+        }
+        break;
+      case RnnMode::rnn_tanh:
+        for (int64_t j = 0; j < H; ++j) ho[j] = g[j] = std::tanh(g[j] + r[j]);
+        break;
+      case RnnMode::rnn_relu:
+        for (int64_t j = 0; j < H; ++j) {
+          const T v = g[j] + r[j];
+          ho[j] = g[j] = v > T(0) ? v : T(0);
+        }
+        break;
+    }
+  }
+}
+
+// One step's gate backward for rows [n0, n1). dh: the gradient reaching h from the
+// later step, dout: from the layer output (ld ld_out). Writes the
+// pre-activation gradients (dgates for the input side, dgates_h for the
+// recurrent side: GRU's n block differs), updates dc in place (to dc_prev) and
+// sets dh_prev to the part of dh_prev that does not go through W_hh (GRU: z * dh).
+template <typename T>
+void backward_step(const RnnShape& s, const T* gates, const T* dh, const T* dout, int64_t ld_out, const T* h_prev,
+                   int64_t ldh, const T* c, const T* c_prev, const T* hn, T* dgates, T* dgates_h, T* dc,
+                   T* dh_prev, int64_t n0, int64_t n1) {
+  const int64_t H = s.hidden, GH = s.gates() * H;
+  for (int64_t n = n0; n < n1; ++n) {
+    const T* g = gates + n * GH;
+    T* dg = dgates + n * GH;
+    const T* dhn = dh + n * H;
+    const T* dyn = dout + n * ld_out;
+    switch (s.mode) {
+      case RnnMode::lstm:
+        for (int64_t j = 0; j < H; ++j) {
+          const T ig = g[j], fg = g[H + j], gg = g[2 * H + j], og = g[3 * H + j];
+          const T tc = std::tanh(c[n * H + j]);
+          const T dhj = dhn[j] + dyn[j];
+          const T dct = dc[n * H + j] + dhj * og * (T(1) - tc * tc);
+          dg[j] = dct * gg * ig * (T(1) - ig);
+          dg[H + j] = dct * c_prev[n * H + j] * fg * (T(1) - fg);
+          dg[2 * H + j] = dct * ig * (T(1) - gg * gg);
+          dg[3 * H + j] = dhj * tc * og * (T(1) - og);
+          dc[n * H + j] = dct * fg;
+        }
+        break;
+      case RnnMode::gru: {
+        T* dgh = dgates_h + n * GH;
+        const T* hp = h_prev + n * ldh;
+        for (int64_t j = 0; j < H; ++j) {
+          const T rg = g[j], zg = g[H + j], ng = g[2 * H + j];
+          const T dhj = dhn[j] + dyn[j];
+          const T dn = dhj * (T(1) - zg) * (T(1) - ng * ng);
+          const T dz = dhj * (hp[j] - ng) * zg * (T(1) - zg);
+          const T dr = dn * hn[n * H + j] * rg * (T(1) - rg);
+          dg[j] = dgh[j] = dr;
+          dg[H + j] = dgh[H + j] = dz;
+          dg[2 * H + j] = dn;
+          dgh[2 * H + j] = dn * rg;
+          dh_prev[n * H + j] = dhj * zg;
+        }
+        break;
+      }
+      case RnnMode::rnn_tanh:
+        for (int64_t j = 0; j < H; ++j) dg[j] = (dhn[j] + dyn[j]) * (T(1) - g[j] * g[j]);
+        break;
+      case RnnMode::rnn_relu:
+        for (int64_t j = 0; j < H; ++j) dg[j] = g[j] > T(0) ? dhn[j] + dyn[j] : T(0);
+        break;
+    }
+  }
+}
+}  // namespace
+
+template <typename T>
+void rnn_forward(const RnnShape& s, const T* x, const T* h0, const T* c0, const T* w, T* y, T* h_n, T* c_n,
+                 T* reserve, int nthreads) {
+  const int64_t H = s.hidden, GH = s.gates() * H, DH = s.dirs * H, steps = s.T * s.N, NH = s.N * H;
+  if (steps == 0) {  // no steps: the final states are the initial ones
+    std::memcpy(h_n, h0, sizeof(T) * s.state_elems());
+    if (s.mode == RnnMode::lstm) std::memcpy(c_n, c0, sizeof(T) * s.cell_elems());
+    return;
+  }
+  std::vector<T> rec(s.N * GH);
+  const int64_t row_grain = grain_for(GH * kGateCost);
+  for (int64_t l = 0; l < s.layers; ++l) {
+    const int64_t I = s.layer_input(l);
+    const T* x_in = l == 0 ? x : layer_out(s, reserve, l - 1);
+    T* out = layer_out(s, reserve, l);
+    for (int64_t d = 0; d < s.dirs; ++d) {
+      const DirWeights<T> wt = dir_weights(s, const_cast<T*>(w), l, d);
+      const DirReserve<T> r = dir_reserve(s, reserve, l, d);
+      // The input projections of every step at once.
+      if (s.bias) broadcast_rows(r.gates, wt.b_ih, steps, GH);
+      gemm<T>(false, true, steps, GH, I, T(1), x_in, I, wt.w_ih, I, s.bias ? T(1) : T(0), r.gates, GH, nthreads);
+      const int64_t state = (l * s.dirs + d) * NH;
+      for (int64_t k = 0; k < s.T; ++k) {
+        const int64_t t = step_time(s, d, k), tp = prev_time(d, t);
+        const T* h_prev = k == 0 ? h0 + state : out + tp * s.N * DH + d * H;
+        const int64_t ldh = k == 0 ? H : DH;
+        const T* c_prev = s.mode != RnnMode::lstm ? nullptr : k == 0 ? c0 + state : r.c + tp * NH;
+        if (s.bias) broadcast_rows(rec.data(), wt.b_hh, s.N, GH);
+        gemm<T>(false, true, s.N, GH, H, T(1), h_prev, ldh, wt.w_hh, H, s.bias ? T(1) : T(0), rec.data(), GH,
+                nthreads);
+        for_each_range(s.N, nthreads, row_grain, [&](int64_t n0, int64_t n1) {
+          forward_step(s, r.gates + t * s.N * GH, rec.data(), h_prev, ldh, c_prev, out + t * s.N * DH + d * H, DH,
+                       r.c ? r.c + t * NH : nullptr, r.hn ? r.hn + t * NH : nullptr, n0, n1);
+        });
+      }
+      const int64_t t_last = step_time(s, d, s.T - 1);
+      copy_rows(h_n + state, out + t_last * s.N * DH + d * H, s.N, H, DH);
+      if (s.mode == RnnMode::lstm) std::memcpy(c_n + state, r.c + t_last * NH, sizeof(T) * NH);
+    }
+  }
+  std::memcpy(y, layer_out(s, reserve, s.layers - 1), sizeof(T) * s.y_elems());
+}
+
+template <typename T>
+void rnn_backward_data(const RnnShape& s, const T* w, T* reserve, const T* h0, const T* c0, const T* dy,
+                       const T* dh_n, const T* dc_n, T* dx, T* dh0, T* dc0, int nthreads) {
+  const int64_t H = s.hidden, GH = s.gates() * H, DH = s.dirs * H, steps = s.T * s.N, NH = s.N * H;
+  if (steps == 0) {
+    if (dh_n) std::memcpy(dh0, dh_n, sizeof(T) * s.state_elems());
+    else std::memset(dh0, 0, sizeof(T) * s.state_elems());
+    if (s.mode == RnnMode::lstm) {
+      if (dc_n) std::memcpy(dc0, dc_n, sizeof(T) * s.cell_elems());
+      else std::memset(dc0, 0, sizeof(T) * s.cell_elems());
+    }
+    return;
+  }
+  // The gradient reaching each layer's output, ping-ponged between layers.
+  std::vector<T> dlayer[2];
+  if (s.layers > 1) dlayer[0].resize(steps * DH), dlayer[1].resize(steps * DH);
+  std::vector<T> dh_a(NH), dh_b(NH);
+  const int64_t row_grain = grain_for(GH * kGateCost);
+  const T* dout = dy;
+  for (int64_t l = s.layers - 1; l >= 0; --l) {
+    const int64_t I = s.layer_input(l);
+    T* dx_in = l == 0 ? dx : dlayer[l % 2].data();
+    T* out = layer_out(s, reserve, l);
+    for (int64_t d = 0; d < s.dirs; ++d) {
+      const DirWeights<T> wt = dir_weights(s, const_cast<T*>(w), l, d);
+      const DirReserve<T> r = dir_reserve(s, reserve, l, d);
+      const int64_t state = (l * s.dirs + d) * NH;
+      T* dh = dh_a.data();
+      T* dh_next = dh_b.data();
+      if (dh_n) std::memcpy(dh, dh_n + state, sizeof(T) * NH);
+      else std::memset(dh, 0, sizeof(T) * NH);
+      T* dc = s.mode == RnnMode::lstm ? dc0 + state : nullptr;  // carried in place, ends as dc0
+      if (dc) {
+        if (dc_n) std::memcpy(dc, dc_n + state, sizeof(T) * NH);
+        else std::memset(dc, 0, sizeof(T) * NH);
+      }
+      for (int64_t k = s.T - 1; k >= 0; --k) {
+        const int64_t t = step_time(s, d, k), tp = prev_time(d, t);
+        const T* h_prev = k == 0 ? h0 + state : out + tp * s.N * DH + d * H;
+        const int64_t ldh = k == 0 ? H : DH;
+        const T* c_prev = s.mode != RnnMode::lstm ? nullptr : k == 0 ? c0 + state : r.c + tp * NH;
+        const int64_t at = t * s.N * GH;
+        for_each_range(s.N, nthreads, row_grain, [&](int64_t n0, int64_t n1) {
+          backward_step(s, r.gates + at, dh, dout + t * s.N * DH + d * H, DH, h_prev, ldh,
+                        r.c ? r.c + t * NH : nullptr, c_prev, r.hn ? r.hn + t * NH : nullptr, r.dgates + at,
+                        r.dgates_h + at, dc, dh_next, n0, n1);
+        });
+        gemm<T>(false, false, s.N, H, GH, T(1), r.dgates_h + at, GH, wt.w_hh, H,
+                s.mode == RnnMode::gru ? T(1) : T(0), dh_next, H, nthreads);
+        std::swap(dh, dh_next);
+      }
+      std::memcpy(dh0 + state, dh, sizeof(T) * NH);
+    }
+    // The input gradient of every step at once, both directions summed.
+    for (int64_t d = 0; d < s.dirs; ++d) {
+      const DirWeights<T> wt = dir_weights(s, const_cast<T*>(w), l, d);
+      gemm<T>(false, false, steps, I, GH, T(1), dir_reserve(s, reserve, l, d).dgates, GH, wt.w_ih, I,
+              d == 0 ? T(0) : T(1), dx_in, I, nthreads);
+    }
+    dout = dx_in;
+  }
+}
+
+template <typename T>
+void rnn_backward_weights(const RnnShape& s, const T* x, const T* reserve, const T* h0, T* dw, int nthreads) {
+  const int64_t H = s.hidden, GH = s.gates() * H, DH = s.dirs * H, steps = s.T * s.N, NH = s.N * H;
+  if (steps == 0) return;
+  T* res = const_cast<T*>(reserve);
+  for (int64_t l = 0; l < s.layers; ++l) {
+    const int64_t I = s.layer_input(l);
+    const T* x_in = l == 0 ? x : layer_out(s, res, l - 1);
+    const T* out = layer_out(s, res, l);
+    for (int64_t d = 0; d < s.dirs; ++d) {
+      const DirWeights<T> dwt = dir_weights(s, dw, l, d);
+      const DirReserve<T> r = dir_reserve(s, res, l, d);
+      gemm<T>(true, false, GH, I, steps, T(1), r.dgates, GH, x_in, I, T(1), dwt.w_ih, I, nthreads);
+      // dW_hh: each step's recurrent gradient times the hidden state it read,
+      // the first step's from h0, the others' the layer output one step back.
+      const int64_t t0 = step_time(s, d, 0);
+      gemm<T>(true, false, GH, H, s.N, T(1), r.dgates_h + t0 * s.N * GH, GH, h0 + (l * s.dirs + d) * NH, H, T(1),
+              dwt.w_hh, H, nthreads);
+      if (s.T > 1) {
+        const T* dg = r.dgates_h + (d == 0 ? s.N * GH : 0);
+        const T* hp = out + (d == 0 ? 0 : s.N * DH) + d * H;
+        gemm<T>(true, false, GH, H, (s.T - 1) * s.N, T(1), dg, GH, hp, DH, T(1), dwt.w_hh, H, nthreads);
+      }
+      if (s.bias) {  // column sums, accumulated in double
+        std::vector<double> si(GH, 0.0), sh(GH, 0.0);
+        for (int64_t q = 0; q < steps; ++q)
+          for (int64_t j = 0; j < GH; ++j) si[j] += r.dgates[q * GH + j], sh[j] += r.dgates_h[q * GH + j];
+        for (int64_t j = 0; j < GH; ++j) {
+          dwt.b_ih[j] += static_cast<T>(si[j]);
+          dwt.b_hh[j] += static_cast<T>(sh[j]);
+        }
+      }
+    }
+  }
+}
+
+#define MINIFW_RNN_INSTANTIATE(T)                                                                                \
+  template void rnn_forward<T>(const RnnShape&, const T*, const T*, const T*, const T*, T*, T*, T*, T*, int);   \
+  template void rnn_backward_data<T>(const RnnShape&, const T*, T*, const T*, const T*, const T*, const T*,     \
+                                     const T*, T*, T*, T*, int);                                                 \
+  template void rnn_backward_weights<T>(const RnnShape&, const T*, const T*, const T*, T*, int);
+MINIFW_RNN_INSTANTIATE(float)
+MINIFW_RNN_INSTANTIATE(double)
+#undef MINIFW_RNN_INSTANTIATE
+}  // namespace minifw

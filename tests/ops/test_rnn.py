@@ -1,0 +1,346 @@
+"""Recurrent layers (LSTM, GRU, RNN tanh/relu) fused over the sequence: the
+forward against the float64 per-step reference on PyTorch's flat weight layout
+(every mode, 1 and 2 layers, uni- and bidirectional, with and without bias,
+float32 and float64, under every ISA); dx, dh0, dc0 and the weight gradients
+against finite differences; PyTorch's names and shapes; torch.nn itself when
+installed; bad input."""
+
+import numpy as np
+import pytest
+
+import minifw
+from minifw import ops
+from reference import bad_call_test, binding_tests, numerical_grad, rnn_cell_ref, rnn_forward_ref
+
+MODES = ("lstm", "gru", "rnn_tanh", "rnn_relu")
+DTYPES = (np.float32, np.float64)
+# Gate values and states are O(1) (the relu RNN's stay small with weights in
+# [-0.5, 0.5]); float32 rounding of each GEMM and activation compounds over 5
+# steps and 2 layers to a few hundred ulp at most.
+TOL = {np.float32: dict(rtol=2e-5, atol=2e-5), np.float64: dict(rtol=1e-12, atol=1e-12)}
+LAYOUTS = {
+    "1layer": (1, False),
+    "1layer_bidir": (1, True),
+    "2layers": (2, False),
+    "2layers_bidir": (2, True),
+}
+INPUT, HIDDEN = 3, 4
+
+
+def _problem(rng, mode, layers, bidirectional, bias, dtype, T, N):
+    desc = ops.RNNDescriptor(mode, INPUT, HIDDEN, layers, bidirectional, bias, dtype)
+    states = (layers * desc.num_directions, N, HIDDEN)
+    x = rng.standard_normal((T, N, INPUT)).astype(dtype)
+    h0 = rng.standard_normal(states).astype(dtype)
+    c0 = rng.standard_normal(states).astype(dtype) if mode == "lstm" else None
+    w = rng.uniform(-0.5, 0.5, desc.weight_count()).astype(dtype)
+    return desc, x, h0, c0, w
+
+
+@pytest.mark.parametrize("TN", [(1, 1), (5, 3)], ids=["T1_N1", "T5_N3"])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no_bias"])
+@pytest.mark.parametrize("layout", LAYOUTS.values(), ids=LAYOUTS.keys())
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+def test_forward_matches_reference(isa, rng, dtype, mode, layout, bias, TN):
+    desc, x, h0, c0, w = _problem(rng, mode, *layout, bias, dtype, *TN)
+    y, h_n, c_n, reserve = ops.rnn_forward(desc, x, h0, c0, w)
+    y_ref, h_ref, c_ref = rnn_forward_ref(desc, x, h0, c0, w)
+    assert y.dtype == h_n.dtype == dtype and reserve.size == desc.reserve_size(*TN)
+    np.testing.assert_allclose(y, y_ref, **TOL[dtype])
+    np.testing.assert_allclose(h_n, h_ref, **TOL[dtype])
+    if mode == "lstm":
+        np.testing.assert_allclose(c_n, c_ref, **TOL[dtype])
+    else:
+        assert c_n is None
+
+
+def _loss_and_grads(desc, x, h0, c0, w, rng):
+    """sum(y * dy) + sum(h_n * dh_n) (+ sum(c_n * dc_n)), its gradients from the
+    primitives and the loss as a function of each input."""
+    lstm = desc.mode == "lstm"
+    T, N, _ = x.shape
+    dy = rng.standard_normal((T, N, desc.num_directions * HIDDEN)).astype(x.dtype)
+    dh_n = rng.standard_normal(h0.shape).astype(x.dtype)
+    dc_n = rng.standard_normal(h0.shape).astype(x.dtype) if lstm else None
+
+    def loss(x=x, h0=h0, c0=c0, w=w):
+        y, h_n, c_n, _ = ops.rnn_forward(desc, x, h0, c0, w, training=False)
+        return np.sum(y * dy) + np.sum(h_n * dh_n) + (np.sum(c_n * dc_n) if lstm else 0.0)
+
+    _, _, _, reserve = ops.rnn_forward(desc, x, h0, c0, w)
+    dx, dh0, dc0 = ops.rnn_backward_data(desc, x, w, reserve, h0, c0, dy, dh_n, dc_n)
+    dw = np.zeros_like(w)
+    ops.rnn_backward_weights(desc, x, reserve, h0, dw)
+    return loss, dx, dh0, dc0, dw, reserve
+
+
+# Central differences (eps 1e-6) of an O(10) loss are good to ~1e-9.
+GRAD_TOL = dict(rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("T", [1, 4])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no_bias"])
+@pytest.mark.parametrize("layout", LAYOUTS.values(), ids=LAYOUTS.keys())
+@pytest.mark.parametrize("mode", MODES)
+def test_gradients_match_finite_differences(rng, mode, layout, bias, T):
+    desc, x, h0, c0, w = _problem(rng, mode, *layout, bias, np.float64, T, 2)
+    loss, dx, dh0, dc0, dw, _ = _loss_and_grads(desc, x, h0, c0, w, rng)
+    np.testing.assert_allclose(dx, numerical_grad(lambda v: loss(x=v), x), **GRAD_TOL)
+    np.testing.assert_allclose(dh0, numerical_grad(lambda v: loss(h0=v), h0), **GRAD_TOL)
+    np.testing.assert_allclose(dw, numerical_grad(lambda v: loss(w=v), w), **GRAD_TOL)
+    if mode == "lstm":
+        np.testing.assert_allclose(dc0, numerical_grad(lambda v: loss(c0=v), c0), **GRAD_TOL)
+    else:
+        assert dc0 is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_float32_gradients_match_float64(isa, rng, mode):
+    desc, x, h0, c0, w = _problem(rng, mode, 2, True, True, np.float64, 5, 3)
+    _, dx, dh0, dc0, dw, _ = _loss_and_grads(desc, x, h0, c0, w, np.random.default_rng(1))
+    d32 = ops.RNNDescriptor(mode, INPUT, HIDDEN, 2, True, True, np.float32)
+    f32 = [None if a is None else a.astype(np.float32) for a in (x, h0, c0, w)]
+    _, dx32, dh032, dc032, dw32, _ = _loss_and_grads(d32, *f32, np.random.default_rng(1))
+    for a, b in ((dx32, dx), (dh032, dh0), (dc032, dc0), (dw32, dw)):
+        if b is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_results_do_not_depend_on_thread_count(rng, mode):
+    # Wide enough (N * G * H) for the gate passes and the GEMMs to be split over threads.
+    desc = ops.RNNDescriptor(mode, 24, 64, 2, True, True, np.float32)
+    x = rng.standard_normal((6, 64, 24)).astype(np.float32)
+    w = rng.uniform(-0.2, 0.2, desc.weight_count()).astype(np.float32)
+    dy = rng.standard_normal((6, 64, 128)).astype(np.float32)
+    before = minifw.get_num_threads()
+    out = []
+    try:
+        for n in (1, 2):
+            minifw.set_num_threads(n)
+            y, h_n, c_n, reserve = ops.rnn_forward(desc, x, None, None, w)
+            dx, dh0, _ = ops.rnn_backward_data(desc, x, w, reserve, None, None, dy, None, None)
+            dw = ops.rnn_backward_weights(desc, x, reserve, None, np.zeros_like(w))
+            out.append((y, h_n, dx, dh0, dw))
+    finally:
+        minifw.set_num_threads(before)
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_weight_gradients_accumulate(rng):
+    desc, x, h0, c0, w = _problem(rng, "gru", 2, True, True, np.float64, 3, 2)
+    _, _, _, _, dw, reserve = _loss_and_grads(desc, x, h0, c0, w, rng)
+    acc = np.ones_like(w)
+    assert ops.rnn_backward_weights(desc, x, reserve, h0, acc) is acc
+    np.testing.assert_allclose(acc, 1 + dw, rtol=1e-14, atol=1e-14)
+
+
+def test_zero_initial_states_and_gradients_default_to_zeros(rng):
+    desc, x, h0, c0, w = _problem(rng, "lstm", 2, True, True, np.float64, 3, 2)
+    zeros = np.zeros_like(h0)
+    y, h_n, c_n, reserve = ops.rnn_forward(desc, x, None, None, w)
+    y0, h_n0, c_n0, reserve0 = ops.rnn_forward(desc, x, zeros, zeros, w)
+    np.testing.assert_array_equal(y, y0)
+    np.testing.assert_array_equal(c_n, c_n0)
+    dy = rng.standard_normal(y.shape)
+    got = ops.rnn_backward_data(desc, x, w, reserve, None, None, dy, None, None)
+    want = ops.rnn_backward_data(desc, x, w, reserve0, zeros, zeros, dy, zeros, zeros)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_inference_returns_no_reserve_and_the_same_outputs(rng):
+    desc, x, h0, c0, w = _problem(rng, "gru", 2, False, True, np.float32, 5, 3)
+    train = ops.rnn_forward(desc, x, h0, c0, w)
+    infer = ops.rnn_forward(desc, x, h0, c0, w, training=False)
+    assert infer[3] is None and infer[2] is None
+    np.testing.assert_array_equal(train[0], infer[0])
+    np.testing.assert_array_equal(train[1], infer[1])
+
+
+@pytest.mark.parametrize("TN", [(0, 2), (3, 0)], ids=["no_steps", "no_sequences"])
+def test_empty_batches(rng, TN):
+    desc, _, h0, c0, w = _problem(rng, "lstm", 2, True, True, np.float64, 1, TN[1])
+    x = np.zeros((*TN, INPUT))
+    y, h_n, c_n, reserve = ops.rnn_forward(desc, x, h0, c0, w)
+    assert y.shape == (*TN, 2 * HIDDEN)
+    if TN[0] == 0:  # no steps: the final states are the initial ones
+        np.testing.assert_array_equal(h_n, h0)
+        np.testing.assert_array_equal(c_n, c0)
+    dh_n = rng.standard_normal(h0.shape)
+    dx, dh0, dc0 = ops.rnn_backward_data(desc, x, w, reserve, h0, c0, np.zeros(y.shape), dh_n, None)
+    assert dx.shape == x.shape
+    if TN[0] == 0:
+        np.testing.assert_array_equal(dh0, dh_n)
+        np.testing.assert_array_equal(dc0, 0)
+    dw = np.zeros_like(w)
+    ops.rnn_backward_weights(desc, x, reserve, h0, dw)
+    np.testing.assert_array_equal(dw, 0)
+
+
+def test_weight_shapes_are_pytorchs():
+    desc = ops.RNNDescriptor("lstm", 3, 4, num_layers=2, bidirectional=True)
+    assert desc.gates == 4
+    assert desc.weight_shapes() == [
+        ("weight_ih_l0", (16, 3)), ("weight_hh_l0", (16, 4)), ("bias_ih_l0", (16,)), ("bias_hh_l0", (16,)),
+        ("weight_ih_l0_reverse", (16, 3)), ("weight_hh_l0_reverse", (16, 4)),
+        ("bias_ih_l0_reverse", (16,)), ("bias_hh_l0_reverse", (16,)),
+        ("weight_ih_l1", (16, 8)), ("weight_hh_l1", (16, 4)), ("bias_ih_l1", (16,)), ("bias_hh_l1", (16,)),
+        ("weight_ih_l1_reverse", (16, 8)), ("weight_hh_l1_reverse", (16, 4)),
+        ("bias_ih_l1_reverse", (16,)), ("bias_hh_l1_reverse", (16,)),
+    ]
+    assert desc.weight_count() == 2 * (16 * 3 + 16 * 4 + 32) + 2 * (16 * 8 + 16 * 4 + 32)
+    gru = ops.RNNDescriptor("gru", 5, 2, bias=False)
+    assert gru.gates == 3 and gru.weight_shapes() == [("weight_ih_l0", (6, 5)), ("weight_hh_l0", (6, 2))]
+    assert ops.RNNDescriptor("rnn_relu", 5, 2).gates == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_named_weights_packed_in_order_give_the_per_step_result(rng, mode):
+    # One bidirectional layer written out by hand from named arrays: the flat
+    # buffer is the arrays concatenated in weight_shapes() order.
+    desc = ops.RNNDescriptor(mode, INPUT, HIDDEN, bidirectional=True, dtype=np.float64)
+    named = {name: rng.uniform(-0.5, 0.5, shape) for name, shape in desc.weight_shapes()}
+    flat = np.concatenate([named[name].ravel() for name, _ in desc.weight_shapes()])
+    for name, view in desc.views(flat).items():
+        np.testing.assert_array_equal(view, named[name])
+        assert np.shares_memory(view, flat)
+    T, N = 4, 2
+    x = rng.standard_normal((T, N, INPUT))
+    h0 = rng.standard_normal((2, N, HIDDEN))
+    c0 = rng.standard_normal((2, N, HIDDEN)) if mode == "lstm" else None
+    y, h_n, _, _ = ops.rnn_forward(desc, x, h0, c0, flat)
+    for d, sfx in enumerate(("", "_reverse")):
+        h, c = h0[d], (None if c0 is None else c0[d])
+        for t in (range(T) if d == 0 else reversed(range(T))):
+            h, c = rnn_cell_ref(mode, x[t], h, c, *(named[f"{n}_l0{sfx}"]
+                                                     for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")))
+            np.testing.assert_allclose(y[t, :, d * HIDDEN:(d + 1) * HIDDEN], h, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(h_n[d], h, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_matches_torch_nn_with_copied_weights(rng, mode):
+    torch = pytest.importorskip("torch")
+    layers, bidir = 2, True
+    cls = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}.get(mode)
+    module = (cls(INPUT, HIDDEN, layers, bidirectional=bidir) if cls else
+              torch.nn.RNN(INPUT, HIDDEN, layers, nonlinearity=mode[4:], bidirectional=bidir)).double()
+    desc = ops.RNNDescriptor(mode, INPUT, HIDDEN, layers, bidir, dtype=np.float64)
+    flat = np.zeros(desc.weight_count())
+    for name, view in desc.views(flat).items():
+        view[...] = getattr(module, name).detach().numpy()
+    x = rng.standard_normal((5, 3, INPUT))
+    h0 = rng.standard_normal((2 * layers, 3, HIDDEN))
+    c0 = rng.standard_normal(h0.shape) if mode == "lstm" else None
+    y, h_n, c_n, _ = ops.rnn_forward(desc, x, h0, c0, flat)
+    state = (torch.tensor(h0), torch.tensor(c0)) if mode == "lstm" else torch.tensor(h0)
+    with torch.no_grad():
+        ty, tstate = module(torch.tensor(x), state)
+    np.testing.assert_allclose(y, ty.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(h_n, (tstate[0] if mode == "lstm" else tstate).numpy(), rtol=1e-12, atol=1e-12)
+    if mode == "lstm":
+        np.testing.assert_allclose(c_n, tstate[1].numpy(), rtol=1e-12, atol=1e-12)
+
+
+# ---- bad input -----------------------------------------------------------------
+
+D32 = ops.RNNDescriptor("lstm", 3, 4)
+GRU = ops.RNNDescriptor("gru", 3, 4)
+X = np.ones((2, 1, 3), np.float32)
+H0 = np.zeros((1, 1, 4), np.float32)
+W = np.zeros(D32.weight_count(), np.float32)
+WG = np.zeros(GRU.weight_count(), np.float32)
+RES = np.zeros(D32.reserve_size(2, 1), np.float32)
+DY = np.ones((2, 1, 4), np.float32)
+BAD_CALLS = {
+    "bad_mode": (lambda: ops.RNNDescriptor("LSTM", 3, 4), ValueError, "RNNDescriptor: mode must be one of"),
+    "hidden_zero": (lambda: ops.RNNDescriptor("gru", 3, 0), ValueError, "RNNDescriptor: hidden_size must be >= 1"),
+    "layers_float": (lambda: ops.RNNDescriptor("gru", 3, 4, 1.0), TypeError, "RNNDescriptor: num_layers"),
+    "bidirectional_int": (lambda: ops.RNNDescriptor("gru", 3, 4, bidirectional=1), TypeError,
+                          "RNNDescriptor: bidirectional must be a bool"),
+    "dtype_int": (lambda: ops.RNNDescriptor("gru", 3, 4, dtype=np.int32), TypeError, "RNNDescriptor: dtype"),
+    "desc_missing": (lambda: ops.rnn_forward(None, X, H0, H0, W), TypeError, "rnn_forward: desc must be"),
+    "x_2d": (lambda: ops.rnn_forward(D32, X[0], H0, H0, W), ValueError, r"rnn_forward: x must be 3-D \(T, N"),
+    "wrong_input_size": (lambda: ops.rnn_forward(D32, np.ones((2, 1, 5), np.float32), H0, H0, W), ValueError,
+                         "rnn_forward: x must have input_size 3"),
+    "x_float64": (lambda: ops.rnn_forward(D32, X.astype(np.float64), H0, H0, W), TypeError,
+                  "rnn_forward: x must have dtype float32"),
+    "h0_shape": (lambda: ops.rnn_forward(D32, X, np.zeros((2, 1, 4), np.float32), H0, W), ValueError,
+                 r"rnn_forward: h0 must have shape \(1, 1, 4\)"),
+    "c0_shape": (lambda: ops.rnn_forward(D32, X, H0, np.zeros((1, 2, 4), np.float32), W), ValueError,
+                 r"rnn_forward: c0 must have shape \(1, 1, 4\)"),
+    "c0_for_gru": (lambda: ops.rnn_forward(GRU, X, H0, H0, WG), ValueError,
+                   "rnn_forward: c0 is LSTM's cell state and must be None for mode 'gru'"),
+    "weights_length": (lambda: ops.rnn_forward(D32, X, H0, H0, W[1:]), ValueError,
+                       f"rnn_forward: weights must have {W.size} elements"),
+    "weights_2d": (lambda: ops.rnn_forward(D32, X, H0, H0, W.reshape(1, -1)), ValueError,
+                   "rnn_forward: weights must be 1-D"),
+    "weights_dtype": (lambda: ops.rnn_forward(D32, X, H0, H0, W.astype(np.float64)), TypeError,
+                      "rnn_forward: weights must have dtype float32"),
+    "backward_no_reserve": (lambda: ops.rnn_backward_data(D32, X, W, None, H0, H0, DY, None, None), TypeError,
+                            "rnn_backward_data: reserve must be the array"),
+    "backward_reserve_size": (lambda: ops.rnn_backward_data(D32, X, W, RES[1:], H0, H0, DY, None, None),
+                              ValueError, "rnn_backward_data: reserve must have"),
+    "backward_dy_shape": (lambda: ops.rnn_backward_data(D32, X, W, RES, H0, H0, DY[:1], None, None), ValueError,
+                          "rnn_backward_data: dy must have y's shape"),
+    "backward_dh_n_shape": (lambda: ops.rnn_backward_data(D32, X, W, RES, H0, H0, DY, DY, None), ValueError,
+                            "rnn_backward_data: dh_n must have shape"),
+    "weights_grad_length": (lambda: ops.rnn_backward_weights(D32, X, RES, H0, W[1:].copy()), ValueError,
+                            "rnn_backward_weights: dweights must have"),
+    "weights_grad_readonly": (lambda: ops.rnn_backward_weights(D32, X, RES, H0, np.broadcast_to(W, W.shape)),
+                              ValueError, "rnn_backward_weights: dweights is updated in place"),
+}
+
+
+test_bad_input_raises_naming_the_argument = bad_call_test(BAD_CALLS)
+
+
+# ---- the binding's own checks ----------------------------------------------------
+# minifw._native called directly: wrapped sizes, unknown modes, arrays of the
+# wrong size or dtype, outputs sharing memory with inputs. Each must raise,
+# never crash (binding_tests runs them in a child process).
+
+BINDING_SETUP = """
+f32 = np.float32
+# lstm, I 3, H 4, 1 layer, 1 direction, bias, T 2, N 1: 4*4*(3+4)+2*16 = 144 weights, reserve 8 + 2*2*16 + 2*4 = 80
+S = ("lstm", 3, 4, 1, 1, True, 2, 1)
+x, h0, c0, w = np.ones(6, f32), np.zeros(4, f32), np.zeros(4, f32), np.zeros(144, f32)
+y, hn, cn, res = np.empty(8, f32), np.empty(4, f32), np.empty(4, f32), np.empty(80, f32)
+empty = np.empty(0, f32)
+"""
+BINDING_CASES = {
+    "forward_ok": ("_native.rnn_forward_f32(*S, x, h0, c0, w, y, hn, cn, res)", None, ""),
+    "bad_mode": ("_native.rnn_forward_f32('LSTM', *S[1:], x, h0, c0, w, y, hn, cn, res)", ValueError,
+                 "rnn: mode must be"),
+    "three_directions": ("_native.rnn_forward_f32('lstm', 3, 4, 1, 3, True, 2, 1, x, h0, c0, w, y, hn, cn, res)",
+                         ValueError, "directions must be 1 or 2"),
+    "steps_wrap": ("_native.rnn_forward_f32('lstm', 3, 4, 1, 1, True, 2 ** 62 + 2, 1, x, h0, c0, w, y, hn, cn, "
+                   "res)", ValueError, "rnn: sizes too large"),
+    "negative_batch": ("_native.rnn_forward_f32('lstm', 3, 4, 1, 1, True, -2, -1, x, h0, c0, w, y, hn, cn, res)",
+                       ValueError, "sizes must be >= 0"),
+    "hidden_zero": ("_native.rnn_forward_f32('lstm', 3, 0, 1, 1, True, 2, 1, x, h0, c0, w, y, hn, cn, res)",
+                    ValueError, "must be >= 1"),
+    "weights_short": ("_native.rnn_forward_f32(*S, x, h0, c0, w[:143], y, hn, cn, res)", ValueError,
+                      "weights: expected 144 elements, got 143"),
+    "reserve_short": ("_native.rnn_forward_f32(*S, x, h0, c0, w, y, hn, cn, res[:79])", ValueError,
+                      "reserve: expected 80 elements"),
+    "c0_missing_for_lstm": ("_native.rnn_forward_f32(*S, x, h0, empty, w, y, hn, cn, res)", ValueError,
+                            "c0: expected 4 elements, got 0"),
+    "x_float64": ("_native.rnn_forward_f32(*S, np.ones(6), h0, c0, w, y, hn, cn, res)", TypeError,
+                  "x: expected dtype float32"),
+    "y_is_reserve": ("_native.rnn_forward_f32(*S, x, h0, c0, w, res[:8], hn, cn, res)", ValueError,
+                     "must not share memory"),
+    "backward_dx_is_dy": ("_native.rnn_backward_data_f32(*S, w, res, h0, c0, y, hn, cn, y[:6], "
+                          "np.empty(4, f32), np.empty(4, f32))", ValueError, "dx: must not share memory with dy"),
+    "backward_weights_short": ("_native.rnn_backward_weights_f32(*S, x, res, h0, np.zeros(10, f32))", ValueError,
+                               "dweights: expected 144 elements"),
+    "backward_weights_dw_in_reserve": ("big = np.zeros(200, f32); _native.rnn_backward_weights_f32(*S, x, "
+                                       "big[:80], h0, big[56:])", ValueError,
+                                       "dweights: must not share memory with reserve"),
+}
+
+
+binding_results, test_binding_checks_sizes_and_arrays_itself = binding_tests(BINDING_SETUP, BINDING_CASES)
