@@ -740,3 +740,256 @@ def sgd_step(p, grad, momentum_buffer, *, lr, momentum, dampening, weight_decay,
         else:
             d = buf
     p -= np.multiply(d, lr, out=s)
+
+
+# ---- recurrent layers ---------------------------------------------------------------------------
+#
+# As Caffe's RecurrentLayer / LSTMLayer unroll a net over time: the input projection of a layer is
+# one GEMM over all steps, then a Python loop over the steps does one GEMM with the recurrent weights
+# and the gates as array code. The reserve has the primitives' size with this engine's own layout:
+#
+#   per layer:      states (T, N, D*H), each direction's state after step t, carried unchanged
+#                   past a sequence's end (y is these states masked by the lengths)
+#   per direction:  gates (T, N, G*H) activated; dgates_input (T, N, G*H), written by the backward;
+#                   GRU: dgates_hidden (T, N, G*H) and W_hn h + b_hn (T, N, H); LSTM: cells (T, N, H)
+
+def _rnn_lengths(fn, lengths, t, n):
+    """lengths as (T, N, 1) masks of the steps each entry runs, or None for all of them."""
+    if lengths is None:
+        return None
+    lengths = np.asarray(getattr(lengths, "_data", lengths))
+    if lengths.ndim != 1 or lengths.shape[0] != n or (lengths.size and lengths.dtype.kind not in "iu"):
+        raise ValueError(f"{fn}: lengths must be a 1-D integer array of the batch size {n}, got "
+                         f"{lengths.dtype} of shape {tuple(lengths.shape)}")
+    if lengths.size and (lengths.min() < 0 or lengths.max() > t):
+        raise ValueError(f"{fn}: lengths must lie in [0, T={t}], got {lengths.tolist()}")
+    return (np.arange(t)[:, None] < lengths[None, :])[:, :, None]
+
+
+def _rnn_reserve_views(desc, reserve, t, n):
+    """[(states, [per direction: {name: array}])] per layer, views into the reserve."""
+    h, gh, d = desc.hidden_size, desc.gates * desc.hidden_size, desc.num_directions
+    parts, off = [], 0
+
+    def take(*shape):
+        nonlocal off
+        size = int(np.prod(shape))
+        off += size
+        return reserve[off - size:off].reshape(shape)
+
+    for _ in range(desc.num_layers):
+        states = take(t, n, d * h)
+        directions = []
+        for _ in range(d):
+            r = {"gates": take(t, n, gh), "dgates_input": take(t, n, gh)}
+            if desc.mode == "gru":
+                r.update(dgates_hidden=take(t, n, gh), hidden_n=take(t, n, h))
+            if desc.mode == "lstm":
+                r["cells"] = take(t, n, h)
+            directions.append(r)
+        parts.append((states, directions))
+    return parts
+
+
+def _rnn_weights(desc, weights, layer, direction):
+    views = desc.views(weights)
+    sfx = f"_l{layer}" + ("_reverse" if direction else "")
+    return [views.get(f"{name}{sfx}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+
+
+def _sigmoid(a):
+    return 0.5 * (np.tanh(0.5 * a) + 1)  # no overflow warning for large |a|
+
+
+def _rnn_steps(t, direction):
+    return range(t - 1, -1, -1) if direction else range(t)
+
+
+def _rnn_previous(states, first, t, direction):
+    """The state a direction starts step t from: its state after the previous step, or `first`."""
+    before = t + 1 if direction else t - 1
+    return first if before < 0 or before >= states.shape[0] else states[before]
+
+
+def _rnn_layer_input(x, parts, layer, masks):
+    if layer == 0:
+        return x
+    states = parts[layer - 1][0]
+    return states if masks is None else states * masks
+
+
+def rnn_forward(desc, x, h0, c0, weights, training=True, *, lengths=None):
+    """As minifw.ops.rnn_forward, a loop over the steps with one GEMM each."""
+    from ..ops import rnn as rnn_ops
+    fn = "rnn_forward"
+    rnn_ops._check_desc(fn, desc)
+    x = rnn_ops._check_x(fn, desc, x)
+    t, n = x.shape[:2]
+    h0 = rnn_ops._check_state(fn, "h0", h0, desc, n, optional=True)
+    c0 = rnn_ops._cell(fn, "c0", c0, desc, n, optional=True)
+    weights = rnn_ops._check_weights(fn, "weights", weights, desc)
+    training = check_bool(fn, "training", training)
+    masks = _rnn_lengths(fn, lengths, t, n)
+    mode, hs, d = desc.mode, desc.hidden_size, desc.num_directions
+    lstm = mode == "lstm"
+    reserve = np.zeros(desc.reserve_size(t, n), desc.dtype)
+    parts = _rnn_reserve_views(desc, reserve, t, n)
+    h_n, c_n = np.empty_like(h0), np.empty_like(c0)
+    for layer, (states, directions) in enumerate(parts):
+        inp = _rnn_layer_input(x, parts, layer, masks)
+        for direction, r in enumerate(directions):
+            k = layer * d + direction
+            w_ih, w_hh, b_ih, b_hh = _rnn_weights(desc, weights, layer, direction)
+            projected = np.matmul(inp, w_ih.T)  # (T, N, G*H): every step's input at once
+            if b_ih is not None:
+                projected += b_ih
+            h, c = h0[k], (c0[k] if lstm else None)
+            for step in _rnn_steps(t, direction):
+                gi, gh = projected[step], np.matmul(h, w_hh.T)
+                if b_hh is not None:
+                    gh += b_hh
+                gates = r["gates"][step]
+                if lstm:
+                    a = gi + gh
+                    gates[:, :2 * hs] = _sigmoid(a[:, :2 * hs])
+                    gates[:, 2 * hs:3 * hs] = np.tanh(a[:, 2 * hs:3 * hs])
+                    gates[:, 3 * hs:] = _sigmoid(a[:, 3 * hs:])
+                    i, f, g, o = np.split(gates, 4, axis=1)
+                    c_new = f * c + i * g
+                    h_new = o * np.tanh(c_new)
+                elif mode == "gru":
+                    gates[:, :2 * hs] = _sigmoid(gi[:, :2 * hs] + gh[:, :2 * hs])
+                    r["hidden_n"][step] = gh[:, 2 * hs:]
+                    gates[:, 2 * hs:] = np.tanh(gi[:, 2 * hs:] + gates[:, :hs] * gh[:, 2 * hs:])
+                    _, z, n_gate = np.split(gates, 3, axis=1)
+                    h_new = (1 - z) * n_gate + z * h
+                else:
+                    a = gi + gh
+                    gates[...] = np.tanh(a) if mode == "rnn_tanh" else np.maximum(a, 0)
+                    h_new = gates
+                if masks is not None:  # entries past their end keep their state
+                    h_new = np.where(masks[step], h_new, h)
+                    if lstm:
+                        c_new = np.where(masks[step], c_new, c)
+                h = states[step, :, direction * hs:(direction + 1) * hs] = h_new
+                if lstm:
+                    c = r["cells"][step] = c_new
+            h_n[k] = h
+            if lstm:
+                c_n[k] = c
+    y = _rnn_layer_input(x, parts, desc.num_layers, masks).copy()
+    return y, h_n, (c_n if lstm else None), (reserve if training else None)
+
+
+def rnn_backward_data(desc, x, weights, reserve, h0, c0, dy, dh_n, dc_n, *, lengths=None):
+    """As minifw.ops.rnn_backward_data: back through the steps, one GEMM each for
+    dh and one per layer for dx; stores the gate gradients in the reserve."""
+    from ..ops import rnn as rnn_ops
+    fn = "rnn_backward_data"
+    rnn_ops._check_desc(fn, desc)
+    x = rnn_ops._check_x(fn, desc, x)
+    t, n = x.shape[:2]
+    weights = rnn_ops._check_weights(fn, "weights", weights, desc)
+    reserve = rnn_ops._check_reserve(fn, desc, reserve, t, n)
+    h0 = rnn_ops._check_state(fn, "h0", h0, desc, n, optional=True)
+    c0 = rnn_ops._cell(fn, "c0", c0, desc, n, optional=True)
+    dy = check_float_array(fn, "dy", dy, ndim=3, dtype=desc.dtype)
+    y_shape = (t, n, desc.num_directions * desc.hidden_size)
+    if dy.shape != y_shape:
+        raise ValueError(f"{fn}: dy must have y's shape {y_shape}, got {tuple(dy.shape)}")
+    dh_n = rnn_ops._check_state(fn, "dh_n", dh_n, desc, n, optional=True)
+    dc_n = rnn_ops._cell(fn, "dc_n", dc_n, desc, n, optional=True)
+    masks = _rnn_lengths(fn, lengths, t, n)
+    mode, hs, d = desc.mode, desc.hidden_size, desc.num_directions
+    lstm = mode == "lstm"
+    parts = _rnn_reserve_views(desc, reserve, t, n)
+    dh0, dc0 = np.empty_like(h0), np.empty_like(c0)
+    d_out = dy if masks is None else dy * masks  # y = states * masks
+    for layer in reversed(range(desc.num_layers)):
+        states, directions = parts[layer]
+        inp = _rnn_layer_input(x, parts, layer, masks)
+        d_inp = np.zeros(inp.shape, desc.dtype)
+        for direction, r in enumerate(directions):
+            k = layer * d + direction
+            w_ih, w_hh, _, _ = _rnn_weights(desc, weights, layer, direction)
+            mine = states[:, :, direction * hs:(direction + 1) * hs]
+            dh, dc = dh_n[k].copy(), (dc_n[k].copy() if lstm else None)
+            dgi_all = r["dgates_input"]
+            dgh_all = r["dgates_hidden"] if mode == "gru" else dgi_all
+            for step in reversed(_rnn_steps(t, direction)):
+                dh = dh + d_out[step, :, direction * hs:(direction + 1) * hs]
+                h_prev = _rnn_previous(mine, h0[k], step, direction)
+                if masks is not None:  # only the entries that ran this step pass through the cell
+                    carried, dh = dh * ~masks[step], dh * masks[step]
+                    if lstm:
+                        carried_c, dc = dc * ~masks[step], dc * masks[step]
+                gates = r["gates"][step]
+                if lstm:
+                    i, f, g, o = np.split(gates, 4, axis=1)
+                    c_prev = _rnn_previous(r["cells"], c0[k], step, direction)
+                    tanh_c = np.tanh(r["cells"][step])
+                    dc = dc + dh * o * (1 - tanh_c * tanh_c)
+                    dgi_all[step] = np.concatenate([dc * g * i * (1 - i), dc * c_prev * f * (1 - f),
+                                                    dc * i * (1 - g * g), dh * tanh_c * o * (1 - o)], axis=1)
+                    dc = dc * f
+                    dh = np.zeros_like(dh)
+                elif mode == "gru":
+                    reset, z, n_gate = np.split(gates, 3, axis=1)
+                    dn = dh * (1 - z) * (1 - n_gate * n_gate)
+                    dr = dn * r["hidden_n"][step] * reset * (1 - reset)
+                    dz = dh * (h_prev - n_gate) * z * (1 - z)
+                    dgi_all[step] = np.concatenate([dr, dz, dn], axis=1)
+                    dgh_all[step] = np.concatenate([dr, dz, dn * reset], axis=1)
+                    dh = dh * z
+                else:
+                    dgi_all[step] = dh * ((1 - gates * gates) if mode == "rnn_tanh" else (gates > 0))
+                    dh = np.zeros_like(dh)
+                dh = dh + np.matmul(dgh_all[step], w_hh)
+                if masks is not None:
+                    dh = dh + carried
+                    if lstm:
+                        dc = dc + carried_c
+            d_inp += np.matmul(dgi_all, w_ih)
+            dh0[k] = dh
+            if lstm:
+                dc0[k] = dc
+        d_out = d_inp if masks is None or layer == 0 else d_inp * masks
+    return d_out, dh0, (dc0 if lstm else None)
+
+
+def rnn_backward_weights(desc, x, reserve, h0, dweights, *, lengths=None):
+    """As minifw.ops.rnn_backward_weights: dweights += the weight gradients, one GEMM
+    over all steps per weight matrix, from the gate gradients rnn_backward_data stored."""
+    from ..ops import rnn as rnn_ops
+    fn = "rnn_backward_weights"
+    rnn_ops._check_desc(fn, desc)
+    x = rnn_ops._check_x(fn, desc, x)
+    t, n = x.shape[:2]
+    reserve = rnn_ops._check_reserve(fn, desc, reserve, t, n)
+    h0 = rnn_ops._check_state(fn, "h0", h0, desc, n, optional=True)
+    check_array(fn, "dweights", dweights)
+    if not dweights.flags.c_contiguous or not dweights.flags.writeable:
+        raise ValueError(f"{fn}: dweights is updated in place and must be writable and C-contiguous")
+    rnn_ops._check_weights(fn, "dweights", dweights, desc)
+    masks = _rnn_lengths(fn, lengths, t, n)
+    hs, d = desc.hidden_size, desc.num_directions
+    parts = _rnn_reserve_views(desc, reserve, t, n)
+    for layer, (states, directions) in enumerate(parts):
+        inp = _rnn_layer_input(x, parts, layer, masks).reshape(t * n, -1)
+        for direction, r in enumerate(directions):
+            k = layer * d + direction
+            dw_ih, dw_hh, db_ih, db_hh = _rnn_weights(desc, dweights, layer, direction)
+            mine = states[:, :, direction * hs:(direction + 1) * hs]
+            # the state each step started from: the neighbouring step's, or h0 at the start (a
+            # reverse direction's state stays h0 past an entry's end; entries past their end have
+            # zero gate gradients, so what they read does not matter)
+            before = (np.concatenate([mine[1:], h0[k][None]]) if direction
+                      else np.concatenate([h0[k][None], mine[:-1]]))
+            dgi = r["dgates_input"].reshape(t * n, -1)
+            dgh = (r["dgates_hidden"] if desc.mode == "gru" else r["dgates_input"]).reshape(t * n, -1)
+            dw_ih += np.matmul(dgi.T, inp)
+            dw_hh += np.matmul(dgh.T, before.reshape(t * n, -1))
+            if db_ih is not None:
+                db_ih += dgi.sum(0)
+                db_hh += dgh.sum(0)
+    return dweights

@@ -41,7 +41,8 @@ def test_both_engines_have_every_entry_point_of_the_primitives():
              "pool2d_forward", "pool2d_backward", "activation_forward", "activation_backward",
              "softmax_forward", "softmax_backward", "cross_entropy_forward", "cross_entropy_backward",
              "lrn_forward", "lrn_backward", "batch_norm_forward_training", "batch_norm_forward_inference",
-             "batch_norm_backward", "dropout_forward", "dropout_backward", "gemm", "bias_backward", "sgd_step"]
+             "batch_norm_backward", "dropout_forward", "dropout_backward", "gemm", "bias_backward", "sgd_step",
+             "rnn_forward", "rnn_backward_data", "rnn_backward_weights"]
     for engine in engines.ENGINES.values():
         assert all(callable(getattr(engine, n)) for n in names)
 
