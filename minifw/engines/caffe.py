@@ -19,7 +19,8 @@ divides (softmax_layer), and the loss reads the log-probability of the target
 scales and shifts (batch_norm_layer + scale_layer); dropout multiplies by a
 Bernoulli mask (dropout_layer); bias gradients are a matrix-vector product with a
 vector of ones (bias_multiplier_); the SGD update is a pass per operation
-(sgd_solver). None of them calls minifw's primitives or any native code of minifw.
+(sgd_solver); recurrent layers unroll a loop over the time steps with one GEMM per step
+(recurrent_layer, lstm_layer). None of them calls minifw's primitives or any native code of minifw.
 
 They compute the same functions as minifw.ops: the same argument checks, max
 pooling's indices in the same format (so a Function can keep them between its

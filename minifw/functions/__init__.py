@@ -12,6 +12,7 @@ classes with forward and backward side by side (see minifw.autograd).
     reductions      Sum, Mean, Amax, MaxDim
     shape           Reshape, Permute, Expand, Index, Cat, Stack, Padding
     embedding       EmbeddingLookup
+    recurrent       RecurrentNetwork, PackedWeights
 
 Functions work on the arrays of a device. Those with a primitive reach it through
 the current engine (minifw.set_engine), the one they ran forward on also running
@@ -21,4 +22,4 @@ layer, Convolution2D the operation it applies. Tensor methods and
 nn.functional (the PyTorch-signature wrappers) apply them.
 """
 from . import (activation, convolution, dropout, elementwise, embedding, linear, normalization,
-               pooling, reductions, shape, softmax)
+               pooling, recurrent, reductions, shape, softmax)

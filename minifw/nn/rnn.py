@@ -1,0 +1,388 @@
+"""Recurrent layers with PyTorch's signatures, parameter names and initialization:
+LSTM, GRU, RNN over whole sequences and LSTMCell, GRUCell, RNNCell for one step.
+Each forward is one RecurrentNetwork (the fused primitive, minifw.ops.rnn_forward,
+through the current engine) per call, or one per layer when dropout applies
+between layers.
+
+Flat weights. The primitive reads all weights from one 1-D buffer in
+RNNDescriptor's layout (PyTorch's names and order). Each named Parameter
+(weight_ih_l0, ...) is a Parameter of its own, as in PyTorch, so parameters(),
+state_dict(), optimizers and clip_grad_norm_ see exactly PyTorch's tensors; but
+its array is a view into the module's one flat buffer. In forward the flat
+buffer enters the graph through PackedWeights, a Function of all the named
+Parameters that returns that buffer itself (no copy) and whose backward splits
+the flat weight gradient back into one view per Parameter, so autograd sees
+ordinary leaves and each .grad is that Parameter's own array. Anything that
+updates a Parameter in place (optimizers, load_state_dict, init) keeps it a
+view; anything that gives it a new array (Module.to, assigning a new Parameter)
+breaks the packing, and forward then concatenates (one copy, still correct)
+until flatten_parameters() packs again (Module.to does so itself).
+"""
+import inspect
+import math
+import numbers
+
+import numpy as np
+
+from .. import devices
+from ..autograd import no_grad
+from ..engines import current_engine, get_engine
+from ..functions.recurrent import PackedWeights, RecurrentNetwork
+from ..ops.rnn import RNNDescriptor
+from ..tensor import Tensor, cat
+from . import functional as F
+from . import init
+from .layers import _factory, _positive_int
+from .module import Module
+from .parameter import Parameter
+from .utils.rnn import PackedSequence, pad_packed_sequence
+
+
+class _FlatWeights(Module):
+    """Named Parameters that are views into one flat buffer in `self._layout`'s order.
+    Subclasses set `_layout` (an RNNDescriptor) and `_names` ({module name: layout name})."""
+
+    def _register_flat_parameters(self, dtype):
+        for name, shape in self._layout.weight_shapes():
+            self.register_parameter(self._module_name(name), Parameter(np.empty(shape, dtype)))
+        self._flat, self._views = None, []
+        self.flatten_parameters()
+
+    def _module_name(self, layout_name):
+        return layout_name
+
+    @property
+    def _flat_weights_names(self):
+        return [self._module_name(name) for name, _ in self._layout.weight_shapes()]
+
+    @property
+    def _flat_weights(self):
+        return [getattr(self, name) for name in self._flat_weights_names]
+
+    def _is_packed(self):
+        params = self._flat_weights
+        return (self._flat is not None and len(params) == len(self._views)
+                and all(p is not None and p._data is v for p, v in zip(params, self._views)))
+
+    def flatten_parameters(self):
+        """Pack the parameters into one contiguous flat buffer (their arrays become views
+        of it); a no-op when they already are."""
+        if self._is_packed():
+            return
+        params = self._flat_weights
+        dtypes = {p.dtype for p in params}
+        if len(dtypes) != 1:
+            raise TypeError(f"{type(self).__name__}: all parameters must have one dtype to be packed, "
+                            f"got {sorted(map(str, dtypes))}")
+        first = params[0]._data
+        flat = devices.empty((sum(p.numel() for p in params),), first.dtype, devices.of(first))
+        views, offset = [], 0
+        with no_grad():
+            for p in params:
+                view = flat[offset:offset + p.numel()].reshape(p.shape)
+                view[...] = p._data
+                p._data = view
+                views.append(view)
+                offset += p.numel()
+        self._flat, self._views = flat, views
+
+    def _apply_to_tensors(self, convert):
+        super()._apply_to_tensors(convert)
+        for m in self.modules():
+            if isinstance(m, _FlatWeights):
+                m.flatten_parameters()
+        return self
+
+    def _descriptor(self, dtype, layers=None, input_size=None):
+        d = self._layout
+        return RNNDescriptor(d.mode, d.input_size if input_size is None else input_size, d.hidden_size,
+                             d.num_layers if layers is None else layers, d.bidirectional, d.bias, dtype)
+
+    def _weights(self, layer=None):
+        """The flat weights (of one layer, or of all) as a Tensor in the graph."""
+        names = [n for n, _ in self._layout.weight_shapes()]
+        chosen = [i for i, n in enumerate(names)
+                  if layer is None or n.endswith((f"_l{layer}", f"_l{layer}_reverse"))]
+        params = [self._flat_weights[i] for i in chosen]
+        flat = None
+        if self._is_packed() and layer is None:
+            flat = self._flat
+        elif self._is_packed():
+            start = sum(self._views[i].size for i in range(chosen[0]))
+            flat = self._flat[start:start + sum(p.numel() for p in params)]
+        return PackedWeights.apply(*params, flat=flat)
+
+    def reset_parameters(self):
+        bound = 1.0 / math.sqrt(self.hidden_size)
+        for p in self._flat_weights:
+            init.uniform_(p, -bound, bound)
+
+
+def _check_input(fn, input, input_size, dtype, ndims, shape_desc):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}: input must be a minifw.Tensor or a PackedSequence, got {type(input).__name__}")
+    if input.ndim not in ndims:
+        raise ValueError(f"{fn}: input must be {' or '.join(f'{n}-D' for n in ndims)} {shape_desc}, got a "
+                         f"{input.ndim}-D tensor of shape {tuple(input.shape)}")
+    if input.shape[-1] != input_size:
+        raise ValueError(f"{fn}: input.size(-1) must be equal to input_size. Expected {input_size}, got "
+                         f"{input.shape[-1]} (input of shape {tuple(input.shape)})")
+    if input.dtype != dtype:
+        raise TypeError(f"{fn}: input has dtype {input.dtype} but the parameters have dtype {dtype}; "
+                        f"convert one of them (e.g. module.to(input.dtype))")
+
+
+def _check_state(fn, name, h, shape, shape_desc, dtype):
+    if not isinstance(h, Tensor):
+        raise TypeError(f"{fn}: {name} must be a minifw.Tensor, got {type(h).__name__}")
+    if tuple(h.shape) != tuple(shape):
+        raise ValueError(f"{fn}: {name} must have shape {tuple(shape)} {shape_desc}, got {tuple(h.shape)}")
+    if h.dtype != dtype:
+        raise TypeError(f"{fn}: {name} has dtype {h.dtype} but the parameters have dtype {dtype}")
+    return h
+
+
+def _split_hx(fn, hx, lstm):
+    """hx -> (h0, c0); LSTM's is a tuple (h_0, c_0), the others' one tensor."""
+    if hx is None:
+        return None, None
+    if lstm:
+        if not isinstance(hx, (tuple, list)) or len(hx) != 2:
+            raise TypeError(f"{fn}: hx must be a tuple (h_0, c_0) of two Tensors, got {type(hx).__name__}")
+        return hx[0], hx[1]
+    if isinstance(hx, (tuple, list)):
+        raise TypeError(f"{fn}: hx must be a Tensor (h_0), got a {type(hx).__name__}")
+    return hx, None
+
+
+def _packed_data(y, sequence):
+    """The rows of a padded (T, B, *) output in `sequence`'s packed order."""
+    batch_sizes = sequence.batch_sizes.numpy()
+    order = (np.arange(batch_sizes[0]) if sequence.sorted_indices is None
+             else sequence.sorted_indices.numpy())
+    t_index = np.repeat(np.arange(batch_sizes.size), batch_sizes)
+    b_index = order[np.concatenate([np.arange(n) for n in batch_sizes])]
+    return y[t_index, b_index]
+
+
+_MODES = {"LSTM": "lstm", "GRU": "gru", "RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu"}
+
+
+class RNNBase(_FlatWeights):
+    """The multi-layer recurrent layers; mode 'LSTM', 'GRU', 'RNN_TANH' or 'RNN_RELU'."""
+
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__()
+        cls = type(self).__name__
+        dtype = _factory(cls, dtype, device)
+        if not isinstance(dropout, numbers.Real) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
+            raise ValueError(f"{cls}: dropout should be a number in range [0, 1] representing the "
+                             f"probability of an element being zeroed, got {dropout!r}")
+        if proj_size != 0:
+            raise ValueError(f"{cls}: proj_size > 0 (LSTM with projections) is not supported by minifw's "
+                             f"recurrent primitives; got proj_size={proj_size!r}")
+        self.mode = mode
+        self.input_size = _positive_int(cls, "input_size", input_size)
+        self.hidden_size = _positive_int(cls, "hidden_size", hidden_size)
+        self.num_layers = _positive_int(cls, "num_layers", num_layers)
+        self.bias, self.batch_first = bool(bias), bool(batch_first)
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bool(bidirectional), 0
+        self._layout = RNNDescriptor(_MODES[mode], self.input_size, self.hidden_size, self.num_layers,
+                                     self.bidirectional, self.bias, dtype)
+        self._register_flat_parameters(dtype)
+        self.reset_parameters()
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if not self.bias:
+            s += ", bias=False"
+        if self.batch_first:
+            s += ", batch_first=True"
+        if self.dropout:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional:
+            s += ", bidirectional=True"
+        return s
+
+    def forward(self, input, hx=None):
+        fn = type(self).__name__
+        lstm = self.mode == "LSTM"
+        dtype = self._flat_weights[0].dtype
+        lengths, packed = None, isinstance(input, PackedSequence)
+        if packed:
+            x, lengths = pad_packed_sequence(input)  # (T, B, I) in the original batch order
+            _check_input(fn, x, self.input_size, dtype, (3,), "")
+            lengths, batched = lengths.numpy(), True
+            if "lengths" not in inspect.signature(current_engine().rnn_forward).parameters:
+                raise NotImplementedError(
+                    f"{fn}: a PackedSequence input needs variable sequence lengths, which the "
+                    f"{get_engine()!r} engine's rnn_forward does not support yet; pad the batch "
+                    f"(nn.utils.rnn.pad_packed_sequence) or use minifw.engine('caffe')")
+        else:
+            layout = "(N, L, H_in)" if self.batch_first else "(L, N, H_in)"
+            _check_input(fn, input, self.input_size, dtype, (2, 3), f"({layout} or unbatched (L, H_in))")
+            batched = input.ndim == 3
+            x = input.transpose(0, 1) if batched and self.batch_first else input
+            x = x if batched else x.unsqueeze(1)
+        d = 2 if self.bidirectional else 1
+        shape = (self.num_layers * d, x.shape[1], self.hidden_size)
+        h0, c0 = _split_hx(fn, hx, lstm)
+        names = ("hx[0] (h_0)", "hx[1] (c_0)") if lstm else ("hx", None)
+        states = []
+        for name, h in ((names[0], h0), (names[1], c0)):
+            if h is not None:
+                want = shape if batched else (shape[0], shape[2])
+                desc = "(num_layers * num_directions, batch, hidden_size)" if batched else \
+                    "(num_layers * num_directions, hidden_size) for an unbatched input"
+                h = _check_state(fn, name, h, want, desc, dtype)
+                h = h if batched else h.unsqueeze(1)
+            states.append(h)
+        h0, c0 = states
+        if lstm and (h0 is None) != (c0 is None):
+            zeros = lambda: Tensor._make(np.zeros(shape, dtype))  # noqa: E731
+            h0, c0 = (zeros() if h0 is None else h0), (zeros() if c0 is None else c0)
+
+        if self.dropout > 0 and self.training and self.num_layers > 1:
+            y, h_n, c_n = self._run_layer_by_layer(x, h0, c0, dtype, lengths)
+        else:
+            out = RecurrentNetwork.apply(x, h0, c0, self._weights(), desc=self._descriptor(dtype),
+                                         lengths=lengths)
+            y, h_n, c_n = out if lstm else (*out, None)
+
+        if packed:
+            y = PackedSequence(_packed_data(y, input), input.batch_sizes, input.sorted_indices,
+                               input.unsorted_indices)
+        elif not batched:
+            y, h_n, c_n = y.squeeze(1), h_n.squeeze(1), (None if c_n is None else c_n.squeeze(1))
+        elif self.batch_first:
+            y = y.transpose(0, 1)
+        return y, ((h_n, c_n) if lstm else h_n)
+
+    def _run_layer_by_layer(self, x, h0, c0, dtype, lengths):
+        """Dropout between layers: each layer its own primitive call, dropout on its output."""
+        d = 2 if self.bidirectional else 1
+        h_list, c_list = [], []
+        for layer in range(self.num_layers):
+            mine = slice(layer * d, (layer + 1) * d)
+            desc = self._descriptor(dtype, layers=1, input_size=x.shape[2])
+            out = RecurrentNetwork.apply(x, None if h0 is None else h0[mine], None if c0 is None else c0[mine],
+                                         self._weights(layer), desc=desc, lengths=lengths)
+            x, h_n = out[0], out[1]
+            h_list.append(h_n)
+            if len(out) == 3:
+                c_list.append(out[2])
+            if layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        return x, cat(h_list), (cat(c_list) if c_list else None)
+
+
+class LSTM(RNNBase):
+    """torch.nn.LSTM: forward(input, (h_0, c_0)=None) -> output, (h_n, c_n)."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, proj_size, device, dtype)
+
+
+class GRU(RNNBase):
+    """torch.nn.GRU: forward(input, h_0=None) -> output, h_n."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, device=None, dtype=None):
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
+                         bidirectional, 0, device, dtype)
+
+
+class RNN(RNNBase):
+    """torch.nn.RNN (Elman): h' = tanh or relu(W_ih x + b_ih + W_hh h + b_hh)."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNN: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        self.nonlinearity = nonlinearity
+        super().__init__(f"RNN_{nonlinearity.upper()}", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, 0, device, dtype)
+
+    def extra_repr(self):
+        s = super().extra_repr()
+        return s if self.nonlinearity == "tanh" else s + ", nonlinearity='relu'"
+
+
+# ---- one step ------------------------------------------------------------------------------------
+
+class RNNCellBase(_FlatWeights):
+    """One step of a recurrent layer: the primitive with T = 1 and one layer; PyTorch's
+    parameter names weight_ih, weight_hh, bias_ih, bias_hh."""
+
+    def __init__(self, mode, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__()
+        cls = type(self).__name__
+        dtype = _factory(cls, dtype, device)
+        self.input_size = _positive_int(cls, "input_size", input_size)
+        self.hidden_size = _positive_int(cls, "hidden_size", hidden_size)
+        self.bias = bool(bias)
+        self._layout = RNNDescriptor(mode, self.input_size, self.hidden_size, 1, False, self.bias, dtype)
+        self._register_flat_parameters(dtype)
+        self.reset_parameters()
+
+    def _module_name(self, layout_name):
+        return layout_name[:-len("_l0")]
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if not self.bias:
+            s += ", bias=False"
+        if getattr(self, "nonlinearity", "tanh") != "tanh":
+            s += f", nonlinearity={self.nonlinearity!r}"
+        return s
+
+    def forward(self, input, hx=None):
+        fn = type(self).__name__
+        lstm = self._layout.mode == "lstm"
+        dtype = self._flat_weights[0].dtype
+        _check_input(fn, input, self.input_size, dtype, (1, 2), "((N, input_size) or unbatched (input_size,))")
+        batched = input.ndim == 2
+        x = (input if batched else input.unsqueeze(0)).unsqueeze(0)  # (1, N, I)
+        h0, c0 = _split_hx(fn, hx, lstm)
+        states = []
+        for name, h in (("hx[0] (h_0)" if lstm else "hx", h0), ("hx[1] (c_0)", c0)):
+            if h is not None:
+                want = (x.shape[1], self.hidden_size) if batched else (self.hidden_size,)
+                h = _check_state(fn, name, h, want, "(batch, hidden_size)" if batched else "(hidden_size,)",
+                                 dtype)
+                h = (h if batched else h.unsqueeze(0)).unsqueeze(0)
+            states.append(h)
+        out = RecurrentNetwork.apply(x, *states, self._weights(), desc=self._descriptor(dtype))
+        h_n = out[1][0] if batched else out[1][0, 0]
+        if not lstm:
+            return h_n
+        return h_n, (out[2][0] if batched else out[2][0, 0])
+
+
+class LSTMCell(RNNCellBase):
+    """torch.nn.LSTMCell: forward(input, (h_0, c_0)=None) -> (h_1, c_1)."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__("lstm", input_size, hidden_size, bias, device, dtype)
+
+
+class GRUCell(RNNCellBase):
+    """torch.nn.GRUCell: forward(input, h_0=None) -> h_1."""
+
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__("gru", input_size, hidden_size, bias, device, dtype)
+
+
+class RNNCell(RNNCellBase):
+    """torch.nn.RNNCell: h_1 = tanh or relu(W_ih x + b_ih + W_hh h_0 + b_hh)."""
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNNCell: nonlinearity must be 'tanh' or 'relu', got {nonlinearity!r}")
+        self.nonlinearity = nonlinearity
+        super().__init__(f"rnn_{nonlinearity}", input_size, hidden_size, bias, device, dtype)
