@@ -403,3 +403,19 @@ def test_matches_torch_with_copied_weights(rng, mode):
     yt.sum().backward()
     for (name, p), pt in zip(m.named_parameters(), ref.parameters()):
         np.testing.assert_allclose(_np(p.grad), pt.grad.numpy(), err_msg=name, **TOL)
+
+
+@pytest.mark.parametrize("mode", ["lstm", "gru"])
+def test_packed_sequence_matches_torch(rng, mode):
+    torch = pytest.importorskip("torch")
+    m = _module(mode, 2, True)
+    ref = (torch.nn.LSTM if mode == "lstm" else torch.nn.GRU)(I, H, 2, bidirectional=True, dtype=torch.float64)
+    ref.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in m.state_dict().items()})
+    x = rng.standard_normal((5, 3, I))
+    with minifw.engine("caffe"):
+        out, h_n = m(pack_padded_sequence(minifw.tensor(x), LENGTHS, enforce_sorted=False))
+    out_t, h_t = ref(torch.nn.utils.rnn.pack_padded_sequence(torch.tensor(x), LENGTHS, enforce_sorted=False))
+    np.testing.assert_array_equal(out.batch_sizes.numpy(), out_t.batch_sizes.numpy())
+    np.testing.assert_allclose(_np(out.data), out_t.data.detach().numpy(), **TOL)
+    for a, b in zip(h_n if mode == "lstm" else [h_n], h_t if mode == "lstm" else [h_t]):
+        np.testing.assert_allclose(_np(a), b.detach().numpy(), **TOL)  # the original batch order
