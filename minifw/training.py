@@ -24,13 +24,16 @@ A new task is a Recipe subclass, registered under its name at the end of this fi
 `register(AlexNetSmallRecipe())`; `Run("alexnet-small")` and `minifw train alexnet-small`
 then find it, and the loop stays as it is.
 """
+import math
 import time
 from typing import NamedTuple
 
+import numpy as np
+
 import minifw
 from minifw import nn, optim
-from minifw.data import MNIST, DataLoader, RandomCrop
-from minifw.models import AlexNetSmall, LeNet
+from minifw.data import MNIST, CharVocab, DataLoader, RandomCrop, batchify, bptt_batches, shakespeare
+from minifw.models import AlexNetSmall, CharLSTM, LeNet, detach_hidden
 
 # Settings the loop itself reads; every recipe's defaults name them. "data_dir" (None: the
 # recipe's bundled data) is a setting of every run too, but not one that defines it: a resumed
@@ -75,6 +78,10 @@ class Recipe:
         """The model, its parameters drawn from minifw's global generator."""
         raise NotImplementedError
 
+    def build_model(self, run):
+        """The model of `run`, made once its data sets are loaded; by default model(settings)."""
+        return self.model(run.settings)
+
     def loss_fn(self, settings):
         return nn.CrossEntropyLoss()
 
@@ -90,6 +97,36 @@ class Recipe:
         """One line: the model, the data and the settings of `run`."""
         return (f"{self.title} on {len(run.train_set):,} training and {len(run.test_set):,} "
                 f"test samples")
+
+    # The loop's steps; the defaults are a classifier's. A recipe whose batches, training step
+    # or evaluation differ (a language model's) overrides them.
+    history_keys = ("test_accuracy",)  # recorded per epoch beside epoch_loss and batch_loss
+
+    def loaders(self, run):
+        """(training batches, test batches), each iterable once per epoch."""
+        return (DataLoader(run.train_set, batch_size=run.settings["batch_size"], shuffle=True,
+                           generator=run.generators["order"]),
+                DataLoader(run.test_set, batch_size=TEST_BATCH_SIZE))
+
+    def start_epoch(self, run):
+        """Called before each training epoch."""
+
+    def train_step(self, run, inputs, targets):
+        """One optimizer step on a batch; returns (loss, samples in the batch)."""
+        loss = run.loss_fn(run.model(inputs), targets)
+        run.optimizer.zero_grad()
+        loss.backward()
+        run.optimizer.step()
+        return loss.item(), len(targets)
+
+    def evaluate(self, run):
+        """(EpochResult fields, {history key: value}) of the model after an epoch."""
+        correct, total = evaluate(run.model, run.test_loader)
+        return {"correct": correct, "total": total}, {"test_accuracy": correct / total}
+
+    def checkpoint_extras(self, run):
+        """What a checkpoint holds besides the run's state (e.g. a vocabulary)."""
+        return {}
 
 
 RECIPES = {}
@@ -119,7 +156,12 @@ class EpochResult(NamedTuple):
     correct: int      # test samples predicted right
     total: int        # test samples
     seconds: float    # training time of the epoch (evaluation excluded)
-    samples: int      # training samples seen
+    samples: int      # training samples seen (characters for a language model)
+    val_loss: float = None  # a language model's mean loss per character on the held-out text
+
+    @property
+    def perplexity(self):
+        return None if self.val_loss is None else math.exp(self.val_loss)
 
 
 class Run:
@@ -148,14 +190,16 @@ class Run:
             self.train_set, self.test_set = self.recipe.datasets(s, self.generators)
         except (FileNotFoundError, ValueError) as e:
             raise TrainingError(str(e)) from e
-        self.train_loader = DataLoader(self.train_set, batch_size=s["batch_size"], shuffle=True,
-                                       generator=self.generators["order"])
-        self.test_loader = DataLoader(self.test_set, batch_size=TEST_BATCH_SIZE)
-        self.model = self.recipe.model(s)
+        try:
+            self.train_loader, self.test_loader = self.recipe.loaders(self)
+        except ValueError as e:
+            raise TrainingError(str(e)) from e
+        self.model = self.recipe.build_model(self)
         self.loss_fn = self.recipe.loss_fn(s)
         self.optimizer, self.scheduler = self.recipe.optimizer(self.model, s)
         self.epochs_done = 0
-        self.history = {"epoch_loss": [], "test_accuracy": [], "batch_loss": []}
+        self.history = {"epoch_loss": [], **{k: [] for k in self.recipe.history_keys},
+                        "batch_loss": []}
 
     def describe(self):
         return self.recipe.describe(self)
@@ -167,16 +211,14 @@ class Run:
         self.model.train()
         batch_losses = []
         bar = None if progress is None else progress(self.epochs_done + 1, len(self.train_set))
+        self.recipe.start_epoch(self)
         start = time.perf_counter()
         try:
             for inputs, targets in self.train_loader:
-                loss = self.loss_fn(self.model(inputs), targets)
-                self.optimizer.zero_grad()
-                loss.backward()
-                self.optimizer.step()
-                batch_losses.append(loss.item())
+                loss, samples = self.recipe.train_step(self, inputs, targets)
+                batch_losses.append(loss)
                 if bar is not None:
-                    bar.update(len(targets))
+                    bar.update(samples)
                     bar.set_postfix(loss=f"{sum(batch_losses) / len(batch_losses):.4f}",
                                     refresh=False)
             seconds = time.perf_counter() - start
@@ -185,13 +227,16 @@ class Run:
                 bar.close()
         if self.scheduler is not None:
             self.scheduler.step()
-        correct, total = evaluate(self.model, self.test_loader)
+        fields, entries = self.recipe.evaluate(self)
+        self.model.train()
         loss = sum(batch_losses) / len(batch_losses)
         self.history["batch_loss"].extend(batch_losses)
         self.history["epoch_loss"].append(loss)
-        self.history["test_accuracy"].append(correct / total)
+        for key, value in entries.items():
+            self.history[key].append(value)
         self.epochs_done += 1
-        return EpochResult(self.epochs_done, loss, correct, total, seconds, len(self.train_set))
+        return EpochResult(self.epochs_done, loss, seconds=seconds, samples=len(self.train_set),
+                           **{"correct": None, "total": None, **fields})
 
     def fit(self, checkpoint_path=None, on_epoch=None, progress=None):
         """Train the epochs left (train_epoch, with `progress`); after each, call on_epoch(result),
@@ -216,7 +261,7 @@ class Run:
                 "scheduler": None if self.scheduler is None else self.scheduler.state_dict(),
                 "rng": minifw.get_rng_state(),
                 **{f"{name}_rng": g.get_state() for name, g in self.generators.items()},
-                "history": self.history}
+                "history": self.history, **self.recipe.checkpoint_extras(self)}
 
     def resume(self, checkpoint):
         """Continue from `checkpoint` (a dict from minifw.load) of a run with these settings."""
@@ -267,7 +312,8 @@ def evaluate(model, loader):
 
 
 def plot_history(history, path):
-    """Training loss per batch (and its epoch means) beside test accuracy per epoch, as a PNG."""
+    """Training loss per batch (and its epoch means) beside test accuracy (or, for a language
+    model, validation perplexity) per epoch, as a PNG."""
     from matplotlib.figure import Figure  # no pyplot: no GUI backend, no global state
     from matplotlib.ticker import MaxNLocator
 
@@ -280,8 +326,12 @@ def plot_history(history, path):
     loss_ax.plot(epochs, history["epoch_loss"], "o-", label="epoch mean")
     loss_ax.set(xlabel="epoch", ylabel="training loss", yscale="log", title="Training loss")
     loss_ax.legend()
-    acc_ax.plot(epochs, [100 * a for a in history["test_accuracy"]], "o-")
-    acc_ax.set(xlabel="epoch", ylabel="test accuracy (%)", title="Test accuracy")
+    if "test_accuracy" in history:
+        acc_ax.plot(epochs, [100 * a for a in history["test_accuracy"]], "o-")
+        acc_ax.set(xlabel="epoch", ylabel="test accuracy (%)", title="Test accuracy")
+    else:
+        acc_ax.plot(epochs, [math.exp(v) for v in history["val_loss"]], "o-")
+        acc_ax.set(xlabel="epoch", ylabel="perplexity", title="Validation perplexity")
     acc_ax.grid(alpha=0.3)
     for ax in (loss_ax, acc_ax):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
@@ -361,3 +411,163 @@ class AlexNetSmallRecipe(LeNetRecipe):
 
 
 register(AlexNetSmallRecipe())
+
+
+class TextIds:
+    """A text as character ids (a 1-D int64 array) and the vocabulary that encoded it."""
+
+    def __init__(self, ids, vocab, name):
+        self.ids, self.vocab, self.name = ids, vocab, name
+
+    def __len__(self):
+        return len(self.ids)
+
+
+def _play_names(plays):
+    return None if plays == "all" else [p.strip() for p in plays.split(",") if p.strip()]
+
+
+class CharLSTMRecipe(Recipe):
+    """A character-level LSTM language model (minifw.models.CharLSTM) on Shakespeare's plays:
+    the text of settings["plays"] ("all", or play names separated by commas), its last
+    val_fraction held out for validation. Truncated BPTT as in PyTorch's word_language_model:
+    the text is cut into batch_size contiguous streams, read seq_len characters at a time, the
+    hidden state carried from one segment to the next (detached) and reset each epoch."""
+
+    name, title = "charlstm", "CharLSTM"
+    # The issue's model: embedding 128, two LSTM layers of 512. Adam at 2e-3 with the gradient
+    # norm clipped at 5 (Karpathy's char-rnn settings) learns far faster per step than SGD,
+    # which matters at a few steps a second on a CPU.
+    defaults = {"epochs": 2, "batch_size": 32, "seq_len": 64, "lr": 2e-3, "clip": 5.0,
+                "plays": "hamlet", "max_chars": 0, "val_fraction": 0.1, "embedding_dim": 128,
+                "hidden_size": 512, "num_layers": 2, "seed": 0}
+    history_keys = ("val_loss",)
+    EVAL_BATCH_SIZE = 10
+
+    def text(self, settings):
+        """The training text; max_chars > 0 keeps only its first max_chars characters."""
+        text = shakespeare(_play_names(settings["plays"]))
+        return text[:settings["max_chars"]] if settings["max_chars"] else text
+
+    def datasets(self, settings, generators):
+        text = self.text(settings)
+        vocab = CharVocab(text)
+        ids = vocab.encode(text)
+        held_out = int(len(ids) * settings["val_fraction"])
+        if held_out < 2 or len(ids) - held_out < 2 * settings["batch_size"]:
+            raise ValueError(f"charlstm: a text of {len(ids):,} characters is too short for a "
+                             f"validation tail of {settings['val_fraction']} and batch size "
+                             f"{settings['batch_size']}")
+        return (TextIds(ids[:-held_out], vocab, "training"),
+                TextIds(ids[-held_out:], vocab, "validation"))
+
+    def loaders(self, run):
+        s = run.settings
+        eval_batch = max(1, min(self.EVAL_BATCH_SIZE, (len(run.test_set) - 1) // 2))
+        return (list(bptt_batches(batchify(run.train_set.ids, s["batch_size"]), s["seq_len"])),
+                list(bptt_batches(batchify(run.test_set.ids, eval_batch), s["seq_len"])))
+
+    def build_model(self, run):
+        s = run.settings
+        return CharLSTM(len(run.train_set.vocab), s["embedding_dim"], s["hidden_size"],
+                        s["num_layers"])
+
+    def optimizer(self, model, settings):
+        return optim.Adam(model.parameters(), lr=settings["lr"]), None
+
+    def changeable_on_resume(self, settings):
+        return ("epochs",)  # a constant lr: a run can be extended
+
+    def start_epoch(self, run):
+        run.hidden = None  # each epoch reads the streams from their start
+
+    def train_step(self, run, inputs, targets):
+        logits, hidden = run.model(inputs, run.hidden)
+        run.hidden = detach_hidden(hidden)
+        loss = run.loss_fn(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        run.optimizer.zero_grad()
+        loss.backward()
+        if run.settings["clip"]:
+            nn.utils.clip_grad_norm_(run.model.parameters(), run.settings["clip"])
+        run.optimizer.step()
+        return loss.item(), targets.numel()
+
+    def evaluate(self, run):
+        val_loss = evaluate_language_model(run.model, run.test_loader)
+        return {"val_loss": val_loss}, {"val_loss": val_loss}
+
+    def checkpoint_extras(self, run):
+        return {"vocab": run.train_set.vocab.state_dict()}
+
+    def describe(self, run):
+        s = run.settings
+        parameters = sum(p.numel() for p in run.model.parameters())
+        plays = "all the plays" if s["plays"] == "all" else s["plays"]
+        return (f"CharLSTM (embedding {s['embedding_dim']}, {s['num_layers']}x LSTM "
+                f"{s['hidden_size']}, {parameters / 1e6:.2f}M parameters) on {len(run.train_set):,} "
+                f"training and {len(run.test_set):,} validation characters of {plays} (vocabulary "
+                f"{len(run.train_set.vocab)}); Adam lr {s['lr']}, clip {s['clip']}, batch "
+                f"{s['batch_size']}, sequence {s['seq_len']}, seed {s['seed']}, "
+                f"{minifw.get_num_threads()} threads")
+
+
+register(CharLSTMRecipe())
+
+
+def evaluate_language_model(model, batches):
+    """The mean cross-entropy per token of the model's next-token predictions over (input,
+    target) batches read in order, the hidden state carried from one batch to the next."""
+    model.eval()
+    total = count = 0.0
+    hidden = None
+    with minifw.no_grad():
+        for inputs, targets in batches:
+            logits, hidden = model(inputs, hidden)
+            loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                               targets.reshape(-1))
+            total += loss.item() * targets.numel()
+            count += targets.numel()
+    model.train()
+    return total / count
+
+
+def load_char_model(checkpoint):
+    """(CharLSTM, CharVocab) from a checkpoint dict (minifw.load) of `minifw train charlstm`."""
+    recipe = get_recipe("charlstm")
+    settings = resumed_settings(recipe, checkpoint)
+    try:
+        vocab = CharVocab.from_state_dict(checkpoint["vocab"])
+        model = CharLSTM(len(vocab), settings["embedding_dim"], settings["hidden_size"],
+                         settings["num_layers"])
+        model.load_state_dict(checkpoint["model"])
+    except (KeyError, ValueError, RuntimeError, TypeError) as e:
+        raise TrainingError(f"the checkpoint holds no usable CharLSTM ({type(e).__name__}: {e})")
+    return model, vocab
+
+
+def sample_text(model, vocab, prompt, length, temperature=1.0, seed=0):
+    """`length` characters drawn one at a time from the model's next-character distribution
+    (softmax of logits / temperature), after warming its hidden state on `prompt`; the same
+    seed gives the same text."""
+    if not isinstance(prompt, str) or not prompt:
+        raise ValueError("sample: the prompt must be a non-empty string (the model needs a "
+                         "character to start from)")
+    unknown = sorted(set(prompt) - set(vocab.chars))
+    if unknown:
+        raise ValueError(f"sample: the prompt has characters outside the model's vocabulary of "
+                         f"{len(vocab)}: {', '.join(map(repr, unknown))}")
+    if not temperature > 0:
+        raise ValueError(f"sample: temperature must be > 0, got {temperature!r}")
+    rng = np.random.default_rng(seed)
+    model.eval()
+    chars = []
+    with minifw.no_grad():
+        ids = minifw.from_numpy(vocab.encode(prompt).reshape(-1, 1))
+        logits, hidden = model(ids)
+        for _ in range(length):
+            scores = logits.numpy()[-1, 0].astype(np.float64) / temperature
+            probabilities = np.exp(scores - scores.max())
+            next_id = int(rng.choice(len(vocab), p=probabilities / probabilities.sum()))
+            chars.append(vocab.chars[next_id])
+            logits, hidden = model(minifw.from_numpy(np.array([[next_id]], np.int64)), hidden)
+    return "".join(chars)
