@@ -35,15 +35,25 @@ import tempfile
 import time
 import tracemalloc
 from collections import OrderedDict
+from typing import NamedTuple
 
 import minifw
 from minifw import engines, nn, optim
-from minifw.models import AlexNet, AlexNetSmall, LeNet
+from minifw.models import AlexNet, AlexNetSmall, CharLSTM, LeNet
 
-# name: (model class, input shape without the batch, classes)
+
+class TokenIds(NamedTuple):
+    """A model input of token ids, (seq_len, batch) int64, instead of a (batch, *shape) tensor;
+    the targets are one id per position, (seq_len * batch,)."""
+    seq_len: int
+
+
+# name: (model class, input shape without the batch (or TokenIds), classes)
 MODELS = {"lenet": (LeNet, (1, 28, 28), 10),
           "alexnet": (AlexNet, (3, 227, 227), 1000),
-          "alexnet-small": (AlexNetSmall, (1, 32, 32), 10)}
+          "alexnet-small": (AlexNetSmall, (1, 32, 32), 10),
+          # the issue's language model: 65 characters, embedding 128, 2x LSTM 512, 64 steps
+          "charlstm": (lambda: CharLSTM(65, 128, 512, 2), TokenIds(64), 65)}
 MINIFW_ENGINES = tuple(engines.ENGINES)
 ENGINES = MINIFW_ENGINES + ("torch",)
 
@@ -90,8 +100,12 @@ def _setup(model_name, batch_size, seed=0, device="cpu"):
     minifw.manual_seed(seed)
     model = cls().to(device)
     optimizer = optim.SGD(model.parameters(), **SGD_SETTINGS)
-    x = minifw.randn(batch_size, *shape, device=device)
-    target = minifw.randint(0, classes, (batch_size,), device=device)
+    if isinstance(shape, TokenIds):
+        x = minifw.randint(0, classes, (shape.seq_len, batch_size), device=device)
+        target = minifw.randint(0, classes, (shape.seq_len * batch_size,), device=device)
+    else:
+        x = minifw.randn(batch_size, *shape, device=device)
+        target = minifw.randint(0, classes, (batch_size,), device=device)
     return model, optimizer, x, target
 
 
@@ -107,6 +121,14 @@ def _torch_layer(torch, layer, name):
                           layer.padding, layer.dilation, layer.groups, bias=layer.bias is not None)
     elif isinstance(layer, nn.Linear):
         made = tnn.Linear(layer.in_features, layer.out_features, bias=layer.bias is not None)
+    elif isinstance(layer, nn.Embedding):
+        made = tnn.Embedding(layer.num_embeddings, layer.embedding_dim, layer.padding_idx)
+    elif type(layer) in (nn.LSTM, nn.GRU):
+        # the same parameter names (weight_ih_l0, ...), so the state dict copies across
+        made = getattr(tnn, type(layer).__name__)(
+            layer.input_size, layer.hidden_size, layer.num_layers, bias=layer.bias,
+            batch_first=layer.batch_first, dropout=layer.dropout,
+            bidirectional=layer.bidirectional)
     elif isinstance(layer, nn.MaxPool2d):
         made = tnn.MaxPool2d(layer.kernel_size, layer.stride, layer.padding, layer.dilation,
                              ceil_mode=layer.ceil_mode)
@@ -213,10 +235,13 @@ def time_iteration(model, optimizer, x, target, loss_fn, sync=None):
         start = clock()
         out = layer(inp)
         forward[name] = clock() - start
+        if isinstance(out, tuple):  # a recurrent layer's (output, hidden): the output goes on
+            out = out[0]
         steps.append((name, inp, out))
     scores = out.detach().requires_grad_()
     start = clock()
-    loss = loss_fn(scores, target)
+    # a sequence model's (T, N, classes) scores are scored as T * N predictions
+    loss = loss_fn(scores.reshape(-1, scores.shape[-1]) if scores.ndim > 2 else scores, target)
     loss_forward = clock() - start
     start = clock()
     loss.backward()
@@ -269,6 +294,7 @@ def conv_algorithms(model, x):
                 chosen[name] = {d: minifw.ops.conv_algorithm(problem, d)
                                 for d in minifw.ops.conv.DIRECTIONS}
             out = layer(out)
+            out = out[0] if isinstance(out, tuple) else out
     return chosen
 
 
