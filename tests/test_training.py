@@ -127,11 +127,12 @@ def test_evaluate_counts_the_highest_scores_that_match():
 
 
 def test_an_unknown_recipe_names_the_known_ones():
-    message = r"^get_recipe: name must be one of 'lenet', 'alexnet-small'; got 'charlstm'$"
+    message = (r"^get_recipe: name must be one of 'lenet', 'alexnet-small', 'charlstm'; "
+               r"got 'wordlm'$")
     with pytest.raises(ValueError, match=message):
-        training.get_recipe("charlstm")
-    with pytest.raises(ValueError, match="name must be one of 'lenet', 'alexnet-small'"):
-        training.Run("charlstm")
+        training.get_recipe("wordlm")
+    with pytest.raises(ValueError, match="name must be one of 'lenet', 'alexnet-small', 'charlstm'"):
+        training.Run("wordlm")
 
 
 def test_an_unknown_setting_names_the_recipe_and_its_settings(blobs):
