@@ -262,6 +262,7 @@ void rnn_forward(const RnnShape& s, const T* x, const T* h0, const T* c0, const 
     return;
   }
   std::vector<T> rec(s.N * GH), h_buf(lengths ? NH : 0);
+  PackedB<T> w_hh_t;  // W_hh^T in the GEMM's panels, packed once per layer and direction
   const int64_t row_grain = grain_for(GH * kGateCost);
   for (int64_t l = 0; l < s.layers; ++l) {
     const int64_t I = s.layer_input(l);
@@ -274,14 +275,14 @@ void rnn_forward(const RnnShape& s, const T* x, const T* h0, const T* c0, const 
       if (s.bias) broadcast_rows(r.gates, wt.b_ih, steps, GH);
       gemm<T>(false, true, steps, GH, I, T(1), x_in, I, wt.w_ih, I, s.bias ? T(1) : T(0), r.gates, GH, nthreads);
       const int64_t state = (l * s.dirs + d) * NH;
+      pack_b(w_hh_t, true, s.N, GH, H, wt.w_hh, H);
       for (int64_t k = 0; k < s.T; ++k) {
         const int64_t t = step_time(s, d, k), tp = prev_time(d, t);
         int64_t ldh;
         const T* h_prev = h_prev_rows(s, lengths, d, k, h0 + state, out, h_buf.data(), ldh);
         const T* c_prev = s.mode != RnnMode::lstm ? nullptr : k == 0 ? c0 + state : r.c + tp * NH;
         if (s.bias) broadcast_rows(rec.data(), wt.b_hh, s.N, GH);
-        gemm<T>(false, true, s.N, GH, H, T(1), h_prev, ldh, wt.w_hh, H, s.bias ? T(1) : T(0), rec.data(), GH,
-                nthreads);
+        gemm<T>(false, s.N, GH, H, T(1), h_prev, ldh, w_hh_t, s.bias ? T(1) : T(0), rec.data(), GH, nthreads);
         for_each_range(s.N, nthreads, row_grain, [&](int64_t n0, int64_t n1) {
           forward_step(s, r.gates + t * s.N * GH, rec.data(), h_prev, ldh, c_prev, out + t * s.N * DH + d * H, DH,
                        r.c ? r.c + t * NH : nullptr, r.hn ? r.hn + t * NH : nullptr, lengths, t, n0, n1);
@@ -320,6 +321,7 @@ void rnn_backward_data(const RnnShape& s, const T* w, T* reserve, const T* h0, c
   std::vector<T> dlayer[2];
   if (s.layers > 1) dlayer[0].resize(steps * DH), dlayer[1].resize(steps * DH);
   std::vector<T> dh_a(NH), dh_b(NH), h_buf(lengths ? NH : 0);
+  PackedB<T> w_hh;  // in the GEMM's panels, packed once per layer and direction
   const int64_t row_grain = grain_for(GH * kGateCost);
   const T* dout = dy;
   for (int64_t l = s.layers - 1; l >= 0; --l) {
@@ -339,6 +341,7 @@ void rnn_backward_data(const RnnShape& s, const T* w, T* reserve, const T* h0, c
         if (dc_n) std::memcpy(dc, dc_n + state, sizeof(T) * NH);
         else std::memset(dc, 0, sizeof(T) * NH);
       }
+      pack_b(w_hh, false, s.N, H, GH, wt.w_hh, H);
       for (int64_t k = s.T - 1; k >= 0; --k) {
         const int64_t t = step_time(s, d, k), tp = prev_time(d, t);
         int64_t ldh;
@@ -350,7 +353,7 @@ void rnn_backward_data(const RnnShape& s, const T* w, T* reserve, const T* h0, c
                         r.c ? r.c + t * NH : nullptr, c_prev, r.hn ? r.hn + t * NH : nullptr, r.dgates + at,
                         r.dgates_h + at, dc, dh_next, lengths, t, n0, n1);
         });
-        gemm<T>(false, false, s.N, H, GH, T(1), r.dgates_h + at, GH, wt.w_hh, H, T(1), dh_next, H, nthreads);
+        gemm<T>(false, s.N, H, GH, T(1), r.dgates_h + at, GH, w_hh, T(1), dh_next, H, nthreads);
         std::swap(dh, dh_next);
       }
       std::memcpy(dh0 + state, dh, sizeof(T) * NH);

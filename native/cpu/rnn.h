@@ -10,6 +10,9 @@
 // gate backward and dh_prev = dgates * W_hh; after the loop dX = dgates * W_ih
 // in one GEMM. The weight gradients are GEMMs over all steps at once, from the
 // gate gradients the data backward leaves in the reserve.
+// The per-step GEMMs share W_hh across all T steps: it is packed into the
+// GEMM's micro-panels once per layer and direction (PackedB, gemm.h) rather
+// than at every step.
 //
 // Flat weights, for layer l, direction d (0 forward, 1 reverse), in order:
 //   W_ih (G*H, I_l), W_hh (G*H, H), [b_ih (G*H), b_hh (G*H)]
