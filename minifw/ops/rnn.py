@@ -185,7 +185,7 @@ def _check_lengths(fn, lengths, t, n):
     if lengths is None:
         return np.empty(0, np.int64)
     arr = np.asarray(lengths)
-    if arr.dtype.kind not in "iu":
+    if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind == "f"):  # [] is float64
         raise TypeError(f"{fn}: lengths must be integers (one sequence length per batch entry), got dtype "
                         f"{arr.dtype}")
     if arr.ndim != 1 or arr.shape[0] != n:

@@ -297,6 +297,16 @@ def test_gradients_with_lengths_match_finite_differences(rng, mode, layout):
         assert not dx[length:, n].any()
 
 
+def test_lengths_of_an_empty_batch(rng):
+    desc, _, _, _, w = _problem(rng, "lstm", 2, True, True, np.float64, 3, 0)
+    x = np.zeros((3, 0, INPUT))
+    y, h_n, c_n, reserve = ops.rnn_forward(desc, x, None, None, w, lengths=[])
+    assert y.shape == (3, 0, 2 * HIDDEN) and h_n.shape == c_n.shape == (4, 0, HIDDEN)
+    dx, _, _ = ops.rnn_backward_data(desc, x, w, reserve, None, None, np.zeros(y.shape), None, None, lengths=[])
+    assert dx.shape == x.shape
+    np.testing.assert_array_equal(ops.rnn_backward_weights(desc, x, reserve, None, np.zeros_like(w), lengths=[]), 0)
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
 def test_lengths_all_T_give_exactly_the_fixed_length_results(rng, dtype, mode):
