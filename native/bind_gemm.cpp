@@ -52,9 +52,36 @@ void gemm_entry(py::array a, py::array b, py::array c, bool trans_a, bool trans_
   gemm<T>(trans_a != av.transposed, trans_b != bv.transposed, M, N, K, static_cast<T>(alpha), av.data,
           av.ld, bv.data, bv.ld, static_cast<T>(beta), cp, N, get_num_threads());
 }
+
+// The pre-packed-B path, for its tests: op(B) packed once, then `repeats`
+// products C = alpha * op(A) * op(B) + beta * C into the same C, each reading
+// the one packed copy.
+template <typename T>
+void gemm_prepacked_b_entry(py::array a, py::array b, py::array c, bool trans_a, bool trans_b, double alpha,
+                            double beta, int64_t repeats) {
+  if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2)
+    throw py::value_error("gemm_prepacked_b: a, b and c must be 2-D");
+  const int64_t M = trans_a ? a.shape(1) : a.shape(0);
+  const int64_t K = trans_a ? a.shape(0) : a.shape(1);
+  const int64_t Kb = trans_b ? b.shape(1) : b.shape(0);
+  const int64_t N = trans_b ? b.shape(0) : b.shape(1);
+  if (K != Kb) throw py::value_error("gemm_prepacked_b: inner dimensions differ");
+  if (c.shape(0) != M || c.shape(1) != N) throw py::value_error("gemm_prepacked_b: c has the wrong shape");
+  T* cp = out_ptr<T>(c, M * N, "c");
+  MatrixView<T> av = matrix_view<T>(a, "a"), bv = matrix_view<T>(b, "b");
+  require_disjoint({{&c, "c"}}, {{&a, "a"}, {&b, "b"}});
+  py::gil_scoped_release release;
+  PackedB<T> packed;
+  pack_b<T>(packed, trans_b != bv.transposed, M, N, K, bv.data, bv.ld);
+  for (int64_t r = 0; r < repeats; ++r)
+    gemm<T>(trans_a != av.transposed, M, N, K, static_cast<T>(alpha), av.data, av.ld, packed,
+            static_cast<T>(beta), cp, N, get_num_threads());
+}
 }  // namespace
 
 MINIFW_BINDINGS(bind_gemm) {
+  m.def("gemm_prepacked_b_f32", &gemm_prepacked_b_entry<float>);
+  m.def("gemm_prepacked_b_f64", &gemm_prepacked_b_entry<double>);
   def_kernel(m, {"gemm", "", "cpu"}, &gemm_entry<float>, &gemm_entry<double>, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("trans_a"),
         py::arg("trans_b"), py::arg("alpha"), py::arg("beta"));
   // The micro-kernel a product with m rows of C runs (m = 0: the ISA's largest).

@@ -1,6 +1,8 @@
 // Bindings for the recurrent layers: the mode's name, the sizes as ints, flat
 // arrays in (x (T, N, I), states (L*D, N, H), the flat weights and the
 // reserve). Cell states are LSTM's only: other modes pass empty arrays.
+// lengths, the last argument: int64, empty for "every sequence is T long", or
+// N values each in [1, T] (checked here: the kernels index by them).
 #include <stdexcept>
 
 #include "bind_util.h"
@@ -31,10 +33,19 @@ RnnShape to_shape(const std::string& mode, int64_t input_size, int64_t hidden, i
   return s;
 }
 
+const int64_t* lengths_ptr(const py::array& lengths, const RnnShape& s) {
+  if (lengths.size() == 0) return nullptr;
+  const int64_t* p = in_ptr<int64_t>(lengths, s.N, "lengths");
+  for (int64_t n = 0; n < s.N; ++n)
+    require(p[n] >= 1 && p[n] <= s.T, "lengths: each must be in [1, T=" + std::to_string(s.T) + "], got " +
+                                          std::to_string(p[n]) + " at index " + std::to_string(n));
+  return p;
+}
+
 template <typename T>
 void forward(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs, bool bias,
              int64_t steps, int64_t N, py::array x, py::array h0, py::array c0, py::array w, py::array y,
-             py::array h_n, py::array c_n, py::array reserve) {
+             py::array h_n, py::array c_n, py::array reserve, py::array lengths) {
   const RnnShape s = to_shape(mode, input_size, hidden, layers, dirs, bias, steps, N);
   const T* xp = in_ptr<T>(x, s.x_elems(), "x");
   const T* h0p = in_ptr<T>(h0, s.state_elems(), "h0");
@@ -44,16 +55,18 @@ void forward(const std::string& mode, int64_t input_size, int64_t hidden, int64_
   T* hnp = out_ptr<T>(h_n, s.state_elems(), "h_n");
   T* cnp = out_ptr<T>(c_n, s.cell_elems(), "c_n");
   T* rp = out_ptr<T>(reserve, s.reserve_size(), "reserve");
+  const int64_t* lp = lengths_ptr(lengths, s);
   require_disjoint({{&y, "y"}, {&h_n, "h_n"}, {&c_n, "c_n"}, {&reserve, "reserve"}},
                    {{&x, "x"}, {&h0, "h0"}, {&c0, "c0"}, {&w, "weights"}});
   py::gil_scoped_release release;
-  rnn_forward<T>(s, xp, h0p, c0p, wp, yp, hnp, cnp, rp, get_num_threads());
+  rnn_forward<T>(s, xp, h0p, c0p, wp, yp, hnp, cnp, rp, lp, get_num_threads());
 }
 
 template <typename T>
 void backward_data(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs,
                    bool bias, int64_t steps, int64_t N, py::array w, py::array reserve, py::array h0, py::array c0,
-                   py::array dy, py::array dh_n, py::array dc_n, py::array dx, py::array dh0, py::array dc0) {
+                   py::array dy, py::array dh_n, py::array dc_n, py::array dx, py::array dh0, py::array dc0,
+                   py::array lengths) {
   const RnnShape s = to_shape(mode, input_size, hidden, layers, dirs, bias, steps, N);
   const T* wp = in_ptr<T>(w, s.weight_count(), "weights");
   T* rp = out_ptr<T>(reserve, s.reserve_size(), "reserve");  // the gate gradients are stored in it
@@ -65,24 +78,26 @@ void backward_data(const std::string& mode, int64_t input_size, int64_t hidden, 
   T* dxp = out_ptr<T>(dx, s.x_elems(), "dx");
   T* dh0p = out_ptr<T>(dh0, s.state_elems(), "dh0");
   T* dc0p = out_ptr<T>(dc0, s.cell_elems(), "dc0");
+  const int64_t* lp = lengths_ptr(lengths, s);
   require_disjoint({{&reserve, "reserve"}, {&dx, "dx"}, {&dh0, "dh0"}, {&dc0, "dc0"}},
                    {{&w, "weights"}, {&h0, "h0"}, {&c0, "c0"}, {&dy, "dy"}, {&dh_n, "dh_n"}, {&dc_n, "dc_n"}});
   py::gil_scoped_release release;
-  rnn_backward_data<T>(s, wp, rp, h0p, c0p, dyp, dhnp, dcnp, dxp, dh0p, dc0p, get_num_threads());
+  rnn_backward_data<T>(s, wp, rp, h0p, c0p, dyp, dhnp, dcnp, dxp, dh0p, dc0p, lp, get_num_threads());
 }
 
 template <typename T>
 void backward_weights(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs,
                       bool bias, int64_t steps, int64_t N, py::array x, py::array reserve, py::array h0,
-                      py::array dw) {
+                      py::array dw, py::array lengths) {
   const RnnShape s = to_shape(mode, input_size, hidden, layers, dirs, bias, steps, N);
   const T* xp = in_ptr<T>(x, s.x_elems(), "x");
   const T* rp = in_ptr<T>(reserve, s.reserve_size(), "reserve");
   const T* h0p = in_ptr<T>(h0, s.state_elems(), "h0");
   T* dwp = out_ptr<T>(dw, s.weight_count(), "dweights");
+  const int64_t* lp = lengths_ptr(lengths, s);
   require_disjoint({{&dw, "dweights"}}, {{&x, "x"}, {&reserve, "reserve"}, {&h0, "h0"}});
   py::gil_scoped_release release;
-  rnn_backward_weights<T>(s, xp, rp, h0p, dwp, get_num_threads());
+  rnn_backward_weights<T>(s, xp, rp, h0p, dwp, lp, get_num_threads());
 }
 }  // namespace
 

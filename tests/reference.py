@@ -571,9 +571,10 @@ def rnn_cell_ref(mode, x, h, c, w_ih, w_hh, b_ih, b_hh):
     return (np.tanh(pre) if mode == "rnn_tanh" else np.maximum(pre, 0)), None
 
 
-def rnn_forward_ref(desc, x, h0, c0, weights):
+def rnn_forward_ref(desc, x, h0, c0, weights, lengths=None):
     """(y, h_n, c_n) in float64 by a loop over layers, directions and steps, the
-    weights read through desc.views (PyTorch's names)."""
+    weights read through desc.views (PyTorch's names). With lengths, sequence n
+    steps only at t < lengths[n]: elsewhere its state is kept and its output is 0."""
     w = {k: np.asarray(v, np.float64) for k, v in desc.views(np.asarray(weights)).items()}
     x = np.asarray(x, np.float64)
     T, N, _ = x.shape
@@ -582,6 +583,7 @@ def rnn_forward_ref(desc, x, h0, c0, weights):
     lstm = desc.mode == "lstm"
     c0 = (np.zeros_like(h0) if c0 is None else np.asarray(c0, np.float64)) if lstm else None
     h_n, c_n = np.zeros_like(h0), np.zeros_like(h0) if lstm else None
+    steps = np.full(N, T) if lengths is None else np.asarray(lengths)
     inp = x
     for layer in range(desc.num_layers):
         out = np.zeros((T, N, D * H))
@@ -591,8 +593,11 @@ def rnn_forward_ref(desc, x, h0, c0, weights):
             args = [w[f"{n}_l{layer}{sfx}"] if f"{n}_l{layer}{sfx}" in w else None
                     for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
             for t in (range(T) if d == 0 else reversed(range(T))):
-                h, c = rnn_cell_ref(desc.mode, inp[t], h, c, *args)
-                out[t, :, d * H:(d + 1) * H] = h
+                live = (t < steps)[:, None]
+                h_new, c_new = rnn_cell_ref(desc.mode, inp[t], h, c, *args)
+                h = np.where(live, h_new, h)
+                c = np.where(live, c_new, c) if lstm else None
+                out[t, :, d * H:(d + 1) * H] = np.where(live, h, 0.0)
             h_n[k] = h
             if lstm:
                 c_n[k] = c

@@ -9,13 +9,20 @@ PyTorch's formulas and weight layout (torch.nn.LSTM, GRU, RNN):
 
 Layer l > 0 reads the previous layer's output (both directions concatenated,
 forward first); the reverse direction runs t = T-1 .. 0 and writes its half of
-y at the same t. Fixed sequence length; time-major x (T, N, I).
+y at the same t. Time-major x (T, N, I).
+
+Variable lengths (`lengths=`, N ints in [1, T], any order), as PyTorch's packed
+sequences: sequence n takes no step at t >= lengths[n], where its output is 0
+in both directions and dy is ignored (dx there is 0); the forward direction's
+h_n/c_n are the state after step lengths[n] - 1, and the reverse direction
+starts there from h0 and ends after step 0. Pass the same lengths to all three
+calls.
 
     desc = RNNDescriptor("lstm", input_size=3, hidden_size=4, num_layers=2, bidirectional=True)
     w = np.zeros(desc.weight_count(), np.float32); desc.views(w)["weight_ih_l0"][...] = ...
-    y, h_n, c_n, reserve = rnn_forward(desc, x, h0, c0, w)
-    dx, dh0, dc0 = rnn_backward_data(desc, x, w, reserve, h0, c0, dy, dh_n, dc_n)
-    rnn_backward_weights(desc, x, reserve, h0, dw)      # dw += ..., the layout of w
+    y, h_n, c_n, reserve = rnn_forward(desc, x, h0, c0, w, lengths=[5, 2, 7])
+    dx, dh0, dc0 = rnn_backward_data(desc, x, w, reserve, h0, c0, dy, dh_n, dc_n, lengths=[5, 2, 7])
+    rnn_backward_weights(desc, x, reserve, h0, dw, lengths=[5, 2, 7])   # dw += ..., the layout of w
 
 Flat weights: one 1-D buffer holding, for each layer l and each direction
 (suffix "" then "_reverse"), in this order and with PyTorch's names:
@@ -31,7 +38,8 @@ The reserve (`desc.reserve_size(T, N)` elements) is what the forward keeps for
 the backward: per layer its output (T, N, D*H), and per layer and direction the
 activated gates (T, N, G*H), the gate gradients that rnn_backward_data stores
 for rnn_backward_weights (T, N, G*H), GRU's recurrent-side gate gradients
-(T, N, G*H) and W_hn h + b_hn (T, N, H), LSTM's cell states (T, N, H). So
+(T, N, G*H) and W_hn h + b_hn (T, N, H), LSTM's cell states (T, N, H) (past a sequence's end: zero gates, the kept cell
+state). So
 rnn_backward_weights must follow rnn_backward_data on the same reserve.
 """
 import numpy as np
@@ -171,14 +179,31 @@ def _cell(fn, name, a, desc, n, *, optional=False):
     return np.empty(0, desc.dtype)
 
 
+def _check_lengths(fn, lengths, t, n):
+    """None, or N integers in [1, T] as a contiguous int64 array; the kernel gets
+    an empty array for None."""
+    if lengths is None:
+        return np.empty(0, np.int64)
+    arr = np.asarray(lengths)
+    if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind == "f"):  # [] is float64
+        raise TypeError(f"{fn}: lengths must be integers (one sequence length per batch entry), got dtype "
+                        f"{arr.dtype}")
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"{fn}: lengths must hold N={n} values (one per batch entry), got shape {arr.shape}")
+    bad = np.flatnonzero((arr < 1) | (arr > t))
+    if bad.size:
+        raise ValueError(f"{fn}: lengths must each be in [1, T={t}], got {arr[bad[0]]} at index {bad[0]}")
+    return np.ascontiguousarray(arr, np.int64)
+
+
 def _sizes(desc, x):
     return (desc.mode, desc.input_size, desc.hidden_size, desc.num_layers, desc.num_directions, desc.bias,
             x.shape[0], x.shape[1])
 
 
-def rnn_forward(desc, x, h0, c0, weights, training=True):
+def rnn_forward(desc, x, h0, c0, weights, training=True, lengths=None):
     """(y (T, N, D*H), h_n (L*D, N, H), c_n (LSTM) or None, reserve (training) or None).
-    h0 (and c0) may be None for zeros."""
+    h0 (and c0) may be None for zeros; lengths None (all T) or N sequence lengths."""
     fn = "rnn_forward"
     _check_desc(fn, desc)
     x = _check_x(fn, desc, x)
@@ -187,12 +212,14 @@ def rnn_forward(desc, x, h0, c0, weights, training=True):
     c0 = _cell(fn, "c0", c0, desc, n, optional=True)
     weights = _check_weights(fn, "weights", weights, desc)
     training = check_bool(fn, "training", training)
+    lengths = _check_lengths(fn, lengths, t, n)
     y = np.empty((t, n, desc.num_directions * desc.hidden_size), desc.dtype)
     h_n = np.empty_like(h0)
     c_n = np.empty_like(c0)
     # The forward keeps each layer's output and gates there also when not training.
     reserve = np.empty(desc.reserve_size(t, n), desc.dtype)
-    devices.kernel_for("rnn", "forward", x)(*_sizes(desc, x), x, h0, c0, weights, y, h_n, c_n, reserve)
+    devices.kernel_for("rnn", "forward", x)(*_sizes(desc, x), x, h0, c0, weights, y, h_n, c_n, reserve,
+                                            lengths)
     return y, h_n, (c_n if desc.mode == "lstm" else None), (reserve if training else None)
 
 
@@ -208,7 +235,7 @@ def _check_reserve(fn, desc, reserve, t, n):
     return reserve
 
 
-def rnn_backward_data(desc, x, weights, reserve, h0, c0, dy, dh_n, dc_n):
+def rnn_backward_data(desc, x, weights, reserve, h0, c0, dy, dh_n, dc_n, lengths=None):
     """(dx, dh0, dc0 (LSTM) or None) from the forward's reserve; dh_n and dc_n may
     be None (zeros). Stores the gate gradients in the reserve for rnn_backward_weights."""
     fn = "rnn_backward_data"
@@ -227,13 +254,14 @@ def rnn_backward_data(desc, x, weights, reserve, h0, c0, dy, dh_n, dc_n):
         raise ValueError(f"{fn}: dy must have y's shape {y_shape}, got {tuple(dy.shape)}")
     dh_n = _check_state(fn, "dh_n", dh_n, desc, n, optional=True)
     dc_n = _cell(fn, "dc_n", dc_n, desc, n, optional=True)
+    lengths = _check_lengths(fn, lengths, t, n)
     dx, dh0, dc0 = np.empty_like(x), np.empty_like(h0), np.empty_like(c0)
     devices.kernel_for("rnn", "backward_data", x)(*_sizes(desc, x), weights, reserve, h0, c0, dy, dh_n, dc_n,
-                                                  dx, dh0, dc0)
+                                                  dx, dh0, dc0, lengths)
     return dx, dh0, (dc0 if desc.mode == "lstm" else None)
 
 
-def rnn_backward_weights(desc, x, reserve, h0, dweights):
+def rnn_backward_weights(desc, x, reserve, h0, dweights, lengths=None):
     """dweights += the weight gradients (the flat layout), in place; after
     rnn_backward_data on the same reserve. Returns dweights."""
     fn = "rnn_backward_weights"
@@ -246,5 +274,6 @@ def rnn_backward_weights(desc, x, reserve, h0, dweights):
     if not dweights.flags.c_contiguous or not dweights.flags.writeable:
         raise ValueError(f"{fn}: dweights is updated in place and must be writable and C-contiguous")
     _check_weights(fn, "dweights", dweights, desc)
-    devices.kernel_for("rnn", "backward_weights", x)(*_sizes(desc, x), x, reserve, h0, dweights)
+    lengths = _check_lengths(fn, lengths, t, n)
+    devices.kernel_for("rnn", "backward_weights", x)(*_sizes(desc, x), x, reserve, h0, dweights, lengths)
     return dweights

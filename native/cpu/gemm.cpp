@@ -167,11 +167,14 @@ void gemm_block(const GemmKernel<T>& kern, int64_t m0, int64_t m1, int64_t n0, i
   if (k0 >= k1) return scale_output(m0, m1, n0, n1, beta, out);
   const int mr = kern.mr, nr = kern.nr;
   const int64_t K = k1 - k0;
-  const int64_t kc_step = balanced_block(K, kern.kc, 8);
+  const int64_t kc_step = b.packed ? b.packed_kc : balanced_block(K, kern.kc, 8);
   const int64_t mc_step = round_up(balanced_block(m1 - m0, kern.mc, mr), mr);
   const int64_t nc_step = round_up(balanced_block(n1 - n0, kern.nc, nr), nr);
   T* pack_a = static_cast<T*>(thread_scratch(0, sizeof(T) * mc_step * kc_step));
-  T* pack_b = static_cast<T*>(thread_scratch(1, sizeof(T) * kc_step * nc_step));
+  // A pre-packed B is read in place: its K block pc starts at Npad * pc, and
+  // within it the panel of columns from jc (a multiple of nr) at jc * kc.
+  T* pack_b = b.packed ? nullptr : static_cast<T*>(thread_scratch(1, sizeof(T) * kc_step * nc_step));
+  const int64_t Npad = b.packed ? round_up(b.packed_outer, nr) : 0;
   alignas(64) T tile[32 * 64];  // an edge or scattered tile (mr * nr <= 32 * 64)
   int64_t coff[64];
 
@@ -213,7 +216,8 @@ void gemm_block(const GemmKernel<T>& kern, int64_t m0, int64_t m1, int64_t n0, i
         a.pack(a.self, pack_a, ic, mc, pc, kc, mr);
         for (int64_t jc = n0; jc < n1; jc += nc_step) {
           const int64_t nc = std::min(nc_step, n1 - jc);
-          b.pack(b.self, pack_b, jc, nc, pc, kc, nr);
+          if (b.packed) pack_b = const_cast<T*>(b.packed) + Npad * pc + jc * kc;
+          else b.pack(b.self, pack_b, jc, nc, pc, kc, nr);
           macro(ic, mc, jc, nc, kc, pc == k0 ? beta : T(1));  // later K blocks accumulate
         }
       }
@@ -224,7 +228,8 @@ void gemm_block(const GemmKernel<T>& kern, int64_t m0, int64_t m1, int64_t n0, i
     const int64_t nc = std::min(nc_step, n1 - jc);
     for (int64_t pc = k0; pc < k1; pc += kc_step) {
       const int64_t kc = std::min(kc_step, k1 - pc);
-      b.pack(b.self, pack_b, jc, nc, pc, kc, nr);
+      if (b.packed) pack_b = const_cast<T*>(b.packed) + Npad * pc + jc * kc;
+      else b.pack(b.self, pack_b, jc, nc, pc, kc, nr);
       for (int64_t ic = m0; ic < m1; ic += mc_step) {
         const int64_t mc = std::min(mc_step, m1 - ic);
         a.pack(a.self, pack_a, ic, mc, pc, kc, mr);
@@ -316,7 +321,7 @@ void gemm_packed(int64_t M, int64_t N, int64_t K, T alpha, PackSource<T> a, Pack
   const double split_k_cost =
       (static_cast<double>(Mp) * Np + kPackCost * (Mp + Np)) / nthreads +
       static_cast<double>(M) * N * nthreads * kPackCost / std::max<int64_t>(K, 1);
-  if (K >= 2 * kern.kc * nthreads && split_k_cost < 0.8 * best_cost) {
+  if (!b.packed && K >= 2 * kern.kc * nthreads && split_k_cost < 0.8 * best_cost) {
     gemm_split_k(kern, M, N, K, alpha, a, b, beta, out, nthreads);
     return;
   }
@@ -392,13 +397,18 @@ PackSource<T> strided_source(const StridedMatrix<T>* m) {
 // C rows up to which, and K from which, A * B^T runs as dot products.
 constexpr int64_t kDotMaxRows = 16, kDotMinK = 64;
 
+// Whether gemm runs this product as dot products (no packing, see gemm below).
+inline bool dot_product_shape(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K) {
+  return !trans_a && trans_b && M > 0 && M <= kDotMaxRows && N > 0 && K >= kDotMinK;
+}
+
 template <typename T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
           int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc, int nthreads) {
   // A few rows of C times a B given transposed (an inner product at a small
   // batch): dot products, no packing. The threads share C's columns, so each
   // streams its part of B once.
-  if (!trans_a && trans_b && M > 0 && M <= kDotMaxRows && N > 0 && K >= kDotMinK) {
+  if (dot_product_shape(trans_a, trans_b, M, N, K)) {
     const GemmKernels<T>& ks = select_isa_variant<GemmKernels<T>>(active_isa());
     const int64_t units = ceil_div(N, ks.dot_nb);
     const int threads = static_cast<double>(M) * N * K < 64.0 * 64 * 64
@@ -420,6 +430,35 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
                  nthreads);
 }
 
+template <typename T>
+void pack_b(PackedB<T>& out, bool trans_b, int64_t M, int64_t N, int64_t K, const T* B, int64_t ldb) {
+  out.data = B, out.ld = ldb, out.trans = trans_b, out.M = M, out.N = N, out.K = K;
+  out.kernel = gemm_kernel<T>(active_isa(), M);
+  out.kc = K > 0 ? balanced_block(K, out.kernel.kc, 8) : 0;
+  // A few rows of C times a transposed B run as dot products, which read B as it is.
+  if (M <= 0 || N <= 0 || K <= 0 || dot_product_shape(false, trans_b, M, N, K)) {
+    out.panels.clear();
+    return;
+  }
+  const int64_t Npad = round_up(N, out.kernel.nr);
+  out.panels.resize(Npad * K);
+  const StridedMatrix<T> b{B, ldb, !trans_b};  // B's outer dimension is its column index
+  for (int64_t pc = 0; pc < K; pc += out.kc) {
+    const int64_t kc = std::min(out.kc, K - pc);
+    pack_strided<T>(&b, out.panels.data() + Npad * pc, 0, N, pc, kc, out.kernel.nr);
+  }
+}
+
+template <typename T>
+void gemm(bool trans_a, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const PackedB<T>& b,
+          T beta, T* C, int64_t ldc, int nthreads) {
+  if (b.panels.empty() || M != b.M || N != b.N || K != b.K)
+    return gemm<T>(trans_a, b.trans, M, N, K, alpha, A, lda, b.data, b.ld, beta, C, ldc, nthreads);
+  StridedMatrix<T> a{A, lda, trans_a};
+  PackSource<T> packed{nullptr, nullptr, b.panels.data(), b.kc, N};
+  gemm_packed<T>(M, N, K, alpha, strided_source(&a), packed, beta, GemmOutput<T>{C, ldc}, nthreads, &b.kernel);
+}
+
 #define MINIFW_INSTANTIATE_GEMM(T)                                                                  \
   template GemmKernel<T> gemm_kernel<T>(Isa, int64_t);                                             \
   template GemmKernel<T> cache_blocks<T>(GemmKernel<T>, const CpuCaches&);                        \
@@ -429,7 +468,10 @@ void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, 
                                GemmOutput<T>, int, const GemmKernel<T>*);                          \
   template PackSource<T> strided_source<T>(const StridedMatrix<T>*);                               \
   template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const T*,     \
-                        int64_t, T, T*, int64_t, int);
+                        int64_t, T, T*, int64_t, int);                                                \
+  template void pack_b<T>(PackedB<T>&, bool, int64_t, int64_t, int64_t, const T*, int64_t);        \
+  template void gemm<T>(bool, int64_t, int64_t, int64_t, T, const T*, int64_t, const PackedB<T>&, T, T*, \
+                        int64_t, int);
 MINIFW_INSTANTIATE_GEMM(float)
 MINIFW_INSTANTIATE_GEMM(double)
 

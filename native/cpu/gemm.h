@@ -8,6 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "isa_dispatch.h"
 
@@ -20,11 +21,18 @@ namespace minifw {
 // micro-panels of kc x width values, the panel p holding
 //   dst[(p * kc + k) * width + r] = Op(outer0 + p * width + r, k0 + k),
 // zero for r past outer_len.
+//
+// A source may instead be packed already (B only, see PackedB): `packed` then
+// holds, for each K block of packed_kc values (the last one shorter), all the
+// panels of the whole outer dimension (packed_outer values), and the driver
+// reads them in place.
 template <typename T>
 struct PackSource {
   void (*pack)(const void* self, T* dst, int64_t outer0, int64_t outer_len, int64_t k0, int64_t kc,
                int width);
   const void* self;
+  const T* packed = nullptr;
+  int64_t packed_kc = 0, packed_outer = 0;
 };
 
 // Where results go: C(i, j) = c[i * ldc + offset(j)]. By default offset(j) = j.
@@ -128,6 +136,32 @@ void gemm_packed(int64_t M, int64_t N, int64_t K, T alpha, PackSource<T> a, Pack
 template <typename T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A,
           int64_t lda, const T* B, int64_t ldb, T beta, T* C, int64_t ldc, int nthreads);
+
+// op(B) (K x N) packed once for many products C = alpha * op(A) * op(B) + beta * C
+// that share it (a recurrent layer's W_hh, used at every time step): the panels
+// of every K block, laid out as the driver would pack them for the kernel
+// chosen for C's M rows, so that no product re-packs B. Where the plain gemm
+// would not pack B at all (a few rows of C: dot products) panels stays empty
+// and the products run as the plain gemm does.
+template <typename T>
+struct PackedB {
+  const T* data = nullptr;  // the source: op(B) = trans ? data^T : data, leading dimension ld
+  int64_t ld = 0;
+  bool trans = false;
+  int64_t M = 0, N = 0, K = 0;
+  GemmKernel<T> kernel{};
+  int64_t kc = 0;         // K block of the panels
+  std::vector<T> panels;  // ceil(K / kc) blocks of round_up(N, nr) x kc values
+};
+
+// Fills `out` (its buffer is reused when large enough) for products with M rows.
+template <typename T>
+void pack_b(PackedB<T>& out, bool trans_b, int64_t M, int64_t N, int64_t K, const T* B, int64_t ldb);
+
+// C = alpha * op(A) * op(B) + beta * C with op(B) from pack_b (same M, N, K).
+template <typename T>
+void gemm(bool trans_a, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const PackedB<T>& b,
+          T beta, T* C, int64_t ldc, int nthreads);
 
 // Packers for strided row-major matrices (op = identity or transpose); usable
 // as building blocks by other algorithms.

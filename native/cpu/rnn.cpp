@@ -3,6 +3,7 @@
 // plain loops; vecmath's ISA variants are a later optimisation.
 #include "rnn.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -100,22 +101,57 @@ void broadcast_rows(T* dst, const T* row, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * cols, row, sizeof(T) * cols);
 }
 
+// The hidden state step k of direction d reads (ld in ldh): h0 (this layer and
+// direction's rows) at the first step, else the layer output one step back.
+// With lengths, the reverse direction's sequence n starts from h0 at
+// t = lengths[n] - 1, where the output one step back is padding: such steps
+// gather the rows each sequence reads into buf (N, H).
+template <typename T>
+const T* h_prev_rows(const RnnShape& s, const int64_t* lengths, int64_t d, int64_t k, const T* h0, const T* out,
+                     T* buf, int64_t& ldh) {
+  const int64_t H = s.hidden, DH = s.dirs * H, t = step_time(s, d, k);
+  ldh = H;
+  if (k == 0) return h0;
+  const T* prev = out + prev_time(d, t) * s.N * DH + d * H;
+  bool starts_here = false;
+  for (int64_t n = 0; lengths && d == 1 && n < s.N && !starts_here; ++n) starts_here = lengths[n] <= t + 1;
+  if (!starts_here) {
+    ldh = DH;
+    return prev;
+  }
+  for (int64_t n = 0; n < s.N; ++n)
+    std::memcpy(buf + n * H, lengths[n] <= t + 1 ? h0 + n * H : prev + n * DH, sizeof(T) * H);
+  return buf;
+}
+
 template <typename T>
 inline T sigmoid(T v) {
   return T(1) / (T(1) + std::exp(-v));
 }
 
+// Whether sequence n takes a step at time t.
+inline bool active(const int64_t* lengths, int64_t n, int64_t t) { return !lengths || t < lengths[n]; }
+
 // One step's gates and state update for rows [n0, n1). pre: x W_ih^T + b_ih, in the
 // step's gates rows, replaced by the activated gates; rec: h W_hh^T + b_hh.
+// Rows past their sequence's end (time t) get output 0, gates 0 and the cell
+// state carried over, so that the next step's c_prev is the kept state.
 template <typename T>
 void forward_step(const RnnShape& s, T* gates, const T* rec, const T* h_prev, int64_t ldh, const T* c_prev,
-                  T* h, int64_t ld_out, T* c, T* hn, int64_t n0, int64_t n1) {
+                  T* h, int64_t ld_out, T* c, T* hn, const int64_t* lengths, int64_t t, int64_t n0, int64_t n1) {
   const int64_t H = s.hidden, GH = s.gates() * H;
   for (int64_t n = n0; n < n1; ++n) {
     T* g = gates + n * GH;
     const T* r = rec + n * GH;
     const T* hp = h_prev + n * ldh;
     T* ho = h + n * ld_out;
+    if (!active(lengths, n, t)) {
+      std::fill(ho, ho + H, T(0));
+      std::fill(g, g + GH, T(0));
+      if (c) std::memcpy(c + n * H, c_prev + n * H, sizeof(T) * H);
+      if (hn) std::fill(hn + n * H, hn + (n + 1) * H, T(0));
+      continue;
+    }
     switch (s.mode) {
       case RnnMode::lstm:
         for (int64_t j = 0; j < H; ++j) {
@@ -154,17 +190,26 @@ void forward_step(const RnnShape& s, T* gates, const T* rec, const T* h_prev, in
 // later step, dout: from the layer output (ld ld_out). Writes the
 // pre-activation gradients (dgates for the input side, dgates_h for the
 // recurrent side: GRU's n block differs), updates dc in place (to dc_prev) and
-// sets dh_prev to the part of dh_prev that does not go through W_hh (GRU: z * dh).
+// sets dh_prev to the part of dh_prev that does not go through W_hh (GRU: z * dh,
+// else 0). Rows past their sequence's end (time t) take no step: zero gate
+// gradients, dh and dc carried through unchanged, dout ignored.
 template <typename T>
 void backward_step(const RnnShape& s, const T* gates, const T* dh, const T* dout, int64_t ld_out, const T* h_prev,
                    int64_t ldh, const T* c, const T* c_prev, const T* hn, T* dgates, T* dgates_h, T* dc,
-                   T* dh_prev, int64_t n0, int64_t n1) {
+                   T* dh_prev, const int64_t* lengths, int64_t t, int64_t n0, int64_t n1) {
   const int64_t H = s.hidden, GH = s.gates() * H;
   for (int64_t n = n0; n < n1; ++n) {
     const T* g = gates + n * GH;
     T* dg = dgates + n * GH;
     const T* dhn = dh + n * H;
     const T* dyn = dout + n * ld_out;
+    if (!active(lengths, n, t)) {
+      std::fill(dg, dg + GH, T(0));
+      if (s.mode == RnnMode::gru) std::fill(dgates_h + n * GH, dgates_h + (n + 1) * GH, T(0));
+      std::memcpy(dh_prev + n * H, dhn, sizeof(T) * H);
+      continue;
+    }
+    if (s.mode != RnnMode::gru) std::fill(dh_prev + n * H, dh_prev + (n + 1) * H, T(0));
     switch (s.mode) {
       case RnnMode::lstm:
         for (int64_t j = 0; j < H; ++j) {
@@ -209,14 +254,15 @@ void backward_step(const RnnShape& s, const T* gates, const T* dh, const T* dout
 
 template <typename T>
 void rnn_forward(const RnnShape& s, const T* x, const T* h0, const T* c0, const T* w, T* y, T* h_n, T* c_n,
-                 T* reserve, int nthreads) {
+                 T* reserve, const int64_t* lengths, int nthreads) {
   const int64_t H = s.hidden, GH = s.gates() * H, DH = s.dirs * H, steps = s.T * s.N, NH = s.N * H;
   if (steps == 0) {  // no steps: the final states are the initial ones
     std::memcpy(h_n, h0, sizeof(T) * s.state_elems());
     if (s.mode == RnnMode::lstm) std::memcpy(c_n, c0, sizeof(T) * s.cell_elems());
     return;
   }
-  std::vector<T> rec(s.N * GH);
+  std::vector<T> rec(s.N * GH), h_buf(lengths ? NH : 0);
+  PackedB<T> w_hh_t;  // W_hh^T in the GEMM's panels, packed once per layer and direction
   const int64_t row_grain = grain_for(GH * kGateCost);
   for (int64_t l = 0; l < s.layers; ++l) {
     const int64_t I = s.layer_input(l);
@@ -229,21 +275,28 @@ void rnn_forward(const RnnShape& s, const T* x, const T* h0, const T* c0, const 
       if (s.bias) broadcast_rows(r.gates, wt.b_ih, steps, GH);
       gemm<T>(false, true, steps, GH, I, T(1), x_in, I, wt.w_ih, I, s.bias ? T(1) : T(0), r.gates, GH, nthreads);
       const int64_t state = (l * s.dirs + d) * NH;
+      pack_b(w_hh_t, true, s.N, GH, H, wt.w_hh, H);
       for (int64_t k = 0; k < s.T; ++k) {
         const int64_t t = step_time(s, d, k), tp = prev_time(d, t);
-        const T* h_prev = k == 0 ? h0 + state : out + tp * s.N * DH + d * H;
-        const int64_t ldh = k == 0 ? H : DH;
+        int64_t ldh;
+        const T* h_prev = h_prev_rows(s, lengths, d, k, h0 + state, out, h_buf.data(), ldh);
         const T* c_prev = s.mode != RnnMode::lstm ? nullptr : k == 0 ? c0 + state : r.c + tp * NH;
         if (s.bias) broadcast_rows(rec.data(), wt.b_hh, s.N, GH);
-        gemm<T>(false, true, s.N, GH, H, T(1), h_prev, ldh, wt.w_hh, H, s.bias ? T(1) : T(0), rec.data(), GH,
-                nthreads);
+        gemm<T>(false, s.N, GH, H, T(1), h_prev, ldh, w_hh_t, s.bias ? T(1) : T(0), rec.data(), GH, nthreads);
         for_each_range(s.N, nthreads, row_grain, [&](int64_t n0, int64_t n1) {
           forward_step(s, r.gates + t * s.N * GH, rec.data(), h_prev, ldh, c_prev, out + t * s.N * DH + d * H, DH,
-                       r.c ? r.c + t * NH : nullptr, r.hn ? r.hn + t * NH : nullptr, n0, n1);
+                       r.c ? r.c + t * NH : nullptr, r.hn ? r.hn + t * NH : nullptr, lengths, t, n0, n1);
         });
       }
+      // The last step's state; padded steps carried the cell state to t_last,
+      // while h is read at each sequence's own last step.
       const int64_t t_last = step_time(s, d, s.T - 1);
-      copy_rows(h_n + state, out + t_last * s.N * DH + d * H, s.N, H, DH);
+      if (lengths && d == 0) {
+        for (int64_t n = 0; n < s.N; ++n)
+          std::memcpy(h_n + state + n * H, out + ((lengths[n] - 1) * s.N + n) * DH, sizeof(T) * H);
+      } else {
+        copy_rows(h_n + state, out + t_last * s.N * DH + d * H, s.N, H, DH);
+      }
       if (s.mode == RnnMode::lstm) std::memcpy(c_n + state, r.c + t_last * NH, sizeof(T) * NH);
     }
   }
@@ -252,7 +305,8 @@ void rnn_forward(const RnnShape& s, const T* x, const T* h0, const T* c0, const 
 
 template <typename T>
 void rnn_backward_data(const RnnShape& s, const T* w, T* reserve, const T* h0, const T* c0, const T* dy,
-                       const T* dh_n, const T* dc_n, T* dx, T* dh0, T* dc0, int nthreads) {
+                       const T* dh_n, const T* dc_n, T* dx, T* dh0, T* dc0, const int64_t* lengths,
+                       int nthreads) {
   const int64_t H = s.hidden, GH = s.gates() * H, DH = s.dirs * H, steps = s.T * s.N, NH = s.N * H;
   if (steps == 0) {
     if (dh_n) std::memcpy(dh0, dh_n, sizeof(T) * s.state_elems());
@@ -266,7 +320,8 @@ void rnn_backward_data(const RnnShape& s, const T* w, T* reserve, const T* h0, c
   // The gradient reaching each layer's output, ping-ponged between layers.
   std::vector<T> dlayer[2];
   if (s.layers > 1) dlayer[0].resize(steps * DH), dlayer[1].resize(steps * DH);
-  std::vector<T> dh_a(NH), dh_b(NH);
+  std::vector<T> dh_a(NH), dh_b(NH), h_buf(lengths ? NH : 0);
+  PackedB<T> w_hh;  // in the GEMM's panels, packed once per layer and direction
   const int64_t row_grain = grain_for(GH * kGateCost);
   const T* dout = dy;
   for (int64_t l = s.layers - 1; l >= 0; --l) {
@@ -286,19 +341,19 @@ void rnn_backward_data(const RnnShape& s, const T* w, T* reserve, const T* h0, c
         if (dc_n) std::memcpy(dc, dc_n + state, sizeof(T) * NH);
         else std::memset(dc, 0, sizeof(T) * NH);
       }
+      pack_b(w_hh, false, s.N, H, GH, wt.w_hh, H);
       for (int64_t k = s.T - 1; k >= 0; --k) {
         const int64_t t = step_time(s, d, k), tp = prev_time(d, t);
-        const T* h_prev = k == 0 ? h0 + state : out + tp * s.N * DH + d * H;
-        const int64_t ldh = k == 0 ? H : DH;
+        int64_t ldh;
+        const T* h_prev = h_prev_rows(s, lengths, d, k, h0 + state, out, h_buf.data(), ldh);
         const T* c_prev = s.mode != RnnMode::lstm ? nullptr : k == 0 ? c0 + state : r.c + tp * NH;
         const int64_t at = t * s.N * GH;
         for_each_range(s.N, nthreads, row_grain, [&](int64_t n0, int64_t n1) {
           backward_step(s, r.gates + at, dh, dout + t * s.N * DH + d * H, DH, h_prev, ldh,
                         r.c ? r.c + t * NH : nullptr, c_prev, r.hn ? r.hn + t * NH : nullptr, r.dgates + at,
-                        r.dgates_h + at, dc, dh_next, n0, n1);
+                        r.dgates_h + at, dc, dh_next, lengths, t, n0, n1);
         });
-        gemm<T>(false, false, s.N, H, GH, T(1), r.dgates_h + at, GH, wt.w_hh, H,
-                s.mode == RnnMode::gru ? T(1) : T(0), dh_next, H, nthreads);
+        gemm<T>(false, s.N, H, GH, T(1), r.dgates_h + at, GH, w_hh, T(1), dh_next, H, nthreads);
         std::swap(dh, dh_next);
       }
       std::memcpy(dh0 + state, dh, sizeof(T) * NH);
@@ -314,7 +369,8 @@ void rnn_backward_data(const RnnShape& s, const T* w, T* reserve, const T* h0, c
 }
 
 template <typename T>
-void rnn_backward_weights(const RnnShape& s, const T* x, const T* reserve, const T* h0, T* dw, int nthreads) {
+void rnn_backward_weights(const RnnShape& s, const T* x, const T* reserve, const T* h0, T* dw, const int64_t* lengths,
+                          int nthreads) {
   const int64_t H = s.hidden, GH = s.gates() * H, DH = s.dirs * H, steps = s.T * s.N, NH = s.N * H;
   if (steps == 0) return;
   T* res = const_cast<T*>(reserve);
@@ -336,6 +392,21 @@ void rnn_backward_weights(const RnnShape& s, const T* x, const T* reserve, const
         const T* hp = out + (d == 0 ? 0 : s.N * DH) + d * H;
         gemm<T>(true, false, GH, H, (s.T - 1) * s.N, T(1), dg, GH, hp, DH, T(1), dwt.w_hh, H, nthreads);
       }
+      // The reverse direction's shorter sequences start from h0 at t = lengths[n] - 1,
+      // where the GEMM above read padding (zeros): add those rows' h0 terms.
+      if (lengths && d == 1) {
+        std::vector<T> dg_rows, h_rows;
+        for (int64_t n = 0; n < s.N; ++n) {
+          if (lengths[n] == s.T) continue;
+          const T* dg = r.dgates_h + ((lengths[n] - 1) * s.N + n) * GH;
+          const T* h = h0 + (l * s.dirs + d) * NH + n * H;
+          dg_rows.insert(dg_rows.end(), dg, dg + GH);
+          h_rows.insert(h_rows.end(), h, h + H);
+        }
+        const int64_t rows = static_cast<int64_t>(h_rows.size()) / H;
+        if (rows > 0)
+          gemm<T>(true, false, GH, H, rows, T(1), dg_rows.data(), GH, h_rows.data(), H, T(1), dwt.w_hh, H, nthreads);
+      }
       if (s.bias) {  // column sums, accumulated in double
         std::vector<double> si(GH, 0.0), sh(GH, 0.0);
         for (int64_t q = 0; q < steps; ++q)
@@ -350,10 +421,11 @@ void rnn_backward_weights(const RnnShape& s, const T* x, const T* reserve, const
 }
 
 #define MINIFW_RNN_INSTANTIATE(T)                                                                                \
-  template void rnn_forward<T>(const RnnShape&, const T*, const T*, const T*, const T*, T*, T*, T*, T*, int);   \
+  template void rnn_forward<T>(const RnnShape&, const T*, const T*, const T*, const T*, T*, T*, T*, T*,        \
+                               const int64_t*, int);                                                          \
   template void rnn_backward_data<T>(const RnnShape&, const T*, T*, const T*, const T*, const T*, const T*,     \
-                                     const T*, T*, T*, T*, int);                                                 \
-  template void rnn_backward_weights<T>(const RnnShape&, const T*, const T*, const T*, T*, int);
+                                     const T*, T*, T*, T*, const int64_t*, int);                                 \
+  template void rnn_backward_weights<T>(const RnnShape&, const T*, const T*, const T*, T*, const int64_t*, int);
 MINIFW_RNN_INSTANTIATE(float)
 MINIFW_RNN_INSTANTIATE(double)
 #undef MINIFW_RNN_INSTANTIATE

@@ -10,6 +10,9 @@
 // gate backward and dh_prev = dgates * W_hh; after the loop dX = dgates * W_ih
 // in one GEMM. The weight gradients are GEMMs over all steps at once, from the
 // gate gradients the data backward leaves in the reserve.
+// The per-step GEMMs share W_hh across all T steps: it is packed into the
+// GEMM's micro-panels once per layer and direction (PackedB, gemm.h) rather
+// than at every step.
 //
 // Flat weights, for layer l, direction d (0 forward, 1 reverse), in order:
 //   W_ih (G*H, I_l), W_hh (G*H, H), [b_ih (G*H), b_hh (G*H)]
@@ -61,16 +64,26 @@ RnnMode rnn_mode_from_name(const char* name);
 
 // c0 / c_n / dc_n / dc0 are read and written only for LSTM (may be null otherwise);
 // dh_n and dc_n may be null (zeros).
+//
+// lengths: null (every sequence is T steps long) or N values in [1, T], in any
+// order, with PyTorch's packed-sequence meaning: sequence n takes no step at
+// t >= lengths[n] (its output there is 0 and its state is kept), the forward
+// direction ends after step lengths[n] - 1, the reverse one starts there from
+// h0. The forward keeps in the reserve, at those steps, zero gates and (LSTM)
+// the kept cell state; the backward ignores dy there and leaves dx 0.
+// The same lengths must reach all three calls.
 template <typename T>
 void rnn_forward(const RnnShape& s, const T* x, const T* h0, const T* c0, const T* w, T* y, T* h_n, T* c_n,
-                 T* reserve, int nthreads);
+                 T* reserve, const int64_t* lengths, int nthreads);
 
 template <typename T>
 void rnn_backward_data(const RnnShape& s, const T* w, T* reserve, const T* h0, const T* c0, const T* dy,
-                       const T* dh_n, const T* dc_n, T* dx, T* dh0, T* dc0, int nthreads);
+                       const T* dh_n, const T* dc_n, T* dx, T* dh0, T* dc0, const int64_t* lengths,
+                       int nthreads);
 
 // Accumulates into dw (the flat weights' layout).
 template <typename T>
-void rnn_backward_weights(const RnnShape& s, const T* x, const T* reserve, const T* h0, T* dw, int nthreads);
+void rnn_backward_weights(const RnnShape& s, const T* x, const T* reserve, const T* h0, T* dw, const int64_t* lengths,
+                          int nthreads);
 
 }  // namespace minifw

@@ -308,3 +308,44 @@ def test_blocks_on_this_cpu_are_the_reported_caches():
     here = _native.gemm_blocking("float32")
     assert here == _native.gemm_blocking("float32", 0, here["l1d_bytes"], here["l2_bytes"]) \
         or 0 in (here["l1d_bytes"], here["l2_bytes"])
+
+
+# ---- B packed once, reused by many products (a recurrent layer's W_hh) --------------
+PREPACKED_SIZES = [
+    (32, 2048, 512),   # the char-LSTM's recurrent GEMM: N batch rows, 4 gates x H
+    (32, 512, 2048),   # its backward: dh = dgates * W_hh
+    (17, 33, 9),
+    (131, 37, 777),    # K past every kc, unequal blocks
+    (521, 533, 401),   # M, N, K past every mc, nc, kc
+    (5, 1031, 70),     # few rows: NT runs as dot products and B stays unpacked
+]
+
+
+@pytest.mark.parametrize("size", PREPACKED_SIZES, ids=size_id)
+@pytest.mark.parametrize("trans", TRANSPOSES, ids=TRANS_IDS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_prepacked_b_matches_numpy(isa, dtype, trans, size):
+    a, b, c = operands(*size, dtype, *trans)
+    c0 = c.copy()
+    fn = getattr(_native, f"gemm_prepacked_b_{'f32' if dtype == np.float32 else 'f64'}")
+    fn(a, b, c, trans[0], trans[1], 0.5, 1.0, 1)
+    check(c, a, b, c0, *trans, 0.5, 1.0, dtype, what=f"{isa} {size}")
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_prepacked_b_reused_across_products(dtype, threads):
+    # Three products from one packed B, into the same C: C = 0.5 A B + 0.5 C each time.
+    a, b, c = operands(64, 300, 700, dtype, False, True, seed=3)
+    want = c.astype(np.float64)
+    for _ in range(3):
+        want = 0.5 * (a.astype(np.float64) @ b.T.astype(np.float64)) + 0.5 * want
+    fn = getattr(_native, f"gemm_prepacked_b_{'f32' if dtype == np.float32 else 'f64'}")
+    saved = backends.get_num_threads()
+    backends.set_num_threads(threads)
+    try:
+        fn(a, b, c, False, True, 0.5, 0.5, 3)
+    finally:
+        backends.set_num_threads(saved)
+    tol = {np.float32: 1e-4, np.float64: 1e-12}[dtype]
+    np.testing.assert_allclose(c, want, rtol=tol, atol=tol * np.abs(want).max())

@@ -245,6 +245,124 @@ def test_matches_torch_nn_with_copied_weights(rng, mode):
         np.testing.assert_allclose(c_n, tstate[1].numpy(), rtol=1e-12, atol=1e-12)
 
 
+# ---- variable lengths (packed sequences) ------------------------------------------
+# Unsorted, with a sequence of length 1 and one of the full T.
+T_LEN, LENGTHS = 5, [3, 5, 1, 4]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS.values(), ids=LAYOUTS.keys())
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+def test_forward_with_lengths_matches_reference(isa, rng, dtype, mode, layout):
+    desc, x, h0, c0, w = _problem(rng, mode, *layout, True, dtype, T_LEN, len(LENGTHS))
+    y, h_n, c_n, _ = ops.rnn_forward(desc, x, h0, c0, w, lengths=LENGTHS)
+    y_ref, h_ref, c_ref = rnn_forward_ref(desc, x, h0, c0, w, lengths=LENGTHS)
+    np.testing.assert_allclose(y, y_ref, **TOL[dtype])
+    np.testing.assert_allclose(h_n, h_ref, **TOL[dtype])
+    if mode == "lstm":
+        np.testing.assert_allclose(c_n, c_ref, **TOL[dtype])
+    for n, length in enumerate(LENGTHS):  # padding is exactly zero
+        assert not y[length:, n].any()
+
+
+def _loss_and_grads_with_lengths(desc, x, h0, c0, w, rng, lengths):
+    lstm = desc.mode == "lstm"
+    T, N, _ = x.shape
+    dy = rng.standard_normal((T, N, desc.num_directions * HIDDEN))
+    dh_n = rng.standard_normal(h0.shape)
+    dc_n = rng.standard_normal(h0.shape) if lstm else None
+
+    def loss(x=x, h0=h0, c0=c0, w=w):
+        y, h_n, c_n, _ = ops.rnn_forward(desc, x, h0, c0, w, training=False, lengths=lengths)
+        return np.sum(y * dy) + np.sum(h_n * dh_n) + (np.sum(c_n * dc_n) if lstm else 0.0)
+
+    _, _, _, reserve = ops.rnn_forward(desc, x, h0, c0, w, lengths=lengths)
+    dx, dh0, dc0 = ops.rnn_backward_data(desc, x, w, reserve, h0, c0, dy, dh_n, dc_n, lengths=lengths)
+    dw = ops.rnn_backward_weights(desc, x, reserve, h0, np.zeros_like(w), lengths=lengths)
+    return loss, dx, dh0, dc0, dw
+
+
+@pytest.mark.parametrize("layout", LAYOUTS.values(), ids=LAYOUTS.keys())
+@pytest.mark.parametrize("mode", MODES)
+def test_gradients_with_lengths_match_finite_differences(rng, mode, layout):
+    # dy is nonzero at the padding too: it must contribute nothing.
+    desc, x, h0, c0, w = _problem(rng, mode, *layout, True, np.float64, T_LEN, len(LENGTHS))
+    loss, dx, dh0, dc0, dw = _loss_and_grads_with_lengths(desc, x, h0, c0, w, rng, LENGTHS)
+    np.testing.assert_allclose(dx, numerical_grad(lambda v: loss(x=v), x), **GRAD_TOL)
+    np.testing.assert_allclose(dh0, numerical_grad(lambda v: loss(h0=v), h0), **GRAD_TOL)
+    np.testing.assert_allclose(dw, numerical_grad(lambda v: loss(w=v), w), **GRAD_TOL)
+    if mode == "lstm":
+        np.testing.assert_allclose(dc0, numerical_grad(lambda v: loss(c0=v), c0), **GRAD_TOL)
+    for n, length in enumerate(LENGTHS):
+        assert not dx[length:, n].any()
+
+
+def test_lengths_of_an_empty_batch(rng):
+    desc, _, _, _, w = _problem(rng, "lstm", 2, True, True, np.float64, 3, 0)
+    x = np.zeros((3, 0, INPUT))
+    y, h_n, c_n, reserve = ops.rnn_forward(desc, x, None, None, w, lengths=[])
+    assert y.shape == (3, 0, 2 * HIDDEN) and h_n.shape == c_n.shape == (4, 0, HIDDEN)
+    dx, _, _ = ops.rnn_backward_data(desc, x, w, reserve, None, None, np.zeros(y.shape), None, None, lengths=[])
+    assert dx.shape == x.shape
+    np.testing.assert_array_equal(ops.rnn_backward_weights(desc, x, reserve, None, np.zeros_like(w), lengths=[]), 0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+def test_lengths_all_T_give_exactly_the_fixed_length_results(rng, dtype, mode):
+    desc, x, h0, c0, w = _problem(rng, mode, 2, True, True, dtype, 4, 3)
+    y, h_n, c_n, reserve = ops.rnn_forward(desc, x, h0, c0, w)
+    y_l, h_l, c_l, reserve_l = ops.rnn_forward(desc, x, h0, c0, w, lengths=np.array([4, 4, 4]))
+    for a, b in ((y, y_l), (h_n, h_l), (c_n, c_l)):
+        np.testing.assert_array_equal(a, b)
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    dh_n = rng.standard_normal(h0.shape).astype(dtype)
+    got = ops.rnn_backward_data(desc, x, w, reserve_l, h0, c0, dy, dh_n, None, lengths=[4, 4, 4])
+    want = ops.rnn_backward_data(desc, x, w, reserve, h0, c0, dy, dh_n, None)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    dw_l = ops.rnn_backward_weights(desc, x, reserve_l, h0, np.zeros_like(w), lengths=[4, 4, 4])
+    np.testing.assert_array_equal(dw_l, ops.rnn_backward_weights(desc, x, reserve, h0, np.zeros_like(w)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_lengths_match_torch_packed_sequence(rng, mode):
+    torch = pytest.importorskip("torch")
+    from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    layers, bidir = 2, True
+    cls = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}.get(mode)
+    module = (cls(INPUT, HIDDEN, layers, bidirectional=bidir) if cls else
+              torch.nn.RNN(INPUT, HIDDEN, layers, nonlinearity=mode[4:], bidirectional=bidir)).double()
+    desc = ops.RNNDescriptor(mode, INPUT, HIDDEN, layers, bidir, dtype=np.float64)
+    flat = np.zeros(desc.weight_count())
+    for name, view in desc.views(flat).items():
+        view[...] = getattr(module, name).detach().numpy()
+    N = len(LENGTHS)
+    x = rng.standard_normal((T_LEN, N, INPUT))
+    h0 = rng.standard_normal((2 * layers, N, HIDDEN))
+    c0 = rng.standard_normal(h0.shape) if mode == "lstm" else None
+    dy = rng.standard_normal((T_LEN, N, 2 * HIDDEN))
+    y, h_n, c_n, reserve = ops.rnn_forward(desc, x, h0, c0, flat, lengths=LENGTHS)
+    dx, dh0, _ = ops.rnn_backward_data(desc, x, flat, reserve, h0, c0, dy, None, None, lengths=LENGTHS)
+    dw = ops.rnn_backward_weights(desc, x, reserve, h0, np.zeros_like(flat), lengths=LENGTHS)
+
+    tx, th0 = torch.tensor(x, requires_grad=True), torch.tensor(h0, requires_grad=True)
+    state = (th0, torch.tensor(c0)) if mode == "lstm" else th0
+    packed = pack_padded_sequence(tx, torch.tensor(LENGTHS), enforce_sorted=False)
+    out, tstate = module(packed, state)
+    ty, _ = pad_packed_sequence(out, total_length=T_LEN)
+    (ty * torch.tensor(dy)).sum().backward()
+    tol = dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(y, ty.detach().numpy(), **tol)
+    np.testing.assert_allclose(h_n, (tstate[0] if mode == "lstm" else tstate).detach().numpy(), **tol)
+    if mode == "lstm":
+        np.testing.assert_allclose(c_n, tstate[1].detach().numpy(), **tol)
+    np.testing.assert_allclose(dx, tx.grad.numpy(), **tol)
+    np.testing.assert_allclose(dh0, th0.grad.numpy(), **tol)
+    for name, view in desc.views(dw).items():
+        np.testing.assert_allclose(view, getattr(module, name).grad.numpy(), **tol, err_msg=name)
+
+
 # ---- bad input -----------------------------------------------------------------
 
 D32 = ops.RNNDescriptor("lstm", 3, 4)
@@ -290,6 +408,16 @@ BAD_CALLS = {
                             "rnn_backward_data: dh_n must have shape"),
     "weights_grad_length": (lambda: ops.rnn_backward_weights(D32, X, RES, H0, W[1:].copy()), ValueError,
                             "rnn_backward_weights: dweights must have"),
+    "lengths_count": (lambda: ops.rnn_forward(D32, X, H0, H0, W, lengths=[2, 1]), ValueError,
+                      r"rnn_forward: lengths must hold N=1 values \(one per batch entry\), got shape \(2,\)"),
+    "lengths_zero": (lambda: ops.rnn_forward(D32, X, H0, H0, W, lengths=[0]), ValueError,
+                     r"rnn_forward: lengths must each be in \[1, T=2\], got 0 at index 0"),
+    "lengths_past_T": (lambda: ops.rnn_backward_data(D32, X, W, RES, H0, H0, DY, None, None, lengths=[3]),
+                       ValueError, r"rnn_backward_data: lengths must each be in \[1, T=2\], got 3"),
+    "lengths_float": (lambda: ops.rnn_backward_weights(D32, X, RES, H0, W.copy(), lengths=[1.5]), TypeError,
+                      "rnn_backward_weights: lengths must be integers"),
+    "lengths_bool": (lambda: ops.rnn_forward(D32, X, H0, H0, W, lengths=[True]), TypeError,
+                     "rnn_forward: lengths must be integers"),
     "weights_grad_readonly": (lambda: ops.rnn_backward_weights(D32, X, RES, H0, np.broadcast_to(W, W.shape)),
                               ValueError, "rnn_backward_weights: dweights is updated in place"),
 }
@@ -310,35 +438,45 @@ S = ("lstm", 3, 4, 1, 1, True, 2, 1)
 x, h0, c0, w = np.ones(6, f32), np.zeros(4, f32), np.zeros(4, f32), np.zeros(144, f32)
 y, hn, cn, res = np.empty(8, f32), np.empty(4, f32), np.empty(4, f32), np.empty(80, f32)
 empty = np.empty(0, f32)
+nolen = np.empty(0, np.int64)
 """
 BINDING_CASES = {
-    "forward_ok": ("_native.rnn_forward_f32(*S, x, h0, c0, w, y, hn, cn, res)", None, ""),
-    "bad_mode": ("_native.rnn_forward_f32('LSTM', *S[1:], x, h0, c0, w, y, hn, cn, res)", ValueError,
+    "forward_ok": ("_native.rnn_forward_f32(*S, x, h0, c0, w, y, hn, cn, res, nolen)", None, ""),
+    "bad_mode": ("_native.rnn_forward_f32('LSTM', *S[1:], x, h0, c0, w, y, hn, cn, res, nolen)", ValueError,
                  "rnn: mode must be"),
-    "three_directions": ("_native.rnn_forward_f32('lstm', 3, 4, 1, 3, True, 2, 1, x, h0, c0, w, y, hn, cn, res)",
-                         ValueError, "directions must be 1 or 2"),
+    "three_directions": ("_native.rnn_forward_f32('lstm', 3, 4, 1, 3, True, 2, 1, x, h0, c0, w, y, hn, cn, res, "
+                         "nolen)", ValueError, "directions must be 1 or 2"),
     "steps_wrap": ("_native.rnn_forward_f32('lstm', 3, 4, 1, 1, True, 2 ** 62 + 2, 1, x, h0, c0, w, y, hn, cn, "
-                   "res)", ValueError, "rnn: sizes too large"),
-    "negative_batch": ("_native.rnn_forward_f32('lstm', 3, 4, 1, 1, True, -2, -1, x, h0, c0, w, y, hn, cn, res)",
-                       ValueError, "sizes must be >= 0"),
-    "hidden_zero": ("_native.rnn_forward_f32('lstm', 3, 0, 1, 1, True, 2, 1, x, h0, c0, w, y, hn, cn, res)",
-                    ValueError, "must be >= 1"),
-    "weights_short": ("_native.rnn_forward_f32(*S, x, h0, c0, w[:143], y, hn, cn, res)", ValueError,
+                   "res, nolen)", ValueError, "rnn: sizes too large"),
+    "negative_batch": ("_native.rnn_forward_f32('lstm', 3, 4, 1, 1, True, -2, -1, x, h0, c0, w, y, hn, cn, res, "
+                       "nolen)", ValueError, "sizes must be >= 0"),
+    "hidden_zero": ("_native.rnn_forward_f32('lstm', 3, 0, 1, 1, True, 2, 1, x, h0, c0, w, y, hn, cn, res, "
+                    "nolen)", ValueError, "must be >= 1"),
+    "weights_short": ("_native.rnn_forward_f32(*S, x, h0, c0, w[:143], y, hn, cn, res, nolen)", ValueError,
                       "weights: expected 144 elements, got 143"),
-    "reserve_short": ("_native.rnn_forward_f32(*S, x, h0, c0, w, y, hn, cn, res[:79])", ValueError,
+    "reserve_short": ("_native.rnn_forward_f32(*S, x, h0, c0, w, y, hn, cn, res[:79], nolen)", ValueError,
                       "reserve: expected 80 elements"),
-    "c0_missing_for_lstm": ("_native.rnn_forward_f32(*S, x, h0, empty, w, y, hn, cn, res)", ValueError,
+    "c0_missing_for_lstm": ("_native.rnn_forward_f32(*S, x, h0, empty, w, y, hn, cn, res, nolen)", ValueError,
                             "c0: expected 4 elements, got 0"),
-    "x_float64": ("_native.rnn_forward_f32(*S, np.ones(6), h0, c0, w, y, hn, cn, res)", TypeError,
+    "x_float64": ("_native.rnn_forward_f32(*S, np.ones(6), h0, c0, w, y, hn, cn, res, nolen)", TypeError,
                   "x: expected dtype float32"),
-    "y_is_reserve": ("_native.rnn_forward_f32(*S, x, h0, c0, w, res[:8], hn, cn, res)", ValueError,
+    "y_is_reserve": ("_native.rnn_forward_f32(*S, x, h0, c0, w, res[:8], hn, cn, res, nolen)", ValueError,
                      "must not share memory"),
     "backward_dx_is_dy": ("_native.rnn_backward_data_f32(*S, w, res, h0, c0, y, hn, cn, y[:6], "
-                          "np.empty(4, f32), np.empty(4, f32))", ValueError, "dx: must not share memory with dy"),
-    "backward_weights_short": ("_native.rnn_backward_weights_f32(*S, x, res, h0, np.zeros(10, f32))", ValueError,
-                               "dweights: expected 144 elements"),
+                          "np.empty(4, f32), np.empty(4, f32), nolen)", ValueError,
+                          "dx: must not share memory with dy"),
+    "backward_weights_short": ("_native.rnn_backward_weights_f32(*S, x, res, h0, np.zeros(10, f32), nolen)",
+                               ValueError, "dweights: expected 144 elements"),
+    "lengths_count": ("_native.rnn_forward_f32(*S, x, h0, c0, w, y, hn, cn, res, np.ones(2, np.int64))",
+                      ValueError, "lengths: expected 1 elements, got 2"),
+    "lengths_int32": ("_native.rnn_forward_f32(*S, x, h0, c0, w, y, hn, cn, res, np.ones(1, np.int32))",
+                      TypeError, "lengths: expected dtype int64"),
+    "lengths_zero": ("_native.rnn_forward_f32(*S, x, h0, c0, w, y, hn, cn, res, np.zeros(1, np.int64))",
+                     ValueError, r"lengths: each must be in \[1, T=2\], got 0"),
+    "lengths_past_T": ("_native.rnn_backward_weights_f32(*S, x, res, h0, np.zeros(144, f32), np.full(1, 3))",
+                       ValueError, r"lengths: each must be in \[1, T=2\], got 3"),
     "backward_weights_dw_in_reserve": ("big = np.zeros(200, f32); _native.rnn_backward_weights_f32(*S, x, "
-                                       "big[:80], h0, big[56:])", ValueError,
+                                       "big[:80], h0, big[56:], nolen)", ValueError,
                                        "dweights: must not share memory with reserve"),
 }
 
