@@ -1,6 +1,6 @@
 // Recurrent layers: the GEMMs through minifw's gemm, the gates in one fused
-// pointwise pass per step. The transcendentals are std::exp / std::tanh in
-// plain loops; vecmath's ISA variants are a later optimisation.
+// pointwise pass per step, its sigmoids and tanhs by vecmath's ISA variants
+// over each row's gate blocks.
 #include "rnn.h"
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 
 #include "gemm.h"
 #include "split_work.h"
+#include "vecmath.h"
 
 namespace minifw {
 
@@ -124,11 +125,6 @@ const T* h_prev_rows(const RnnShape& s, const int64_t* lengths, int64_t d, int64
   return buf;
 }
 
-template <typename T>
-inline T sigmoid(T v) {
-  return T(1) / (T(1) + std::exp(-v));
-}
-
 // Whether sequence n takes a step at time t.
 inline bool active(const int64_t* lengths, int64_t n, int64_t t) { return !lengths || t < lengths[n]; }
 
@@ -140,6 +136,7 @@ template <typename T>
 void forward_step(const RnnShape& s, T* gates, const T* rec, const T* h_prev, int64_t ldh, const T* c_prev,
                   T* h, int64_t ld_out, T* c, T* hn, const int64_t* lengths, int64_t t, int64_t n0, int64_t n1) {
   const int64_t H = s.hidden, GH = s.gates() * H;
+  const VecMath<T>& vm = vecmath<T>();
   for (int64_t n = n0; n < n1; ++n) {
     T* g = gates + n * GH;
     const T* r = rec + n * GH;
@@ -153,28 +150,32 @@ void forward_step(const RnnShape& s, T* gates, const T* rec, const T* h_prev, in
       continue;
     }
     switch (s.mode) {
-      case RnnMode::lstm:
-        for (int64_t j = 0; j < H; ++j) {
-          const T ig = sigmoid(g[j] + r[j]), fg = sigmoid(g[H + j] + r[H + j]);
-          const T gg = std::tanh(g[2 * H + j] + r[2 * H + j]), og = sigmoid(g[3 * H + j] + r[3 * H + j]);
-          const T cn = fg * c_prev[n * H + j] + ig * gg;
-          g[j] = ig, g[H + j] = fg, g[2 * H + j] = gg, g[3 * H + j] = og;
-          c[n * H + j] = cn;
-          ho[j] = og * std::tanh(cn);
-        }
+      case RnnMode::lstm: {
+        for (int64_t j = 0; j < GH; ++j) g[j] += r[j];
+        vm.sigmoid(g, g, 2 * H);  // i, f
+        vm.tanh(g + 2 * H, g + 2 * H, H);  // g
+        vm.sigmoid(g + 3 * H, g + 3 * H, H);  // o
+        T* cn = c + n * H;
+        for (int64_t j = 0; j < H; ++j) cn[j] = g[H + j] * c_prev[n * H + j] + g[j] * g[2 * H + j];
+        vm.tanh(cn, ho, H);
+        for (int64_t j = 0; j < H; ++j) ho[j] *= g[3 * H + j];
         break;
-      case RnnMode::gru:
+      }
+      case RnnMode::gru: {
+        for (int64_t j = 0; j < 2 * H; ++j) g[j] += r[j];
+        vm.sigmoid(g, g, 2 * H);  // r, z
         for (int64_t j = 0; j < H; ++j) {
-          const T rg = sigmoid(g[j] + r[j]), zg = sigmoid(g[H + j] + r[H + j]);
-          const T hnj = r[2 * H + j];
-          const T ng = std::tanh(g[2 * H + j] + rg * hnj);
-          g[j] = rg, g[H + j] = zg, g[2 * H + j] = ng;
-          hn[n * H + j] = hnj;
-          ho[j] = (T(1) - zg) * ng + zg * hp[j];
+          hn[n * H + j] = r[2 * H + j];
+          g[2 * H + j] += g[j] * r[2 * H + j];
         }
+        vm.tanh(g + 2 * H, g + 2 * H, H);  // n
+        for (int64_t j = 0; j < H; ++j) ho[j] = (T(1) - g[H + j]) * g[2 * H + j] + g[H + j] * hp[j];
         break;
+      }
       case RnnMode::rnn_tanh:
-        for (int64_t j = 0; j < H; ++j) ho[j] = g[j] = std::tanh(g[j] + r[j]);
+        for (int64_t j = 0; j < H; ++j) g[j] += r[j];
+        vm.tanh(g, g, H);
+        std::memcpy(ho, g, sizeof(T) * H);
         break;
       case RnnMode::rnn_relu:
         for (int64_t j = 0; j < H; ++j) {
@@ -198,6 +199,7 @@ void backward_step(const RnnShape& s, const T* gates, const T* dh, const T* dout
                    int64_t ldh, const T* c, const T* c_prev, const T* hn, T* dgates, T* dgates_h, T* dc,
                    T* dh_prev, const int64_t* lengths, int64_t t, int64_t n0, int64_t n1) {
   const int64_t H = s.hidden, GH = s.gates() * H;
+  const VecMath<T>& vm = vecmath<T>();
   for (int64_t n = n0; n < n1; ++n) {
     const T* g = gates + n * GH;
     T* dg = dgates + n * GH;
@@ -212,9 +214,10 @@ void backward_step(const RnnShape& s, const T* gates, const T* dh, const T* dout
     if (s.mode != RnnMode::gru) std::fill(dh_prev + n * H, dh_prev + (n + 1) * H, T(0));
     switch (s.mode) {
       case RnnMode::lstm:
+        vm.tanh(c + n * H, dg + 3 * H, H);  // tanh(c), read below before its slot is written
         for (int64_t j = 0; j < H; ++j) {
           const T ig = g[j], fg = g[H + j], gg = g[2 * H + j], og = g[3 * H + j];
-          const T tc = std::tanh(c[n * H + j]);
+          const T tc = dg[3 * H + j];
           const T dhj = dhn[j] + dyn[j];
           const T dct = dc[n * H + j] + dhj * og * (T(1) - tc * tc);
           dg[j] = dct * gg * ig * (T(1) - ig);
