@@ -438,7 +438,7 @@ class CharLSTMRecipe(Recipe):
     # The model: embedding 128, two LSTM layers of 512. Adam at 2e-3 with the gradient
     # norm clipped at 5 (Karpathy's char-rnn settings) learns far faster per step than SGD,
     # which matters at a few steps a second on a CPU.
-    defaults = {"epochs": 1, "batch_size": 32, "seq_len": 64, "lr": 2e-3, "clip": 5.0,
+    defaults = {"epochs": 6, "batch_size": 32, "seq_len": 64, "lr": 2e-3, "clip": 5.0,
                 "plays": "hamlet", "max_chars": 0, "val_fraction": 0.1, "embedding_dim": 128,
                 "hidden_size": 512, "num_layers": 2, "seed": 0}
     history_keys = ("val_loss",)
