@@ -35,22 +35,39 @@ MatrixView<T> matrix_view(const py::array& a, const char* name) {
   throw py::value_error(std::string(name) + ": needs unit stride along one axis");
 }
 
+// The checked operands of C = alpha * op(A) * op(B) + beta * C: shapes agree, C is
+// writable and holds M x N values; A and B are read through matrix views.
 template <typename T>
-void gemm_entry(py::array a, py::array b, py::array c, bool trans_a, bool trans_b, double alpha,
-                double beta) {
-  if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2)
-    throw py::value_error("gemm: a, b and c must be 2-D");
+struct GemmCall {
+  int64_t M, N, K;
+  bool trans_a, trans_b;  // after the views' own transposes
+  MatrixView<T> a, b;
+  T* c;
+};
+
+template <typename T>
+GemmCall<T> check_gemm_call(const char* fn, py::array& a, py::array& b, py::array& c, bool trans_a,
+                            bool trans_b) {
+  const std::string name = fn;
+  if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2) throw py::value_error(name + ": a, b and c must be 2-D");
   const int64_t M = trans_a ? a.shape(1) : a.shape(0);
   const int64_t K = trans_a ? a.shape(0) : a.shape(1);
   const int64_t Kb = trans_b ? b.shape(1) : b.shape(0);
   const int64_t N = trans_b ? b.shape(0) : b.shape(1);
-  if (K != Kb) throw py::value_error("gemm: inner dimensions differ");
-  if (c.shape(0) != M || c.shape(1) != N) throw py::value_error("gemm: c has the wrong shape");
+  if (K != Kb) throw py::value_error(name + ": inner dimensions differ");
+  if (c.shape(0) != M || c.shape(1) != N) throw py::value_error(name + ": c has the wrong shape");
   T* cp = out_ptr<T>(c, M * N, "c");
   MatrixView<T> av = matrix_view<T>(a, "a"), bv = matrix_view<T>(b, "b");
+  return {M, N, K, trans_a != av.transposed, trans_b != bv.transposed, av, bv, cp};
+}
+
+template <typename T>
+void gemm_entry(py::array a, py::array b, py::array c, bool trans_a, bool trans_b, double alpha,
+                double beta) {
+  const GemmCall<T> g = check_gemm_call<T>("gemm", a, b, c, trans_a, trans_b);
   py::gil_scoped_release release;
-  gemm<T>(trans_a != av.transposed, trans_b != bv.transposed, M, N, K, static_cast<T>(alpha), av.data,
-          av.ld, bv.data, bv.ld, static_cast<T>(beta), cp, N, get_num_threads());
+  gemm<T>(g.trans_a, g.trans_b, g.M, g.N, g.K, static_cast<T>(alpha), g.a.data, g.a.ld, g.b.data, g.b.ld,
+          static_cast<T>(beta), g.c, g.N, get_num_threads());
 }
 
 // The pre-packed-B path, for its tests: op(B) packed once, then `repeats`
@@ -59,23 +76,14 @@ void gemm_entry(py::array a, py::array b, py::array c, bool trans_a, bool trans_
 template <typename T>
 void gemm_prepacked_b_entry(py::array a, py::array b, py::array c, bool trans_a, bool trans_b, double alpha,
                             double beta, int64_t repeats) {
-  if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2)
-    throw py::value_error("gemm_prepacked_b: a, b and c must be 2-D");
-  const int64_t M = trans_a ? a.shape(1) : a.shape(0);
-  const int64_t K = trans_a ? a.shape(0) : a.shape(1);
-  const int64_t Kb = trans_b ? b.shape(1) : b.shape(0);
-  const int64_t N = trans_b ? b.shape(0) : b.shape(1);
-  if (K != Kb) throw py::value_error("gemm_prepacked_b: inner dimensions differ");
-  if (c.shape(0) != M || c.shape(1) != N) throw py::value_error("gemm_prepacked_b: c has the wrong shape");
-  T* cp = out_ptr<T>(c, M * N, "c");
-  MatrixView<T> av = matrix_view<T>(a, "a"), bv = matrix_view<T>(b, "b");
+  const GemmCall<T> g = check_gemm_call<T>("gemm_prepacked_b", a, b, c, trans_a, trans_b);
   require_disjoint({{&c, "c"}}, {{&a, "a"}, {&b, "b"}});
   py::gil_scoped_release release;
   PackedB<T> packed;
-  pack_b<T>(packed, trans_b != bv.transposed, M, N, K, bv.data, bv.ld);
+  pack_b<T>(packed, g.trans_b, g.M, g.N, g.K, g.b.data, g.b.ld);
   for (int64_t r = 0; r < repeats; ++r)
-    gemm<T>(trans_a != av.transposed, M, N, K, static_cast<T>(alpha), av.data, av.ld, packed,
-            static_cast<T>(beta), cp, N, get_num_threads());
+    gemm<T>(g.trans_a, g.M, g.N, g.K, static_cast<T>(alpha), g.a.data, g.a.ld, packed, static_cast<T>(beta),
+            g.c, g.N, get_num_threads());
 }
 }  // namespace
 

@@ -221,17 +221,24 @@ def test_named_weights_packed_in_order_give_the_per_step_result(rng, mode):
         np.testing.assert_allclose(h_n[d], h, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_matches_torch_nn_with_copied_weights(rng, mode):
-    torch = pytest.importorskip("torch")
-    layers, bidir = 2, True
+def _torch_module_and_weights(torch, mode, layers):
+    """A bidirectional float64 torch.nn module of `mode`, its descriptor, and its weights
+    copied into minifw's flat layout."""
     cls = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}.get(mode)
-    module = (cls(INPUT, HIDDEN, layers, bidirectional=bidir) if cls else
-              torch.nn.RNN(INPUT, HIDDEN, layers, nonlinearity=mode[4:], bidirectional=bidir)).double()
-    desc = ops.RNNDescriptor(mode, INPUT, HIDDEN, layers, bidir, dtype=np.float64)
+    module = (cls(INPUT, HIDDEN, layers, bidirectional=True) if cls else
+              torch.nn.RNN(INPUT, HIDDEN, layers, nonlinearity=mode[4:], bidirectional=True)).double()
+    desc = ops.RNNDescriptor(mode, INPUT, HIDDEN, layers, True, dtype=np.float64)
     flat = np.zeros(desc.weight_count())
     for name, view in desc.views(flat).items():
         view[...] = getattr(module, name).detach().numpy()
+    return module, desc, flat
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_matches_torch_nn_with_copied_weights(rng, mode):
+    torch = pytest.importorskip("torch")
+    layers = 2
+    module, desc, flat = _torch_module_and_weights(torch, mode, layers)
     x = rng.standard_normal((5, 3, INPUT))
     h0 = rng.standard_normal((2 * layers, 3, HIDDEN))
     c0 = rng.standard_normal(h0.shape) if mode == "lstm" else None
@@ -329,14 +336,8 @@ def test_lengths_all_T_give_exactly_the_fixed_length_results(rng, dtype, mode):
 def test_lengths_match_torch_packed_sequence(rng, mode):
     torch = pytest.importorskip("torch")
     from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
-    layers, bidir = 2, True
-    cls = {"lstm": torch.nn.LSTM, "gru": torch.nn.GRU}.get(mode)
-    module = (cls(INPUT, HIDDEN, layers, bidirectional=bidir) if cls else
-              torch.nn.RNN(INPUT, HIDDEN, layers, nonlinearity=mode[4:], bidirectional=bidir)).double()
-    desc = ops.RNNDescriptor(mode, INPUT, HIDDEN, layers, bidir, dtype=np.float64)
-    flat = np.zeros(desc.weight_count())
-    for name, view in desc.views(flat).items():
-        view[...] = getattr(module, name).detach().numpy()
+    layers = 2
+    module, desc, flat = _torch_module_and_weights(torch, mode, layers)
     N = len(LENGTHS)
     x = rng.standard_normal((T_LEN, N, INPUT))
     h0 = rng.standard_normal((2 * layers, N, HIDDEN))
