@@ -44,9 +44,10 @@ def time_engines(fns, repeats, block=3, warmup=1, settle=0.15):
     return {name: float(np.median(t)) for name, t in times.items()}
 
 
-def header(title, command, info=None):
+def header(title, command, info=None, extra=()):
     """`info` is minifw.info() of the minifw measured, when a child process measured it; by default
-    the one imported here (imported only now, so a parent that compares trees imports none)."""
+    the one imported here (imported only now, so a parent that compares trees imports none).
+    `extra`: more "- ..." lines (without the dash), after the CPU's."""
     if info is None:
         import minifw
         info = minifw.info()
@@ -54,6 +55,7 @@ def header(title, command, info=None):
              f"- date: {time.strftime('%Y-%m-%d')}",
              f"- CPU: {info['cpu']} ({os.cpu_count()} cores), minifw ISA {info['isa']}, "
              f"{info['num_threads']} threads; NumPy {info['numpy']}",
+             *(f"- {line}" for line in extra),
              f"- command: `{command}`", ""]
     return "\n".join(lines)
 
