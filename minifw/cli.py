@@ -3,7 +3,7 @@
     minifw info                  versions, CPU, instruction set, threads, backends, GPU
     minifw train MODEL [...]     train lenet or alexnet-small on MNIST digits, or charlstm or
                                  wordlm on Shakespeare's plays (`minifw train -h`)
-    minifw sample CHECKPOINT     generate text with a charlstm checkpoint
+    minifw sample CHECKPOINT     generate text with a charlstm or wordlm checkpoint
     minifw bench MODEL [...]     time a training iteration per engine, layer by layer
 
 The training runs themselves (the recipes, the loop, evaluation, checkpoint and resume, the
@@ -159,14 +159,16 @@ def build_parser():
                        help="write a PNG of the loss and accuracy curves (needs matplotlib)")
     train.set_defaults(handler=run_train)
 
-    sample = commands.add_parser("sample", help="generate text with a charlstm checkpoint",
-                                 description="Warm a trained CharLSTM's hidden state on the prompt, "
-                                 "then draw characters one at a time and print the text.")
+    sample = commands.add_parser("sample", help="generate text with a charlstm or wordlm "
+                                 "checkpoint",
+                                 description="Warm a trained language model's hidden state on the "
+                                 "prompt, then draw characters (wordlm: words, prompt words outside "
+                                 "the vocabulary read as <unk>) one at a time and print the text.")
     sample.add_argument("checkpoint", metavar="CHECKPOINT",
-                        help="a checkpoint of `minifw train charlstm`")
+                        help="a checkpoint of `minifw train charlstm` or `minifw train wordlm`")
     sample.add_argument("--prompt", default="\n", help="text to start from (default: a new line)")
     sample.add_argument("--length", type=_non_negative_int, default=500,
-                        help="characters to generate (default: %(default)s)")
+                        help="characters (wordlm: words) to generate (default: %(default)s)")
     sample.add_argument("--temperature", type=float, default=0.8,
                         help="> 0; lower is more conservative, higher more varied "
                              "(default: %(default)s)")
@@ -354,7 +356,7 @@ def run_sample(args):
     except (FileNotFoundError, ValueError) as e:
         raise CommandError(f"{args.checkpoint}: {e}") from None
     try:
-        model, vocab = training.load_char_model(checkpoint)
+        model, vocab = training.load_language_model(checkpoint)
     except training.TrainingError as e:
         raise CommandError(f"{args.checkpoint}: {e}") from None
     try:

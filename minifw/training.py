@@ -472,10 +472,14 @@ class CharLSTMRecipe(Recipe):
         return (list(bptt_batches(batchify(run.train_set.ids, s["batch_size"]), s["seq_len"])),
                 list(bptt_batches(batchify(run.test_set.ids, eval_batch), s["seq_len"])))
 
+    vocab_class = CharVocab
+
     def build_model(self, run):
-        s = run.settings
-        return CharLSTM(len(run.train_set.vocab), s["embedding_dim"], s["hidden_size"],
-                        s["num_layers"])
+        return self.language_model(len(run.train_set.vocab), run.settings)
+
+    def language_model(self, vocab_size, settings):
+        return CharLSTM(vocab_size, settings["embedding_dim"], settings["hidden_size"],
+                        settings["num_layers"])
 
     def optimizer(self, model, settings):
         return optim.Adam(model.parameters(), lr=settings["lr"]), None
@@ -536,10 +540,12 @@ class WordLMRecipe(CharLSTMRecipe):
     def vocabulary(self, text, settings):
         return WordVocab(text, min_count=settings["min_count"])
 
-    def build_model(self, run):
-        s = run.settings
-        return WordLM(len(run.train_set.vocab), s["embedding_dim"], s["hidden_size"],
-                      s["num_layers"], s["mode"], s["dropout"], s["tie_weights"])
+    vocab_class = WordVocab
+
+    def language_model(self, vocab_size, settings):
+        s = settings
+        return WordLM(vocab_size, s["embedding_dim"], s["hidden_size"], s["num_layers"],
+                      s["mode"], s["dropout"], s["tie_weights"])
 
     def datasets(self, settings, generators):
         # checked before the text is read: a model that cannot be built should fail first
@@ -586,43 +592,68 @@ def evaluate_language_model(model, batches):
     return total / count
 
 
-def load_char_model(checkpoint):
-    """(CharLSTM, CharVocab) from a checkpoint dict (minifw.load) of `minifw train charlstm`."""
-    recipe = get_recipe("charlstm")
+LANGUAGE_MODELS = ("charlstm", "wordlm")
+
+
+def load_language_model(checkpoint):
+    """(model, vocabulary) from a checkpoint dict (minifw.load) of `minifw train charlstm` (a
+    CharLSTM and CharVocab) or `minifw train wordlm` (a WordLM and WordVocab)."""
+    kinds = {get_recipe(name).checkpoint_kind: get_recipe(name) for name in LANGUAGE_MODELS}
+    kind = checkpoint.get("kind") if isinstance(checkpoint, dict) else None
+    if kind not in kinds:
+        raise TrainingError(f"not a checkpoint written by "
+                            f"{' or '.join(f'`{k}`' for k in kinds)}")
+    recipe = kinds[kind]
     settings = resumed_settings(recipe, checkpoint)
     try:
-        vocab = CharVocab.from_state_dict(checkpoint["vocab"])
-        model = CharLSTM(len(vocab), settings["embedding_dim"], settings["hidden_size"],
-                         settings["num_layers"])
+        vocab = recipe.vocab_class.from_state_dict(checkpoint["vocab"])
+        model = recipe.language_model(len(vocab), settings)
         model.load_state_dict(checkpoint["model"])
     except (KeyError, ValueError, RuntimeError, TypeError) as e:
-        raise TrainingError(f"the checkpoint holds no usable CharLSTM ({type(e).__name__}: {e})")
+        raise TrainingError(f"the checkpoint holds no usable {recipe.title} "
+                            f"({type(e).__name__}: {e})")
     return model, vocab
 
 
-def sample_text(model, vocab, prompt, length, temperature=1.0, seed=0):
-    """`length` characters drawn one at a time from the model's next-character distribution
-    (softmax of logits / temperature), after warming its hidden state on `prompt`; the same
-    seed gives the same text."""
+def _prompt_ids(vocab, prompt):
     if not isinstance(prompt, str) or not prompt:
         raise ValueError("sample: the prompt must be a non-empty string (the model needs a "
-                         "character to start from)")
-    unknown = sorted(set(prompt) - set(vocab.chars))
-    if unknown:
-        raise ValueError(f"sample: the prompt has characters outside the model's vocabulary of "
-                         f"{len(vocab)}: {', '.join(map(repr, unknown))}")
+                         "token to start from)")
+    if isinstance(vocab, CharVocab):
+        unknown = sorted(set(prompt) - set(vocab.chars))
+        if unknown:
+            raise ValueError(f"sample: the prompt has characters outside the model's vocabulary "
+                             f"of {len(vocab)}: {', '.join(map(repr, unknown))}")
+        return vocab.encode(prompt)
+    ids = vocab.encode(prompt)  # words outside the vocabulary are <unk>
+    if not prompt.endswith("\n"):
+        ids = ids[:-1]  # encode ends every line with <eos>; a prompt's last line goes on
+    if not len(ids):
+        raise ValueError("sample: the prompt has no words (the model needs a token to start "
+                         "from)")
+    return ids
+
+
+def sample_text(model, vocab, prompt, length, temperature=1.0, seed=0):
+    """`length` tokens (characters of a CharVocab, words of a WordVocab) drawn one at a time
+    from the model's next-token distribution (softmax of logits / temperature), after warming
+    its hidden state on `prompt`; the same seed gives the same text. The text continues the
+    prompt: words are joined by spaces, "<eos>" is a new line."""
+    prompt_ids = _prompt_ids(vocab, prompt)
     if not temperature > 0:
         raise ValueError(f"sample: temperature must be > 0, got {temperature!r}")
     rng = np.random.default_rng(seed)
     model.eval()
-    chars = []
+    drawn = []
     with minifw.no_grad():
-        ids = minifw.from_numpy(vocab.encode(prompt).reshape(-1, 1))
-        logits, hidden = model(ids)
+        logits, hidden = model(minifw.from_numpy(prompt_ids.reshape(-1, 1)))
         for _ in range(length):
             scores = logits.numpy()[-1, 0].astype(np.float64) / temperature
             probabilities = np.exp(scores - scores.max())
-            next_id = int(rng.choice(len(vocab), p=probabilities / probabilities.sum()))
-            chars.append(vocab.chars[next_id])
-            logits, hidden = model(minifw.from_numpy(np.array([[next_id]], np.int64)), hidden)
-    return "".join(chars)
+            drawn.append(int(rng.choice(len(vocab), p=probabilities / probabilities.sum())))
+            logits, hidden = model(minifw.from_numpy(np.array([[drawn[-1]]], np.int64)), hidden)
+    text = vocab.decode(drawn)
+    if isinstance(vocab, WordVocab) and text and not prompt.endswith("\n") \
+            and not text.startswith("\n"):
+        text = " " + text
+    return text
