@@ -86,13 +86,14 @@ def build_parser():
     train.add_argument("model", choices=list(training.RECIPES), help="the model to train")
     train.add_argument("--epochs", type=_positive_int,
                        help=f"epochs of the run (default: {DEFAULTS['epochs']}; charlstm "
-                            f"{LM_DEFAULTS['epochs']})")
+                            f"{LM_DEFAULTS['epochs']}, wordlm {WORD_DEFAULTS['epochs']})")
     train.add_argument("--batch-size", type=_positive_int,
                        help=f"training batch size (default: {DEFAULTS['batch_size']}; charlstm "
-                            f"{LM_DEFAULTS['batch_size']} streams)")
+                            f"{LM_DEFAULTS['batch_size']} streams, wordlm "
+                            f"{WORD_DEFAULTS['batch_size']})")
     train.add_argument("--lr", type=_float_in(0.0, strict=True),
                        help=f"learning rate: SGD's (default: {DEFAULTS['lr']}), Adam's for "
-                            f"charlstm (default: {LM_DEFAULTS['lr']})")
+                            f"charlstm and wordlm (default: {LM_DEFAULTS['lr']})")
     train.add_argument("--momentum", type=_float_in(0.0, strict=False),
                        help=f"SGD momentum (default: {DEFAULTS['momentum']})")
     train.add_argument("--weight-decay", type=_float_in(0.0, strict=False),

@@ -553,6 +553,8 @@ class WordLMRecipe(CharLSTMRecipe):
         if settings["mode"] not in WordLM.MODES:
             raise ValueError(f"wordlm: mode must be one of {', '.join(WordLM.MODES)}; got "
                              f"{settings['mode']!r}")
+        if not 0 <= settings["dropout"] < 1:
+            raise ValueError(f"wordlm: dropout must be in [0, 1); got {settings['dropout']!r}")
         if settings["tie_weights"] and settings["embedding_dim"] != settings["hidden_size"]:
             raise ValueError(f"wordlm: tied weights share the embedding matrix with the decoder, "
                              f"so embedding_dim must equal hidden_size; got "

@@ -86,9 +86,10 @@ def test_tied_weights_train_one_matrix(capsys, tmp_path):
 
 @pytest.mark.parametrize("options, message", [
     (["--tie-weights"], "embedding_dim must equal hidden_size; got 8 and 16"),
+    (["--dropout", "1"], "dropout must be in [0, 1); got 1.0"),
     (["--momentum", "0.5"], "--momentum does not apply to wordlm"),
     (["--batch-size", "400"], "too short for a validation tail"),
-], ids=["tied-unequal-sizes", "foreign-option", "text-too-short"])
+], ids=["tied-unequal-sizes", "dropout-of-one", "foreign-option", "text-too-short"])
 def test_train_errors(capsys, options, message):
     assert cli.main(["train", "wordlm", *TINY, "--checkpoint", "", *options]) == 1
     assert message in capsys.readouterr().err
