@@ -1,6 +1,7 @@
 """The word-level language model end to end on a tiny text: training (the loss falls), `minifw
 train wordlm` (checkpoint with the vocabulary, bit-identical --resume, GRU, tied weights, clear
 errors) and `minifw sample` on its checkpoint (words, <eos> as a new line, unknown words)."""
+import importlib.util
 import re
 
 import numpy as np
@@ -152,3 +153,9 @@ def test_sample_refuses_other_checkpoints(capsys, tmp_path):
     minifw.save({"kind": "minifw train lenet"}, path)
     status, _, err = sample(capsys, path)
     assert status == 1 and "`minifw train charlstm` or `minifw train wordlm`" in err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="needs matplotlib")
+def test_plot(capsys, tmp_path):
+    train(capsys, "--epochs", "1", "--checkpoint", "", "--plot", str(tmp_path / "p.png"))
+    assert (tmp_path / "p.png").stat().st_size > 0
