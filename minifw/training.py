@@ -32,8 +32,9 @@ import numpy as np
 
 import minifw
 from minifw import nn, optim
-from minifw.data import MNIST, CharVocab, DataLoader, RandomCrop, batchify, bptt_batches, shakespeare
-from minifw.models import AlexNetSmall, CharLSTM, LeNet, detach_hidden
+from minifw.data import (MNIST, CharVocab, DataLoader, RandomCrop, WordVocab, batchify, bptt_batches,
+                         shakespeare)
+from minifw.models import AlexNetSmall, CharLSTM, LeNet, WordLM, detach_hidden
 
 # Settings the loop itself reads; every recipe's defaults name them. "data_dir" (None: the
 # recipe's bundled data) is a setting of every run too, but not one that defines it: a resumed
@@ -414,7 +415,7 @@ register(AlexNetSmallRecipe())
 
 
 class TextIds:
-    """A text as character ids (a 1-D int64 array) and the vocabulary that encoded it."""
+    """A text as token ids (a 1-D int64 array) and the vocabulary that encoded it."""
 
     def __init__(self, ids, vocab, name):
         self.ids, self.vocab, self.name = ids, vocab, name
@@ -443,19 +444,23 @@ class CharLSTMRecipe(Recipe):
                 "hidden_size": 512, "num_layers": 2, "seed": 0}
     history_keys = ("val_loss",)
     EVAL_BATCH_SIZE = 10
+    unit = "characters"  # what the vocabulary's ids stand for, in messages
 
     def text(self, settings):
         """The training text; max_chars > 0 keeps only its first max_chars characters."""
         text = shakespeare(_play_names(settings["plays"]))
         return text[:settings["max_chars"]] if settings["max_chars"] else text
 
+    def vocabulary(self, text, settings):
+        return CharVocab(text)
+
     def datasets(self, settings, generators):
         text = self.text(settings)
-        vocab = CharVocab(text)
+        vocab = self.vocabulary(text, settings)
         ids = vocab.encode(text)
         held_out = int(len(ids) * settings["val_fraction"])
         if held_out < 2 or len(ids) - held_out < 2 * settings["batch_size"]:
-            raise ValueError(f"charlstm: a text of {len(ids):,} characters is too short for a "
+            raise ValueError(f"{self.name}: a text of {len(ids):,} {self.unit} is too short for a "
                              f"validation tail of {settings['val_fraction']} and batch size "
                              f"{settings['batch_size']}")
         return (TextIds(ids[:-held_out], vocab, "training"),
@@ -467,10 +472,14 @@ class CharLSTMRecipe(Recipe):
         return (list(bptt_batches(batchify(run.train_set.ids, s["batch_size"]), s["seq_len"])),
                 list(bptt_batches(batchify(run.test_set.ids, eval_batch), s["seq_len"])))
 
+    vocab_class = CharVocab
+
     def build_model(self, run):
-        s = run.settings
-        return CharLSTM(len(run.train_set.vocab), s["embedding_dim"], s["hidden_size"],
-                        s["num_layers"])
+        return self.language_model(len(run.train_set.vocab), run.settings)
+
+    def language_model(self, vocab_size, settings):
+        return CharLSTM(vocab_size, settings["embedding_dim"], settings["hidden_size"],
+                        settings["num_layers"])
 
     def optimizer(self, model, settings):
         return optim.Adam(model.parameters(), lr=settings["lr"]), None
@@ -514,6 +523,61 @@ class CharLSTMRecipe(Recipe):
 register(CharLSTMRecipe())
 
 
+class WordLMRecipe(CharLSTMRecipe):
+    """A word-level language model (minifw.models.WordLM, LSTM or GRU) on Shakespeare's plays:
+    CharLSTMRecipe's text, split, truncated BPTT, Adam and checkpoint, over a WordVocab
+    (words seen fewer than min_count times become "<unk>", each line ends in "<eos>")."""
+
+    name, title = "wordlm", "WordLM"
+    # Small enough for a CPU: an epoch of Hamlet (about 41k words) takes seconds, and the
+    # validation perplexity levels off after about 8 (Hamlet is small: dropout 0.4 holds off
+    # overfitting). PyTorch's example uses SGD at lr 20 with clip 0.25; Adam needs fewer epochs.
+    defaults = {"epochs": 8, "batch_size": 20, "seq_len": 35, "lr": 2e-3, "clip": 0.25,
+                "plays": "hamlet", "max_chars": 0, "val_fraction": 0.1, "min_count": 2,
+                "embedding_dim": 256, "hidden_size": 256, "num_layers": 2, "mode": "lstm",
+                "dropout": 0.4, "tie_weights": False, "seed": 0}
+    unit = "words"
+
+    def vocabulary(self, text, settings):
+        return WordVocab(text, min_count=settings["min_count"])
+
+    vocab_class = WordVocab
+
+    def language_model(self, vocab_size, settings):
+        s = settings
+        return WordLM(vocab_size, s["embedding_dim"], s["hidden_size"], s["num_layers"],
+                      s["mode"], s["dropout"], s["tie_weights"])
+
+    def datasets(self, settings, generators):
+        # checked before the text is read: a model that cannot be built should fail first
+        if settings["mode"] not in WordLM.MODES:
+            raise ValueError(f"wordlm: mode must be one of {', '.join(WordLM.MODES)}; got "
+                             f"{settings['mode']!r}")
+        if not 0 <= settings["dropout"] < 1:
+            raise ValueError(f"wordlm: dropout must be in [0, 1); got {settings['dropout']!r}")
+        if settings["tie_weights"] and settings["embedding_dim"] != settings["hidden_size"]:
+            raise ValueError(f"wordlm: tied weights share the embedding matrix with the decoder, "
+                             f"so embedding_dim must equal hidden_size; got "
+                             f"{settings['embedding_dim']} and {settings['hidden_size']}")
+        return super().datasets(settings, generators)
+
+    def describe(self, run):
+        s = run.settings
+        parameters = sum(p.numel() for p in run.model.parameters())
+        plays = "all the plays" if s["plays"] == "all" else s["plays"]
+        tied = ", tied weights" if s["tie_weights"] else ""
+        return (f"WordLM (embedding {s['embedding_dim']}, {s['num_layers']}x {s['mode'].upper()} "
+                f"{s['hidden_size']}, dropout {s['dropout']}{tied}, {parameters / 1e6:.2f}M "
+                f"parameters) on {len(run.train_set):,} training and {len(run.test_set):,} "
+                f"validation words of {plays} (vocabulary {len(run.train_set.vocab):,}, min count "
+                f"{s['min_count']}); Adam lr {s['lr']}, clip {s['clip']}, batch "
+                f"{s['batch_size']}, sequence {s['seq_len']}, seed {s['seed']}, "
+                f"{minifw.get_num_threads()} threads")
+
+
+register(WordLMRecipe())
+
+
 def evaluate_language_model(model, batches):
     """The mean cross-entropy per token of the model's next-token predictions over (input,
     target) batches read in order, the hidden state carried from one batch to the next."""
@@ -531,43 +595,68 @@ def evaluate_language_model(model, batches):
     return total / count
 
 
-def load_char_model(checkpoint):
-    """(CharLSTM, CharVocab) from a checkpoint dict (minifw.load) of `minifw train charlstm`."""
-    recipe = get_recipe("charlstm")
+LANGUAGE_MODELS = ("charlstm", "wordlm")
+
+
+def load_language_model(checkpoint):
+    """(model, vocabulary) from a checkpoint dict (minifw.load) of `minifw train charlstm` (a
+    CharLSTM and CharVocab) or `minifw train wordlm` (a WordLM and WordVocab)."""
+    kinds = {get_recipe(name).checkpoint_kind: get_recipe(name) for name in LANGUAGE_MODELS}
+    kind = checkpoint.get("kind") if isinstance(checkpoint, dict) else None
+    if kind not in kinds:
+        raise TrainingError(f"not a checkpoint written by "
+                            f"{' or '.join(f'`{k}`' for k in kinds)}")
+    recipe = kinds[kind]
     settings = resumed_settings(recipe, checkpoint)
     try:
-        vocab = CharVocab.from_state_dict(checkpoint["vocab"])
-        model = CharLSTM(len(vocab), settings["embedding_dim"], settings["hidden_size"],
-                         settings["num_layers"])
+        vocab = recipe.vocab_class.from_state_dict(checkpoint["vocab"])
+        model = recipe.language_model(len(vocab), settings)
         model.load_state_dict(checkpoint["model"])
     except (KeyError, ValueError, RuntimeError, TypeError) as e:
-        raise TrainingError(f"the checkpoint holds no usable CharLSTM ({type(e).__name__}: {e})")
+        raise TrainingError(f"the checkpoint holds no usable {recipe.title} "
+                            f"({type(e).__name__}: {e})")
     return model, vocab
 
 
-def sample_text(model, vocab, prompt, length, temperature=1.0, seed=0):
-    """`length` characters drawn one at a time from the model's next-character distribution
-    (softmax of logits / temperature), after warming its hidden state on `prompt`; the same
-    seed gives the same text."""
+def _prompt_ids(vocab, prompt):
     if not isinstance(prompt, str) or not prompt:
         raise ValueError("sample: the prompt must be a non-empty string (the model needs a "
-                         "character to start from)")
-    unknown = sorted(set(prompt) - set(vocab.chars))
-    if unknown:
-        raise ValueError(f"sample: the prompt has characters outside the model's vocabulary of "
-                         f"{len(vocab)}: {', '.join(map(repr, unknown))}")
+                         "token to start from)")
+    if isinstance(vocab, CharVocab):
+        unknown = sorted(set(prompt) - set(vocab.chars))
+        if unknown:
+            raise ValueError(f"sample: the prompt has characters outside the model's vocabulary "
+                             f"of {len(vocab)}: {', '.join(map(repr, unknown))}")
+        return vocab.encode(prompt)
+    ids = vocab.encode(prompt)  # words outside the vocabulary are <unk>
+    if not prompt.endswith("\n"):
+        ids = ids[:-1]  # encode ends every line with <eos>; a prompt's last line goes on
+    if not len(ids):
+        raise ValueError("sample: the prompt has no words (the model needs a token to start "
+                         "from)")
+    return ids
+
+
+def sample_text(model, vocab, prompt, length, temperature=1.0, seed=0):
+    """`length` tokens (characters of a CharVocab, words of a WordVocab) drawn one at a time
+    from the model's next-token distribution (softmax of logits / temperature), after warming
+    its hidden state on `prompt`; the same seed gives the same text. The text continues the
+    prompt: words are joined by spaces, "<eos>" is a new line."""
+    prompt_ids = _prompt_ids(vocab, prompt)
     if not temperature > 0:
         raise ValueError(f"sample: temperature must be > 0, got {temperature!r}")
     rng = np.random.default_rng(seed)
     model.eval()
-    chars = []
+    drawn = []
     with minifw.no_grad():
-        ids = minifw.from_numpy(vocab.encode(prompt).reshape(-1, 1))
-        logits, hidden = model(ids)
+        logits, hidden = model(minifw.from_numpy(prompt_ids.reshape(-1, 1)))
         for _ in range(length):
             scores = logits.numpy()[-1, 0].astype(np.float64) / temperature
             probabilities = np.exp(scores - scores.max())
-            next_id = int(rng.choice(len(vocab), p=probabilities / probabilities.sum()))
-            chars.append(vocab.chars[next_id])
-            logits, hidden = model(minifw.from_numpy(np.array([[next_id]], np.int64)), hidden)
-    return "".join(chars)
+            drawn.append(int(rng.choice(len(vocab), p=probabilities / probabilities.sum())))
+            logits, hidden = model(minifw.from_numpy(np.array([[drawn[-1]]], np.int64)), hidden)
+    text = vocab.decode(drawn)
+    if isinstance(vocab, WordVocab) and text and not prompt.endswith("\n") \
+            and not text.startswith("\n"):
+        text = " " + text
+    return text
