@@ -17,10 +17,8 @@ engines (NumPy reports its arrays to it; memory the native kernels allocate
 themselves is not seen), PyTorch's profiler memory events for torch.
 """
 import argparse
-import json
 import os
 import sys
-import tempfile
 import tracemalloc
 
 import numpy as np
@@ -126,23 +124,10 @@ def minifw_peak_memory(engine, shape):
 def torch_peak_memory(shape):
     """Bytes PyTorch's allocator held at most while its layer and tensors were built and one
     step ran, from its profiler's memory events; None when it reported none."""
-    from minifw.benchmark import _native_stderr_silenced
-    from torch.profiler import ProfilerActivity, profile
+    from minifw.benchmark import torch_profiled_peak
 
     desc, a = make_problem(shape)
-    with _native_stderr_silenced(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        torch_step(desc, a)()
-    fd, path = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
-    try:
-        prof.export_chrome_trace(path)
-        with open(path) as f:
-            trace = json.load(f)
-    finally:
-        os.remove(path)
-    totals = [e["args"]["Total Allocated"] for e in trace.get("traceEvents", [])
-              if e.get("name") == "[memory]" and "Total Allocated" in e.get("args", {})]
-    return max(totals) if totals else None
+    return torch_profiled_peak(lambda: torch_step(desc, a)())
 
 
 def relative_difference(ours, theirs):

@@ -187,20 +187,14 @@ class _native_stderr_silenced:
         os.close(self.saved)
 
 
-def _torch_peak_memory(model_name, batch_size, device="cpu"):
-    """The most bytes PyTorch's allocator held at once while the model was built and trained for
-    two iterations, from the memory events of its profiler."""
-    import torch
+def torch_profiled_peak(run, cuda=False):
+    """The most bytes PyTorch's allocator held at once while run() ran, from the memory events
+    of its profiler; None if it reported none."""
     from torch.profiler import ProfilerActivity, profile
 
-    activities = [ProfilerActivity.CPU]
-    if minifw.device(device).type == "cuda":
-        activities.append(ProfilerActivity.CUDA)
-    loss_fn = torch.nn.CrossEntropyLoss()
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
     with _native_stderr_silenced(), profile(activities=activities, profile_memory=True) as prof:
-        state = _torch_setup(model_name, batch_size, device)
-        for _ in range(2):
-            time_iteration(*state, loss_fn)
+        run()
     fd, path = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     try:
@@ -211,9 +205,25 @@ def _torch_peak_memory(model_name, batch_size, device="cpu"):
         os.remove(path)
     totals = [e["args"]["Total Allocated"] for e in trace.get("traceEvents", [])
               if e.get("name") == "[memory]" and "Total Allocated" in e.get("args", {})]
-    if not totals:
+    return int(max(totals)) if totals else None
+
+
+def _torch_peak_memory(model_name, batch_size, device="cpu"):
+    """The most bytes PyTorch's allocator held at once while the model was built and trained for
+    two iterations."""
+    import torch
+
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def run():
+        state = _torch_setup(model_name, batch_size, device)
+        for _ in range(2):
+            time_iteration(*state, loss_fn)
+
+    peak = torch_profiled_peak(run, cuda=minifw.device(device).type == "cuda")
+    if peak is None:
         raise BenchmarkError("engine torch: PyTorch's profiler reported no memory events")
-    return int(max(totals))
+    return peak
 
 
 def time_iteration(model, optimizer, x, target, loss_fn, sync=None):
