@@ -149,6 +149,9 @@ def _split_hx(fn, hx, lstm):
     if lstm:
         if not isinstance(hx, (tuple, list)) or len(hx) != 2:
             raise TypeError(f"{fn}: hx must be a tuple (h_0, c_0) of two Tensors, got {type(hx).__name__}")
+        for name, h in zip(("h_0", "c_0"), hx):
+            if h is None:
+                raise TypeError(f"{fn}: hx must be a tuple (h_0, c_0) of two Tensors, got {name} None")
         return hx[0], hx[1]
     if isinstance(hx, (tuple, list)):
         raise TypeError(f"{fn}: hx must be a Tensor (h_0), got a {type(hx).__name__}")
@@ -241,9 +244,6 @@ class RNNBase(_FlatWeights):
                 h = h if batched else h.unsqueeze(1)
             states.append(h)
         h0, c0 = states
-        if lstm and (h0 is None) != (c0 is None):
-            zeros = lambda: Tensor._make(np.zeros(shape, dtype))  # noqa: E731
-            h0, c0 = (zeros() if h0 is None else h0), (zeros() if c0 is None else c0)
 
         if self.dropout > 0 and self.training and self.num_layers > 1:
             y, h_n, c_n = self._run_layer_by_layer(x, h0, c0, dtype, lengths)

@@ -367,6 +367,8 @@ def test_an_lstm_learns_to_sum_a_short_sequence():
      r"LSTM: hx must be a tuple \(h_0, c_0\)"),
     (lambda: nn.LSTM(3, 4)(minifw.randn(5, 2, 3), (minifw.zeros(1, 2, 4), minifw.zeros(2, 2, 4))),
      ValueError, r"LSTM: hx\[1\] \(c_0\) must have shape \(1, 2, 4\)"),
+    (lambda: nn.LSTM(3, 4)(minifw.randn(5, 2, 3), (minifw.zeros(1, 2, 4), None)), TypeError,
+     r"LSTM: hx must be a tuple \(h_0, c_0\) of two Tensors, got c_0 None"),
     (lambda: nn.RNN(3, 4)(minifw.randn(5, 3), minifw.randn(1, 2, 4)), ValueError,
      r"RNN: hx must have shape \(1, 4\) \(num_layers \* num_directions, hidden_size\) for an unbatched"),
     (lambda: nn.GRUCell(3, 4)(minifw.randn(2, 5)), ValueError, "GRUCell: input.size\\(-1\\) must be equal"),
@@ -375,7 +377,8 @@ def test_an_lstm_learns_to_sum_a_short_sequence():
     (lambda: nn.RNNCell(3, 4)(minifw.randn(2, 3), minifw.randn(2, 4, dtype=minifw.float64)), TypeError,
      "RNNCell: hx has dtype float64 but the parameters have dtype float32"),
 ], ids=["proj_size", "nonlinearity", "hidden_size", "dropout", "input_size", "input_ndim", "input_type",
-        "input_dtype", "hx_shape", "lstm_hx_not_tuple", "c0_shape", "unbatched_hx", "cell_input",
+        "input_dtype", "hx_shape", "lstm_hx_not_tuple", "c0_shape", "lstm_c0_none", "unbatched_hx",
+        "cell_input",
         "cell_h0", "cell_dtype"])
 def test_errors(call, error, message):
     with pytest.raises(error, match=message):
