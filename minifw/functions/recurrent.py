@@ -7,11 +7,6 @@ from ..autograd import Function
 from ..engines import current_engine
 
 
-def _lengths_kwarg(lengths):
-    # only passed when given, so an engine without variable lengths still runs fixed-length batches
-    return {} if lengths is None else {"lengths": lengths}
-
-
 class RecurrentNetwork(Function):
     """(y, h_n) or, for LSTM, (y, h_n, c_n) from x (T, N, I), h0, c0 (or None for
     zeros) and the flat weights of `desc`; `lengths` (per batch entry, or None)
@@ -23,7 +18,7 @@ class RecurrentNetwork(Function):
         x, h0, c0 = (None if a is None else np.ascontiguousarray(a) for a in (x, h0, c0))
         training = any(ctx.needs_input_grad)  # under no_grad (or nothing to learn) keep no reserve
         y, h_n, c_n, reserve = engine.rnn_forward(desc, x, h0, c0, weights, training,
-                                                  **_lengths_kwarg(lengths))
+                                                  lengths=lengths)
         ctx.save_for_backward(x, h0, c0, weights, reserve)
         ctx.desc, ctx.lengths = desc, lengths
         return (y, h_n) if c_n is None else (y, h_n, c_n)
@@ -32,13 +27,13 @@ class RecurrentNetwork(Function):
     def backward(ctx, dy, dh_n, dc_n=None):
         x, h0, c0, weights, reserve = ctx.saved_tensors
         need_x, need_h0, need_c0, need_w = ctx.needs_input_grad
-        engine, desc, lengths = ctx.engine, ctx.desc, _lengths_kwarg(ctx.lengths)
+        engine, desc, lengths = ctx.engine, ctx.desc, ctx.lengths
         dy, dh_n, dc_n = (None if a is None else np.ascontiguousarray(a) for a in (dy, dh_n, dc_n))
         # backward_data stores the gate gradients backward_weights reads, so it always runs first
-        dx, dh0, dc0 = engine.rnn_backward_data(desc, x, weights, reserve, h0, c0, dy, dh_n, dc_n, **lengths)
+        dx, dh0, dc0 = engine.rnn_backward_data(desc, x, weights, reserve, h0, c0, dy, dh_n, dc_n, lengths=lengths)
         dweights = None
         if need_w:
-            dweights = engine.rnn_backward_weights(desc, x, reserve, h0, np.zeros_like(weights), **lengths)
+            dweights = engine.rnn_backward_weights(desc, x, reserve, h0, np.zeros_like(weights), lengths=lengths)
         return dx if need_x else None, dh0 if need_h0 else None, dc0 if need_c0 else None, dweights
 
 

@@ -18,7 +18,6 @@ view; anything that gives it a new array (Module.to, assigning a new Parameter)
 breaks the packing, and forward then concatenates (one copy, still correct)
 until flatten_parameters() packs again (Module.to does so itself).
 """
-import inspect
 import math
 import numbers
 
@@ -26,7 +25,6 @@ import numpy as np
 
 from .. import devices
 from ..autograd import no_grad
-from ..engines import current_engine, get_engine
 from ..functions.recurrent import PackedWeights, RecurrentNetwork
 from ..ops.rnn import RNNDescriptor
 from ..tensor import Tensor, cat
@@ -219,11 +217,6 @@ class RNNBase(_FlatWeights):
             x, lengths = pad_packed_sequence(input)  # (T, B, I) in the original batch order
             _check_input(fn, x, self.input_size, dtype, (3,), "")
             lengths, batched = lengths.numpy(), True
-            if "lengths" not in inspect.signature(current_engine().rnn_forward).parameters:
-                raise NotImplementedError(
-                    f"{fn}: a PackedSequence input needs variable sequence lengths, which the "
-                    f"{get_engine()!r} engine's rnn_forward does not support yet; pad the batch "
-                    f"(nn.utils.rnn.pad_packed_sequence) or use minifw.engine('caffe')")
         else:
             layout = "(N, L, H_in)" if self.batch_first else "(L, N, H_in)"
             _check_input(fn, input, self.input_size, dtype, (2, 3), f"({layout} or unbatched (L, H_in))")

@@ -209,7 +209,7 @@ def test_recurrent_network_honours_needs_input_grad(rng, monkeypatch):
         assert RecurrentNetwork.apply(x, None, None, w, desc=desc)[0].grad_fn is None
 
 
-def test_lengths_are_passed_to_the_engine_only_when_given(rng, monkeypatch):
+def test_lengths_reach_every_engine_call(rng, monkeypatch):
     desc = ops.RNNDescriptor("gru", I, H, 1, False, True, np.float64)
     x = minifw.tensor(rng.standard_normal((3, 2, I)), requires_grad=True)
     w = minifw.tensor(rng.uniform(-0.5, 0.5, desc.weight_count()), requires_grad=True)
@@ -219,7 +219,7 @@ def test_lengths_are_passed_to_the_engine_only_when_given(rng, monkeypatch):
         monkeypatch.setattr(engines.caffe, name, lambda *a, _r=real, _n=name, **k: seen.append((_n, k)) or _r(*a, **k))
     with minifw.engine("caffe"):
         RecurrentNetwork.apply(x, None, None, w, desc=desc)[0].sum().backward()
-        assert all("lengths" not in k for _, k in seen)
+        assert [k["lengths"] for _, k in seen] == [None] * 3
         seen.clear()
         RecurrentNetwork.apply(x, None, None, w, desc=desc, lengths=np.array([3, 1]))[0].sum().backward()
     assert [n for n, _ in seen] == ["rnn_forward", "rnn_backward_data", "rnn_backward_weights"]
@@ -281,13 +281,14 @@ def test_dropout_zero_layer_by_layer_equals_one_call():
 LENGTHS = [5, 2, 4]
 
 
+@pytest.mark.parametrize("engine", ["primitives", "caffe"])
 @pytest.mark.parametrize("mode", ["lstm", "gru"])
-def test_packed_sequence_input(rng, mode):
+def test_packed_sequence_input(rng, mode, engine):
     m = _module(mode, 2, True)
     x = minifw.tensor(rng.standard_normal((5, 3, I)))
     hx = _states(rng, mode, (4, 3, H))
     packed = pack_padded_sequence(x, LENGTHS, enforce_sorted=False)
-    with minifw.engine("caffe"):
+    with minifw.engine(engine):
         out, h_n = m(packed, hx)
     assert isinstance(out, PackedSequence)
     assert np.array_equal(out.batch_sizes.numpy(), packed.batch_sizes.numpy())
@@ -304,26 +305,16 @@ def test_packed_sequence_input(rng, mode):
             np.testing.assert_allclose(_np(got)[:, one], _np(want), **TOL)
 
 
-def test_packed_sequence_gradients_flow():
+@pytest.mark.parametrize("engine", ["primitives", "caffe"])
+def test_packed_sequence_gradients_flow(engine):
     m = _module("lstm", 1, True)
     x = minifw.randn(5, 3, I, dtype=minifw.float64, requires_grad=True)
-    with minifw.engine("caffe"):
+    with minifw.engine(engine):
         out, (h, c) = m(pack_padded_sequence(x, LENGTHS, enforce_sorted=False))
         (out.data.sum() + h.sum()).backward()
     g = _np(x.grad)
     assert not g[2:, 1].any() and g[:2, 1].any()  # steps past a sequence's end get no gradient
     assert m.weight_ih_l0_reverse.grad is not None
-
-
-def test_packed_sequence_needs_an_engine_with_lengths(monkeypatch):
-    import inspect
-    if "lengths" in inspect.signature(ops.rnn_forward).parameters:
-        pytest.skip("the primitives support variable lengths")
-    m = nn.LSTM(I, H)
-    packed = pack_padded_sequence(minifw.randn(5, 3, I), LENGTHS, enforce_sorted=False)
-    with pytest.raises(NotImplementedError, match="LSTM: a PackedSequence input needs variable sequence "
-                                                  "lengths, which the 'primitives' engine's rnn_forward"):
-        m(packed)
 
 
 # ---- training -------------------------------------------------------------------------------
