@@ -65,6 +65,7 @@ template <typename T>
 void gemm_entry(py::array a, py::array b, py::array c, bool trans_a, bool trans_b, double alpha,
                 double beta) {
   const GemmCall<T> g = check_gemm_call<T>("gemm", a, b, c, trans_a, trans_b);
+  require_disjoint({{&c, "c"}}, {{&a, "a"}, {&b, "b"}});
   py::gil_scoped_release release;
   gemm<T>(g.trans_a, g.trans_b, g.M, g.N, g.K, static_cast<T>(alpha), g.a.data, g.a.ld, g.b.data, g.b.ld,
           static_cast<T>(beta), g.c, g.N, get_num_threads());

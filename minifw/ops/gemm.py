@@ -58,6 +58,10 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
         if not c.flags.c_contiguous or not c.flags.writeable:
             raise ValueError("gemm: c must be a C-contiguous, writable array (the result is "
                              "written into it)")
+        for name, operand in (("a", a), ("b", b)):
+            if np.may_share_memory(c, operand):
+                raise ValueError(f"gemm: c must not share memory with {name} (the product is "
+                                 f"written into c while {name} is read)")
     if m == 0 or n == 0:
         return c
     if k == 0:  # an empty sum: only the beta * c term is left

@@ -238,6 +238,16 @@ def test_bad_c(bad, exc, pattern):
         ops.gemm(*_ab(), bad, beta=1.0)
 
 
+@pytest.mark.parametrize("shared", ["a", "b"])
+def test_c_sharing_memory_with_an_operand_is_refused(shared):
+    buf = np.ones((8, 8), np.float32)
+    a, b = (buf, np.ones((8, 8), np.float32)) if shared == "a" else (np.ones((8, 8), np.float32), buf)
+    with pytest.raises(ValueError, match=f"gemm: c must not share memory with {shared}"):
+        ops.gemm(a, b, buf)
+    with pytest.raises(ValueError, match=f"c: must not share memory with {shared}"):
+        _native.gemm_f32(a, b, buf[:, :8], False, False, 1.0, 0.0)
+
+
 def test_read_only_contiguous_c_is_refused():
     c = np.zeros((3, 4), np.float32)
     c.setflags(write=False)
