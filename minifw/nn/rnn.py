@@ -33,7 +33,7 @@ from . import init
 from .layers import _factory, _positive_int
 from .module import Module
 from .parameter import Parameter
-from .utils.rnn import PackedSequence, pad_packed_sequence
+from .utils.rnn import PackedSequence, packed_positions, pad_packed_sequence
 
 
 class _FlatWeights(Module):
@@ -161,9 +161,7 @@ def _packed_data(y, sequence):
     batch_sizes = sequence.batch_sizes.numpy()
     order = (np.arange(batch_sizes[0]) if sequence.sorted_indices is None
              else sequence.sorted_indices.numpy())
-    t_index = np.repeat(np.arange(batch_sizes.size), batch_sizes)
-    b_index = order[np.concatenate([np.arange(n) for n in batch_sizes])]
-    return y[t_index, b_index]
+    return y[packed_positions(batch_sizes, order)]
 
 
 _MODES = {"LSTM": "lstm", "GRU": "gru", "RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu"}

@@ -86,6 +86,14 @@ class PackedSequence(_PackedSequenceFields):
         return False
 
 
+def packed_positions(batch_sizes, order):
+    """(step, batch entry) of each row of packed data, time-major: step t of the first
+    batch_sizes[t] sequences in sorted order; order[i] is the batch entry sorted i-th."""
+    t_index = np.repeat(np.arange(batch_sizes.size), batch_sizes)
+    b_index = order[np.concatenate([np.arange(n) for n in batch_sizes])]
+    return t_index, b_index
+
+
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     """Pack a padded batch (T, B, *) (or (B, T, *) with batch_first) of sequences whose
     lengths are `lengths`. With enforce_sorted=True the lengths must be in decreasing
@@ -120,9 +128,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
                          f"{tuple(input.shape)}, batch_first={batch_first}); got lengths {lengths.tolist()}")
     sorted_lengths = lengths[order]
     batch_sizes = (sorted_lengths[None, :] > np.arange(sorted_lengths[0])[:, None]).sum(1)
-    # time-major gather: step t of the first batch_sizes[t] sequences (in sorted order)
-    t_index = np.repeat(np.arange(batch_sizes.size), batch_sizes)
-    b_index = order[np.concatenate([np.arange(n) for n in batch_sizes])]
+    t_index, b_index = packed_positions(batch_sizes, order)
     data = input[b_index, t_index] if batch_first else input[t_index, b_index]
     return PackedSequence(data, tensor(batch_sizes.astype(np.int64)), sorted_indices)
 
