@@ -46,10 +46,11 @@ if _env_isa and _env_isa not in ("avx512", "avx2", "generic"):
 def info():
     """Versions, the ISA in use, threads, the per-core cache sizes the CPU reports (bytes, 0
     if unknown) and the float32 GEMM's register and cache blocks derived from them, and the
-    compiled backends, as a dict."""
+    devices the build can run ("cudasim" always; "cuda" when the CUDA kernels were compiled
+    in, with the CUDA version and GPU architectures they were built for), as a dict."""
     import numpy
 
-    backends_compiled = ["cpu"] + (["cuda"] if _native.has_cuda else [])
+    backends_compiled = ["cpu", "cudasim"] + (["cuda"] if _native.has_cuda else [])
     blocking = _native.gemm_blocking("float32")
     return {
         "minifw": __version__,
@@ -62,6 +63,8 @@ def info():
         "caches": {"l1d": blocking["l1d_bytes"], "l2": blocking["l2_bytes"]},
         "gemm": {k: blocking[k] for k in ("name", "mr", "nr", "kc", "mc", "nc")},
         "backends": backends_compiled,
+        "cuda_kernels": ({"cuda": _native.cuda_version, "architectures": _native.cuda_architectures}
+                         if _native.has_cuda else None),
     }
 
 

@@ -229,6 +229,8 @@ def run_info(args):
             ("caches", _caches(info["caches"])),
             ("GEMM", "{name}, blocks kc {kc} mc {mc} nc {nc}".format(**info["gemm"])),
             ("backends", ", ".join(info["backends"])),
+            ("CUDA kernels", "not compiled in" if info["cuda_kernels"] is None else
+             "compiled with CUDA {cuda} for {architectures}".format(**info["cuda_kernels"])),
             ("GPU", gpu)]
     width = max(len(name) for name, _ in rows)
     for name, value in rows:

@@ -10,9 +10,14 @@
 Devices:
 
 - "cpu": NumPy arrays and the native CPU kernels.
-- "cudasim" and "cuda" are named here so that asking for them says why they
-  cannot be used yet: the CUDA kernels, their CPU emulator and the CuPy
-  arrays they work on are not part of this version.
+- "cudasim": minifw's CUDA kernels (native/cuda) compiled for the CPU emulator
+  (native/cuda/cudasim), on arrays in host memory of type CudaSimArray, a NumPy
+  array subclass that says where it lives: NumPy does the glue arithmetic and
+  its results stay CudaSimArrays, while every primitive with a CUDA kernel runs
+  that kernel's launcher and kernel code. A family without one yet raises a
+  TypeError naming it. Slow by design: it is for testing and stepping through
+  the kernels on small shapes.
+- "cuda" is named here so that asking for it says why it cannot be used yet.
 
 The native kernels come from one registry keyed (family, direction, dtype,
 device). Each binding file lists its entry points there (def_kernel in
@@ -91,6 +96,7 @@ class device:
 
 
 CPU = device("cpu")
+CUDASIM = device("cudasim")
 
 
 def unavailable_reason(type):
@@ -99,11 +105,11 @@ def unavailable_reason(type):
     if type == "cpu":
         return None
     if type == "cudasim":
-        return ("this build of minifw has no CUDA kernels, so it has no CPU emulator to run them "
-                "on either; use device 'cpu'")
+        return None  # the emulator is built into every minifw
     if not _native.has_cuda:
-        return ("this build of minifw has no CUDA kernels (not built with CUDA: minifw's CUDA "
-                "backend is not part of this version); use device 'cpu'")
+        return ("this build of minifw has no CUDA kernels (it was built without a CUDA compiler, "
+                "or with MINIFW_CUDA=OFF); use device 'cpu', or 'cudasim' to run the kernels on the "
+                "CPU emulator")
     try:
         import cupy
     except ImportError:
@@ -114,7 +120,8 @@ def unavailable_reason(type):
         return f"no GPU can be used ({e}); use device 'cpu'"
     if count == 0:
         return "no GPU was found; use device 'cpu'"
-    return "minifw's CUDA backend is not part of this version; use device 'cpu'"
+    return ("the CUDA kernels are compiled in, but tensors on 'cuda' (CuPy arrays) are not part of "
+            "this version yet; use 'cudasim' to run the same kernels on the CPU emulator")
 
 
 def get(dev, fn="tensor"):
@@ -129,12 +136,30 @@ def get(dev, fn="tensor"):
     reason = unavailable_reason(d.type)
     if reason is not None:
         raise RuntimeError(f"{fn}: device {str(d)!r} is not available: {reason}")
-    return CPU if d.type == "cpu" else d
+    if d.type == "cudasim" and d.index not in (None, 0):
+        raise RuntimeError(f"{fn}: device {str(d)!r} is not available: the emulator is one device, "
+                           f"'cudasim' (or 'cudasim:0')")
+    return CPU if d.type == "cpu" else CUDASIM if d.type == "cudasim" else d
+
+
+class CudaSimArray(np.ndarray):
+    """An array of device "cudasim": host memory standing for a GPU's.
+
+    A plain NumPy subclass; NumPy keeps the type through arithmetic, slicing and
+    empty_like, so results stay on the device. Make one with devices.empty /
+    zeros / to_device (or Tensor.to("cudasim")), not directly."""
+
+    def __repr__(self):
+        return super().__repr__().replace("CudaSimArray(", "cudasim_array(", 1)
 
 
 def of(array):
     """The device an array (or a NumPy scalar) lives on."""
-    if type(array) is np.ndarray or isinstance(array, (np.ndarray, np.generic)):
+    if type(array) is np.ndarray:
+        return CPU
+    if isinstance(array, CudaSimArray):
+        return CUDASIM
+    if isinstance(array, (np.ndarray, np.generic)):
         return CPU
     raise TypeError(f"expected an array of a minifw device (numpy.ndarray), got "
                     f"{type(array).__name__}")
@@ -146,21 +171,28 @@ def is_array(a):
 
 
 def array_module(dev):
-    """The array library of a device: numpy for 'cpu'."""
-    return np  # every available device holds NumPy arrays in this version
+    """The array library of a device: numpy for 'cpu' and 'cudasim'."""
+    return np
+
+
+def _placed(array, dev):
+    return array.view(CudaSimArray) if dev.type == "cudasim" else array
 
 
 def empty(shape, dtype, dev=CPU):
-    return np.empty(shape, dtype=dtype)
+    return _placed(np.empty(shape, dtype=dtype), dev)
 
 
 def zeros(shape, dtype, dev=CPU):
-    return np.zeros(shape, dtype=dtype)
+    return _placed(np.zeros(shape, dtype=dtype), dev)
 
 
 def to_device(array, dev):
-    """`array` on device `dev` (the same array when it is there already)."""
-    return array  # one memory space in this version: nothing to copy
+    """`array` on device `dev`: the same array when it is there already, else a copy
+    (memory of its own, as a transfer to or from a GPU makes)."""
+    if of(array) == dev:
+        return array
+    return _placed(np.array(array, subok=False, copy=True), dev)
 
 
 # ---- native kernels -------------------------------------------------------------------

@@ -4,12 +4,13 @@
 #include "bind_util.h"
 #include "cpu/activation.h"
 #include "cpu/parallel.h"
+#include "cuda/activation.h"
 #include "registry.h"
 
 namespace minifw {
 namespace {
 
-template <typename T>
+template <typename T, typename Device>
 void forward(const std::string& mode, py::array x, py::array y, double negative_slope, double alpha) {
   const ActParams p{parse_act_mode(mode), negative_slope, alpha};
   const int64_t n = static_cast<int64_t>(x.size());
@@ -18,10 +19,13 @@ void forward(const std::string& mode, py::array x, py::array y, double negative_
   // In place (y is x) is supported: each element is read before it is written.
   if (yp != xp) require_disjoint({{&y, "y"}}, {{&x, "x"}});
   py::gil_scoped_release release;
-  activation_forward<T>(p, xp, yp, n, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    activation_forward<T>(p, xp, yp, n, get_num_threads());
+  else
+    cudasim::activation_forward<T>(p, xp, yp, n, nullptr);
 }
 
-template <typename T>
+template <typename T, typename Device>
 void backward(const std::string& mode, py::array dy, py::array y, py::object x, py::array dx,
               double negative_slope, double alpha) {
   const ActParams p{parse_act_mode(mode), negative_slope, alpha};
@@ -38,12 +42,21 @@ void backward(const std::string& mode, py::array dy, py::array y, py::object x, 
   T* dxp = out_ptr<T>(dx, n, "dx");
   require_disjoint({{&dx, "dx"}}, {{&dy, "dy"}, {&y, "y"}, {&xa, "x"}});
   py::gil_scoped_release release;
-  activation_backward<T>(p, dyp, yp, xp, dxp, n, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    activation_backward<T>(p, dyp, yp, xp, dxp, n, get_num_threads());
+  else
+    cudasim::activation_backward<T>(p, dyp, yp, xp, dxp, n, nullptr);
+}
+
+template <typename Device>
+void bind_on(py::module_& m) {
+  def_kernel(m, {"activation", "forward", Device::name}, &forward<float, Device>, &forward<double, Device>);
+  def_kernel(m, {"activation", "backward", Device::name}, &backward<float, Device>, &backward<double, Device>);
 }
 }  // namespace
 
 MINIFW_BINDINGS(bind_activation) {
-  def_kernel(m, {"activation", "forward", "cpu"}, &forward<float>, &forward<double>);
-  def_kernel(m, {"activation", "backward", "cpu"}, &backward<float>, &backward<double>);
+  bind_on<OnCpu>(m);
+  bind_on<OnCudaSim>(m);
 }
 }  // namespace minifw

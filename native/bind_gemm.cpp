@@ -4,6 +4,7 @@
 #include "bind_util.h"
 #include "cpu/gemm.h"
 #include "cpu/parallel.h"
+#include "cuda/gemm.h"
 #include "registry.h"
 
 namespace minifw {
@@ -61,14 +62,18 @@ GemmCall<T> check_gemm_call(const char* fn, py::array& a, py::array& b, py::arra
   return {M, N, K, trans_a != av.transposed, trans_b != bv.transposed, av, bv, cp};
 }
 
-template <typename T>
+template <typename T, typename Device>
 void gemm_entry(py::array a, py::array b, py::array c, bool trans_a, bool trans_b, double alpha,
                 double beta) {
   const GemmCall<T> g = check_gemm_call<T>("gemm", a, b, c, trans_a, trans_b);
   require_disjoint({{&c, "c"}}, {{&a, "a"}, {&b, "b"}});
   py::gil_scoped_release release;
-  gemm<T>(g.trans_a, g.trans_b, g.M, g.N, g.K, static_cast<T>(alpha), g.a.data, g.a.ld, g.b.data, g.b.ld,
-          static_cast<T>(beta), g.c, g.N, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    gemm<T>(g.trans_a, g.trans_b, g.M, g.N, g.K, static_cast<T>(alpha), g.a.data, g.a.ld, g.b.data, g.b.ld,
+            static_cast<T>(beta), g.c, g.N, get_num_threads());
+  else
+    cudasim::gemm<T>(g.trans_a, g.trans_b, g.M, g.N, g.K, static_cast<T>(alpha), g.a.data, g.a.ld, g.b.data,
+                     g.b.ld, static_cast<T>(beta), g.c, g.N, nullptr);
 }
 
 // The pre-packed-B path, for its tests: op(B) packed once, then `repeats`
@@ -91,8 +96,10 @@ void gemm_prepacked_b_entry(py::array a, py::array b, py::array c, bool trans_a,
 MINIFW_BINDINGS(bind_gemm) {
   m.def("gemm_prepacked_b_f32", &gemm_prepacked_b_entry<float>);
   m.def("gemm_prepacked_b_f64", &gemm_prepacked_b_entry<double>);
-  def_kernel(m, {"gemm", "", "cpu"}, &gemm_entry<float>, &gemm_entry<double>, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("trans_a"),
-        py::arg("trans_b"), py::arg("alpha"), py::arg("beta"));
+  for (auto [device, f32, f64] : {std::make_tuple("cpu", &gemm_entry<float, OnCpu>, &gemm_entry<double, OnCpu>),
+                                  std::make_tuple("cudasim", &gemm_entry<float, OnCudaSim>, &gemm_entry<double, OnCudaSim>)})
+    def_kernel(m, {"gemm", "", device}, f32, f64, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("trans_a"),
+               py::arg("trans_b"), py::arg("alpha"), py::arg("beta"));
   // The micro-kernel a product with m rows of C runs (m = 0: the ISA's largest).
   m.def(
       "gemm_kernel_name",

@@ -5,6 +5,7 @@
 #include "bind_util.h"
 #include "cpu/parallel.h"
 #include "cpu/softmax.h"
+#include "cuda/softmax.h"
 #include "registry.h"
 
 namespace minifw {
@@ -16,17 +17,20 @@ SoftmaxShape to_shape(int64_t outer, int64_t C, int64_t inner) {
   return {outer, C, inner};
 }
 
-template <typename T>
+template <typename T, typename Device>
 void forward(int64_t outer, int64_t C, int64_t inner, py::array x, py::array y, bool log) {
   const SoftmaxShape s = to_shape(outer, C, inner);
   const T* xp = in_ptr<T>(x, s.size(), "x");
   T* yp = out_ptr<T>(y, s.size(), "y");
   require_disjoint({{&y, "y"}}, {{&x, "x"}});
   py::gil_scoped_release release;
-  softmax_forward<T>(s, xp, yp, log, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    softmax_forward<T>(s, xp, yp, log, get_num_threads());
+  else
+    cudasim::softmax_forward<T>(s, xp, yp, log, nullptr);
 }
 
-template <typename T>
+template <typename T, typename Device>
 void backward(int64_t outer, int64_t C, int64_t inner, py::array dy, py::array y, py::array dx, bool log) {
   const SoftmaxShape s = to_shape(outer, C, inner);
   const T* dyp = in_ptr<T>(dy, s.size(), "dy");
@@ -34,7 +38,10 @@ void backward(int64_t outer, int64_t C, int64_t inner, py::array dy, py::array y
   T* dxp = out_ptr<T>(dx, s.size(), "dx");
   require_disjoint({{&dx, "dx"}}, {{&dy, "dy"}, {&y, "y"}});
   py::gil_scoped_release release;
-  softmax_backward<T>(s, dyp, yp, dxp, log, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    softmax_backward<T>(s, dyp, yp, dxp, log, get_num_threads());
+  else
+    cudasim::softmax_backward<T>(s, dyp, yp, dxp, log, nullptr);
 }
 
 void bad_target(int64_t pos) {
@@ -88,8 +95,10 @@ void ce_backward(int64_t outer, int64_t C, int64_t inner, py::array log_probs, p
 }  // namespace
 
 MINIFW_BINDINGS(bind_softmax) {
-  def_kernel(m, {"softmax", "forward", "cpu"}, &forward<float>, &forward<double>);
-  def_kernel(m, {"softmax", "backward", "cpu"}, &backward<float>, &backward<double>);
+  def_kernel(m, {"softmax", "forward", "cpu"}, &forward<float, OnCpu>, &forward<double, OnCpu>);
+  def_kernel(m, {"softmax", "backward", "cpu"}, &backward<float, OnCpu>, &backward<double, OnCpu>);
+  def_kernel(m, {"softmax", "forward", "cudasim"}, &forward<float, OnCudaSim>, &forward<double, OnCudaSim>);
+  def_kernel(m, {"softmax", "backward", "cudasim"}, &backward<float, OnCudaSim>, &backward<double, OnCudaSim>);
   def_kernel(m, {"cross_entropy", "forward", "cpu"}, &ce_forward<float>, &ce_forward<double>);
   def_kernel(m, {"cross_entropy", "backward", "cpu"}, &ce_backward<float>, &ce_backward<double>);
 }

@@ -10,9 +10,23 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <type_traits>
 
 namespace minifw {
 namespace py = pybind11;
+
+// Where a binding sends the pointers it has checked: the CPU kernels (cpu/), or
+// the CUDA launchers compiled for the emulator (device "cudasim", host memory).
+// One binding function per entry point, templated on the device, keeps the
+// checks in one place for every device.
+struct OnCpu {
+  static constexpr const char* name = "cpu";
+};
+struct OnCudaSim {
+  static constexpr const char* name = "cudasim";
+};
+template <typename Device>
+constexpr bool on_cpu = std::is_same<Device, OnCpu>::value;
 
 template <typename T>
 inline void check_array(const py::array& a, int64_t expected_elems, const char* name, bool writable) {

@@ -2,6 +2,7 @@
 
 #include "cpu/isa.h"
 #include "cpu/parallel.h"
+#include "cuda/cudasim/api.h"
 #include "registry.h"
 
 namespace py = pybind11;
@@ -15,7 +16,17 @@ std::vector<Binder>& binders() {
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "minifw native primitives (C++ CPU kernels, CUDA kernels when built)";
-  m.def("set_num_threads", &minifw::set_num_threads, py::arg("n"));
+  // The emulator runs blocks on as many threads as the CPU kernels use.
+  m.def(
+      "set_num_threads",
+      [](int n) {
+        minifw::set_num_threads(n);
+        cudasim::set_workers(minifw::get_num_threads());
+      },
+      py::arg("n"));
+  cudasim::set_workers(minifw::get_num_threads());
+  // A CUDA kernel that broke a rule of the hardware under the emulator (device "cudasim").
+  py::register_exception<cudasim::Fault>(m, "CudaSimError", PyExc_RuntimeError);
   m.def("get_num_threads", &minifw::get_num_threads);
   m.def("isa", [] { return minifw::isa_name(minifw::active_isa()); });
   m.def("set_isa", [](const std::string& name) { minifw::set_active_isa(minifw::parse_isa(name)); },
@@ -27,6 +38,8 @@ PYBIND11_MODULE(_native, m) {
   });
 #ifdef MINIFW_WITH_CUDA
   m.attr("has_cuda") = true;
+  m.attr("cuda_version") = MINIFW_CUDA_VERSION;              // of the nvcc that built the kernels
+  m.attr("cuda_architectures") = MINIFW_CUDA_ARCHITECTURES;  // CMake's list: 80-real = SASS only, 90 = SASS + PTX
 #else
   m.attr("has_cuda") = false;
 #endif

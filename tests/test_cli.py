@@ -62,8 +62,9 @@ def test_info(capsys):
     out = capsys.readouterr().out
     info = minifw.info()
     for label, value in (("minifw", info["minifw"]), ("numpy", info["numpy"]), ("ISA", info["isa"]),
-                         ("threads", str(info["num_threads"])), ("backends", "cpu"),
-                         ("GPU", "not available: this build of minifw has no CUDA kernels")):
+                         ("threads", str(info["num_threads"])), ("backends", "cpu, cudasim"),
+                         ("CUDA kernels", "compiled with CUDA" if minifw._native.has_cuda else "not compiled in"),
+                         ("GPU", minifw.devices.unavailable_reason("cuda") or "available")):
         line = next((l for l in out.splitlines() if l.startswith(label + ":")), None)
         assert line is not None and value in line, f"no {label!r} line with {value!r} in:\n{out}"
 
@@ -194,8 +195,8 @@ def test_bad_arguments_are_usage_errors(argv, message, capsys):
 
 
 @pytest.mark.parametrize("options, message", [
-    pytest.param(["--device", "cuda"], "--device cuda is not available: this build of minifw has no "
-                 "CUDA kernels", id="cuda"),
+    pytest.param(["--device", "cuda"], "--device cuda is not available: " + minifw.devices.unavailable_reason("cuda"),
+                 id="cuda"),
     pytest.param(["--data-dir", "{tmp}/nowhere"], "data directory '{tmp}/nowhere' does not exist",
                  id="missing-data-dir"),
     pytest.param(["--data-dir", "{tmp}"], "has no train-images-idx3-ubyte", id="empty-data-dir"),

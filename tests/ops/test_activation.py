@@ -10,6 +10,7 @@ import minifw
 from minifw import _native, ops
 from reference import (activation_backward_ref, activation_ref, assert_within_bound, bad_call_test,
                        binding_tests, numerical_grad)
+from targets import assert_on, place
 
 DTYPES = (np.float32, np.float64)
 MODES = ("relu", "leaky_relu", "sigmoid", "tanh", "elu", "relu6")
@@ -42,16 +43,17 @@ def sample(rng, shape, dtype):
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
 @pytest.mark.parametrize("mode", MODES)
-def test_forward_and_backward_match_reference(isa, rng, mode, dtype, shape):
+def test_forward_and_backward_match_reference(target, rng, mode, dtype, shape):
     params = PARAMS.get(mode, {})
     x = sample(rng, shape, dtype)
     dy = rng.standard_normal(shape).astype(dtype)
     rtol, atol = TOL[dtype]
-    y = ops.activation_forward(x, mode, **params)
+    y = ops.activation_forward(place(target, x), mode, **params)
     assert y.dtype == dtype and y.shape == x.shape
     ref = activation_ref(x, mode, **params)
     assert_within_bound(y, ref, np.abs(ref), rtol, atol, f"{mode} forward")
-    dx = ops.activation_backward(dy, y, mode, **params)
+    dx = ops.activation_backward(place(target, dy), y, mode, **params)
+    assert_on(target, y, dx)
     dref = activation_backward_ref(dy, x, mode, **params)
     assert_within_bound(dx, dref, np.abs(dy) + np.abs(dref), rtol, atol, f"{mode} backward")
 
@@ -82,16 +84,16 @@ def test_backward_takes_the_branch_on_x_when_y_cannot_tell(rng, mode, params):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_inplace_forward_writes_into_x(rng, mode):
-    x = sample(rng, (2, 4, 6, 5), np.float32)
+def test_inplace_forward_writes_into_x(target, rng, mode):
+    x = place(target, sample(rng, (2, 4, 6, 5), np.float32))
     expected = ops.activation_forward(x, mode)
     y = ops.activation_forward(x, mode, inplace=True)
     assert y is x
     np.testing.assert_array_equal(x, expected)
 
 
-def test_nan_propagates(isa):
-    x = np.array([np.nan, 1.0, -1.0], np.float32)
+def test_nan_propagates(target):
+    x = place(target, np.array([np.nan, 1.0, -1.0], np.float32))
     for mode in MODES:
         assert np.isnan(ops.activation_forward(x, mode)[0]), mode
 

@@ -6,6 +6,7 @@ import pytest
 
 from minifw import _native, backends, ops
 from reference import assert_within_bound, gemm_ref, tolerance
+from targets import assert_on, place
 
 DTYPES = [np.float32, np.float64]
 DTYPE_IDS = ["float32", "float64"]
@@ -59,11 +60,12 @@ def check(got, a, b, c, trans_a, trans_b, alpha, beta, dtype, what=""):
 @pytest.mark.parametrize("size", SIZES, ids=size_id)
 @pytest.mark.parametrize("trans", TRANSPOSES, ids=TRANS_IDS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_gemm_matches_numpy(isa, dtype, trans, size):
+def test_gemm_matches_numpy(target, dtype, trans, size):
     a, b, _ = operands(*size, dtype, *trans)
-    c = ops.gemm(a, b, trans_a=trans[0], trans_b=trans[1])
+    c = ops.gemm(*place(target, a, b), trans_a=trans[0], trans_b=trans[1])
     assert c.flags.c_contiguous
-    check(c, a, b, None, *trans, 1.0, 0.0, dtype, what=f"{isa} {size}")
+    assert_on(target, c)
+    check(c, a, b, None, *trans, 1.0, 0.0, dtype, what=f"{target} {size}")
 
 
 ALPHA_BETA = [(1.0, 0.0), (2.5, 0.0), (1.0, 1.0), (-0.5, 2.0), (0.0, 1.5), (0.0, 0.0), (3.0, -1.0)]
@@ -73,9 +75,9 @@ ALPHA_BETA = [(1.0, 0.0), (2.5, 0.0), (1.0, 1.0), (-0.5, 2.0), (0.0, 1.5), (0.0,
 @pytest.mark.parametrize("size", [(1, 1, 1), (17, 33, 9), (131, 37, 777), (97, 113, 131)], ids=size_id)
 @pytest.mark.parametrize("trans", TRANSPOSES, ids=TRANS_IDS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_alpha_beta_into_c(isa, dtype, trans, size, alpha, beta):
-    a, b, c = operands(*size, dtype, *trans)
-    c0 = c.copy()
+def test_alpha_beta_into_c(target, dtype, trans, size, alpha, beta):
+    a, b, c0 = operands(*size, dtype, *trans)
+    a, b, c = place(target, a, b, c0)
     out = ops.gemm(a, b, c, trans_a=trans[0], trans_b=trans[1], alpha=alpha, beta=beta)
     assert out is c  # written into c, as in BLAS
     check(out, a, b, c0, *trans, alpha, beta, dtype)
@@ -101,11 +103,11 @@ def test_long_k_split_among_threads(dtype, trans, size, alpha, beta, threads):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_beta_zero_ignores_what_c_held(dtype):
+def test_beta_zero_ignores_what_c_held(target, dtype):
     # BLAS convention: with beta = 0, c is output only (so np.empty is fine), NaN and all
     a, b, _ = operands(13, 29, 11, dtype, False, False)
-    c = np.full((13, 29), np.nan, dtype)
-    ops.gemm(a, b, c, alpha=2.0, beta=0.0)
+    c = place(target, np.full((13, 29), np.nan, dtype))
+    ops.gemm(*place(target, a, b), c, alpha=2.0, beta=0.0)
     check(c, a, b, None, False, False, 2.0, 0.0, dtype)
 
 
@@ -113,7 +115,7 @@ def test_beta_zero_ignores_what_c_held(dtype):
 @pytest.mark.parametrize("size", [(37, 25, 19), (300, 70, 130)], ids=size_id)
 @pytest.mark.parametrize("trans", TRANSPOSES, ids=TRANS_IDS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_any_leading_dimension(isa, dtype, trans, size, alpha, beta):
+def test_any_leading_dimension(target, dtype, trans, size, alpha, beta):
     """Row-major views with a row stride longer than a row (sub-blocks of a
     larger matrix) and column-major views (x.T): read in place, same result."""
     m, n, k = size
@@ -121,19 +123,20 @@ def test_any_leading_dimension(isa, dtype, trans, size, alpha, beta):
     side = max(m, n, k) + 13  # room for every slice below, in either orientation
     big_a = rng.standard_normal((side, side + 3)).astype(dtype)
     big_b = rng.standard_normal((side + 5, side)).astype(dtype)
+    big_a, big_b = place(target, big_a, big_b)
     a_shape = (k, m) if trans[0] else (m, k)
     b_shape = (n, k) if trans[1] else (k, n)
     views = {
         "a_slice": big_a[3:3 + a_shape[0], 5:5 + a_shape[1]],
-        "a_transposed": np.ascontiguousarray(big_a[:a_shape[1], :a_shape[0]]).T,
+        "a_transposed": big_a[:a_shape[1], :a_shape[0]].copy(order="C").T,
         "a_transposed_slice": big_a[4:4 + a_shape[1], 2:2 + a_shape[0]].T,
     }
     b_views = {
         "b_slice": big_b[7:7 + b_shape[0], 1:1 + b_shape[1]],
-        "b_transposed": np.ascontiguousarray(big_b[:b_shape[1], :b_shape[0]]).T,
+        "b_transposed": big_b[:b_shape[1], :b_shape[0]].copy(order="C").T,
         "b_transposed_slice": big_b[2:2 + b_shape[1], 6:6 + b_shape[0]].T,
     }
-    c0 = rng.standard_normal((m, n)).astype(dtype)
+    c0 = place(target, rng.standard_normal((m, n)).astype(dtype))
     for a_name, a in views.items():
         for b_name, b in b_views.items():
             assert not a.flags.c_contiguous and not b.flags.c_contiguous
@@ -142,7 +145,7 @@ def test_any_leading_dimension(isa, dtype, trans, size, alpha, beta):
             ops.gemm(a, b, c, trans_a=trans[0], trans_b=trans[1], alpha=alpha, beta=beta)
             check(c, a, b, c0, *trans, alpha, beta, dtype, what=f"{a_name} {b_name}")
             # the same values as contiguous arrays give the same answer, to the bit
-            np.testing.assert_array_equal(c, ops.gemm(np.ascontiguousarray(a), np.ascontiguousarray(b), c0.copy(),
+            np.testing.assert_array_equal(c, ops.gemm(a.copy(order="C"), b.copy(order="C"), c0.copy(),
                                                       trans_a=trans[0], trans_b=trans[1], alpha=alpha, beta=beta))
             np.testing.assert_array_equal(a, a_before)
             np.testing.assert_array_equal(b, b_before)

@@ -1,6 +1,6 @@
 """Softmax, log-softmax and cross-entropy against the float64 reference (an
 explicit Jacobian for the backward, PyTorch's definition for the loss), on
-(N, classes) rows and NCHW channels, under every ISA; huge and tiny inputs;
+(N, classes) rows and NCHW channels, under every ISA and on the CUDA emulator; huge and tiny inputs;
 ignored targets, label smoothing, every reduction; finite differences; bad input."""
 
 import numpy as np
@@ -11,6 +11,7 @@ from minifw import ops
 from reference import (assert_within_bound, bad_call_test, binding_tests,
                        cross_entropy_backward_ref, cross_entropy_ref, numerical_grad,
                        softmax_backward_ref, softmax_ref)
+from targets import assert_on, place
 
 DTYPES = (np.float32, np.float64)
 # Error model: x - max rounds with an error of eps * (|x| + max|x|), which exp
@@ -44,16 +45,17 @@ def _class_sum(a):
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
-def test_forward_and_backward_match_reference(isa, rng, log, dtype, shape):
+def test_forward_and_backward_match_reference(target, rng, log, dtype, shape):
     x = (3 * rng.standard_normal(shape)).astype(dtype)
     dy = rng.standard_normal(shape).astype(dtype)
     rtol, atol = TOL[dtype]
-    y = ops.softmax_forward(x, log=log)
+    y = ops.softmax_forward(place(target, x), log=log)
     ref = softmax_ref(x, log=log)
     p = softmax_ref(x)
     k = 1 + np.abs(x) + np.max(np.abs(x), axis=1, keepdims=True)
     assert_within_bound(y, ref, k + np.abs(ref) if log else p * k, rtol, atol, "forward")
-    dx = ops.softmax_backward(dy, y, log=log)
+    dx = ops.softmax_backward(place(target, dy), y, log=log)
+    assert_on(target, y, dx)
     dref = softmax_backward_ref(dy, x, log=log)
     g = np.abs(dy)
     if log:  # dx = dy - p * sum(dy)
@@ -75,29 +77,31 @@ def test_gradient_matches_finite_differences(rng, shape, log):
 
 @pytest.mark.parametrize("shape", [(4, 9), (2, 9, 3, 3)], ids=["rows", "nchw"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
-def test_huge_inputs_do_not_overflow(isa, rng, dtype, shape):
+def test_huge_inputs_do_not_overflow(target, rng, dtype, shape):
     x = (1e4 * np.sign(rng.standard_normal(shape))).astype(dtype)
     x[:, 0] = 1e4 - 1  # one class a little below the top ones
     for log in (False, True):
-        y = ops.softmax_forward(x, log=log)
+        y = ops.softmax_forward(place(target, x), log=log)
         assert np.all(np.isfinite(y)), "softmax of +-1e4 must stay finite"
         np.testing.assert_allclose(y, softmax_ref(x, log=log), rtol=1e-6, atol=1e-30)
-    loss, _ = ops.cross_entropy_forward(x, np.zeros((shape[0],) + shape[2:], np.int64), reduction="none")
-    assert np.all(np.isfinite(loss))
+    if target.type == "cpu":  # (cross-entropy has no CUDA kernel yet)
+        loss, _ = ops.cross_entropy_forward(x, np.zeros((shape[0],) + shape[2:], np.int64), reduction="none")
+        assert np.all(np.isfinite(loss))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
-def test_row_maximum_is_found_at_every_position(isa, dtype):
+def test_row_maximum_is_found_at_every_position(target, dtype):
     # Row j's only large value is at column j: the vectorized row maximum must
     # see every lane of the full vectors and of the tail (75 = 2 * 32 + 11).
     x = np.full((75, 75), -1e4, dtype)
     np.fill_diagonal(x, 1e4)
-    np.testing.assert_array_equal(ops.softmax_forward(x), np.eye(75, dtype=dtype))
+    np.testing.assert_array_equal(ops.softmax_forward(place(target, x)), np.eye(75, dtype=dtype))
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
-def test_tiny_inputs_give_uniform_probabilities(isa, dtype):
+def test_tiny_inputs_give_uniform_probabilities(target, dtype):
     x = np.full((3, 50), 1e-30, dtype)
     x[:, ::2] = -1e-30
+    x = place(target, x)
     np.testing.assert_allclose(ops.softmax_forward(x), 1 / 50, rtol=1e-6)
     np.testing.assert_allclose(ops.softmax_forward(x, log=True), -np.log(50), rtol=1e-6)
 
