@@ -39,7 +39,7 @@ from typing import NamedTuple
 
 import minifw
 from minifw import engines, nn, optim
-from minifw.models import AlexNet, AlexNetSmall, CharLSTM, LeNet
+from minifw.models import AlexNet, AlexNetSmall, CharLSTM, LeNet, WordLM
 
 
 class TokenIds(NamedTuple):
@@ -53,7 +53,13 @@ MODELS = {"lenet": (LeNet, (1, 28, 28), 10),
           "alexnet": (AlexNet, (3, 227, 227), 1000),
           "alexnet-small": (AlexNetSmall, (1, 32, 32), 10),
           # the issue's language model: 65 characters, embedding 128, 2x LSTM 512, 64 steps
-          "charlstm": (lambda: CharLSTM(65, 128, 512, 2), TokenIds(64), 65)}
+          "charlstm": (lambda: CharLSTM(65, 128, 512, 2), TokenIds(64), 65),
+          # the issue's word model, PyTorch word_language_model's medium one (Zaremba et al. 2014):
+          # embedding 650, 2x LSTM 650, dropout 0.5, 35 steps, over 10,000 words (their Penn
+          # Treebank's vocabulary; Shakespeare's plays keep 10,101 words seen 5 times or more)
+          "wordlm": (lambda: WordLM(10_000, 650, 650, 2, "lstm", dropout=0.5), TokenIds(35), 10_000)}
+# batch sizes of `minifw bench` when none is given: the issue's, where it names one
+DEFAULT_BATCH_SIZES = {"alexnet": 16, "charlstm": 32, "wordlm": 20}
 MINIFW_ENGINES = tuple(engines.ENGINES)
 ENGINES = MINIFW_ENGINES + ("torch",)
 
@@ -63,7 +69,8 @@ class BenchmarkError(ValueError):
 
 
 def layers(model):
-    """The model's top-level layers in the order its forward applies them."""
+    """The model's top-level layers in the order its forward applies them: the bench's models
+    register their children in that order, each applied once (see WordLM)."""
     return list(model.named_children())
 
 

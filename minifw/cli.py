@@ -185,7 +185,9 @@ def build_parser():
                                 "plus the optimizer's update and each engine's peak memory.")
     bench.add_argument("model", choices=list(benchmark.MODELS), help="the model to time")
     bench.add_argument("--batch-size", type=_positive_int,
-                       help="batch size (default: 16 for alexnet, 32 for charlstm, 64 otherwise)")
+                       help="batch size (default: " + ", ".join(
+                           f"{size} for {name}" for name, size in benchmark.DEFAULT_BATCH_SIZES.items())
+                       + ", 64 otherwise)")
     bench.add_argument("--iterations", type=_positive_int, default=10,
                        help="timed iterations per engine (default: %(default)s)")
     bench.add_argument("--warmup", type=_non_negative_int, default=3,
@@ -402,7 +404,7 @@ def run_bench(args):
                   f"the caffe engine; unset it for a fair comparison", file=sys.stderr)
     if args.threads is not None:
         minifw.set_num_threads(args.threads)
-    batch_size = args.batch_size or {"alexnet": 16, "charlstm": 32}.get(args.model, 64)
+    batch_size = args.batch_size or benchmark.DEFAULT_BATCH_SIZES.get(args.model, 64)
     blocks = 3
     bar = _bench_progress(len(engines) * blocks * (args.warmup + -(-args.iterations // blocks)))
     result = benchmark.run(args.model, engines, batch_size=batch_size, iterations=args.iterations,

@@ -21,19 +21,6 @@ ConvShape to_shape(const ShapeArgs& a) {
   return make_conv_shape(N, C, H, W, K, Cg, R, S, sh, sw, ph, pw, dh, dw, groups);
 }
 
-template <typename T>
-T* workspace_ptr(py::array& ws, int64_t needed) {
-  if (needed == 0) return nullptr;
-  if (!ws.dtype().is(py::dtype::of<uint8_t>()) || !(ws.flags() & py::array::c_style) || !ws.writeable())
-    throw py::value_error("workspace: expected a writable, C-contiguous uint8 array");
-  if (static_cast<int64_t>(ws.size()) < needed)
-    throw py::value_error("workspace: expected at least " + std::to_string(needed) + " bytes, got " +
-                          std::to_string(ws.size()));
-  if (reinterpret_cast<uintptr_t>(ws.data()) % alignof(T))
-    throw py::value_error("workspace: misaligned buffer");
-  return static_cast<T*>(ws.mutable_data());
-}
-
 void require_support(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
   if (!conv_algo_supports(algo, dir, s)) throw py::value_error("algorithm does not support this problem");
 }

@@ -1,6 +1,9 @@
 // Bindings for the recurrent layers: the mode's name, the sizes as ints, flat
 // arrays in (x (T, N, I), states (L*D, N, H), the flat weights and the
 // reserve). Cell states are LSTM's only: other modes pass empty arrays.
+// The forward also takes `training` (after the sizes): with it the reserve
+// has reserve_size() elements, without it none; and a workspace, bytes from
+// the device's allocator (at least forward_workspace(training) elements).
 // lengths, the last argument: int64, empty for "every sequence is T long", or
 // N values each in [1, T] (checked here: the kernels index by them).
 #include <stdexcept>
@@ -42,10 +45,17 @@ const int64_t* lengths_ptr(const py::array& lengths, const RnnShape& s) {
   return p;
 }
 
+// Elements of the forward's workspace (the sizes as the kernels take them).
+template <typename T>
+int64_t workspace(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs,
+                  bool bias, int64_t steps, int64_t N, bool training) {
+  return to_shape(mode, input_size, hidden, layers, dirs, bias, steps, N).forward_workspace(training);
+}
+
 template <typename T>
 void forward(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs, bool bias,
-             int64_t steps, int64_t N, py::array x, py::array h0, py::array c0, py::array w, py::array y,
-             py::array h_n, py::array c_n, py::array reserve, py::array lengths) {
+             int64_t steps, int64_t N, bool training, py::array x, py::array h0, py::array c0, py::array w,
+             py::array y, py::array h_n, py::array c_n, py::array reserve, py::array ws, py::array lengths) {
   const RnnShape s = to_shape(mode, input_size, hidden, layers, dirs, bias, steps, N);
   const T* xp = in_ptr<T>(x, s.x_elems(), "x");
   const T* h0p = in_ptr<T>(h0, s.state_elems(), "h0");
@@ -54,12 +64,13 @@ void forward(const std::string& mode, int64_t input_size, int64_t hidden, int64_
   T* yp = out_ptr<T>(y, s.y_elems(), "y");
   T* hnp = out_ptr<T>(h_n, s.state_elems(), "h_n");
   T* cnp = out_ptr<T>(c_n, s.cell_elems(), "c_n");
-  T* rp = out_ptr<T>(reserve, s.reserve_size(), "reserve");
+  T* rp = out_ptr<T>(reserve, training ? s.reserve_size() : 0, "reserve");
+  T* wsp = workspace_ptr<T>(ws, sizeof(T) * s.forward_workspace(training));
   const int64_t* lp = lengths_ptr(lengths, s);
-  require_disjoint({{&y, "y"}, {&h_n, "h_n"}, {&c_n, "c_n"}, {&reserve, "reserve"}},
+  require_disjoint({{&y, "y"}, {&h_n, "h_n"}, {&c_n, "c_n"}, {&reserve, "reserve"}, {&ws, "workspace"}},
                    {{&x, "x"}, {&h0, "h0"}, {&c0, "c0"}, {&w, "weights"}});
   py::gil_scoped_release release;
-  rnn_forward<T>(s, xp, h0p, c0p, wp, yp, hnp, cnp, rp, lp, get_num_threads());
+  rnn_forward<T>(s, xp, h0p, c0p, wp, yp, hnp, cnp, training ? rp : nullptr, wsp, lp, get_num_threads());
 }
 
 template <typename T>
@@ -102,6 +113,7 @@ void backward_weights(const std::string& mode, int64_t input_size, int64_t hidde
 }  // namespace
 
 MINIFW_BINDINGS(bind_rnn) {
+  def_kernel(m, {"rnn", "workspace", "cpu"}, &workspace<float>, &workspace<double>);
   def_kernel(m, {"rnn", "forward", "cpu"}, &forward<float>, &forward<double>);
   def_kernel(m, {"rnn", "backward_data", "cpu"}, &backward_data<float>, &backward_data<double>);
   def_kernel(m, {"rnn", "backward_weights", "cpu"}, &backward_weights<float>, &backward_weights<double>);

@@ -55,6 +55,22 @@ inline T* out_ptr(py::array& a, int64_t expected_elems, const char* name) {
   return static_cast<T*>(a.mutable_data());
 }
 
+// A workspace from the device's allocator (minifw.devices.workspace): a byte
+// buffer of at least `needed` bytes, possibly more (the allocator keeps its
+// largest buffer), aligned for T. Null when nothing is needed.
+template <typename T>
+inline T* workspace_ptr(py::array& ws, int64_t needed) {
+  if (needed == 0) return nullptr;
+  if (!ws.dtype().is(py::dtype::of<uint8_t>()) || !(ws.flags() & py::array::c_style) || !ws.writeable())
+    throw py::value_error("workspace: expected a writable, C-contiguous uint8 array");
+  if (static_cast<int64_t>(ws.size()) < needed)
+    throw py::value_error("workspace: expected at least " + std::to_string(needed) + " bytes, got " +
+                          std::to_string(ws.size()));
+  if (reinterpret_cast<uintptr_t>(ws.data()) % alignof(T))
+    throw py::value_error("workspace: misaligned buffer");
+  return static_cast<T*>(ws.mutable_data());
+}
+
 inline void require(bool ok, const std::string& what) {
   if (!ok) throw py::value_error(what);
 }

@@ -1,14 +1,17 @@
 """The word-level language model end to end on a tiny text: training (the loss falls), `minifw
 train wordlm` (checkpoint with the vocabulary, bit-identical --resume, GRU, tied weights, clear
-errors) and `minifw sample` on its checkpoint (words, <eos> as a new line, unknown words)."""
+errors), `minifw sample` on its checkpoint (words, <eos> as a new line, unknown words) and
+`minifw bench wordlm` (a tiny model in the bench's place, to stay fast)."""
 import importlib.util
+import json
 import re
 
 import numpy as np
 import pytest
 
 import minifw
-from minifw import cli, training
+from minifw import benchmark, cli, nn, training
+from minifw.models import WordLM
 
 TEXT = "to be, or not to be: that is the question.\nwhether 'tis nobler in the mind to suffer\n" * 30
 TINY = ["--embedding-dim", "8", "--hidden-size", "16", "--num-layers", "1", "--batch-size", "4",
@@ -159,3 +162,95 @@ def test_sample_refuses_other_checkpoints(capsys, tmp_path):
 def test_plot(capsys, tmp_path):
     train(capsys, "--epochs", "1", "--checkpoint", "", "--plot", str(tmp_path / "p.png"))
     assert (tmp_path / "p.png").stat().st_size > 0
+
+
+# ---- minifw bench wordlm --------------------------------------------------------------------------
+# The issue's shape (2x LSTM 650 over 35 steps, 10,000 words) takes seconds per iteration on the
+# caffe engine; the same structure, small, checks the bench's handling of it.
+TINY_BENCH = (lambda: WordLM(50, 8, 16, 2, dropout=0.5), benchmark.TokenIds(6), 50)
+BENCH_LAYERS = ["embedding", "input_dropout", "rnn", "output_dropout", "decoder"]
+
+
+def test_bench_wordlm_is_the_issues_word_model():
+    cls, inputs, classes = benchmark.MODELS["wordlm"]
+    model = cls()
+    assert inputs == benchmark.TokenIds(35) and classes == 10_000
+    assert benchmark.DEFAULT_BATCH_SIZES["wordlm"] == 20
+    assert [name for name, _ in benchmark.layers(model)] == BENCH_LAYERS
+    assert model.embedding.weight.shape == (10_000, 650) and model.decoder.weight.shape == (10_000, 650)
+    assert type(model.rnn) is nn.LSTM and model.rnn.hidden_size == 650 and model.rnn.num_layers == 2
+    assert model.input_dropout.p == model.output_dropout.p == model.rnn.dropout == 0.5
+
+
+@pytest.mark.parametrize("engines", ["caffe,primitives", "caffe,primitives,torch"])
+def test_bench_wordlm_json(capsys, tmp_path, monkeypatch, engines):
+    if "torch" in engines and importlib.util.find_spec("torch") is None:
+        pytest.skip("needs PyTorch")
+    monkeypatch.setitem(benchmark.MODELS, "wordlm", TINY_BENCH)
+    path = tmp_path / "b.json"
+    assert cli.main(["bench", "wordlm", "--iterations", "1", "--warmup", "0", "--engine", engines,
+                     "--json", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("wordlm, batch 20, 1 iterations per engine") and "| input_dropout |" in out
+    result = json.loads(path.read_text())
+    assert result["model"] == "wordlm" and result["batch_size"] == 20
+    assert [e["engine"] for e in result["engines"]] == engines.split(",")
+    parameters = sum(p.numel() for p in TINY_BENCH[0]().parameters())
+    for entry in result["engines"]:
+        assert [row["name"] for row in entry["layers"]] == BENCH_LAYERS + ["loss"]
+        assert all(row["forward_ms"] > 0 and row["backward_ms"] > 0 for row in entry["layers"])
+        assert entry["iteration_ms"] > 0
+        assert entry["peak_memory_bytes"] > 3 * 4 * parameters  # parameters, gradients, momentum
+
+
+def _bench_iteration(engine, monkeypatch):
+    """The outputs of each layer and the gradients of every parameter after one iteration of the
+    bench's layer-by-layer training step with `engine`, dropout off (the engines draw different
+    masks, alike only in distribution), without the update."""
+    monkeypatch.setitem(benchmark.MODELS, "wordlm", TINY_BENCH)
+    with minifw.engine(engine):
+        model, optimizer, x, target = benchmark._setup("wordlm", 3)
+        model.eval()
+        optimizer.step = lambda: None
+        benchmark.time_iteration(model, optimizer, x, target, nn.CrossEntropyLoss())
+        outputs, out = [], x
+        with minifw.no_grad():
+            for _, layer in benchmark.layers(model):
+                out = layer(out)
+                out = out[0] if isinstance(out, tuple) else out
+                outputs.append(out.numpy())
+    return outputs, {name: p.grad.numpy() for name, p in model.named_parameters()}
+
+
+def test_bench_wordlm_engines_compute_the_same_outputs_and_gradients(monkeypatch):
+    caffe_outputs, caffe_grads = _bench_iteration("caffe", monkeypatch)
+    outputs, grads = _bench_iteration("primitives", monkeypatch)
+    for name, a, b in zip(BENCH_LAYERS, outputs, caffe_outputs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=name)
+    assert list(grads) == list(caffe_grads)
+    for name in grads:
+        np.testing.assert_allclose(grads[name], caffe_grads[name], rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs PyTorch")
+def test_torch_engine_builds_the_same_wordlm(monkeypatch):
+    import torch
+
+    monkeypatch.setitem(benchmark.MODELS, "wordlm", TINY_BENCH)
+    model, _, x, target = benchmark._setup("wordlm", 3)
+    tmodel, _, tx, ttarget = benchmark._torch_setup("wordlm", 3)
+    assert [name for name, _ in tmodel.named_children()] == BENCH_LAYERS
+    assert tmodel.input_dropout.p == tmodel.output_dropout.p == tmodel.rnn.dropout == 0.5
+    model.eval(), tmodel.eval()  # no dropout
+    out, tout = x, tx
+    for (_, layer), tlayer in zip(benchmark.layers(model), tmodel):
+        out, tout = layer(out), tlayer(tout)
+        out = out[0] if isinstance(out, tuple) else out
+        tout = tout[0] if isinstance(tout, tuple) else tout
+    np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-4, atol=1e-5)
+    # and the same gradients: the conversion copied every parameter
+    nn.CrossEntropyLoss()(out.reshape(-1, 50), target).backward()
+    torch.nn.CrossEntropyLoss()(tout.reshape(-1, 50), ttarget).backward()
+    for (mine, p), (theirs, q) in zip(model.named_parameters(), tmodel.named_parameters()):
+        assert mine == theirs
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-3, atol=1e-5, err_msg=mine)

@@ -753,6 +753,9 @@ def sgd_step(p, grad, momentum_buffer, *, lr, momentum, dampening, weight_decay,
 #                   past a sequence's end (y is these states masked by the lengths)
 #   per direction:  gates (T, N, G*H) activated; dgates_input (T, N, G*H), written by the backward;
 #                   GRU: dgates_hidden (T, N, G*H) and W_hn h + b_hn (T, N, H); LSTM: cells (T, N, H)
+#
+# Inference allocates no reserve: each step's gates and cell state are temporaries, and a layer's
+# states live until the next layer has projected them.
 
 def _rnn_lengths(fn, lengths, t, n):
     """lengths as (T, N, 1) masks of the steps each entry runs, or None for all of them."""
@@ -815,12 +818,17 @@ def _rnn_previous(states, first, t, direction):
 def _rnn_layer_input(x, parts, layer, masks):
     if layer == 0:
         return x
-    states = parts[layer - 1][0]
+    return _rnn_output(parts[layer - 1][0], masks)
+
+
+def _rnn_output(states, masks):
+    """A layer's output from its states: zero past each entry's end."""
     return states if masks is None else states * masks
 
 
 def rnn_forward(desc, x, h0, c0, weights, training=True, *, lengths=None):
-    """As minifw.ops.rnn_forward, a loop over the steps with one GEMM each."""
+    """As minifw.ops.rnn_forward, a loop over the steps with one GEMM each. Training
+    writes every step's gates and states into the reserve; inference keeps none."""
     from ..ops import rnn as rnn_ops
     fn = "rnn_forward"
     rnn_ops._check_desc(fn, desc)
@@ -833,11 +841,15 @@ def rnn_forward(desc, x, h0, c0, weights, training=True, *, lengths=None):
     masks = _rnn_lengths(fn, lengths, t, n)
     mode, hs, d = desc.mode, desc.hidden_size, desc.num_directions
     lstm = mode == "lstm"
-    reserve = np.zeros(desc.reserve_size(t, n), desc.dtype)
-    parts = _rnn_reserve_views(desc, reserve, t, n)
+    reserve = np.zeros(desc.reserve_size(t, n), desc.dtype) if training else None
+    parts = _rnn_reserve_views(desc, reserve, t, n) if training else None
     h_n, c_n = np.empty_like(h0), np.empty_like(c0)
-    for layer, (states, directions) in enumerate(parts):
-        inp = _rnn_layer_input(x, parts, layer, masks)
+    inp = x
+    for layer in range(desc.num_layers):
+        if training:
+            states, directions = parts[layer]
+        else:
+            states, directions = np.empty((t, n, d * hs), desc.dtype), [None] * d
         for direction, r in enumerate(directions):
             k = layer * d + direction
             w_ih, w_hh, b_ih, b_hh = _rnn_weights(desc, weights, layer, direction)
@@ -849,7 +861,7 @@ def rnn_forward(desc, x, h0, c0, weights, training=True, *, lengths=None):
                 gi, gh = projected[step], np.matmul(h, w_hh.T)
                 if b_hh is not None:
                     gh += b_hh
-                gates = r["gates"][step]
+                gates = np.empty_like(gi) if r is None else r["gates"][step]
                 if lstm:
                     a = gi + gh
                     gates[:, :2 * hs] = _sigmoid(a[:, :2 * hs])
@@ -860,7 +872,8 @@ def rnn_forward(desc, x, h0, c0, weights, training=True, *, lengths=None):
                     h_new = o * np.tanh(c_new)
                 elif mode == "gru":
                     gates[:, :2 * hs] = _sigmoid(gi[:, :2 * hs] + gh[:, :2 * hs])
-                    r["hidden_n"][step] = gh[:, 2 * hs:]
+                    if r is not None:
+                        r["hidden_n"][step] = gh[:, 2 * hs:]
                     gates[:, 2 * hs:] = np.tanh(gi[:, 2 * hs:] + gates[:, :hs] * gh[:, 2 * hs:])
                     _, z, n_gate = np.split(gates, 3, axis=1)
                     h_new = (1 - z) * n_gate + z * h
@@ -874,12 +887,16 @@ def rnn_forward(desc, x, h0, c0, weights, training=True, *, lengths=None):
                         c_new = np.where(masks[step], c_new, c)
                 h = states[step, :, direction * hs:(direction + 1) * hs] = h_new
                 if lstm:
-                    c = r["cells"][step] = c_new
+                    c = c_new
+                    if r is not None:
+                        r["cells"][step] = c_new
             h_n[k] = h
             if lstm:
                 c_n[k] = c
-    y = _rnn_layer_input(x, parts, desc.num_layers, masks).copy()
-    return y, h_n, (c_n if lstm else None), (reserve if training else None)
+            projected = gi = None  # (gi views it) freed before the next direction's is made
+        inp = _rnn_output(states, masks)  # the previous layer's states go once this is made
+    y = inp.copy() if training and inp is states else inp  # not a view of the reserve
+    return y, h_n, (c_n if lstm else None), reserve
 
 
 def rnn_backward_data(desc, x, weights, reserve, h0, c0, dy, dh_n, dc_n, *, lengths=None):

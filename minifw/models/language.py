@@ -48,11 +48,16 @@ class CharLSTM(nn.Module):
 
 
 class WordLM(nn.Module):
-    """PyTorch word_language_model's RNNModel: dropout -> Embedding -> LSTM or GRU (dropout
+    """PyTorch word_language_model's RNNModel: Embedding -> dropout -> LSTM or GRU (dropout
     between layers) -> dropout -> Linear to the vocabulary. With tie_weights the decoder uses
     the embedding's matrix (Press & Wolf 2016; Inan et al. 2016), which needs embedding_dim ==
     hidden_size. Embedding and decoder weights start U(-0.1, 0.1), the decoder bias at 0.
-    forward(x (T, N) int64, hidden=None) -> (logits (T, N, vocab_size), hidden)."""
+    forward(x (T, N) int64, hidden=None) -> (logits (T, N, vocab_size), hidden).
+
+    The layers are registered in the order forward applies them (embedding, input_dropout,
+    rnn, output_dropout, decoder), each applied once, so that whoever walks the children (as
+    `minifw bench` does) runs the model's own computation. The dropouts hold no state, so
+    the state_dict (embedding, rnn, decoder) and the parameters' order do not depend on them."""
 
     MODES = {"lstm": nn.LSTM, "gru": nn.GRU}
 
@@ -67,9 +72,10 @@ class WordLM(nn.Module):
                              f"decoder, so embedding_dim must equal hidden_size; got embedding_dim "
                              f"{embedding_dim} and hidden_size {hidden_size}")
         self.vocab_size, self.mode, self.tie_weights = vocab_size, mode, bool(tie_weights)
-        self.drop = nn.Dropout(dropout)
         self.embedding = nn.Embedding(vocab_size, embedding_dim)
+        self.input_dropout = nn.Dropout(dropout)
         self.rnn = self.MODES[mode](embedding_dim, hidden_size, num_layers, dropout=dropout)
+        self.output_dropout = nn.Dropout(dropout)
         self.decoder = nn.Linear(hidden_size, vocab_size)
         if self.tie_weights:
             self.decoder.weight = self.embedding.weight
@@ -83,7 +89,7 @@ class WordLM(nn.Module):
 
     def forward(self, x, hidden=None):
         _check_ids("WordLM", x, self.vocab_size)
-        output, hidden = self.rnn(self.drop(self.embedding(x)), hidden)
-        return self.decoder(self.drop(output)), hidden
+        output, hidden = self.rnn(self.input_dropout(self.embedding(x)), hidden)
+        return self.decoder(self.output_dropout(output)), hidden
 
     detach_hidden = staticmethod(detach_hidden)

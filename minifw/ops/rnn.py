@@ -21,6 +21,7 @@ calls.
     desc = RNNDescriptor("lstm", input_size=3, hidden_size=4, num_layers=2, bidirectional=True)
     w = np.zeros(desc.weight_count(), np.float32); desc.views(w)["weight_ih_l0"][...] = ...
     y, h_n, c_n, reserve = rnn_forward(desc, x, h0, c0, w, lengths=[5, 2, 7])
+    y, h_n, c_n, _ = rnn_forward(desc, x, h0, c0, w, training=False)   # inference: no reserve
     dx, dh0, dc0 = rnn_backward_data(desc, x, w, reserve, h0, c0, dy, dh_n, dc_n, lengths=[5, 2, 7])
     rnn_backward_weights(desc, x, reserve, h0, dw, lengths=[5, 2, 7])   # dw += ..., the layout of w
 
@@ -41,6 +42,13 @@ for rnn_backward_weights (T, N, G*H), GRU's recurrent-side gate gradients
 (T, N, G*H) and W_hn h + b_hn (T, N, H), LSTM's cell states (T, N, H) (past a sequence's end: zero gates, the kept cell
 state). So
 rnn_backward_weights must follow rnn_backward_data on the same reserve.
+
+Inference (`training=False`) allocates no reserve: the forward computes the
+input projections a block of steps at a time and keeps only that block's gates
+and the output of the layer that feeds the next one, in scratch memory from the
+device's workspace allocator (minifw.devices.workspace), `desc.workspace_size(T,
+N, training)` elements of desc's dtype. Training and inference compute the same
+values the same way, so their outputs are equal to the bit.
 """
 import numpy as np
 
@@ -115,7 +123,9 @@ class RNNDescriptor:
         return out
 
     def reserve_size(self, T, N):
-        """Elements of the reserve the forward keeps for a (T, N) batch."""
+        """Elements (of the descriptor's dtype) of the reserve that rnn_forward(...,
+        training=True) allocates for a (T, N) batch and returns for the backward:
+        every step's gates and states. Inference allocates none."""
         T = check_int("RNNDescriptor.reserve_size", "T", T, minimum=0)
         N = check_int("RNNDescriptor.reserve_size", "N", N, minimum=0)
         h, gh, d, steps = self.hidden_size, self.gates * self.hidden_size, self.num_directions, T * N
@@ -125,6 +135,24 @@ class RNNDescriptor:
         if self.mode == "lstm":
             per_direction += steps * h
         return self.num_layers * (steps * d * h + d * per_direction)
+
+    def workspace_size(self, T, N, training=True):
+        """Elements (of the descriptor's dtype) of scratch memory that rnn_forward takes
+        from the device's workspace allocator (minifw.devices.workspace) for a (T, N)
+        batch, used only during the call. Training needs one step's recurrent product (the
+        reserve holds the rest); inference (training=False) also the gates of a block of
+        steps and, with more than one layer, one layer's output (T, N, D*H): together far
+        less than the reserve, and with one layer independent of T."""
+        fn = "RNNDescriptor.workspace_size"
+        T = check_int(fn, "T", T, minimum=0)
+        N = check_int(fn, "N", N, minimum=0)
+        training = check_bool(fn, "training", training)
+        return devices.kernel("rnn", "workspace", self.dtype)(*self._sizes(T, N), training)
+
+    def _sizes(self, T, N):
+        """The problem as the native kernels take it."""
+        return (self.mode, self.input_size, self.hidden_size, self.num_layers, self.num_directions, self.bias,
+                T, N)
 
 
 def _check_desc(fn, desc):
@@ -197,8 +225,7 @@ def _check_lengths(fn, lengths, t, n):
 
 
 def _sizes(desc, x):
-    return (desc.mode, desc.input_size, desc.hidden_size, desc.num_layers, desc.num_directions, desc.bias,
-            x.shape[0], x.shape[1])
+    return desc._sizes(x.shape[0], x.shape[1])
 
 
 def rnn_forward(desc, x, h0, c0, weights, training=True, lengths=None):
@@ -213,13 +240,16 @@ def rnn_forward(desc, x, h0, c0, weights, training=True, lengths=None):
     weights = _check_weights(fn, "weights", weights, desc)
     training = check_bool(fn, "training", training)
     lengths = _check_lengths(fn, lengths, t, n)
-    y = np.empty((t, n, desc.num_directions * desc.hidden_size), desc.dtype)
-    h_n = np.empty_like(h0)
-    c_n = np.empty_like(c0)
-    # The forward keeps each layer's output and gates there also when not training.
-    reserve = np.empty(desc.reserve_size(t, n), desc.dtype)
-    devices.kernel_for("rnn", "forward", x)(*_sizes(desc, x), x, h0, c0, weights, y, h_n, c_n, reserve,
-                                            lengths)
+    dev = devices.of(x)
+    y = devices.empty((t, n, desc.num_directions * desc.hidden_size), desc.dtype, dev)
+    h_n = devices.empty(h0.shape, desc.dtype, dev)
+    c_n = devices.empty(c0.shape, desc.dtype, dev)
+    # Only training keeps every step's gates and states; inference's one block of gates and one
+    # layer output are scratch.
+    reserve = devices.empty(desc.reserve_size(t, n) if training else 0, desc.dtype, dev)
+    scratch = devices.workspace(dev).get(desc.workspace_size(t, n, training) * np.dtype(desc.dtype).itemsize)
+    devices.kernel_for("rnn", "forward", x)(*_sizes(desc, x), training, x, h0, c0, weights, y, h_n, c_n, reserve,
+                                            scratch, lengths)
     return y, h_n, (c_n if desc.mode == "lstm" else None), (reserve if training else None)
 
 

@@ -40,6 +40,25 @@ int64_t RnnShape::direction_reserve() const {
   return n;
 }
 
+// Rows (steps * N) of one input-projection GEMM: about the GEMM's own block of
+// A rows (mc, 560 for AVX-512 floats), so that a block adds no packing of W_ih
+// that one GEMM over all T * N rows would not also do, while the block's gates,
+// all that inference keeps of them, stay a few MB.
+constexpr int64_t kProjectionRows = 512;
+
+int64_t RnnShape::block_steps() const {
+  if (N == 0) return T;
+  return std::min<int64_t>(T, std::max<int64_t>(1, (kProjectionRows + N - 1) / N));
+}
+
+int64_t RnnShape::forward_workspace(bool training) const {
+  if (T * N == 0) return 0;  // no steps: the states are copied, nothing computed
+  const int64_t GH = gates() * hidden;
+  int64_t n = N * GH + N * hidden;  // rec, h_rows
+  if (!training) n += block_steps() * N * GH + (layers > 1 ? T * N * dirs * hidden : 0);  // gates, between
+  return n;
+}
+
 namespace {
 
 template <typename T>
@@ -132,6 +151,8 @@ inline bool active(const int64_t* lengths, int64_t n, int64_t t) { return !lengt
 // step's gates rows, replaced by the activated gates; rec: h W_hh^T + b_hh.
 // Rows past their sequence's end (time t) get output 0, gates 0 and the cell
 // state carried over, so that the next step's c_prev is the kept state.
+// c may be c_prev (inference updates the cell state in place: each element is
+// read before it is written); hn may be null (inference keeps no W_hn h + b_hn).
 template <typename T>
 void forward_step(const RnnShape& s, T* gates, const T* rec, const T* h_prev, int64_t ldh, const T* c_prev,
                   T* h, int64_t ld_out, T* c, T* hn, const int64_t* lengths, int64_t t, int64_t n0, int64_t n1) {
@@ -145,7 +166,7 @@ void forward_step(const RnnShape& s, T* gates, const T* rec, const T* h_prev, in
     if (!active(lengths, n, t)) {
       std::fill(ho, ho + H, T(0));
       std::fill(g, g + GH, T(0));
-      if (c) std::memcpy(c + n * H, c_prev + n * H, sizeof(T) * H);
+      if (c && c != c_prev) std::memcpy(c + n * H, c_prev + n * H, sizeof(T) * H);
       if (hn) std::fill(hn + n * H, hn + (n + 1) * H, T(0));
       continue;
     }
@@ -164,10 +185,8 @@ void forward_step(const RnnShape& s, T* gates, const T* rec, const T* h_prev, in
       case RnnMode::gru: {
         for (int64_t j = 0; j < 2 * H; ++j) g[j] += r[j];
         vm.sigmoid(g, g, 2 * H);  // r, z
-        for (int64_t j = 0; j < H; ++j) {
-          hn[n * H + j] = r[2 * H + j];
-          g[2 * H + j] += g[j] * r[2 * H + j];
-        }
+        if (hn) std::memcpy(hn + n * H, r + 2 * H, sizeof(T) * H);
+        for (int64_t j = 0; j < H; ++j) g[2 * H + j] += g[j] * r[2 * H + j];
         vm.tanh(g + 2 * H, g + 2 * H, H);  // n
         for (int64_t j = 0; j < H; ++j) ho[j] = (T(1) - g[H + j]) * g[2 * H + j] + g[H + j] * hp[j];
         break;
@@ -257,39 +276,55 @@ void backward_step(const RnnShape& s, const T* gates, const T* dh, const T* dout
 
 template <typename T>
 void rnn_forward(const RnnShape& s, const T* x, const T* h0, const T* c0, const T* w, T* y, T* h_n, T* c_n,
-                 T* reserve, const int64_t* lengths, int nthreads) {
+                 T* reserve, T* workspace, const int64_t* lengths, int nthreads) {
   const int64_t H = s.hidden, GH = s.gates() * H, DH = s.dirs * H, steps = s.T * s.N, NH = s.N * H;
   if (steps == 0) {  // no steps: the final states are the initial ones
     std::memcpy(h_n, h0, sizeof(T) * s.state_elems());
     if (s.mode == RnnMode::lstm) std::memcpy(c_n, c0, sizeof(T) * s.cell_elems());
     return;
   }
-  std::vector<T> rec(s.N * GH), h_buf(lengths ? NH : 0);
+  const bool training = reserve != nullptr;
+  const int64_t block = s.block_steps();
+  T* rec = workspace;
+  T* h_rows = rec + s.N * GH;
+  T* block_gates = training ? nullptr : h_rows + NH;
+  T* between = training ? nullptr : block_gates + block * s.N * GH;
   PackedB<T> w_hh_t;  // W_hh^T in the GEMM's panels, packed once per layer and direction
   const int64_t row_grain = grain_for(GH * kGateCost);
+  const T* x_in = x;
   for (int64_t l = 0; l < s.layers; ++l) {
     const int64_t I = s.layer_input(l);
-    const T* x_in = l == 0 ? x : layer_out(s, reserve, l - 1);
-    T* out = layer_out(s, reserve, l);
+    // Inference alternates y and `between` so that the last layer's output lands in y.
+    T* out = training ? layer_out(s, reserve, l) : (s.layers - 1 - l) % 2 == 0 ? y : between;
     for (int64_t d = 0; d < s.dirs; ++d) {
       const DirWeights<T> wt = dir_weights(s, const_cast<T*>(w), l, d);
-      const DirReserve<T> r = dir_reserve(s, reserve, l, d);
-      // The input projections of every step at once.
-      if (s.bias) broadcast_rows(r.gates, wt.b_ih, steps, GH);
-      gemm<T>(false, true, steps, GH, I, T(1), x_in, I, wt.w_ih, I, s.bias ? T(1) : T(0), r.gates, GH, nthreads);
+      const DirReserve<T> r = training ? dir_reserve(s, reserve, l, d) : DirReserve<T>{};
       const int64_t state = (l * s.dirs + d) * NH;
+      // The cell state: every step's in the reserve, or only the latest, in c_n.
+      T* cell = s.mode != RnnMode::lstm ? nullptr : training ? r.c : c_n + state;
+      if (cell && !training) std::memcpy(cell, c0 + state, sizeof(T) * NH);
       pack_b(w_hh_t, true, s.N, GH, H, wt.w_hh, H);
-      for (int64_t k = 0; k < s.T; ++k) {
-        const int64_t t = step_time(s, d, k), tp = prev_time(d, t);
-        int64_t ldh;
-        const T* h_prev = h_prev_rows(s, lengths, d, k, h0 + state, out, h_buf.data(), ldh);
-        const T* c_prev = s.mode != RnnMode::lstm ? nullptr : k == 0 ? c0 + state : r.c + tp * NH;
-        if (s.bias) broadcast_rows(rec.data(), wt.b_hh, s.N, GH);
-        gemm<T>(false, s.N, GH, H, T(1), h_prev, ldh, w_hh_t, s.bias ? T(1) : T(0), rec.data(), GH, nthreads);
-        for_each_range(s.N, nthreads, row_grain, [&](int64_t n0, int64_t n1) {
-          forward_step(s, r.gates + t * s.N * GH, rec.data(), h_prev, ldh, c_prev, out + t * s.N * DH + d * H, DH,
-                       r.c ? r.c + t * NH : nullptr, r.hn ? r.hn + t * NH : nullptr, lengths, t, n0, n1);
-        });
+      for (int64_t k0 = 0; k0 < s.T; k0 += block) {
+        // The input projections of a block of steps, times [t0, t0 + steps in block), in one GEMM.
+        const int64_t k1 = std::min(s.T, k0 + block), t0 = d == 0 ? k0 : s.T - k1, rows = (k1 - k0) * s.N;
+        T* gates = training ? r.gates + t0 * s.N * GH : block_gates;
+        if (s.bias) broadcast_rows(gates, wt.b_ih, rows, GH);
+        gemm<T>(false, true, rows, GH, I, T(1), x_in + t0 * s.N * I, I, wt.w_ih, I, s.bias ? T(1) : T(0), gates,
+                GH, nthreads);
+        for (int64_t k = k0; k < k1; ++k) {
+          const int64_t t = step_time(s, d, k), tp = prev_time(d, t);
+          int64_t ldh;
+          const T* h_prev = h_prev_rows(s, lengths, d, k, h0 + state, out, h_rows, ldh);
+          const T* c_prev = !cell ? nullptr : !training ? cell : k == 0 ? c0 + state : cell + tp * NH;
+          T* c = !cell ? nullptr : training ? cell + t * NH : cell;
+          T* hn = r.hn ? r.hn + t * NH : nullptr;
+          if (s.bias) broadcast_rows(rec, wt.b_hh, s.N, GH);
+          gemm<T>(false, s.N, GH, H, T(1), h_prev, ldh, w_hh_t, s.bias ? T(1) : T(0), rec, GH, nthreads);
+          for_each_range(s.N, nthreads, row_grain, [&](int64_t n0, int64_t n1) {
+            forward_step(s, gates + (t - t0) * s.N * GH, rec, h_prev, ldh, c_prev, out + t * s.N * DH + d * H, DH,
+                         c, hn, lengths, t, n0, n1);
+          });
+        }
       }
       // The last step's state; padded steps carried the cell state to t_last,
       // while h is read at each sequence's own last step.
@@ -300,10 +335,11 @@ void rnn_forward(const RnnShape& s, const T* x, const T* h0, const T* c0, const 
       } else {
         copy_rows(h_n + state, out + t_last * s.N * DH + d * H, s.N, H, DH);
       }
-      if (s.mode == RnnMode::lstm) std::memcpy(c_n + state, r.c + t_last * NH, sizeof(T) * NH);
+      if (cell && training) std::memcpy(c_n + state, cell + t_last * NH, sizeof(T) * NH);
     }
+    x_in = out;
   }
-  std::memcpy(y, layer_out(s, reserve, s.layers - 1), sizeof(T) * s.y_elems());
+  if (training) std::memcpy(y, layer_out(s, reserve, s.layers - 1), sizeof(T) * s.y_elems());
 }
 
 template <typename T>
@@ -424,7 +460,7 @@ void rnn_backward_weights(const RnnShape& s, const T* x, const T* reserve, const
 }
 
 #define MINIFW_RNN_INSTANTIATE(T)                                                                                \
-  template void rnn_forward<T>(const RnnShape&, const T*, const T*, const T*, const T*, T*, T*, T*, T*,        \
+  template void rnn_forward<T>(const RnnShape&, const T*, const T*, const T*, const T*, T*, T*, T*, T*, T*,    \
                                const int64_t*, int);                                                          \
   template void rnn_backward_data<T>(const RnnShape&, const T*, T*, const T*, const T*, const T*, const T*,     \
                                      const T*, T*, T*, T*, const int64_t*, int);                                 \

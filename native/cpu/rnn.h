@@ -27,6 +27,18 @@
 //         hn (T, N, H)          W_hn h + b_hn
 //   LSTM: c (T, N, H)           the cell state after each step
 // The reverse direction runs t = T-1 .. 0 and writes its half of out_l at t.
+//
+// Inference (no reserve) keeps none of that: the input projections are
+// computed a block of steps at a time (training does the same, into the
+// reserve, so that both give the same bits), a layer's output lives only
+// until the next layer has read it, LSTM's cell state is updated in place in
+// c_n, and GRU's W_hn h + b_hn is read where it was computed. Its scratch,
+// the caller's workspace (forward_workspace elements):
+//   rec (N, G*H)              one step's h W_hh^T + b_hh     (also when training)
+//   h_rows (N, H)             the reverse direction's h_prev rows under lengths (also when training)
+//   gates (block_steps, N, G*H)   one block of steps' gates
+//   between (T, N, D*H)       with more than one layer: the output of every other
+//                             layer, y that of the rest (the last layer's is y)
 #pragma once
 #include <cstdint>
 
@@ -53,6 +65,10 @@ struct RnnShape {
   int64_t direction_reserve() const;
   int64_t layer_reserve() const { return T * N * dirs * hidden + dirs * direction_reserve(); }
   int64_t reserve_size() const { return layers * layer_reserve(); }
+  // Steps whose input projections one GEMM computes.
+  int64_t block_steps() const;
+  // Elements of the forward's workspace, with and without the reserve.
+  int64_t forward_workspace(bool training) const;
   int64_t x_elems() const { return T * N * input_size; }
   int64_t y_elems() const { return T * N * dirs * hidden; }
   int64_t state_elems() const { return layers * dirs * N * hidden; }
@@ -72,9 +88,12 @@ RnnMode rnn_mode_from_name(const char* name);
 // h0. The forward keeps in the reserve, at those steps, zero gates and (LSTM)
 // the kept cell state; the backward ignores dy there and leaves dx 0.
 // The same lengths must reach all three calls.
+//
+// reserve: reserve_size() elements to train (kept for the backward), or null for
+// inference; workspace: forward_workspace(reserve != null) elements.
 template <typename T>
 void rnn_forward(const RnnShape& s, const T* x, const T* h0, const T* c0, const T* w, T* y, T* h_n, T* c_n,
-                 T* reserve, const int64_t* lengths, int nthreads);
+                 T* reserve, T* workspace, const int64_t* lengths, int nthreads);
 
 template <typename T>
 void rnn_backward_data(const RnnShape& s, const T* w, T* reserve, const T* h0, const T* c0, const T* dy,

@@ -4,6 +4,7 @@ and the weight gradients, every mode, 1 and 2 layers, uni- and bidirectional, wi
 and without bias; variable lengths (packed-sequence semantics) against the reference
 run on each sequence alone, and their gradients against finite differences."""
 import re
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from reference import numerical_grad, rnn_forward_ref
 MODES = ("lstm", "gru", "rnn_tanh", "rnn_relu")
 LAYOUTS = {"1layer": (1, False), "1layer_bidir": (1, True), "2layers": (2, False), "2layers_bidir": (2, True)}
 INPUT, HIDDEN = 3, 4
+LENGTHS = [5, 2, 0, 4]  # variable lengths: unsorted, one empty, one full
 # float64 throughout: both engines compute the same formulas, so only summation order differs
 TOL = dict(rtol=1e-12, atol=1e-12)
 # central differences (eps 1e-6) of an O(10) loss are good to ~1e-9
@@ -59,9 +61,46 @@ def test_matches_the_reference_and_the_primitives(rng, mode, layout, bias):
             np.testing.assert_allclose(got[name], want[name], err_msg=name, **TOL)
 
 
-def test_inference_keeps_no_reserve(rng):
-    desc, x, h0, c0, w = _problem(rng, "lstm", 1, False)
-    assert caffe.rnn_forward(desc, x, h0, c0, w, training=False)[3] is None
+@pytest.mark.parametrize("lengths", [None, LENGTHS], ids=["full", "lengths"])
+@pytest.mark.parametrize("layout", {**LAYOUTS, "3layers_bidir": (3, True)}.values(),
+                         ids=[*LAYOUTS, "3layers_bidir"])
+@pytest.mark.parametrize("mode", MODES)
+def test_inference_keeps_no_reserve_and_gives_trainings_results_to_the_bit(rng, mode, layout, lengths):
+    desc, x, h0, c0, w = _problem(rng, mode, *layout, N=len(LENGTHS))
+    y, h_n, c_n, reserve = caffe.rnn_forward(desc, x, h0, c0, w, lengths=lengths)
+    y_i, h_i, c_i, no_reserve = caffe.rnn_forward(desc, x, h0, c0, w, training=False, lengths=lengths)
+    assert reserve is not None and no_reserve is None
+    for got, want in ((y_i, y), (h_i, h_n), (c_i, c_n)):
+        if want is None:
+            assert got is None
+        else:
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_inference_peak_memory_is_far_below_the_reserve(rng, mode):
+    # Per step the gates and state are temporaries; what stays is the input projection of one
+    # layer and direction (T, N, G*H) and two layers' states (T, N, D*H), beside one step's
+    # temporaries (a dozen or so of (N, G*H)), the inputs and the final states.
+    T, N, H = 64, 16, 64
+    desc = ops.RNNDescriptor(mode, INPUT, H, 2, True, True, np.float64)
+    x = rng.standard_normal((T, N, INPUT))
+    w = rng.uniform(-0.5, 0.5, desc.weight_count())
+
+    def peak(training):
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            caffe.rnn_forward(desc, x, None, None, w, training)
+            return tracemalloc.get_traced_memory()[1] - before
+        finally:
+            tracemalloc.stop()
+
+    reserve = 8 * desc.reserve_size(T, N)
+    assert peak(True) >= reserve
+    inference = peak(False)
+    assert inference < 8 * (T * N * (desc.gates * H + 2 * 2 * H) + 16 * N * desc.gates * H) + 2 ** 17
+    assert inference < reserve / 2
 
 
 def test_gradients_accumulate_into_dweights(rng):
@@ -75,9 +114,6 @@ def test_gradients_accumulate_into_dweights(rng):
 
 
 # ---- variable lengths ---------------------------------------------------------------------------
-
-LENGTHS = [5, 2, 0, 4]  # unsorted, one empty, one full
-
 
 @pytest.mark.parametrize("layout", LAYOUTS.values(), ids=LAYOUTS.keys())
 @pytest.mark.parametrize("mode", MODES)

@@ -64,3 +64,34 @@ def test_bad_mode_and_bad_input():
         WordLM(12, 8, 8, mode="rnn")
     with pytest.raises(ValueError, match="2-D"):
         CharLSTM(5, 4, 4, 1)(minifw.randint(0, 5, (3,)))
+
+
+def test_word_lm_children_are_its_forward_in_order():
+    # Walking the children (as `minifw bench` does) is the model's own computation: the same
+    # dropout masks in the same order, so the same logits to the bit.
+    model = WordLM(20, embedding_dim=6, hidden_size=8, num_layers=2, dropout=0.5)
+    x = ids(4, 3, 20)
+    assert [name for name, _ in model.named_children()] == ["embedding", "input_dropout", "rnn",
+                                                            "output_dropout", "decoder"]
+    minifw.manual_seed(1)
+    logits, _ = model(x)
+    minifw.manual_seed(1)
+    out = x
+    for _, layer in model.named_children():
+        out = layer(out)
+        out = out[0] if isinstance(out, tuple) else out
+    np.testing.assert_array_equal(out.detach().numpy(), logits.detach().numpy())
+
+
+def test_word_lm_state_dict_holds_only_the_parameters_in_their_order():
+    # what checkpoints store: the dropouts add no keys, so older checkpoints load as they are
+    model = WordLM(20, embedding_dim=6, hidden_size=8, num_layers=1)
+    rnn = ["weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"]
+    keys = ["embedding.weight"] + [f"rnn.{k}" for k in rnn] + ["decoder.weight", "decoder.bias"]
+    assert list(model.state_dict()) == keys
+    assert [name for name, _ in model.named_parameters()] == keys
+    other = WordLM(20, embedding_dim=6, hidden_size=8, num_layers=1)
+    other.load_state_dict({k: v.detach().numpy().copy() for k, v in model.state_dict().items()})
+    x = ids(3, 2, 20)
+    model.eval(), other.eval()
+    np.testing.assert_array_equal(other(x)[0].detach().numpy(), model(x)[0].detach().numpy())

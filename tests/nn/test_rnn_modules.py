@@ -209,6 +209,53 @@ def test_recurrent_network_honours_needs_input_grad(rng, monkeypatch):
         assert RecurrentNetwork.apply(x, None, None, w, desc=desc)[0].grad_fn is None
 
 
+def _training_flags(monkeypatch, engine):
+    """The `training` argument of every rnn_forward call of `engine`'s module, as it is made."""
+    module = engines.ENGINES[engine]
+    real, flags = module.rnn_forward, []
+
+    def spy(desc, x, h0, c0, w, training=True, **k):
+        flags.append(training)
+        return real(desc, x, h0, c0, w, training, **k)
+
+    monkeypatch.setattr(module, "rnn_forward", spy)
+    return flags
+
+
+@pytest.mark.parametrize("engine", ["primitives", "caffe"])
+def test_modules_run_the_inference_forward_when_no_gradient_is_needed(rng, monkeypatch, engine):
+    # Inference allocates no reserve, so it is what a forward with nothing to differentiate runs.
+    flags = _training_flags(monkeypatch, engine)
+    minifw.set_engine(engine)
+    lstm, cell = _module("lstm", 2, True), nn.GRUCell(I, H, dtype=minifw.float64)
+    x, x1 = minifw.tensor(rng.standard_normal((5, 3, I))), minifw.tensor(rng.standard_normal((3, I)))
+    lstm(x), cell(x1)  # the parameters require grad
+    assert flags == [True, True]
+    with minifw.no_grad():
+        y, (h_n, c_n) = lstm(x)
+        cell(x1)
+    assert flags[2:] == [False, False] and y.grad_fn is None
+    lstm.eval()  # eval() alone still differentiates: it only switches dropout off
+    lstm(x)
+    assert flags[4] is True
+    lstm.requires_grad_(False)
+    lstm(x)
+    assert flags[5] is False
+    lstm(minifw.tensor(x.numpy(), requires_grad=True))  # the input's gradient needs the reserve
+    assert flags[6] is True
+
+
+def test_an_lstm_under_no_grad_gives_the_training_forwards_results(rng):
+    m = _module("lstm", 2, True)
+    x = minifw.tensor(rng.standard_normal((6, 3, I)))
+    hx = tuple(minifw.tensor(a) for a in rng.standard_normal((2, 4, 3, H)))
+    y, (h_n, c_n) = m(x, hx)
+    with minifw.no_grad():
+        y_i, (h_i, c_i) = m(x, hx)
+    for a, b in ((y_i, y), (h_i, h_n), (c_i, c_n)):
+        np.testing.assert_array_equal(_np(a), _np(b))
+
+
 def test_lengths_reach_every_engine_call(rng, monkeypatch):
     desc = ops.RNNDescriptor("gru", I, H, 1, False, True, np.float64)
     x = minifw.tensor(rng.standard_normal((3, 2, I)), requires_grad=True)

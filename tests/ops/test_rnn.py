@@ -5,6 +5,8 @@ float32 and float64, under every ISA); dx, dh0, dc0 and the weight gradients
 against finite differences; PyTorch's names and shapes; torch.nn itself when
 installed; bad input."""
 
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -151,13 +153,112 @@ def test_zero_initial_states_and_gradients_default_to_zeros(rng):
         np.testing.assert_array_equal(a, b)
 
 
-def test_inference_returns_no_reserve_and_the_same_outputs(rng):
-    desc, x, h0, c0, w = _problem(rng, "gru", 2, False, True, np.float32, 5, 3)
-    train = ops.rnn_forward(desc, x, h0, c0, w)
-    infer = ops.rnn_forward(desc, x, h0, c0, w, training=False)
-    assert infer[3] is None and infer[2] is None
-    np.testing.assert_array_equal(train[0], infer[0])
-    np.testing.assert_array_equal(train[1], infer[1])
+# ---- inference: no reserve, the same results --------------------------------------
+# N 40 splits T 30 into three blocks of input projections (13, 13, 4 steps), so
+# every layer and direction crosses block boundaries in both step orders.
+INFER_T, INFER_N = 30, 40
+INFER_LAYOUTS = {**LAYOUTS, "3layers": (3, False), "3layers_bidir": (3, True)}
+
+
+@pytest.mark.parametrize("lengths", [False, True], ids=["full", "lengths"])
+@pytest.mark.parametrize("layout", INFER_LAYOUTS.values(), ids=INFER_LAYOUTS.keys())
+@pytest.mark.parametrize("mode", MODES)
+def test_inference_gives_trainings_results_to_the_bit(isa, rng, mode, layout, lengths):
+    desc, x, h0, c0, w = _problem(rng, mode, *layout, True, np.float32, INFER_T, INFER_N)
+    lengths = rng.integers(1, INFER_T + 1, INFER_N) if lengths else None
+    y, h_n, c_n, reserve = ops.rnn_forward(desc, x, h0, c0, w, lengths=lengths)
+    y_i, h_i, c_i, no_reserve = ops.rnn_forward(desc, x, h0, c0, w, training=False, lengths=lengths)
+    assert reserve.size == desc.reserve_size(INFER_T, INFER_N) and no_reserve is None
+    np.testing.assert_array_equal(y_i, y)
+    np.testing.assert_array_equal(h_i, h_n)
+    if mode == "lstm":
+        np.testing.assert_array_equal(c_i, c_n)
+    else:
+        assert c_i is None
+    y_ref, h_ref, c_ref = rnn_forward_ref(desc, x, h0, c0, w, lengths=lengths)
+    np.testing.assert_allclose(y_i, y_ref, **TOL[np.float32])
+    np.testing.assert_allclose(h_i, h_ref, **TOL[np.float32])
+    if mode == "lstm":
+        np.testing.assert_allclose(c_i, c_ref, **TOL[np.float32])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_inference_does_not_touch_the_inputs(rng, mode):
+    # LSTM's cell state is updated in place in c_n, never in c0.
+    desc, x, h0, c0, w = _problem(rng, mode, 2, True, True, np.float64, 4, 3)
+    before = [None if a is None else a.copy() for a in (x, h0, c0, w)]
+    ops.rnn_forward(desc, x, h0, c0, w, training=False)
+    for a, b in zip((x, h0, c0, w), before):
+        if a is not None:
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_workspace_is_per_step_for_training_and_a_fraction_of_the_reserve_for_inference(mode):
+    T, N = 64, 32
+    one_layer = ops.RNNDescriptor(mode, 128, 512)
+    two_layers = ops.RNNDescriptor(mode, 128, 512, 2, bidirectional=True)
+    for desc in (one_layer, two_layers):
+        train, infer = desc.workspace_size(T, N), desc.workspace_size(T, N, training=False)
+        assert train == desc.workspace_size(1, N)  # one step's recurrent product, whatever T
+        assert train < infer < desc.reserve_size(T, N) / 4
+    # One layer keeps no layer output: a longer sequence needs no more scratch.
+    assert one_layer.workspace_size(10 * T, N, training=False) == one_layer.workspace_size(T, N, training=False)
+    # More layers add the one output that feeds the next layer: (T, N, D*H).
+    three = ops.RNNDescriptor(mode, 128, 512, 3, bidirectional=True)
+    assert three.workspace_size(T, N, training=False) == two_layers.workspace_size(T, N, training=False)
+    assert (two_layers.workspace_size(T, N, training=False)
+            - ops.RNNDescriptor(mode, 128, 512, 1, bidirectional=True).workspace_size(T, N, training=False)
+            == T * N * 2 * 512)
+    for training in (True, False):
+        assert one_layer.workspace_size(0, N, training) == one_layer.workspace_size(T, 0, training) == 0
+
+
+def _traced_peak(run):
+    """The most bytes NumPy held at once (tracemalloc) while run() ran, beyond what it held before;
+    the workspace allocator starts empty, so what the primitive takes from it is counted."""
+    minifw.devices.workspace().clear()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        run()
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+        minifw.devices.workspace().clear()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS.values(), ids=LAYOUTS.keys())
+@pytest.mark.parametrize("mode", MODES)
+def test_inference_allocates_its_outputs_and_workspace_only(rng, mode, layout):
+    T, N = 64, 32
+    desc, x, h0, c0, w = _problem(rng, mode, *layout, True, np.float32, T, N)
+    item = np.dtype(np.float32).itemsize
+    outputs = item * (T * N * desc.num_directions * HIDDEN + (2 if mode == "lstm" else 1) * h0.size)
+    reserve = item * desc.reserve_size(T, N)
+    workspace = item * desc.workspace_size(T, N, training=False)
+    slack = 4096  # the NumPy scalars and small arrays the argument checks make
+    infer = _traced_peak(lambda: ops.rnn_forward(desc, x, h0, c0, w, training=False))
+    assert infer <= outputs + workspace + slack < reserve
+    # the same measure sees the reserve when training
+    assert _traced_peak(lambda: ops.rnn_forward(desc, x, h0, c0, w)) >= outputs + reserve
+
+
+def test_forward_takes_its_workspace_from_the_device_allocator(rng):
+    desc, x, h0, c0, w = _problem(rng, "lstm", 2, False, True, np.float32, 64, 32)
+    needed = 4 * desc.workspace_size(64, 32, training=False)
+    allocator = minifw.devices.workspace()
+    allocator.clear()
+    try:
+        ops.rnn_forward(desc, x, h0, c0, w, training=False)
+        assert allocator.peak_bytes == needed
+        allocator.clear()
+        allocator.limit = needed - 1
+        with pytest.raises(MemoryError, match=f"workspace: {needed:,} bytes requested on cpu, over the limit"):
+            ops.rnn_forward(desc, x, h0, c0, w, training=False)
+    finally:
+        allocator.limit = None
+        allocator.clear()
 
 
 @pytest.mark.parametrize("TN", [(0, 2), (3, 0)], ids=["no_steps", "no_sequences"])
@@ -381,6 +482,14 @@ BAD_CALLS = {
     "bidirectional_int": (lambda: ops.RNNDescriptor("gru", 3, 4, bidirectional=1), TypeError,
                           "RNNDescriptor: bidirectional must be a bool"),
     "dtype_int": (lambda: ops.RNNDescriptor("gru", 3, 4, dtype=np.int32), TypeError, "RNNDescriptor: dtype"),
+    "workspace_size_negative_T": (lambda: D32.workspace_size(-1, 2), ValueError,
+                                  "RNNDescriptor.workspace_size: T must be >= 0, got -1"),
+    "workspace_size_float_N": (lambda: D32.workspace_size(2, 1.5), TypeError,
+                               "RNNDescriptor.workspace_size: N must be an int, got float 1.5"),
+    "workspace_size_training_int": (lambda: D32.workspace_size(2, 2, 1), TypeError,
+                                    "RNNDescriptor.workspace_size: training must be a bool, got int 1"),
+    "training_int": (lambda: ops.rnn_forward(D32, X, H0, H0, W, training=0), TypeError,
+                     "rnn_forward: training must be a bool, got int 0"),
     "desc_missing": (lambda: ops.rnn_forward(None, X, H0, H0, W), TypeError, "rnn_forward: desc must be"),
     "x_2d": (lambda: ops.rnn_forward(D32, X[0], H0, H0, W), ValueError, r"rnn_forward: x must be 3-D \(T, N"),
     "wrong_input_size": (lambda: ops.rnn_forward(D32, np.ones((2, 1, 5), np.float32), H0, H0, W), ValueError,
@@ -440,39 +549,55 @@ x, h0, c0, w = np.ones(6, f32), np.zeros(4, f32), np.zeros(4, f32), np.zeros(144
 y, hn, cn, res = np.empty(8, f32), np.empty(4, f32), np.empty(4, f32), np.empty(80, f32)
 empty = np.empty(0, f32)
 nolen = np.empty(0, np.int64)
+# forward workspace, in float32s: training N*G*H + N*H = 20; inference also 2 steps' gates, 52
+ws, ws_infer = np.empty(80, np.uint8), np.empty(208, np.uint8)
 """
 BINDING_CASES = {
-    "forward_ok": ("_native.rnn_forward_f32(*S, x, h0, c0, w, y, hn, cn, res, nolen)", None, ""),
-    "bad_mode": ("_native.rnn_forward_f32('LSTM', *S[1:], x, h0, c0, w, y, hn, cn, res, nolen)", ValueError,
+    "forward_ok": ("_native.rnn_forward_f32(*S, True, x, h0, c0, w, y, hn, cn, res, ws, nolen)", None, ""),
+    "bad_mode": ("_native.rnn_forward_f32('LSTM', *S[1:], True, x, h0, c0, w, y, hn, cn, res, ws, nolen)", ValueError,
                  "rnn: mode must be"),
-    "three_directions": ("_native.rnn_forward_f32('lstm', 3, 4, 1, 3, True, 2, 1, x, h0, c0, w, y, hn, cn, res, "
-                         "nolen)", ValueError, "directions must be 1 or 2"),
-    "steps_wrap": ("_native.rnn_forward_f32('lstm', 3, 4, 1, 1, True, 2 ** 62 + 2, 1, x, h0, c0, w, y, hn, cn, "
-                   "res, nolen)", ValueError, "rnn: sizes too large"),
-    "negative_batch": ("_native.rnn_forward_f32('lstm', 3, 4, 1, 1, True, -2, -1, x, h0, c0, w, y, hn, cn, res, "
-                       "nolen)", ValueError, "sizes must be >= 0"),
-    "hidden_zero": ("_native.rnn_forward_f32('lstm', 3, 0, 1, 1, True, 2, 1, x, h0, c0, w, y, hn, cn, res, "
+    "three_directions": ("_native.rnn_forward_f32('lstm', 3, 4, 1, 3, True, 2, 1, True, x, h0, c0, w, y, hn, cn, "
+                         "res, ws, nolen)", ValueError, "directions must be 1 or 2"),
+    "steps_wrap": ("_native.rnn_forward_f32('lstm', 3, 4, 1, 1, True, 2 ** 62 + 2, 1, True, x, h0, c0, w, y, hn, cn, "
+                   "res, ws, nolen)", ValueError, "rnn: sizes too large"),
+    "negative_batch": ("_native.rnn_forward_f32('lstm', 3, 4, 1, 1, True, -2, -1, True, x, h0, c0, w, y, hn, cn, "
+                       "res, ws, nolen)", ValueError, "sizes must be >= 0"),
+    "hidden_zero": ("_native.rnn_forward_f32('lstm', 3, 0, 1, 1, True, 2, 1, True, x, h0, c0, w, y, hn, cn, res, ws, "
                     "nolen)", ValueError, "must be >= 1"),
-    "weights_short": ("_native.rnn_forward_f32(*S, x, h0, c0, w[:143], y, hn, cn, res, nolen)", ValueError,
+    "weights_short": ("_native.rnn_forward_f32(*S, True, x, h0, c0, w[:143], y, hn, cn, res, ws, nolen)", ValueError,
                       "weights: expected 144 elements, got 143"),
-    "reserve_short": ("_native.rnn_forward_f32(*S, x, h0, c0, w, y, hn, cn, res[:79], nolen)", ValueError,
+    "reserve_short": ("_native.rnn_forward_f32(*S, True, x, h0, c0, w, y, hn, cn, res[:79], ws, nolen)", ValueError,
                       "reserve: expected 80 elements"),
-    "c0_missing_for_lstm": ("_native.rnn_forward_f32(*S, x, h0, empty, w, y, hn, cn, res, nolen)", ValueError,
+    "c0_missing_for_lstm": ("_native.rnn_forward_f32(*S, True, x, h0, empty, w, y, hn, cn, res, ws, nolen)", ValueError,
                             "c0: expected 4 elements, got 0"),
-    "x_float64": ("_native.rnn_forward_f32(*S, np.ones(6), h0, c0, w, y, hn, cn, res, nolen)", TypeError,
+    "x_float64": ("_native.rnn_forward_f32(*S, True, np.ones(6), h0, c0, w, y, hn, cn, res, ws, nolen)", TypeError,
                   "x: expected dtype float32"),
-    "y_is_reserve": ("_native.rnn_forward_f32(*S, x, h0, c0, w, res[:8], hn, cn, res, nolen)", ValueError,
+    "y_is_reserve": ("_native.rnn_forward_f32(*S, True, x, h0, c0, w, res[:8], hn, cn, res, ws, nolen)", ValueError,
                      "must not share memory"),
+    "inference_ok": ("_native.rnn_forward_f32(*S, False, x, h0, c0, w, y, hn, cn, empty, ws_infer, nolen)", None,
+                     ""),
+    "inference_with_a_reserve": ("_native.rnn_forward_f32(*S, False, x, h0, c0, w, y, hn, cn, res, ws_infer, "
+                                 "nolen)", ValueError, "reserve: expected 0 elements, got 80"),
+    "inference_workspace_short": ("_native.rnn_forward_f32(*S, False, x, h0, c0, w, y, hn, cn, empty, ws, nolen)",
+                                  ValueError, "workspace: expected at least 208 bytes, got 80"),
+    "workspace_float32": ("_native.rnn_forward_f32(*S, True, x, h0, c0, w, y, hn, cn, res, np.empty(20, f32), "
+                          "nolen)", ValueError, "workspace: expected a writable, C-contiguous uint8 array"),
+    "workspace_is_y": ("_native.rnn_forward_f32(*S, False, x, h0, c0, w, ws_infer[:32].view(f32), hn, cn, empty, "
+                       "ws_infer, nolen)", ValueError, "y: must not share memory with workspace"),
+    "workspace_is_x": ("_native.rnn_forward_f32(*S, False, ws_infer[:24].view(f32), h0, c0, w, y, hn, cn, empty, "
+                       "ws_infer, nolen)", ValueError, "workspace: must not share memory with x"),
+    "workspace_query": ("assert _native.rnn_workspace_f32(*S, True) * 4 == ws.size and "
+                        "_native.rnn_workspace_f32(*S, False) * 4 == ws_infer.size", None, ""),
     "backward_dx_is_dy": ("_native.rnn_backward_data_f32(*S, w, res, h0, c0, y, hn, cn, y[:6], "
                           "np.empty(4, f32), np.empty(4, f32), nolen)", ValueError,
                           "dx: must not share memory with dy"),
     "backward_weights_short": ("_native.rnn_backward_weights_f32(*S, x, res, h0, np.zeros(10, f32), nolen)",
                                ValueError, "dweights: expected 144 elements"),
-    "lengths_count": ("_native.rnn_forward_f32(*S, x, h0, c0, w, y, hn, cn, res, np.ones(2, np.int64))",
+    "lengths_count": ("_native.rnn_forward_f32(*S, True, x, h0, c0, w, y, hn, cn, res, ws, np.ones(2, np.int64))",
                       ValueError, "lengths: expected 1 elements, got 2"),
-    "lengths_int32": ("_native.rnn_forward_f32(*S, x, h0, c0, w, y, hn, cn, res, np.ones(1, np.int32))",
+    "lengths_int32": ("_native.rnn_forward_f32(*S, True, x, h0, c0, w, y, hn, cn, res, ws, np.ones(1, np.int32))",
                       TypeError, "lengths: expected dtype int64"),
-    "lengths_zero": ("_native.rnn_forward_f32(*S, x, h0, c0, w, y, hn, cn, res, np.zeros(1, np.int64))",
+    "lengths_zero": ("_native.rnn_forward_f32(*S, True, x, h0, c0, w, y, hn, cn, res, ws, np.zeros(1, np.int64))",
                      ValueError, r"lengths: each must be in \[1, T=2\], got 0"),
     "lengths_past_T": ("_native.rnn_backward_weights_f32(*S, x, res, h0, np.zeros(144, f32), np.full(1, 3))",
                        ValueError, r"lengths: each must be in \[1, T=2\], got 3"),
