@@ -58,8 +58,18 @@ def check_float_array(fn, name, a, *, ndim=None, ndim_desc=None, dtype=None):
     check_array(fn, name, a)
     check_float_dtype_ndim(fn, name, a, ndim=ndim, ndim_desc=ndim_desc, dtype=dtype)
     if not a.flags.c_contiguous:
-        a = np.ascontiguousarray(a)
+        a = a.copy(order="C")  # (np.ascontiguousarray would drop a device's array subclass)
     return a
+
+
+def check_same_device(fn, **arrays):
+    """Every array given (None is skipped) must be on one device; returns that device."""
+    found = {name: devices.of(a) for name, a in arrays.items() if a is not None}
+    if len(set(found.values())) > 1:
+        listed = ", ".join(f"{name} on {str(dev)!r}" for name, dev in found.items())
+        raise ValueError(f"{fn}: expected every array on one device, got {listed} (move them with "
+                         f"Tensor.to or minifw.devices.to_device)")
+    return next(iter(found.values()), devices.CPU)
 
 
 def check_int(fn, name, v, *, minimum=None):

@@ -8,6 +8,7 @@
 #include "bind_util.h"
 #include "cpu/conv.h"
 #include "cpu/parallel.h"
+#include "cuda/conv.h"
 #include "registry.h"
 
 namespace minifw {
@@ -21,17 +22,35 @@ ConvShape to_shape(const ShapeArgs& a) {
   return make_conv_shape(N, C, H, W, K, Cg, R, S, sh, sw, ph, pw, dh, dw, groups);
 }
 
-void require_support(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
-  if (!conv_algo_supports(algo, dir, s)) throw py::value_error("algorithm does not support this problem");
+// The algorithms and workspace sizes differ by device: the CPU's, or the CUDA kernels'.
+template <typename Device>
+bool algo_supports(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
+  if constexpr (on_cpu<Device>)
+    return conv_algo_supports(algo, dir, s);
+  else
+    return cudasim::conv_supports(algo, dir, s);
 }
 
-template <typename T>
+template <typename Device>
+void require_support(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
+  if (!algo_supports<Device>(algo, dir, s)) throw py::value_error("algorithm does not support this problem");
+}
+
+// (bytes the caller passes as workspace, bytes of GEMM packing buffers the kernel allocates)
+template <typename T, typename Device>
+ConvWorkspace workspace_sizes(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
+  if constexpr (on_cpu<Device>)
+    return conv_workspace<T>(algo, dir, s, get_num_threads());
+  else
+    return {cudasim::conv_workspace_bytes<T>(algo, dir, s), 0};
+}
+
+template <typename T, typename Device>
 void forward(const std::string& algo_name, const ShapeArgs& args, py::array x, py::array w,
              py::object bias, py::array y, py::array ws) {
   const ConvShape s = to_shape(args);
   const ConvAlgo algo = parse_conv_algo(algo_name);
-  require_support(algo, ConvDir::forward, s);
-  const int nt = get_num_threads();
+  require_support<Device>(algo, ConvDir::forward, s);
   const T* xp = in_ptr<T>(x, s.x_size(), "x");
   const T* wp = in_ptr<T>(w, s.w_size(), "w");
   const T* bp = nullptr;
@@ -40,61 +59,76 @@ void forward(const std::string& algo_name, const ShapeArgs& args, py::array x, p
     bp = in_ptr<T>(b, s.K, "bias");
   }
   T* yp = out_ptr<T>(y, s.y_size(), "y");
-  T* wsp = workspace_ptr<T>(ws, conv_workspace<T>(algo, ConvDir::forward, s, nt).explicit_bytes);
+  T* wsp = workspace_ptr<T>(ws, workspace_sizes<T, Device>(algo, ConvDir::forward, s).explicit_bytes);
   py::gil_scoped_release release;
-  conv_forward<T>(algo, s, xp, wp, bp, yp, wsp, nt);
+  if constexpr (on_cpu<Device>)
+    conv_forward<T>(algo, s, xp, wp, bp, yp, wsp, get_num_threads());
+  else
+    cudasim::conv_forward<T>(algo, s, xp, wp, bp, yp, wsp, nullptr);
 }
 
-template <typename T>
+template <typename T, typename Device>
 void backward_data(const std::string& algo_name, const ShapeArgs& args, py::array dy, py::array w,
                    py::array dx, py::array ws) {
   const ConvShape s = to_shape(args);
   const ConvAlgo algo = parse_conv_algo(algo_name);
-  require_support(algo, ConvDir::backward_data, s);
-  const int nt = get_num_threads();
+  require_support<Device>(algo, ConvDir::backward_data, s);
   const T* dyp = in_ptr<T>(dy, s.y_size(), "dy");
   const T* wp = in_ptr<T>(w, s.w_size(), "w");
   T* dxp = out_ptr<T>(dx, s.x_size(), "dx");
-  T* wsp = workspace_ptr<T>(ws, conv_workspace<T>(algo, ConvDir::backward_data, s, nt).explicit_bytes);
+  T* wsp = workspace_ptr<T>(ws, workspace_sizes<T, Device>(algo, ConvDir::backward_data, s).explicit_bytes);
   py::gil_scoped_release release;
-  conv_backward_data<T>(algo, s, dyp, wp, dxp, wsp, nt);
+  if constexpr (on_cpu<Device>)
+    conv_backward_data<T>(algo, s, dyp, wp, dxp, wsp, get_num_threads());
+  else
+    cudasim::conv_backward_data<T>(algo, s, dyp, wp, dxp, wsp, nullptr);
 }
 
-template <typename T>
+template <typename T, typename Device>
 void backward_filter(const std::string& algo_name, const ShapeArgs& args, py::array x, py::array dy,
                      py::array dw, py::array ws) {
   const ConvShape s = to_shape(args);
   const ConvAlgo algo = parse_conv_algo(algo_name);
-  require_support(algo, ConvDir::backward_filter, s);
-  const int nt = get_num_threads();
+  require_support<Device>(algo, ConvDir::backward_filter, s);
   const T* xp = in_ptr<T>(x, s.x_size(), "x");
   const T* dyp = in_ptr<T>(dy, s.y_size(), "dy");
   T* dwp = out_ptr<T>(dw, s.w_size(), "dw");
-  T* wsp = workspace_ptr<T>(ws, conv_workspace<T>(algo, ConvDir::backward_filter, s, nt).explicit_bytes);
+  T* wsp = workspace_ptr<T>(ws, workspace_sizes<T, Device>(algo, ConvDir::backward_filter, s).explicit_bytes);
   py::gil_scoped_release release;
-  conv_backward_filter<T>(algo, s, xp, dyp, dwp, wsp, nt);
+  if constexpr (on_cpu<Device>)
+    conv_backward_filter<T>(algo, s, xp, dyp, dwp, wsp, get_num_threads());
+  else
+    cudasim::conv_backward_filter<T>(algo, s, xp, dyp, dwp, wsp, nullptr);
 }
 
 
+template <typename Device>
 bool supports(const std::string& algo, const std::string& dir, const ShapeArgs& a) {
-  return conv_algo_supports(parse_conv_algo(algo), parse_conv_dir(dir), to_shape(a));
+  return algo_supports<Device>(parse_conv_algo(algo), parse_conv_dir(dir), to_shape(a));
 }
 
 // (bytes the caller passes as workspace, bytes of GEMM packing buffers the kernel allocates)
-template <typename T>
+template <typename T, typename Device>
 py::tuple workspace(const std::string& algo, const std::string& dir, const ShapeArgs& a) {
-  const ConvWorkspace w = conv_workspace<T>(parse_conv_algo(algo), parse_conv_dir(dir), to_shape(a),
-                                            get_num_threads());
+  const ConvWorkspace w = workspace_sizes<T, Device>(parse_conv_algo(algo), parse_conv_dir(dir), to_shape(a));
   return py::make_tuple(w.explicit_bytes, w.pack_bytes);
+}
+
+template <typename Device>
+void bind_on(py::module_& m) {
+  // The queries an algorithm choice needs, listed per dtype and device like the kernels.
+  def_kernel(m, {"conv", "supports", Device::name}, &supports<Device>, &supports<Device>);
+  def_kernel(m, {"conv", "workspace", Device::name}, &workspace<float, Device>, &workspace<double, Device>);
+  def_kernel(m, {"conv", "forward", Device::name}, &forward<float, Device>, &forward<double, Device>);
+  def_kernel(m, {"conv", "backward_data", Device::name}, &backward_data<float, Device>,
+             &backward_data<double, Device>);
+  def_kernel(m, {"conv", "backward_filter", Device::name}, &backward_filter<float, Device>,
+             &backward_filter<double, Device>);
 }
 }  // namespace
 
 MINIFW_BINDINGS(bind_conv) {
-  // The queries an algorithm choice needs, listed per dtype and device like the kernels.
-  def_kernel(m, {"conv", "supports", "cpu"}, &supports, &supports);
-  def_kernel(m, {"conv", "workspace", "cpu"}, &workspace<float>, &workspace<double>);
-  def_kernel(m, {"conv", "forward", "cpu"}, &forward<float>, &forward<double>);
-  def_kernel(m, {"conv", "backward_data", "cpu"}, &backward_data<float>, &backward_data<double>);
-  def_kernel(m, {"conv", "backward_filter", "cpu"}, &backward_filter<float>, &backward_filter<double>);
+  bind_on<OnCpu>(m);
+  bind_on<OnCudaSim>(m);
 }
 }  // namespace minifw

@@ -22,6 +22,12 @@ algorithm          directions                  what it does
 =================  ==========================  ============================================
 
 Every algorithm is deterministic: results do not depend on the thread count.
+
+On the CUDA kernels (device "cudasim", the emulator; "cuda" later) the
+algorithms are the GPU's own: ``implicit_gemm`` (the lowered tiles gathered
+into shared memory), ``im2col_gemm`` (image by image, one lowered image in the
+workspace) and ``gemm_1x1``; no winograd yet. The queries take the device
+(``device="cudasim"``); the execution functions use the device of their arrays.
 """
 import collections
 import threading
@@ -32,7 +38,7 @@ import numpy as np
 from .. import backends, devices
 from .tensor_ops import bias_backward
 from ..checks import (check_choice, check_dtype_arg, check_float_array, check_int, check_pair,
-                      check_shape)
+                      check_same_device, check_shape)
 
 DIRECTIONS = ("forward", "backward_data", "backward_filter")
 ALGORITHMS = {
@@ -150,39 +156,45 @@ def _cached_problem(fn, x_shape, w_shape, stride, padding, dilation, groups, dty
     return problem
 
 
-def conv_algorithms(problem, direction):
-    """Names of the algorithms that support `problem` in `direction`."""
+def conv_algorithms(problem, direction, device="cpu"):
+    """Names of the algorithms that support `problem` in `direction` on `device`."""
     _check_problem("conv_algorithms", problem)
     check_choice("conv_algorithms", "direction", direction, DIRECTIONS)
-    supports = devices.kernel("conv", "supports", problem.dtype, devices.CPU)
+    dev = devices.get(device, "conv_algorithms")
+    return _supported(problem, direction, dev)
+
+
+def _supported(problem, direction, dev):
+    supports = devices.kernel("conv", "supports", problem.dtype, dev)
     return [a for a in ALGORITHMS[direction] if supports(a, direction, problem._args)]
 
 
-def conv_workspace_size(problem, direction, algo):
-    """Bytes of memory `algo` needs beyond inputs and outputs: its workspace
-    (e.g. the lowered matrix) plus the GEMM packing buffers of every thread."""
+def conv_workspace_size(problem, direction, algo, device="cpu"):
+    """Bytes of memory `algo` needs on `device` beyond inputs and outputs: its workspace
+    (e.g. the lowered matrix) plus, on the CPU, the GEMM packing buffers of every thread."""
     _check_problem("conv_workspace_size", problem)
     check_choice("conv_workspace_size", "direction", direction, DIRECTIONS)
-    _check_algo("conv_workspace_size", problem, direction, algo)
-    explicit, packing = _query_workspace(problem, direction, algo)
+    dev = devices.get(device, "conv_workspace_size")
+    _check_algo("conv_workspace_size", problem, direction, algo, dev)
+    explicit, packing = _query_workspace(problem, direction, algo, dev)
     return explicit + packing
 
 
-def find_conv_algorithms(problem, direction, *, repeats=3):
-    """Time every algorithm that supports `problem` (and whose workspace is within
-    the limit of minifw.devices.workspace()) on random data; return ConvAlgoPerf
-    results fastest first (like cudnnFindConvolutionForwardAlgorithm)."""
+def find_conv_algorithms(problem, direction, *, repeats=3, device="cpu"):
+    """Time every algorithm that supports `problem` on `device` (and whose workspace is
+    within the limit of minifw.devices.workspace(device)) on random data; return
+    ConvAlgoPerf results fastest first (like cudnnFindConvolutionForwardAlgorithm)."""
     _check_problem("find_conv_algorithms", problem)
     check_choice("find_conv_algorithms", "direction", direction, DIRECTIONS)
     repeats = check_int("find_conv_algorithms", "repeats", repeats, minimum=1)
+    dev = devices.get(device, "find_conv_algorithms")
     rng = np.random.default_rng(0)
-    x = rng.standard_normal(problem.x_shape).astype(problem.dtype)
-    w = rng.standard_normal(problem.w_shape).astype(problem.dtype)
-    dy = rng.standard_normal(problem.out_shape).astype(problem.dtype)
+    x, w, dy = (devices.to_device(rng.standard_normal(shape).astype(problem.dtype), dev)
+                for shape in (problem.x_shape, problem.w_shape, problem.out_shape))
     results = []
-    workspace = devices.workspace(devices.CPU)
-    for algo in conv_algorithms(problem, direction):
-        if not workspace.fits(_explicit_bytes(problem, direction, algo)):
+    workspace = devices.workspace(dev)
+    for algo in _supported(problem, direction, dev):
+        if not workspace.fits(_explicit_bytes(problem, direction, algo, dev)):
             continue  # over the workspace limit: not a candidate, as in cuDNN's find
         run = _runner(problem, direction, algo, x, w, dy)
         run()  # warm-up: first touch of workspace and packing buffers
@@ -192,7 +204,7 @@ def find_conv_algorithms(problem, direction, *, repeats=3):
             run()
             times.append(time.perf_counter() - t0)
         results.append(ConvAlgoPerf(algo, 1e3 * float(np.median(times)),
-                                    conv_workspace_size(problem, direction, algo)))
+                                    conv_workspace_size(problem, direction, algo, dev)))
     results.sort(key=lambda p: p.time_ms)
     return results
 
@@ -215,7 +227,7 @@ _autotune_lock = threading.Lock()
 
 def autotune_cache():
     """A copy of the choices made under minifw.backends.benchmark = True:
-    {(direction, problem, isa, threads): algorithm}."""
+    {(direction, problem, device, isa, threads): algorithm}."""
     with _autotune_lock:
         return dict(_autotune)
 
@@ -225,9 +237,10 @@ def clear_autotune_cache():
         _autotune.clear()
 
 
-def _heuristic(problem, direction):
-    """The algo="auto" choice without timing, from the measurements recorded in
-    benchmarks/RESULTS.md:
+def _heuristic(problem, direction, dev):
+    """The algo="auto" choice without timing. On the CUDA kernels: gemm_1x1 where it
+    applies, else implicit_gemm (no workspace, one launch). On the CPU, from the
+    measurements recorded in benchmarks/RESULTS.md:
 
     - 1x1 unpadded stride-1 layers need no lowering at all: gemm_1x1;
     - 3x3 stride-1 layers with enough channels for Winograd's 36 GEMMs to
@@ -236,9 +249,11 @@ def _heuristic(problem, direction):
       GEMM feeds too few rows of the micro-kernel, so im2col_gemm;
     - otherwise implicit_gemm, which is fastest there and lowers nothing.
     """
-    supported = conv_algorithms(problem, direction)
+    supported = _supported(problem, direction, dev)
     if "gemm_1x1" in supported:
         return "gemm_1x1"
+    if dev != devices.CPU:
+        return "implicit_gemm"
     k, cg = problem.w_shape[0], problem.w_shape[1]
     kg = k // problem.groups
     if "winograd" in supported and min(cg, kg) >= 16:
@@ -251,25 +266,25 @@ def _heuristic(problem, direction):
 _heuristic_choice = {}
 
 
-def conv_algorithm(problem, direction):
-    """The algorithm algo="auto" runs for `problem` in `direction` now: the heuristic's, or with
-    minifw.backends.benchmark = True the autotuned one."""
+def conv_algorithm(problem, direction, device="cpu"):
+    """The algorithm algo="auto" runs for `problem` in `direction` on `device` now: the
+    heuristic's, or with minifw.backends.benchmark = True the autotuned one."""
     _check_problem("conv_algorithm", problem)
     check_choice("conv_algorithm", "direction", direction, DIRECTIONS)
-    return _choose(problem, direction)
+    return _choose(problem, direction, devices.get(device, "conv_algorithm"))
 
 
-def _choose(problem, direction):
+def _choose(problem, direction, dev):
     if not backends.benchmark:
-        algo = _heuristic_choice.get((problem, direction))
+        algo = _heuristic_choice.get((problem, direction, dev))
         if algo is None:
-            algo = _heuristic_choice[problem, direction] = _heuristic(problem, direction)
+            algo = _heuristic_choice[problem, direction, dev] = _heuristic(problem, direction, dev)
         return algo
-    key = (direction, problem, backends.get_isa(), backends.get_num_threads())
+    key = (direction, problem, str(dev), backends.get_isa(), backends.get_num_threads())
     with _autotune_lock:
         algo = _autotune.get(key)
     if algo is None:
-        algo = find_conv_algorithms(problem, direction)[0].algo
+        algo = find_conv_algorithms(problem, direction, device=dev)[0].algo
         with _autotune_lock:
             _autotune[key] = algo
     return algo
@@ -282,32 +297,34 @@ def _check_problem(fn, problem):
         raise TypeError(f"{fn}: problem must be a ConvProblem, got {type(problem).__name__}")
 
 
-def _check_algo(fn, problem, direction, algo):
+def _check_algo(fn, problem, direction, algo, dev):
     if algo not in ALGORITHMS[direction]:
         raise ValueError(f"{fn}: algo must be 'auto' or one of {', '.join(map(repr, ALGORITHMS[direction]))}"
                          f" for {direction}; got {algo!r}")
-    if algo not in conv_algorithms(problem, direction):
-        raise ValueError(f"{fn}: algo {algo!r} does not support this problem ({problem}); it needs "
-                         f"{_NEEDS.get(algo, 'nothing more')}; supported here: "
-                         f"{conv_algorithms(problem, direction)}")
+    supported = _supported(problem, direction, dev)
+    if algo not in supported:
+        needs = ("the CPU: it has no CUDA kernel yet" if dev != devices.CPU and algo == "winograd"
+                 else _NEEDS.get(algo, "nothing more"))
+        raise ValueError(f"{fn}: algo {algo!r} does not support this problem ({problem}) on device "
+                         f"{str(dev)!r}; it needs {needs}; supported here: {supported}")
 
 
-def _resolve(fn, problem, direction, algo):
+def _resolve(fn, problem, direction, algo, dev):
     if algo == "auto":
-        return _choose(problem, direction)
+        return _choose(problem, direction, dev)
     if not isinstance(algo, str):
         raise TypeError(f"{fn}: algo must be a string, got {type(algo).__name__}")
-    _check_algo(fn, problem, direction, algo)
+    _check_algo(fn, problem, direction, algo, dev)
     return algo
 
 
-def _query_workspace(problem, direction, algo, dev=devices.CPU):
+def _query_workspace(problem, direction, algo, dev):
     """(workspace bytes the caller provides, GEMM packing bytes the kernel allocates)."""
     return devices.kernel("conv", "workspace", problem.dtype, dev)(algo, direction, problem._args)
 
 
-def _explicit_bytes(problem, direction, algo):
-    return _query_workspace(problem, direction, algo)[0]
+def _explicit_bytes(problem, direction, algo, dev):
+    return _query_workspace(problem, direction, algo, dev)[0]
 
 
 def _run(direction, problem, algo, auto, *arrays):
@@ -316,11 +333,11 @@ def _run(direction, problem, algo, auto, *arrays):
     supported one that needs the least (implicit_gemm needs none)."""
     dev = devices.of(arrays[0])
     workspace = devices.workspace(dev)
-    explicit = _explicit_bytes(problem, direction, algo)
+    explicit = _explicit_bytes(problem, direction, algo, dev)
     if auto and not workspace.fits(explicit):
-        algo = min(conv_algorithms(problem, direction),
-                   key=lambda a: _explicit_bytes(problem, direction, a))
-        explicit = _explicit_bytes(problem, direction, algo)
+        algo = min(_supported(problem, direction, dev),
+                   key=lambda a: _explicit_bytes(problem, direction, a, dev))
+        explicit = _explicit_bytes(problem, direction, algo, dev)
     devices.kernel("conv", direction, problem.dtype, dev)(algo, problem._args, *arrays,
                                                           workspace.get(explicit))
 
@@ -337,9 +354,10 @@ def conv2d_forward(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1
         if bias.shape[0] != w.shape[0]:
             raise ValueError(f"{fn}: bias must have shape ({w.shape[0]},) to match weight of shape "
                              f"{w.shape}, got {bias.shape}")
+    dev = check_same_device(fn, x=x, w=w, bias=bias)
     auto = algo == "auto"
-    algo = _resolve(fn, problem, "forward", algo)
-    y = devices.empty(problem.out_shape, w.dtype, devices.of(w))
+    algo = _resolve(fn, problem, "forward", algo, dev)
+    y = devices.empty(problem.out_shape, w.dtype, dev)
     _run("forward", problem, algo, auto, x, w, bias, y)
     return y
 
@@ -351,9 +369,10 @@ def conv2d_backward_data(dy, w, x_shape, *, stride=1, padding=0, dilation=1, gro
     dy = check_float_array(fn, "dy", dy, ndim=4, dtype=w.dtype, ndim_desc="4-D (N, K, Ho, Wo)")
     problem = _cached_problem(fn, x_shape, w.shape, stride, padding, dilation, groups, w.dtype)
     _check_dy(fn, dy, problem)
+    dev = check_same_device(fn, dy=dy, w=w)
     auto = algo == "auto"
-    algo = _resolve(fn, problem, "backward_data", algo)
-    dx = devices.empty(problem.x_shape, w.dtype, devices.of(w))
+    algo = _resolve(fn, problem, "backward_data", algo, dev)
+    dx = devices.empty(problem.x_shape, w.dtype, dev)
     _run("backward_data", problem, algo, auto, dy, w, dx)
     return dx
 
@@ -365,9 +384,10 @@ def conv2d_backward_filter(x, dy, w_shape, *, stride=1, padding=0, dilation=1, g
     dy = check_float_array(fn, "dy", dy, ndim=4, dtype=x.dtype, ndim_desc="4-D (N, K, Ho, Wo)")
     problem = _cached_problem(fn, x.shape, w_shape, stride, padding, dilation, groups, x.dtype)
     _check_dy(fn, dy, problem)
+    dev = check_same_device(fn, x=x, dy=dy)
     auto = algo == "auto"
-    algo = _resolve(fn, problem, "backward_filter", algo)
-    dw = devices.empty(problem.w_shape, x.dtype, devices.of(x))
+    algo = _resolve(fn, problem, "backward_filter", algo, dev)
+    dw = devices.empty(problem.w_shape, x.dtype, dev)
     _run("backward_filter", problem, algo, auto, x, dy, dw)
     return dw
 

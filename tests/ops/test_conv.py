@@ -11,6 +11,7 @@ import minifw
 from minifw import ops
 from reference import (assert_within_bound, conv2d_backward_bias_ref, conv2d_backward_data_ref,
                        conv2d_backward_filter_ref, conv2d_forward_ref, conv_out_size, tolerance)
+from targets import assert_on, place
 
 DTYPES = (np.float32, np.float64)
 DIRECTIONS = ("forward", "backward_data", "backward_filter")
@@ -161,8 +162,10 @@ def reference(case, dtype, direction):
     return _ref_cache[key]
 
 
-def run_direction(case, direction, algo, dtype, with_bias=False):
+def run_direction(case, direction, algo, dtype, with_bias=False, device="cpu"):
     d, g = case_data(case, dtype), case.geometry
+    if device != "cpu":
+        d = dict(zip(d, place(device, *d.values())))
     if direction == "forward":
         return ops.conv2d_forward(d["x"], d["w"], d["b"] if with_bias else None, algo=algo, **g)
     if direction == "backward_data":
@@ -170,8 +173,9 @@ def run_direction(case, direction, algo, dtype, with_bias=False):
     return ops.conv2d_backward_filter(d["x"], d["dy"], case.w_shape, algo=algo, **g)
 
 
-def check_direction(case, direction, algo, dtype, with_bias=False):
-    got = run_direction(case, direction, algo, dtype, with_bias)
+def check_direction(case, direction, algo, dtype, with_bias=False, device="cpu"):
+    got = run_direction(case, direction, algo, dtype, with_bias, device)
+    assert_on(device, got)
     ref, ref_abs = reference(case, dtype, direction)
     if with_bias:
         b = case_data(case, dtype)["b"].astype(np.float64)[None, :, None, None]
@@ -181,13 +185,13 @@ def check_direction(case, direction, algo, dtype, with_bias=False):
                         what=f"{direction} {algo} {np.dtype(dtype).name} {case.id}")
 
 
-def algo_params(direction, cases=CASES, dtypes=DTYPES):
-    """(case, algo, dtype) for every algorithm that supports the case (as
+def algo_params(direction, cases=CASES, dtypes=DTYPES, device="cpu"):
+    """(case, algo, dtype) for every algorithm that supports the case on `device` (as
     ops.conv_algorithms says; test_support_matches_contract checks it), plus "auto"."""
     params = []
     for case in cases:
         for dtype in dtypes:
-            supported = ops.conv_algorithms(case.problem(dtype), direction)
+            supported = ops.conv_algorithms(case.problem(dtype), direction, device)
             for algo in ALGORITHMS[direction] + ("auto",):
                 if algo == "auto" or algo in supported:
                     params.append(pytest.param(case, algo, dtype,
@@ -252,6 +256,54 @@ ISA_CASES = [CASES_BY_ID[i] for i in ("odd11x13_3x3_pad0", "c17_3x3_pad2", "wino
     for direction in DIRECTIONS for p in algo_params(direction, ISA_CASES) if p.values[1] != "auto"])
 def test_every_isa(isa, direction, case, algo, dtype):
     check_direction(case, direction, algo, dtype, with_bias=direction == "forward")
+
+
+# ---- the CUDA kernels, on the emulator ----------------------------------------------
+# The GPU's algorithms are the CPU's less winograd (no CUDA kernel yet). Every case small
+# enough for the emulator (which runs each CUDA thread as a fiber) runs every direction,
+# algorithm and dtype; AlexNet's full-size layers are left to a real GPU.
+
+def expected_cuda_algorithms(case, direction):
+    return expected_algorithms(case, direction) - {"winograd"}
+
+
+SIM_CASES = [c for c in CASES if c.problem().flops() <= 2e7]
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_cuda_support_matches_contract(case, direction):
+    for dtype in DTYPES:
+        got = set(ops.conv_algorithms(case.problem(dtype), direction, device="cudasim"))
+        assert got == expected_cuda_algorithms(case, direction)
+
+
+def test_emulator_cases_cover_every_geometry():
+    ids = {c.id for c in SIM_CASES}
+    assert {"mixed_stride2x3_pad3x0_dil1x2", "groups3_dil2", "depthwise6_5x5_stride2", "k1x1_groups2",
+            "stride4_2x2_gaps", "kernel_eq_input_5x7", "lenet_conv2"} <= ids
+
+
+@pytest.mark.parametrize("direction,case,algo,dtype", [
+    pytest.param(direction, *p.values, id=f"{direction}-{p.id}")
+    for direction in DIRECTIONS for p in algo_params(direction, SIM_CASES, device="cudasim")])
+def test_cuda_kernels_on_the_emulator(direction, case, algo, dtype):
+    check_direction(case, direction, algo, dtype, with_bias=direction == "forward", device="cudasim")
+
+
+def test_mixed_devices_are_refused():
+    d = case_data(CASES_BY_ID["c1_3x3_pad1"], np.float32)
+    x = place("cudasim", d["x"])
+    with pytest.raises(ValueError, match=r"conv2d_forward: expected every array on one device, got x on "
+                                         r"'cudasim', w on 'cpu'"):
+        ops.conv2d_forward(x, d["w"], padding=1)
+
+
+def test_winograd_on_the_emulator_says_there_is_no_kernel():
+    d = place("cudasim", *case_data(CASES_BY_ID["c1_3x3_pad1"], np.float32).values())
+    with pytest.raises(ValueError, match="algo 'winograd' does not support this problem .* on device "
+                                         "'cudasim'; it needs the CPU: it has no CUDA kernel yet"):
+        ops.conv2d_forward(d[0], d[1], padding=1, algo="winograd")
 
 
 # ---- inputs that are views, read-only or Fortran-ordered: copied, not refused ----

@@ -1,0 +1,287 @@
+// 2-D convolution on the GPU, NCHW, three algorithms:
+// - implicit_gemm: the convolution as one GEMM per group whose lowered operand
+//   (im2col's matrix) is never stored: tiled_gemm.cuh's tile loader gathers its
+//   elements from the image (forward, backward-filter) or from dy (backward-data,
+//   where each dx element sums the dy positions its pixel contributed to) while
+//   filling shared memory. No workspace. This is the cuDNN paper's method.
+// - im2col_gemm: Caffe's way, image by image: an im2col kernel writes the lowered
+//   matrix of one image into the workspace, then one GEMM per group; backward-data
+//   multiplies into the workspace and a col2im kernel gathers it into dx.
+// - gemm_1x1: a 1x1, stride-1, unpadded convolution is a GEMM on the image as it is.
+// Every output element is written by one thread with a fixed summation order:
+// results are deterministic, with no atomics.
+#include <stdexcept>
+
+#include "conv.h"
+#include "gemm.h"
+#include "tiled_gemm.cuh"
+
+namespace minifw {
+namespace MINIFW_CUDA_NS {
+namespace {
+
+// ConvShape's fields and the sizes derived from them, as plain data a kernel can read.
+struct Geometry {
+  int64_t N, C, H, W, K, R, S, sh, sw, ph, pw, dh, dw, Ho, Wo;
+  int64_t Cg, Kg, P, RS, CgRS, HW;
+};
+Geometry geometry(const ConvShape& s) {
+  return {s.N, s.C, s.H, s.W, s.K, s.R, s.S, s.sh, s.sw, s.ph, s.pw, s.dh, s.dw, s.Ho, s.Wo,
+          s.Cg(), s.Kg(), s.P(), s.R * s.S, s.Cg() * s.R * s.S, s.H * s.W};
+}
+
+// Element (crs, p) of image n's lowered matrix for group g: x at the input pixel
+// that filter tap (r, s) of input channel c meets at output position p, or 0 in
+// the padding.
+template <typename T>
+__device__ __forceinline__ T lowered(const Geometry& s, const T* x, int64_t n, int64_t g, int64_t crs, int64_t p) {
+  const int64_t c = crs / s.RS, rs = crs % s.RS, r = rs / s.S, q = rs % s.S;
+  const int64_t ih = (p / s.Wo) * s.sh - s.ph + r * s.dh, iw = (p % s.Wo) * s.sw - s.pw + q * s.dw;
+  if (ih < 0 || ih >= s.H || iw < 0 || iw >= s.W) return T(0);
+  return x[((n * s.C + g * s.Cg + c) * s.H + ih) * s.W + iw];
+}
+
+// Sum over the taps (r, s) whose output position lands on input pixel (h, w) of
+// channel c: value(k_tap = c * RS + rs, output position). Backward-data's gather.
+template <typename T, typename F>
+__device__ __forceinline__ T gather_taps(const Geometry& s, int64_t h, int64_t w, F value) {
+  T sum = 0;
+  for (int64_t r = 0; r < s.R; ++r) {
+    const int64_t th = h + s.ph - r * s.dh;
+    if (th < 0 || th % s.sh) continue;
+    const int64_t oh = th / s.sh;
+    if (oh >= s.Ho) continue;
+    for (int64_t q = 0; q < s.S; ++q) {
+      const int64_t tw = w + s.pw - q * s.dw;
+      if (tw < 0 || tw % s.sw) continue;
+      const int64_t ow = tw / s.sw;
+      if (ow < s.Wo) sum += value(r * s.S + q, oh * s.Wo + ow);
+    }
+  }
+  return sum;
+}
+
+// ---- implicit GEMM: the operands of tiled_gemm ----------------------------------
+// Forward, per group: y[n, k, p] = sum_crs w[k, crs] * lowered(crs, (n, p)) + bias[k];
+// rows k, columns (n, p), depth crs.
+template <typename T>
+struct ImplicitForward {
+  Geometry s;
+  const T *x, *w, *bias;
+  T* y;
+  __device__ int64_t rows() const { return s.Kg; }
+  __device__ int64_t cols() const { return s.N * s.P; }
+  __device__ int64_t depth() const { return s.CgRS; }
+  __device__ bool a_depth_fastest() const { return true; }
+  __device__ bool b_cols_fastest() const { return true; }
+  __device__ T load_a(int64_t g, int64_t k, int64_t crs) const { return w[(g * s.Kg + k) * s.CgRS + crs]; }
+  __device__ T load_b(int64_t g, int64_t crs, int64_t j) const { return lowered(s, x, j / s.P, g, crs, j % s.P); }
+  __device__ void store(int64_t g, int64_t k, int64_t j, T acc) const {
+    const int64_t channel = g * s.Kg + k;
+    y[((j / s.P) * s.K + channel) * s.P + j % s.P] = bias ? acc + bias[channel] : acc;
+  }
+};
+
+// Backward-data, per group: dx[n, c, h, w] = sum_{k, r, s} w[k, c, r, s] * dy[n, k, oh, ow]
+// over the taps whose output (oh, ow) reads (h, w); rows c, columns (n, h, w), depth (k, r, s).
+template <typename T>
+struct ImplicitBackwardData {
+  Geometry s;
+  const T *dy, *w;
+  T* dx;
+  __device__ int64_t rows() const { return s.Cg; }
+  __device__ int64_t cols() const { return s.N * s.HW; }
+  __device__ int64_t depth() const { return s.Kg * s.RS; }
+  __device__ bool a_depth_fastest() const { return true; }
+  __device__ bool b_cols_fastest() const { return true; }
+  __device__ T load_a(int64_t g, int64_t c, int64_t krs) const {
+    return w[((g * s.Kg + krs / s.RS) * s.Cg + c) * s.RS + krs % s.RS];
+  }
+  __device__ T load_b(int64_t g, int64_t krs, int64_t j) const {
+    const int64_t k = krs / s.RS, rs = krs % s.RS, n = j / s.HW, hw = j % s.HW;
+    const int64_t th = hw / s.W + s.ph - (rs / s.S) * s.dh, tw = hw % s.W + s.pw - (rs % s.S) * s.dw;
+    if (th < 0 || tw < 0 || th % s.sh || tw % s.sw) return T(0);
+    const int64_t oh = th / s.sh, ow = tw / s.sw;
+    if (oh >= s.Ho || ow >= s.Wo) return T(0);
+    return dy[((n * s.K + g * s.Kg + k) * s.Ho + oh) * s.Wo + ow];
+  }
+  __device__ void store(int64_t g, int64_t c, int64_t j, T acc) const {
+    dx[((j / s.HW) * s.C + g * s.Cg + c) * s.HW + j % s.HW] = acc;
+  }
+};
+
+// Backward-filter, per group: dw[k, crs] = sum_{n, p} dy[n, k, p] * lowered(crs, (n, p));
+// rows k, columns crs, depth (n, p).
+template <typename T>
+struct ImplicitBackwardFilter {
+  Geometry s;
+  const T *x, *dy;
+  T* dw;
+  __device__ int64_t rows() const { return s.Kg; }
+  __device__ int64_t cols() const { return s.CgRS; }
+  __device__ int64_t depth() const { return s.N * s.P; }
+  __device__ bool a_depth_fastest() const { return true; }
+  __device__ bool b_cols_fastest() const { return false; }  // the lowered matrix is read along (n, p)
+  __device__ T load_a(int64_t g, int64_t k, int64_t j) const {
+    return dy[((j / s.P) * s.K + g * s.Kg + k) * s.P + j % s.P];
+  }
+  __device__ T load_b(int64_t g, int64_t j, int64_t crs) const { return lowered(s, x, j / s.P, g, crs, j % s.P); }
+  __device__ void store(int64_t g, int64_t k, int64_t crs, T acc) const { dw[(g * s.Kg + k) * s.CgRS + crs] = acc; }
+};
+
+// ---- im2col, col2im and bias kernels ---------------------------------------------
+// col[(c * RS + rs) * P + p] for every channel of image n (all groups).
+template <typename T>
+__global__ void im2col_kernel(Geometry s, const T* x, int64_t n, T* col) {
+  const int64_t total = s.C * s.RS * s.P, stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int64_t crs = i / s.P, c = crs / s.RS;  // a channel of the whole image: group 0's view of it
+    col[i] = lowered(s, x, n, c / s.Cg, crs - (c / s.Cg) * s.CgRS, i % s.P);
+  }
+}
+
+// dx[n] from the lowered gradient col (all channels of image n): each input pixel
+// gathers the taps that read it.
+template <typename T>
+__global__ void col2im_kernel(Geometry s, const T* col, int64_t n, T* dx) {
+  const int64_t total = s.C * s.HW, stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int64_t c = i / s.HW, hw = i % s.HW;
+    const T* rows = col + c * s.RS * s.P;
+    dx[n * s.C * s.HW + i] =
+        gather_taps<T>(s, hw / s.W, hw % s.W, [&](int64_t rs, int64_t p) { return rows[rs * s.P + p]; });
+  }
+}
+
+template <typename T>
+__global__ void bias_add_kernel(int64_t total, int64_t K, int64_t P, const T* bias, T* y) {
+  const int64_t stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) y[i] += bias[(i / P) % K];
+}
+
+template <typename T>
+void add_bias(const Geometry& s, const T* bias, T* y, cudaStream_t stream) {
+  const int64_t total = s.N * s.K * s.P;
+  if (bias && total)
+    launch("conv_bias_add", bias_add_kernel<T>, elementwise_grid(total), dim3(kElementwiseThreads), 0, stream, total,
+           s.K, s.P, bias, y);
+}
+
+template <typename T>
+void im2col(const Geometry& s, const T* x, int64_t n, T* col, cudaStream_t stream) {
+  launch("conv_im2col", im2col_kernel<T>, elementwise_grid(s.C * s.RS * s.P), dim3(kElementwiseThreads), 0, stream,
+         s, x, n, col);
+}
+
+// One GEMM of the per-image, per-group products below (row-major, leading dimensions given).
+template <typename T>
+void gemm_on(cudaStream_t stream, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda,
+             const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  gemm<T>(ta, tb, M, N, K, T(1), a, lda, b, ldb, beta, c, ldc, stream);
+}
+
+void refuse_unsupported(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
+  if (!conv_supports(algo, dir, s)) throw std::invalid_argument("algorithm does not support this problem");
+}
+}  // namespace
+
+bool conv_supports(ConvAlgo algo, ConvDir, const ConvShape& s) {
+  switch (algo) {
+    case ConvAlgo::im2col_gemm:
+    case ConvAlgo::implicit_gemm: return true;
+    case ConvAlgo::gemm_1x1: return s.R == 1 && s.S == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
+    case ConvAlgo::winograd: return false;  // not written for the GPU yet
+  }
+  return false;
+}
+
+template <typename T>
+int64_t conv_workspace_bytes(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
+  refuse_unsupported(algo, dir, s);
+  // im2col_gemm lowers one image at a time: C * R * S rows of P values.
+  return algo == ConvAlgo::im2col_gemm ? s.C * s.R * s.S * s.P() * int64_t(sizeof(T)) : 0;
+}
+
+template <typename T>
+void conv_forward(ConvAlgo algo, const ConvShape& shape, const T* x, const T* w, const T* bias, T* y, void* workspace,
+                  void* stream_ptr) {
+  refuse_unsupported(algo, ConvDir::forward, shape);
+  const Geometry s = geometry(shape);
+  const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+  if (algo == ConvAlgo::implicit_gemm) {
+    launch_tiled_gemm<T>("conv_implicit_forward", ImplicitForward<T>{s, x, w, bias, y}, s.Kg, s.N * s.P, shape.groups,
+                         stream);
+    return;
+  }
+  T* col = static_cast<T*>(workspace);
+  for (int64_t n = 0; n < s.N; ++n) {
+    const T* operand = x + n * s.C * s.HW;  // gemm_1x1: the image is its own lowered matrix
+    if (algo == ConvAlgo::im2col_gemm) {
+      im2col(s, x, n, col, stream);
+      operand = col;
+    }
+    for (int64_t g = 0; g < shape.groups; ++g)
+      gemm_on<T>(stream, false, false, s.Kg, s.P, s.CgRS, w + g * s.Kg * s.CgRS, s.CgRS, operand + g * s.CgRS * s.P,
+                 s.P, T(0), y + (n * s.K + g * s.Kg) * s.P, s.P);
+  }
+  add_bias(s, bias, y, stream);
+}
+
+template <typename T>
+void conv_backward_data(ConvAlgo algo, const ConvShape& shape, const T* dy, const T* w, T* dx, void* workspace,
+                        void* stream_ptr) {
+  refuse_unsupported(algo, ConvDir::backward_data, shape);
+  const Geometry s = geometry(shape);
+  const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+  if (algo == ConvAlgo::implicit_gemm) {
+    launch_tiled_gemm<T>("conv_implicit_backward_data", ImplicitBackwardData<T>{s, dy, w, dx}, s.Cg, s.N * s.HW,
+                         shape.groups, stream);
+    return;
+  }
+  T* col = static_cast<T*>(workspace);
+  for (int64_t n = 0; n < s.N; ++n) {
+    // col_g = w_g^T dy[n, g]; gemm_1x1 writes dx[n] directly
+    T* out = algo == ConvAlgo::im2col_gemm ? col : dx + n * s.C * s.HW;
+    for (int64_t g = 0; g < shape.groups; ++g)
+      gemm_on<T>(stream, true, false, s.CgRS, s.P, s.Kg, w + g * s.Kg * s.CgRS, s.CgRS, dy + (n * s.K + g * s.Kg) * s.P,
+                 s.P, T(0), out + g * s.CgRS * s.P, s.P);
+    if (algo == ConvAlgo::im2col_gemm)
+      launch("conv_col2im", col2im_kernel<T>, elementwise_grid(s.C * s.HW), dim3(kElementwiseThreads), 0, stream, s,
+             static_cast<const T*>(col), n, dx);
+  }
+}
+
+template <typename T>
+void conv_backward_filter(ConvAlgo algo, const ConvShape& shape, const T* x, const T* dy, T* dw, void* workspace,
+                          void* stream_ptr) {
+  refuse_unsupported(algo, ConvDir::backward_filter, shape);
+  const Geometry s = geometry(shape);
+  const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
+  if (algo == ConvAlgo::implicit_gemm) {
+    launch_tiled_gemm<T>("conv_implicit_backward_filter", ImplicitBackwardFilter<T>{s, x, dy, dw}, s.Kg, s.CgRS,
+                         shape.groups, stream);
+    return;
+  }
+  T* col = static_cast<T*>(workspace);
+  for (int64_t n = 0; n < s.N; ++n) {
+    const T* operand = x + n * s.C * s.HW;
+    if (algo == ConvAlgo::im2col_gemm) {
+      im2col(s, x, n, col, stream);
+      operand = col;
+    }
+    // dw_g (+)= dy[n, g] * col_g^T, accumulated over the images in order
+    for (int64_t g = 0; g < shape.groups; ++g)
+      gemm_on<T>(stream, false, true, s.Kg, s.CgRS, s.P, dy + (n * s.K + g * s.Kg) * s.P, s.P,
+                 operand + g * s.CgRS * s.P, s.P, n ? T(1) : T(0), dw + g * s.Kg * s.CgRS, s.CgRS);
+  }
+}
+
+#define MINIFW_INSTANTIATE_CONV(T)                                                                                \
+  template int64_t conv_workspace_bytes<T>(ConvAlgo, ConvDir, const ConvShape&);                                  \
+  template void conv_forward<T>(ConvAlgo, const ConvShape&, const T*, const T*, const T*, T*, void*, void*);      \
+  template void conv_backward_data<T>(ConvAlgo, const ConvShape&, const T*, const T*, T*, void*, void*);          \
+  template void conv_backward_filter<T>(ConvAlgo, const ConvShape&, const T*, const T*, T*, void*, void*);
+MINIFW_INSTANTIATE_CONV(float)
+MINIFW_INSTANTIATE_CONV(double)
+}  // namespace MINIFW_CUDA_NS
+}  // namespace minifw
