@@ -3,7 +3,8 @@
 // cuda_runtime.h, by the host C++ compiler for device "cudasim", so every
 // kernel and launcher is executed and checked on machines without a GPU.
 //
-// Execution model. Each CUDA thread of a block is a fiber (its own stack) run
+// Execution model (fibers.cpp; threads.cpp is the ThreadSanitizer backend,
+// see there). Each CUDA thread of a block is a fiber (its own stack) run
 // on one OS thread until it reaches a barrier, a warp collective or its end;
 // then the next fiber runs. When no fiber can run, the scheduler checks and
 // releases what they wait at: a warp collective once every lane named in its
@@ -55,8 +56,11 @@
 #define __host__
 #define __forceinline__ inline __attribute__((always_inline))
 #define __restrict__ __restrict
-// One instance per OS thread, and an OS thread runs one block at a time.
-#define __shared__ static thread_local
+#ifdef CUDASIM_THREADS
+#define __shared__ static  // blocks run one at a time, each thread an OS thread
+#else
+#define __shared__ static thread_local  // one per OS thread, which runs one block at a time
+#endif
 #define __constant__
 #define __launch_bounds__(...)
 #define __syncthreads() ::cudasim::detail::syncthreads_at(__FILE__, __LINE__)

@@ -1,5 +1,7 @@
-// The scheduler of cudasim.h: fibers, barriers, warp collectives and launch checks.
-#include "cudasim.h"
+// cudasim's default backend: each CUDA thread of a block a fiber on one OS
+// thread, run to its next barrier or collective; blocks on worker threads.
+#ifndef CUDASIM_THREADS
+#include "internal.h"
 
 #include <omp.h>
 #include <sys/mman.h>
@@ -7,7 +9,6 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -88,10 +89,8 @@ struct Fiber {
   State state = State::ready;
   const char* file = nullptr;  // where it waits at __syncthreads
   int line = 0;
-  Collective op = Collective::syncwarp;  // the collective it waits at
-  unsigned mask = 0;
-  uint64_t value = 0, result = 0;
-  int lane_arg = 0, width = 32;
+  LaneCall call;  // the collective it waits at
+  uint64_t result = 0;
   void* asan_fake_stack = nullptr;
 };
 
@@ -130,40 +129,6 @@ struct Worker {
   }
 };
 thread_local Worker t_worker;
-
-int g_workers = 1;
-std::mutex g_limits_mutex;
-std::unordered_map<const void*, size_t> g_dynamic_shared_limits;
-
-std::string triple(unsigned x, unsigned y, unsigned z) {
-  return "(" + std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(z) + ")";
-}
-std::string where(const char* kernel, uint3 block, uint3 thread) {
-  return std::string("cudasim: kernel ") + kernel + ", block " + triple(block.x, block.y, block.z) + ", thread " +
-         triple(thread.x, thread.y, thread.z) + ": ";
-}
-std::string site(const char* file, int line) {
-  const char* base = std::strrchr(file, '/');
-  return std::string(base ? base + 1 : file) + ":" + std::to_string(line);
-}
-std::string hex(unsigned v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "0x%08x", v);
-  return b;
-}
-const char* collective_name(Collective op) {
-  switch (op) {
-    case Collective::shfl: return "__shfl_sync";
-    case Collective::shfl_up: return "__shfl_up_sync";
-    case Collective::shfl_down: return "__shfl_down_sync";
-    case Collective::shfl_xor: return "__shfl_xor_sync";
-    case Collective::ballot: return "__ballot_sync";
-    case Collective::any: return "__any_sync";
-    case Collective::all: return "__all_sync";
-    case Collective::syncwarp: return "__syncwarp";
-  }
-  return "?";
-}
 
 // ---- fibers ----------------------------------------------------------------
 void to_scheduler(Worker& w, bool final) {
@@ -213,16 +178,17 @@ void resume(Worker& w, Fiber& f) {
 // was released, or sets `error`.
 bool release_collectives(Worker& w, unsigned nthreads, std::string& error) {
   bool progress = false;
+  LaneCall calls[32];
   for (unsigned base = 0; base < nthreads; base += 32) {
     const unsigned lanes = std::min(32u, nthreads - base);
     for (unsigned i = 0; i < lanes; ++i) {
       Fiber& f = w.fibers[base + i];
       if (f.state != State::at_collective) continue;
-      const unsigned mask = f.mask;
+      const unsigned mask = f.call.mask;
       for (unsigned j = 0; j < 32; ++j) {
         if (!((mask >> j) & 1u)) continue;
-        const std::string head = where(w.call->name, blockIdx, f.index) + collective_name(f.op) + " with mask " +
-                                 hex(mask) + ": lane " + std::to_string(j);
+        const std::string head = where(w.call->name, blockIdx, f.index) + collective_name(f.call.op) +
+                                 " with mask " + hex(mask) + ": lane " + std::to_string(j);
         if (j >= lanes) {
           error = head + " does not exist (the block has " + std::to_string(nthreads) + " threads)";
           return false;
@@ -230,37 +196,17 @@ bool release_collectives(Worker& w, unsigned nthreads, std::string& error) {
         const Fiber& g = w.fibers[base + j];
         if (g.state == State::done) error = head + " has exited";
         else if (g.state == State::at_barrier) error = head + " waits at __syncthreads (" + site(g.file, g.line) + ")";
-        else if (g.mask != mask) error = head + " is at a collective with mask " + hex(g.mask);
-        else if (g.op != f.op) error = head + " is at " + collective_name(g.op);
+        else if (g.call.mask != mask) error = head + " is at a collective with mask " + hex(g.call.mask);
+        else if (g.call.op != f.call.op) error = head + " is at " + collective_name(g.call.op);
         if (!error.empty()) return false;
       }
-      // Every lane of the mask is here: compute each one's result.
-      for (unsigned j = 0; j < lanes; ++j) {
-        if (!((mask >> j) & 1u)) continue;
-        Fiber& g = w.fibers[base + j];
-        const int lane = int(j), seg = lane & ~(g.width - 1);
-        int src = lane;
-        switch (g.op) {
-          case Collective::shfl: src = seg + (g.lane_arg & (g.width - 1)); break;
-          case Collective::shfl_up: src = lane - g.lane_arg < seg ? lane : lane - g.lane_arg; break;
-          case Collective::shfl_down: src = lane + g.lane_arg >= seg + g.width ? lane : lane + g.lane_arg; break;
-          case Collective::shfl_xor: src = (lane ^ g.lane_arg) >= seg + g.width ? lane : lane ^ g.lane_arg; break;
-          default: break;
-        }
-        uint64_t r = 0;
-        if (g.op == Collective::ballot || g.op == Collective::any || g.op == Collective::all) {
-          unsigned ballot = 0;
-          for (unsigned k = 0; k < 32; ++k)
-            if (((mask >> k) & 1u) && w.fibers[base + k].value) ballot |= 1u << k;
-          r = g.op == Collective::ballot ? ballot : g.op == Collective::any ? ballot != 0 : ballot == mask;
-        } else if (g.op != Collective::syncwarp) {
-          // A lane outside the mask (or the warp) gives an undefined value on a GPU: poison.
-          r = (src >= 0 && src < 32 && ((mask >> src) & 1u)) ? w.fibers[base + src].value : ~uint64_t(0);
-        }
-        g.result = r;
-      }
+      // Every lane of the mask is here.
+      for (unsigned j = 0; j < lanes; ++j) calls[j] = w.fibers[base + j].call;
       for (unsigned j = 0; j < lanes; ++j)
-        if ((mask >> j) & 1u) w.fibers[base + j].state = State::ready;
+        if ((mask >> j) & 1u) {
+          w.fibers[base + j].result = collective_result(calls, j);
+          w.fibers[base + j].state = State::ready;
+        }
       progress = true;
     }
   }
@@ -310,24 +256,6 @@ std::string run_block(Worker& w, unsigned nthreads) {
   }
 }
 
-void check_launch(const char* name, dim3 grid, dim3 block, size_t dynamic_shared, size_t limit) {
-  const uint64_t threads = uint64_t(block.x) * block.y * block.z;
-  std::string why;
-  if (threads == 0 || threads > 1024)
-    why = "block " + triple(block.x, block.y, block.z) + " has " + std::to_string(threads) +
-          " threads; a block holds 1 to 1024";
-  else if (block.x > 1024 || block.y > 1024 || block.z > 64)
-    why = "block " + triple(block.x, block.y, block.z) + " is over the limits (1024, 1024, 64)";
-  else if (!grid.x || !grid.y || !grid.z || grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
-    why = "grid " + triple(grid.x, grid.y, grid.z) + " is outside 1..(2^31-1, 65535, 65535)";
-  else if (dynamic_shared > limit)
-    why = std::to_string(dynamic_shared) + " bytes of dynamic shared memory requested; the kernel's limit is " +
-          std::to_string(limit) +
-          (limit < kMaxDynamicShared ? " (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, "
-                                       "bytes) raises it)"
-                                     : "");
-  if (!why.empty()) throw Fault(std::string("cudasim: kernel ") + name + ": invalid launch: " + why);
-}
 }  // namespace
 
 // ---- the interface of cudasim.h ----------------------------------------------
@@ -350,36 +278,18 @@ void fail(const std::string& what) {
 uint64_t collective(Collective op, unsigned mask, uint64_t value, int lane_arg, int width) {
   Worker& w = t_worker;
   Fiber& f = *w.current;
-  const unsigned linear = unsigned(&f - w.fibers.data());
-  if (!((mask >> (linear % 32)) & 1u))
-    fail(std::string(collective_name(op)) + ": the calling lane " + std::to_string(linear % 32) +
-         " is not in the mask " + hex(mask));
-  if (width < 1 || width > 32 || (width & (width - 1)))
-    fail(std::string(collective_name(op)) + ": width must be a power of 2 from 1 to 32, got " + std::to_string(width));
+  f.call = LaneCall{op, mask, value, lane_arg, width};
+  const std::string error = check_lane_call(f.call, unsigned(&f - w.fibers.data()) % 32);
+  if (!error.empty()) fail(error);
   f.state = State::at_collective;
-  f.op = op, f.mask = mask, f.value = value, f.lane_arg = lane_arg, f.width = width;
   to_scheduler(w, false);
   return f.result;
 }
 
 unsigned char* dynamic_shared_base() { return t_worker.shared.get(); }
 
-size_t dynamic_shared_limit(const void* function) {
-  std::lock_guard<std::mutex> lock(g_limits_mutex);
-  auto it = g_dynamic_shared_limits.find(function);
-  return it == g_dynamic_shared_limits.end() ? kDefaultDynamicShared : it->second;
-}
-
-void set_dynamic_shared_limit(const void* function, size_t bytes) {
-  if (bytes > kMaxDynamicShared)
-    throw Fault("cudasim: cudaFuncSetAttribute: " + std::to_string(bytes) +
-                " bytes of dynamic shared memory is over the device's " + std::to_string(kMaxDynamicShared));
-  std::lock_guard<std::mutex> lock(g_limits_mutex);
-  g_dynamic_shared_limits[function] = bytes;
-}
-
 void run(const KernelCall& call, dim3 grid, dim3 block, size_t dynamic_shared) {
-  check_launch(call.name, grid, block, dynamic_shared, dynamic_shared_limit(call.function));
+  check_launch(call, grid, block, dynamic_shared);
   const unsigned nthreads = block.x * block.y * block.z;
   const uint64_t nblocks = uint64_t(grid.x) * grid.y * grid.z;
   const int workers = int(std::min<uint64_t>(std::max(g_workers, 1), nblocks));
@@ -416,6 +326,5 @@ void run(const KernelCall& call, dim3 grid, dim3 block, size_t dynamic_shared) {
   if (failed.load()) throw Fault(first_fault);
 }
 }  // namespace detail
-
-void set_workers(int n) { detail::g_workers = n < 1 ? 1 : n; }
 }  // namespace cudasim
+#endif  // CUDASIM_THREADS
