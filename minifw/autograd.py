@@ -22,6 +22,16 @@ its inputs. `Tensor.backward` then walks that graph:
 Backward runs on arrays, with no graph recorded: gradients of gradients are
 not supported. Arrays are allocated through minifw.devices, on the device of
 the arrays they join.
+
+Devices. The tensors a Function is applied to must be on one device (a 0-d
+tensor on the CPU may join tensors of another device, as a number does, as
+in PyTorch); its results are put on that device, and every gradient on the
+device of the tensor or node it flows into, so a leaf's .grad lives where the
+leaf lives. Only ToDevice (Tensor.to) moves data between devices. Most NumPy
+functions keep a devices.CudaSimArray a CudaSimArray, but a few (np.where,
+np.concatenate, np.stack; a 0-d result that became a NumPy scalar) return a
+plain array: such a result is copied back onto the device here rather than
+left silently on the CPU.
 """
 import contextlib
 import threading
@@ -145,19 +155,54 @@ class Function:
         record = is_grad_enabled()  # under no_grad nothing needs a gradient: forward may save less
         ctx.needs_input_grad = tuple(record and isinstance(a, Tensor) and a.requires_grad
                                      for a in args)
+        dev = common_device(cls.__name__, args)
         arrays = [a._data if isinstance(a, Tensor) else a for a in args]
         out = cls.forward(ctx, *arrays, **kwargs)
         outs = out if isinstance(out, tuple) else (out,)
-        outs = [np.asarray(o) for o in outs]
+        dev = ctx.__dict__.get("output_device", dev)  # set by a Function that moves data (ToDevice)
+        outs = [on_device(o, dev) for o in outs]
         if any(ctx.needs_input_grad):
             edges = tuple(_edge(a) if needs else None for a, needs in zip(args, ctx.needs_input_grad))
-            node = Node(cls, ctx, edges, tuple((o.shape, o.dtype) for o in outs),
-                        devices.of(outs[0]))
+            node = Node(cls, ctx, edges, tuple((o.shape, o.dtype) for o in outs), dev)
             tensors = tuple(Tensor._make(o, node, i) if o.dtype.kind == "f" else Tensor._make(o)
                             for i, o in enumerate(outs))
         else:
             tensors = tuple(Tensor._make(o) for o in outs)
         return tensors if isinstance(out, tuple) else tensors[0]
+
+
+def common_device(fn, tensors):
+    """The device an operation named `fn` on `tensors` (Tensors; anything else is skipped)
+    runs on. They must share one; a 0-d CPU tensor may join another device, as in PyTorch."""
+    found = cpu_scalar = None
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            continue
+        data = t._data
+        if type(data) is np.ndarray:  # the common case: a CPU array
+            if data.ndim == 0:
+                cpu_scalar = devices.CPU
+                continue
+            dev = devices.CPU
+        else:
+            dev = devices.of(data)
+        if found is None:
+            found = dev
+        elif dev is not found and dev != found:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                               f"two devices, {found} and {dev} (in {fn}); move them to one device "
+                               f"with .to(device)")
+    return found or cpu_scalar or devices.CPU
+
+
+def on_device(array, dev):
+    """`array` (an array or a NumPy scalar) as an array on `dev`: itself when it is there
+    already, else a copy there (see "Devices" above)."""
+    if type(array) is np.ndarray and dev is devices.CPU:  # the common case, on every op's path
+        return array
+    array = np.asanyarray(array)
+    where = devices.of(array)
+    return array if where is dev or where == dev else devices.to_device(array, dev)
 
 
 def _edge(t):
@@ -190,7 +235,7 @@ def _accumulate_leaf(t, g, owned=False):
     unless `owned`: g is a new array that nothing else holds (a Function's result, checked
     by the caller), which then becomes t.grad itself, as PyTorch takes over such a
     gradient. A copy of AlexNet's fc6 gradient is 151 MB of fresh memory per step."""
-    g = np.asarray(g)
+    g = on_device(g, t.device)
     if g.shape != t.shape:
         raise RuntimeError(f"backward: gradient of shape {g.shape} for a leaf of shape {t.shape}")
     if t.grad is None:
@@ -238,7 +283,10 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
                                    f"output of shape {t.shape}: pass backward(gradient) with that shape")
             g = np.ones_like(t._data)
         else:
-            g = g._data if isinstance(g, Tensor) else np.asarray(g)
+            if isinstance(g, Tensor) and g.device != t.device:
+                raise RuntimeError(f"backward: the gradient is on device {g.device}, but the output "
+                                   f"is on {t.device}; move it with gradient.to({str(t.device)!r})")
+            g = g._data if isinstance(g, Tensor) else on_device(g, t.device)
             if g.shape != t.shape:
                 raise RuntimeError(f"backward: gradient has shape {g.shape}, but the output has "
                                    f"shape {t.shape}")
@@ -274,6 +322,7 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
                     _accumulate_leaf(edge, g, owned=owned)
                 else:
                     parent, i = edge
+                    g = on_device(g, parent.device)
                     slots = buffers.setdefault(parent, [None] * len(parent.outputs))
                     slots[i] = g if slots[i] is None else slots[i] + g
             if not retain_graph and node.ctx._saved:

@@ -4,7 +4,10 @@ NumPy .npz file, without pickle.
 
 The .npz holds each array as "a0", "a1", ... and a "header" entry: UTF-8 JSON
 describing the structure, where an array appears as {"__array__": "a3"} (or
-{"__tensor__": ...} with requires_grad) and dict keys keep their types. The
+{"__tensor__": ...} with requires_grad) and dict keys keep their types. An array
+of a device other than the CPU is written as a host copy, with its device
+(e.g. "device": "cudasim"), and loaded back onto that device unless
+load(map_location=...) says otherwise, as in PyTorch. The
 file is written to a temporary file in the same directory, flushed to disk,
 then renamed over the target, so a crash mid-write never leaves a half-written
 checkpoint behind.
@@ -18,6 +21,7 @@ import zipfile
 
 import numpy as np
 
+from . import devices
 from .tensor import Tensor
 
 FORMAT = "minifw-checkpoint"
@@ -35,15 +39,12 @@ def _encode(obj, arrays, where):
         value = float(obj)
         return value if math.isfinite(value) else {"__float__": repr(value)}
     if isinstance(obj, Tensor):
-        key = f"a{len(arrays)}"
-        arrays[key] = obj._data
-        return {"__tensor__": key, "requires_grad": bool(obj.requires_grad)}
+        return {"__tensor__": _host_copy(obj._data, arrays), "requires_grad": bool(obj.requires_grad),
+                **_device_entry(obj._data)}
     if isinstance(obj, np.ndarray):
         if obj.dtype == object:
             raise TypeError(f"save: {where} is an object array, which cannot be stored without pickle")
-        key = f"a{len(arrays)}"
-        arrays[key] = obj
-        return {"__array__": key}
+        return {"__array__": _host_copy(obj, arrays), **_device_entry(obj)}
     if isinstance(obj, dict):
         items = []
         for k, v in obj.items():
@@ -59,20 +60,49 @@ def _encode(obj, arrays, where):
                     f"list, tuple, str, numbers, None, numpy arrays and Tensors)")
 
 
-def _decode(node, arrays):
+def _host_copy(array, arrays):
+    """Store `array` (as a plain NumPy array in host memory) under a new key; returns the key."""
+    key = f"a{len(arrays)}"
+    arrays[key] = devices.to_device(array, devices.CPU)
+    return key
+
+
+def _device_entry(array):
+    dev = devices.of(array)
+    return {} if dev == devices.CPU else {"device": str(dev)}  # none: the CPU (and older files)
+
+
+def _load_device(saved, map_location):
+    """The device an array saved on device `saved` is loaded onto."""
+    if map_location is None:
+        name = saved
+    elif isinstance(map_location, dict):
+        name = map_location.get(saved, saved)
+    else:
+        name = map_location
+    try:
+        return devices.get(name, "load")
+    except RuntimeError as e:
+        raise RuntimeError(f"{e}; to load it elsewhere, pass map_location (e.g. "
+                           f"map_location='cpu')") from None
+
+
+def _decode(node, arrays, map_location):
     if isinstance(node, list):
-        return [_decode(v, arrays) for v in node]
+        return [_decode(v, arrays, map_location) for v in node]
     if not isinstance(node, dict):
         return node
-    if "__tensor__" in node:
-        t = Tensor._make(arrays[node["__tensor__"]])
+    if "__tensor__" in node or "__array__" in node:
+        array = arrays[node.get("__tensor__", node.get("__array__"))]
+        array = devices.to_device(array, _load_device(node.get("device", "cpu"), map_location))
+        if "__array__" in node:
+            return array
+        t = Tensor._make(array)
         return t.requires_grad_(True) if node.get("requires_grad") else t
-    if "__array__" in node:
-        return arrays[node["__array__"]]
     if "__dict__" in node:
-        return {k: _decode(v, arrays) for k, v in node["__dict__"]}
+        return {k: _decode(v, arrays, map_location) for k, v in node["__dict__"]}
     if "__tuple__" in node:
-        return tuple(_decode(v, arrays) for v in node["__tuple__"])
+        return tuple(_decode(v, arrays, map_location) for v in node["__tuple__"])
     if "__float__" in node:
         return float(node["__float__"])
     raise ValueError(f"load: unknown entry in the checkpoint header: {sorted(node)}")
@@ -113,8 +143,14 @@ def save(obj, path):
         pass
 
 
-def load(path):
-    """Read what save() wrote: Tensors come back as Tensors (NumPy arrays as arrays)."""
+def load(path, map_location=None):
+    """Read what save() wrote: Tensors come back as Tensors (NumPy arrays as arrays), each on
+    the device it was saved from, or as `map_location` says: a device for all of them (a name
+    such as 'cpu' or a minifw.device), or a dict from saved device names to devices, e.g.
+    {'cudasim': 'cpu'}, as torch.load's map_location."""
+    if not (map_location is None or isinstance(map_location, (str, devices.device, dict))):
+        raise TypeError(f"load: map_location must be None, a device (e.g. 'cpu') or a dict from "
+                        f"device names to devices, got {type(map_location).__name__}")
     path = os.fspath(path)
     if os.path.isfile(path) and not zipfile.is_zipfile(path):
         raise ValueError(f"load: {path} is not a minifw checkpoint (not a .npz archive)")
@@ -133,4 +169,4 @@ def load(path):
     if header.get("version", 0) > VERSION:
         raise ValueError(f"load: {path} was written by a newer minifw (format version "
                          f"{header['version']}, this one reads up to {VERSION})")
-    return _decode(header["object"], arrays)
+    return _decode(header["object"], arrays, map_location)

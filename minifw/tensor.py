@@ -4,8 +4,12 @@ Dtypes are float32 (the default for Python floats), float64, int64 (the
 default for Python ints) and bool (results of comparisons). Binary operations
 promote as PyTorch does: a float tensor keeps its dtype against Python
 numbers, int64 meets a float scalar as float32, float32 meets float64 as
-float64. A tensor's device is where its array lives (minifw.devices; "cpu" in
-this version).
+float64.
+
+A tensor's device is where its array lives (minifw.devices): "cpu", or
+"cudasim", where minifw's CUDA kernels run on the CPU emulator. Tensors are made
+on a device (device=...) or moved there (Tensor.to); an operation's tensors
+must share one, and its results stay there, as in PyTorch.
 
 Every differentiable method applies a Function from minifw.functions; see
 minifw.autograd for the graph walk.
@@ -66,6 +70,15 @@ def _infer_shape(fn, shape, old_shape):
         raise ValueError(f"{fn}: shape {shape} is invalid for a tensor of shape {old_shape} "
                          f"({n} elements)")
     return target
+
+
+def _cuda_device(fn, device):
+    """The device that .cuda(device) asks for ("cuda", "cuda:<index>"), if it can be used;
+    else the RuntimeError of minifw.devices saying why not."""
+    name = "cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device
+    if devices.device(name).type != "cuda":
+        raise ValueError(f"{fn}: expected a cuda device, got {str(name)!r}")
+    return devices.get(name, fn)
 
 
 def _check_size(fn, size):
@@ -192,17 +205,26 @@ class Tensor:
                              f"number; this one has {self.numel()} (shape {self.shape})")
         return self._data.reshape(()).item()
 
+    def _host_only(self, fn):
+        """Refuse to hand out the array of a tensor that is not on the CPU, as PyTorch refuses
+        for a CUDA tensor (a "cudasim" array is in host memory, but stands for a GPU's)."""
+        if type(self._data) is not np.ndarray:
+            raise TypeError(f"{fn}: can't convert a tensor on device {str(self.device)!r} to "
+                            f"numpy; use tensor.cpu() to copy it to host memory first")
+
     def numpy(self):
-        """The underlying array (shared, not copied)."""
+        """The underlying array (shared, not copied) of a CPU tensor."""
         if self.requires_grad:
             raise RuntimeError("numpy: can't call numpy() on a tensor that requires grad; use "
                                "tensor.detach().numpy() instead")
+        self._host_only("numpy")
         return self._data
 
     def tolist(self):
         return self._data.tolist()
 
     def __array__(self, dtype=None, copy=None):
+        self._host_only("numpy.asarray")
         a = self._data if dtype is None else self._data.astype(dtype)
         return np.array(a, copy=True) if copy else a
 
@@ -222,11 +244,13 @@ class Tensor:
             raise TypeError("only an int64 tensor with one element can be used as an index")
         return int(self.item())
 
-    def to(self, *args, dtype=None, device=None, copy=False):
-        """to(device), to(dtype), to(device, dtype) or to(other_tensor)."""
+    def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False):
+        """to(device), to(dtype), to(device, dtype) or to(other_tensor) (its dtype and device).
+        A move to another device is a copy there that autograd records, as in PyTorch;
+        non_blocking is accepted for PyTorch's signature (copies here are synchronous)."""
         for a in args:
             if isinstance(a, Tensor):
-                dtype = a.dtype
+                dtype, device = a.dtype, a.device
             elif isinstance(a, devices.device) or (isinstance(a, str) and
                                                   a.partition(":")[0] in devices.TYPES):
                 device = a
@@ -235,13 +259,20 @@ class Tensor:
         target = self.device if device is None else devices.get(device, "to")
         out = self
         if target != self.device:
-            out = Tensor._make(devices.to_device(self._data, target))  # (one device so far)
+            out = _elementwise.ToDevice.apply(self, device=target)
         if dtype is not None and _dtype_arg(dtype, "to") != out.dtype:
             return out._cast(_dtype_arg(dtype, "to"))
         return out.clone() if copy and out is self else out
 
     def cpu(self):
+        """This tensor on the CPU: itself if it is there, else a copy."""
         return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False):
+        """This tensor on device "cuda" (or "cuda:<device>"), as in PyTorch. Tensors on "cuda"
+        are not part of this version: the error says why; "cudasim" runs the same CUDA kernels
+        on the CPU emulator."""
+        return self.to(_cuda_device("cuda", device))
 
     def _cast(self, dtype):
         if dtype == self.dtype:
@@ -366,8 +397,9 @@ class Tensor:
         return self ** exponent
 
     def _compare(self, other, op):
+        dev = _autograd.common_device(op.__name__, (self, other))
         other = other._data if isinstance(other, Tensor) else other
-        return Tensor._make(np.asarray(op(self._data, other)))
+        return Tensor._make(_autograd.on_device(op(self._data, other), dev))
 
     def __eq__(self, other):
         return self._compare(other, np.equal)
@@ -399,6 +431,7 @@ class Tensor:
 
     def _inplace(self, name, other, op):
         self._check_inplace(name, other)
+        _autograd.common_device(name, (self, other))
         if isinstance(other, (Tensor, numbers.Number)):
             result_dtype = _result_dtype(self, other)
             if _category(result_dtype) > _category(self.dtype):
@@ -540,10 +573,10 @@ class Tensor:
         if self.numel() == 0:
             raise ValueError(f"{name}: the tensor is empty")
         if dim is None:
-            out = np.asarray(fn(self._data.reshape(-1)))
+            out = _autograd.on_device(fn(self._data.reshape(-1)), self.device)
             return Tensor._make(out.reshape((1,) * self.ndim if keepdim else ()).astype(np.int64))
-        return Tensor._make(np.asarray(fn(self._data, axis=_dim(name, dim, self.ndim),
-                                          keepdims=keepdim)).astype(np.int64))
+        return Tensor._make(_autograd.on_device(fn(self._data, axis=_dim(name, dim, self.ndim),
+                                                   keepdims=keepdim), self.device).astype(np.int64))
 
     def argmax(self, dim=None, keepdim=False):
         return self._arg("argmax", np.argmax, dim, keepdim)
@@ -618,14 +651,17 @@ class Tensor:
         return self.expand(*other.shape)
 
     # ---- indexing ------------------------------------------------------------------
-    @staticmethod
-    def _index(index):
+    def _index(self, index):
         items = index if isinstance(index, tuple) else (index,)
         out = []
         for i in items:
             if isinstance(i, Tensor):
                 if i.dtype.kind not in "bi":
                     raise IndexError(f"tensors used as indices must be int64 or bool, got {i.dtype}")
+                if i.device != self.device and i.device != devices.CPU:  # as PyTorch
+                    raise IndexError(f"indices should be either on cpu or on the same device as "
+                                     f"the indexed tensor ({self.device}); got indices on "
+                                     f"{i.device}")
                 i = i._data
             out.append(i)
         return tuple(out) if isinstance(index, tuple) else out[0]
@@ -650,6 +686,8 @@ class Tensor:
         body = np.array2string(self._data, separator=", ", prefix="tensor(", precision=4,
                                threshold=1000, edgeitems=3)
         extras = []
+        if type(self._data) is not np.ndarray:
+            extras.append(f"device='{self.device}'")  # as PyTorch shows device='cuda:0'
         if self.size and self.dtype not in (float32, int64, bool_) or (self._data.size == 0 and
                                                                      self.dtype != float32):
             extras.append(f"dtype=minifw.{self.dtype.name}")
@@ -664,13 +702,13 @@ class Tensor:
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of `data` (nested lists, numbers, a NumPy array
-    or a Tensor). Floats become float32 and ints int64 unless `dtype` says otherwise."""
-    devices.get(device)
+    or a Tensor) on `device` (by default the device of a Tensor or array, else the CPU).
+    Floats become float32 and ints int64 unless `dtype` says otherwise."""
     if isinstance(data, Tensor):
         a = data._data
     else:
         try:
-            a = np.asarray(data)
+            a = np.asanyarray(data)
         except (TypeError, ValueError) as e:
             raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__}: {e}") from None
         if a.dtype == object:
@@ -678,13 +716,15 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
                             f"must be numbers of one nesting depth)")
         if dtype is None and not isinstance(data, (np.ndarray, np.generic)) and a.dtype.kind == "f":
             a = a.astype(float32)  # Python floats: the default dtype, as in PyTorch
+    dev = devices.get(device) if device is not None else devices.of(a)
     d = _natural_dtype(a) if dtype is None else _dtype_arg(dtype)
-    t = Tensor._make(np.array(a, dtype=d, order="C"))
+    t = Tensor._make(devices.to_device(np.array(a, dtype=d, order="C"), dev))
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
 def from_numpy(array):
-    """A tensor sharing memory with `array` (no copy)."""
+    """A tensor sharing memory with `array` (no copy), on the array's device: the CPU for
+    a NumPy array (a devices.CudaSimArray gives a "cudasim" tensor)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
     if array.dtype not in _DTYPES:
@@ -694,29 +734,44 @@ def from_numpy(array):
 
 
 def _creation(fn, size, dtype, device, requires_grad, make):
+    """A tensor of `size` made by make(size, dtype, device), on `device`."""
     size = _check_size(fn, _shape_args(fn, size))
-    devices.get(device, fn)
-    t = Tensor._make(make(size, float32 if dtype is None else _dtype_arg(dtype, fn)))
+    dev = devices.get(device, fn)
+    t = Tensor._make(make(size, float32 if dtype is None else _dtype_arg(dtype, fn), dev))
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
+def _filled(value):
+    def make(size, dtype, dev):
+        a = devices.empty(size, dtype, dev)
+        np.copyto(a, value, casting="unsafe")  # as np.full
+        return a
+    return make
+
+
+def _on_host_then(make_on_host):
+    """make(size, dtype, device) from make_on_host(size, dtype): computed on the CPU (random
+    draws from minifw's generators, ranges), then copied to the device."""
+    return lambda size, dtype, dev: devices.to_device(make_on_host(size, dtype), dev)
+
+
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return _creation("zeros", size, dtype, device, requires_grad, np.zeros)
+    return _creation("zeros", size, dtype, device, requires_grad, devices.zeros)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    return _creation("ones", size, dtype, device, requires_grad, np.ones)
+    return _creation("ones", size, dtype, device, requires_grad, _filled(1))
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
-    return _creation("empty", size, dtype, device, requires_grad, np.empty)
+    return _creation("empty", size, dtype, device, requires_grad, devices.empty)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if dtype is None:
         dtype = _natural_dtype(np.asarray(fill_value)) if not isinstance(fill_value, float) else float32
     return _creation("full", (size,) if isinstance(size, numbers.Integral) else size, dtype, device,
-                     requires_grad, lambda s, d: np.full(s, fill_value, dtype=d))
+                     requires_grad, _filled(fill_value))
 
 
 def _random_floats(fn, draw, size, generator, dtype, device, requires_grad):
@@ -724,7 +779,8 @@ def _random_floats(fn, draw, size, generator, dtype, device, requires_grad):
     if dtype.kind != "f":
         raise TypeError(f"{fn}: dtype must be float32 or float64, got {dtype}")
     rng = _random._numpy_rng(generator)
-    return _creation(fn, size, dtype, device, requires_grad, lambda s, d: draw(rng, s, d))
+    return _creation(fn, size, dtype, device, requires_grad,
+                     _on_host_then(lambda s, d: draw(rng, s, d)))
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
@@ -744,12 +800,13 @@ def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None)
     low, high = (0, low) if high is None else (low, high)
     rng = _random._numpy_rng(generator)
     return _creation("randint", size, int64 if dtype is None else dtype, device, False,
-                     lambda s, d: rng.integers(low, high, s).astype(d))
+                     _on_host_then(lambda s, d: rng.integers(low, high, s).astype(d)))
 
 
 def randperm(n, *, generator=None, device=None):
-    devices.get(device, "randperm")
-    return Tensor._make(_random._numpy_rng(generator).permutation(n).astype(np.int64))
+    dev = devices.get(device, "randperm")
+    return Tensor._make(devices.to_device(
+        _random._numpy_rng(generator).permutation(n).astype(np.int64), dev))
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -760,30 +817,37 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         ints = all(isinstance(v, numbers.Integral) for v in (start, end, step))
         dtype = int64 if ints else float32
-    devices.get(device, "arange")
-    t = Tensor._make(np.arange(start, end, step).astype(_dtype_arg(dtype, "arange")))
+    dev = devices.get(device, "arange")
+    values = np.arange(start, end, step).astype(_dtype_arg(dtype, "arange"))
+    t = Tensor._make(devices.to_device(values, dev))
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
-def zeros_like(t, dtype=None, requires_grad=False):
-    return zeros(*t.shape, dtype=t.dtype if dtype is None else dtype, requires_grad=requires_grad)
+# *_like: t's shape, and t's dtype and device unless given, as in PyTorch
+
+def zeros_like(t, dtype=None, requires_grad=False, device=None):
+    return zeros(*t.shape, dtype=t.dtype if dtype is None else dtype,
+                 device=t.device if device is None else device, requires_grad=requires_grad)
 
 
-def ones_like(t, dtype=None, requires_grad=False):
-    return ones(*t.shape, dtype=t.dtype if dtype is None else dtype, requires_grad=requires_grad)
+def ones_like(t, dtype=None, requires_grad=False, device=None):
+    return ones(*t.shape, dtype=t.dtype if dtype is None else dtype,
+                device=t.device if device is None else device, requires_grad=requires_grad)
 
 
-def full_like(t, fill_value, dtype=None, requires_grad=False):
+def full_like(t, fill_value, dtype=None, requires_grad=False, device=None):
     return full(t.shape, fill_value, dtype=t.dtype if dtype is None else dtype,
-                requires_grad=requires_grad)
+                device=t.device if device is None else device, requires_grad=requires_grad)
 
 
-def randn_like(t, dtype=None, generator=None):
-    return randn(*t.shape, dtype=t.dtype if dtype is None else dtype, generator=generator)
+def randn_like(t, dtype=None, generator=None, device=None):
+    return randn(*t.shape, dtype=t.dtype if dtype is None else dtype,
+                 device=t.device if device is None else device, generator=generator)
 
 
-def rand_like(t, dtype=None, generator=None):
-    return rand(*t.shape, dtype=t.dtype if dtype is None else dtype, generator=generator)
+def rand_like(t, dtype=None, generator=None, device=None):
+    return rand(*t.shape, dtype=t.dtype if dtype is None else dtype,
+                device=t.device if device is None else device, generator=generator)
 
 
 # ---- joining --------------------------------------------------------------------------
@@ -831,6 +895,7 @@ def where(condition, input, other):
         raise TypeError(f"where: condition must be a bool tensor, got "
                         f"{getattr(condition, 'dtype', type(condition).__name__)}")
     operands = [t if isinstance(t, (Tensor, numbers.Number)) else tensor(t) for t in (input, other)]
+    _autograd.common_device("where", [condition] + operands)
     dtype = _result_dtype(*operands)
     a, b = (t._cast(dtype) if isinstance(t, Tensor) else np.asarray(t, dtype) for t in operands)
     return _elementwise.Where.apply(a, b, condition=condition._data)

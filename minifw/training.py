@@ -9,9 +9,13 @@ A run is one model-agnostic loop driven by a recipe, the part that is specific t
 
     from minifw import training
 
-    run = training.Run("lenet", {"epochs": 5})
+    run = training.Run("lenet", {"epochs": 5})      # device="cudasim": the CUDA kernels, emulated
     run.fit(checkpoint_path="lenet.npz",
             on_epoch=lambda r: print(r.epoch, r.loss, r.correct / r.total))
+
+The model lives on the run's device, and each batch is moved there as it is used (the data
+sets and loaders stay on the CPU, as in PyTorch). The device is not a setting: a run resumed
+from a checkpoint may continue on another device.
 
 A checkpoint (written atomically by minifw.save after every epoch) holds the model, the
 optimizer, the schedule, the epoch, the history and every random generator, so a run resumed
@@ -171,9 +175,10 @@ class Run:
     the run bit for bit.
 
     settings override the recipe's defaults; on resume they are the checkpoint's
-    (resumed_settings), and resume(checkpoint) restores the state."""
+    (resumed_settings), and resume(checkpoint) restores the state. `device` ("cpu" by default,
+    or "cudasim") is where the model lives and the batches are moved to."""
 
-    def __init__(self, recipe, settings=None):
+    def __init__(self, recipe, settings=None, device=None):
         self.recipe = get_recipe(recipe) if isinstance(recipe, str) else recipe
         settings = dict(settings or {})
         unknown = sorted(set(settings) - set(self.recipe.defaults) - {"data_dir"})
@@ -181,6 +186,7 @@ class Run:
             raise ValueError(f"Run: unknown settings {unknown} for recipe {self.recipe.name!r}; "
                              f"its settings are {sorted(self.recipe.defaults) + ['data_dir']}")
         self.settings = s = {**self.recipe.defaults, "data_dir": None, **settings}
+        self.device = minifw.devices.get(device, "Run")
         # Separate generators, so the data order, the data's own draws (made in the DataLoader's
         # prefetch thread) and anything drawn from the global generator never interleave.
         self.generators = {"order": minifw.Generator().manual_seed(s["seed"])}
@@ -195,7 +201,7 @@ class Run:
             self.train_loader, self.test_loader = self.recipe.loaders(self)
         except ValueError as e:
             raise TrainingError(str(e)) from e
-        self.model = self.recipe.build_model(self)
+        self.model = self.recipe.build_model(self).to(self.device)  # before the optimizer sees it
         self.loss_fn = self.recipe.loss_fn(s)
         self.optimizer, self.scheduler = self.recipe.optimizer(self.model, s)
         self.epochs_done = 0
@@ -216,6 +222,7 @@ class Run:
         start = time.perf_counter()
         try:
             for inputs, targets in self.train_loader:
+                inputs, targets = inputs.to(self.device), targets.to(self.device)
                 loss, samples = self.recipe.train_step(self, inputs, targets)
                 batch_losses.append(loss)
                 if bar is not None:
@@ -300,12 +307,21 @@ def resumed_settings(recipe, checkpoint, given=None):
     return settings
 
 
+def _device_of(model):
+    """Where the model's parameters are (the CPU for a model without any)."""
+    first = next(iter(model.parameters()), None)
+    return minifw.devices.CPU if first is None else first.device
+
+
 def evaluate(model, loader):
-    """(correct, total) of the model's predictions (the highest score) over the loader's batches."""
+    """(correct, total) of the model's predictions (the highest score) over the loader's batches,
+    each moved to the model's device."""
     model.eval()
     correct = total = 0
+    device = _device_of(model)
     with minifw.no_grad():
         for inputs, targets in loader:
+            inputs, targets = inputs.to(device), targets.to(device)
             correct += int((model(inputs).argmax(1) == targets).sum().item())
             total += len(targets)
     model.train()
@@ -580,12 +596,15 @@ register(WordLMRecipe())
 
 def evaluate_language_model(model, batches):
     """The mean cross-entropy per token of the model's next-token predictions over (input,
-    target) batches read in order, the hidden state carried from one batch to the next."""
+    target) batches read in order, the hidden state carried from one batch to the next; each
+    batch is moved to the model's device."""
     model.eval()
     total = count = 0.0
     hidden = None
+    device = _device_of(model)
     with minifw.no_grad():
         for inputs, targets in batches:
+            inputs, targets = inputs.to(device), targets.to(device)
             logits, hidden = model(inputs, hidden)
             loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                                targets.reshape(-1))
@@ -648,13 +667,15 @@ def sample_text(model, vocab, prompt, length, temperature=1.0, seed=0):
     rng = np.random.default_rng(seed)
     model.eval()
     drawn = []
+    device = _device_of(model)
     with minifw.no_grad():
-        logits, hidden = model(minifw.from_numpy(prompt_ids.reshape(-1, 1)))
+        logits, hidden = model(minifw.from_numpy(prompt_ids.reshape(-1, 1)).to(device))
         for _ in range(length):
-            scores = logits.numpy()[-1, 0].astype(np.float64) / temperature
+            scores = logits[-1, 0].cpu().numpy().astype(np.float64) / temperature
             probabilities = np.exp(scores - scores.max())
             drawn.append(int(rng.choice(len(vocab), p=probabilities / probabilities.sum())))
-            logits, hidden = model(minifw.from_numpy(np.array([[drawn[-1]]], np.int64)), hidden)
+            logits, hidden = model(minifw.from_numpy(np.array([[drawn[-1]]], np.int64)).to(device),
+                                   hidden)
     text = vocab.decode(drawn)
     if isinstance(vocab, WordVocab) and text and not prompt.endswith("\n") \
             and not text.startswith("\n"):

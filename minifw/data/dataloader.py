@@ -14,16 +14,18 @@ import threading
 
 import numpy as np
 
+from .. import devices
 from .. import random as _random
 from ..tensor import Tensor, tensor
 
 
 def default_collate(batch):
     """Stack a list of samples into a batch: Tensors and arrays are stacked along a new first
-    dim, numbers become a 1-D tensor, and tuples/lists/dicts are collated field by field."""
+    dim (on the device of the first), numbers become a 1-D tensor, and tuples/lists/dicts are
+    collated field by field."""
     first = batch[0]
     if isinstance(first, Tensor):
-        return Tensor._make(np.stack([t._data for t in batch]))
+        return Tensor._make(devices.to_device(np.stack([t._data for t in batch]), first.device))
     if isinstance(first, np.ndarray):
         return tensor(np.stack(batch))
     if isinstance(first, (bool, np.bool_)):

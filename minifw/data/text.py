@@ -109,7 +109,7 @@ class CharVocab:
 
 def _id_list(fn, ids, size):
     if isinstance(ids, Tensor):
-        ids = ids.detach().numpy()
+        ids = ids.detach().cpu().numpy()
     ids = np.asarray(ids)
     if ids.ndim != 1 or (ids.size and not np.issubdtype(ids.dtype, np.integer)):
         raise ValueError(f"{fn}: ids must be a 1-D sequence of ints, got {ids.ndim}-D {ids.dtype} ids")
@@ -193,17 +193,19 @@ class WordVocab:
 def batchify(ids, batch_size):
     """A 1-D sequence of ids as batch_size contiguous columns: trimmed to a multiple of
     batch_size and shaped (len // batch_size, batch_size), column j holding the j-th
-    slice of the text (PyTorch word_language_model's batchify). Returns an int64 Tensor."""
+    slice of the text (PyTorch word_language_model's batchify). Returns an int64 Tensor, on
+    the device of `ids` when it is a Tensor."""
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batchify: batch_size must be an int >= 1, got {batch_size!r}")
-    ids = ids.detach().numpy() if isinstance(ids, Tensor) else np.asarray(ids)
+    device = ids.device if isinstance(ids, Tensor) else "cpu"
+    ids = ids.detach().cpu().numpy() if isinstance(ids, Tensor) else np.asarray(ids)
     if ids.ndim != 1:
         raise ValueError(f"batchify: ids must be 1-D, got a {ids.ndim}-D array of shape {ids.shape}")
     rows = ids.size // batch_size
     if rows == 0:
         raise ValueError(f"batchify: {ids.size} ids cannot fill one row of batch_size {batch_size}")
     columns = ids[:rows * batch_size].astype(np.int64).reshape(batch_size, rows)
-    return from_numpy(np.ascontiguousarray(columns.T))
+    return from_numpy(np.ascontiguousarray(columns.T)).to(device)
 
 
 def bptt_batches(data, seq_len):

@@ -3,6 +3,7 @@ import numbers
 
 import numpy as np
 
+from .. import devices
 from ..random import _numpy_rng
 from ..tensor import Tensor
 
@@ -28,7 +29,8 @@ class RandomCrop:
         self.size, self.padding, self.generator = (int(size[0]), int(size[1])), int(padding), generator
 
     def __call__(self, image):
-        array = image._data if isinstance(image, Tensor) else np.asarray(image)
+        array = image._data if isinstance(image, Tensor) else np.asanyarray(image)
+        dev = devices.of(array)
         if array.ndim != 3:
             raise ValueError(f"RandomCrop: image must be 3-D (C, H, W), got shape {array.shape}")
         p = self.padding
@@ -40,7 +42,8 @@ class RandomCrop:
                              f"(padding included)")
         rng = _numpy_rng(self.generator)
         top, left = int(rng.integers(0, height - h + 1)), int(rng.integers(0, width - w + 1))
-        return Tensor._make(array[:, top:top + h, left:left + w])
+        # np.pad returns a CPU array: the crop goes back to the image's device
+        return Tensor._make(devices.to_device(array[:, top:top + h, left:left + w], dev))
 
     def __repr__(self):
         return f"RandomCrop(size={self.size}, padding={self.padding})"

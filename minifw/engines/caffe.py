@@ -22,6 +22,10 @@ vector of ones (bias_multiplier_); the SGD update is a pass per operation
 (sgd_solver); recurrent layers unroll a loop over the time steps with one GEMM per step
 (recurrent_layer, lstm_layer). None of them calls minifw's primitives or any native code of minifw.
 
+On a device other than the CPU whose array library is NumPy ("cudasim"), the
+arithmetic runs on the arrays in host memory and every result is an array of the
+inputs' device (_on_device_of), as the primitives' results are.
+
 They compute the same functions as minifw.ops: the same argument checks, max
 pooling's indices in the same format (so a Function can keep them between its
 forward and backward), the same PyTorch semantics (count_include_pad, ignore_index,
@@ -37,6 +41,7 @@ import threading
 
 import numpy as np
 
+from .. import devices
 from ..checks import check_array, check_bool, check_float_array, check_like
 from ..ops.activation import check_activation_backward_args, check_activation_forward_args
 from ..ops.batchnorm import (check_batch_norm_backward_args, check_batch_norm_inference_args,
@@ -62,6 +67,12 @@ def _buffer(name, shape, dtype):
         buf = np.empty(size, dtype=dtype)
         setattr(_local, name, buf)
     return buf[:size].reshape(shape)
+
+
+def _on_device_of(ref, array):
+    """`array`, computed by NumPy (whose functions may return a plain array, or a scalar for
+    0-d operands), as an array on the device of `ref`: a copy only when it is elsewhere."""
+    return devices.to_device(np.asanyarray(array), devices.of(ref))
 
 
 def release_buffers():
@@ -190,9 +201,9 @@ def conv2d_forward(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1
     col = im2col(x, p, batch_inner).reshape(g, -1, ho * wo * n)
     out = np.matmul(w.reshape(g, kg, -1), col)  # one GEMM per group
     if batch_inner:
-        return _batch_first(out, n, (n, k, ho, wo), bias)
+        return _on_device_of(x, _batch_first(out, n, (n, k, ho, wo), bias))
     planes = out.reshape(k, n, ho, wo).transpose(1, 0, 2, 3)
-    y = np.empty((n, k, ho, wo), dtype=x.dtype)
+    y = devices.empty((n, k, ho, wo), x.dtype, devices.of(x))
     if bias is None:
         y[...] = planes
     else:
@@ -206,7 +217,7 @@ def conv2d_backward_data(dy, w, x_shape, *, stride=1, padding=0, dilation=1, gro
     _, cg, kr, ks = w.shape
     g, kg = groups, k // groups
     dcol = np.matmul(w.reshape(g, kg, -1).transpose(0, 2, 1), _dy_rows(dy, g, True))
-    return col2im(dcol.reshape(cg * g, kr, ks, ho, wo, n), p)
+    return _on_device_of(dy, col2im(dcol.reshape(cg * g, kr, ks, ho, wo, n), p))
 
 
 def conv2d_backward_filter(x, dy, w_shape, *, stride=1, padding=0, dilation=1, groups=1):
@@ -215,7 +226,7 @@ def conv2d_backward_filter(x, dy, w_shape, *, stride=1, padding=0, dilation=1, g
     batch_inner = _batch_inner(p)
     col = im2col(x, p, batch_inner).reshape(groups, -1, ho * wo * n)
     dy_rows = _dy_rows(dy, groups, batch_inner)
-    return np.matmul(dy_rows, col.transpose(0, 2, 1)).reshape(w_shape)
+    return _on_device_of(x, np.matmul(dy_rows, col.transpose(0, 2, 1)).reshape(w_shape))
 
 
 def conv2d_backward_bias(dy):
@@ -347,8 +358,9 @@ def pool2d_forward(x, kernel_size, *, stride=None, padding=0, mode="max", ceil_m
                                                    count_include_pad, return_indices)
     if p.mode == "max":
         y, indices = _max_pool(x, p, return_indices)
-        return (y, indices) if return_indices else y
-    total = np.zeros(p.out_shape, dtype=x.dtype)
+        y = _on_device_of(x, y)
+        return (y, _on_device_of(x, indices)) if return_indices else y
+    total = devices.zeros(p.out_shape, x.dtype, devices.of(x))
     for y_at, x_at in _pool_taps(p):
         total[y_at] += x[x_at]
     total /= _avg_divisors(p, x.dtype)
@@ -363,7 +375,7 @@ def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="m
     n, c, h, w = p.x_shape
     if p.mode == "avg":
         share = dy / _avg_divisors(p, dy.dtype)
-        dx = np.zeros(p.x_shape, dtype=dy.dtype)
+        dx = devices.zeros(p.x_shape, dy.dtype, devices.of(dy))
         for y_at, x_at in _pool_taps(p):
             dx[x_at] += share[y_at]
         return dx
@@ -374,11 +386,11 @@ def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="m
     if sh >= kh and sw >= kw:
         # windows that do not overlap: no input element receives twice (the indices
         # the forward made; checked to be inside its window's plane above)
-        dx = np.zeros(n * c * h * w, dtype=dy.dtype)
+        dx = devices.zeros(n * c * h * w, dy.dtype, devices.of(dy))
         dx[at.ravel()] = dy.ravel()
         return dx.reshape(p.x_shape)
     dx = np.bincount(at.ravel(), weights=dy.ravel(), minlength=n * c * h * w)
-    return dx.astype(dy.dtype, copy=False).reshape(p.x_shape)
+    return _on_device_of(dy, dx.astype(dy.dtype, copy=False).reshape(p.x_shape))
 
 
 def _check_indices_in_planes(indices, p):
@@ -414,7 +426,7 @@ def activation_forward(x, mode, *, negative_slope=0.01, alpha=1.0, inplace=False
     """As minifw.ops.activation_forward; with inplace=True the result is written into x
     (C-contiguous and writable) and x is returned."""
     x, slope, alpha, inplace = check_activation_forward_args(x, mode, negative_slope, alpha, inplace)
-    y = np.asarray(_activate(x, mode, slope, alpha))  # ufuncs on a 0-d array give a scalar
+    y = _on_device_of(x, _activate(x, mode, slope, alpha))
     if inplace:
         x[...] = y
         return x
@@ -426,7 +438,7 @@ def activation_backward(dy, y, mode, *, x=None, negative_slope=0.01, alpha=1.0):
     (required for leaky_relu with negative_slope < 0 and elu with alpha < 0)."""
     dy, y, x, slope, alpha = check_activation_backward_args(dy, y, mode, x, negative_slope, alpha)
     positive = (y if x is None else x) > 0
-    return np.asarray(_activation_gradient(dy, y, positive, mode, slope, alpha))  # ufuncs on a 0-d array give a scalar
+    return _on_device_of(y, _activation_gradient(dy, y, positive, mode, slope, alpha))
 
 
 def _activation_gradient(dy, y, positive, mode, slope, alpha):
@@ -503,13 +515,13 @@ def cross_entropy_forward(logits, target, *, ignore_index=-100, label_smoothing=
     losses = keep * -_at_target(log_probs, target, kept)[:, 0] + spread * -log_probs.sum(axis=1)
     losses = np.where(kept, losses, 0)
     if reduction == "none":
-        return losses, log_probs
+        return _on_device_of(logits, losses), log_probs
     total = losses.sum(dtype=np.float64)
     if reduction == "sum":
-        return np.array(total, dtype=logits.dtype), log_probs
+        return _on_device_of(logits, np.array(total, dtype=logits.dtype)), log_probs
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = total / np.float64(np.count_nonzero(kept))  # 0 / 0 = nan, as PyTorch
-    return np.array(mean, dtype=logits.dtype), log_probs
+    return _on_device_of(logits, np.array(mean, dtype=logits.dtype)), log_probs
 
 
 def cross_entropy_backward(grad_loss, log_probs, target, *, ignore_index=-100, label_smoothing=0.0,
@@ -687,10 +699,10 @@ def dropout_forward(x, p, *, seed):
     if not 0 <= seed < 2 ** 64:
         raise ValueError(f"{fn}: seed must be in [0, 2**64), got {seed}")
     if p >= 1:  # nothing kept: y = 0 even where x is inf, and no random numbers
-        return np.zeros_like(x), np.zeros(x.shape, dtype=np.uint8)
+        return np.zeros_like(x), devices.zeros(x.shape, np.uint8, devices.of(x))
     uniform = np.random.default_rng(seed).random(x.shape, dtype=np.float32)
-    mask = np.asarray(uniform >= p).view(np.uint8)
-    return np.asarray(x * mask * _keep_scale(p)), mask  # ufuncs on a 0-d array give a scalar
+    mask = _on_device_of(x, np.asarray(uniform >= p).view(np.uint8))
+    return _on_device_of(x, x * mask * _keep_scale(p)), mask
 
 
 def dropout_backward(dy, mask, p):
@@ -703,7 +715,7 @@ def dropout_backward(dy, mask, p):
         raise TypeError(f"{fn}: mask must have dtype uint8 (from dropout_forward), got {mask.dtype}")
     if mask.shape != dy.shape:
         raise ValueError(f"{fn}: mask must have the shape of dy {tuple(dy.shape)}, got {tuple(mask.shape)}")
-    return np.asarray(dy * mask * _keep_scale(p))  # ufuncs on a 0-d array give a scalar
+    return _on_device_of(dy, dy * mask * _keep_scale(p))
 
 
 # ---- the SGD update (sgd_solver) -------------------------------------------------------
@@ -841,7 +853,7 @@ def rnn_forward(desc, x, h0, c0, weights, training=True, *, lengths=None):
     masks = _rnn_lengths(fn, lengths, t, n)
     mode, hs, d = desc.mode, desc.hidden_size, desc.num_directions
     lstm = mode == "lstm"
-    reserve = np.zeros(desc.reserve_size(t, n), desc.dtype) if training else None
+    reserve = devices.zeros(desc.reserve_size(t, n), desc.dtype, devices.of(x)) if training else None
     parts = _rnn_reserve_views(desc, reserve, t, n) if training else None
     h_n, c_n = np.empty_like(h0), np.empty_like(c0)
     inp = x
@@ -849,7 +861,7 @@ def rnn_forward(desc, x, h0, c0, weights, training=True, *, lengths=None):
         if training:
             states, directions = parts[layer]
         else:
-            states, directions = np.empty((t, n, d * hs), desc.dtype), [None] * d
+            states, directions = devices.empty((t, n, d * hs), desc.dtype, devices.of(x)), [None] * d
         for direction, r in enumerate(directions):
             k = layer * d + direction
             w_ih, w_hh, b_ih, b_hh = _rnn_weights(desc, weights, layer, direction)
@@ -926,7 +938,7 @@ def rnn_backward_data(desc, x, weights, reserve, h0, c0, dy, dh_n, dc_n, *, leng
     for layer in reversed(range(desc.num_layers)):
         states, directions = parts[layer]
         inp = _rnn_layer_input(x, parts, layer, masks)
-        d_inp = np.zeros(inp.shape, desc.dtype)
+        d_inp = devices.zeros(inp.shape, desc.dtype, devices.of(x))
         for direction, r in enumerate(directions):
             k = layer * d + direction
             w_ih, w_hh, _, _ = _rnn_weights(desc, weights, layer, direction)

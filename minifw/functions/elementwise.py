@@ -1,6 +1,8 @@
-"""Elementwise arithmetic and functions (NumPy broadcasting), casts and copies, where."""
+"""Elementwise arithmetic and functions (NumPy broadcasting), casts and copies (to another
+device too), where."""
 import numpy as np
 
+from .. import devices
 from ..autograd import Function
 
 
@@ -186,6 +188,20 @@ class Clone(Function):
     @staticmethod
     def backward(ctx, g):
         return g
+
+
+class ToDevice(Function):
+    """A copy on another device (Tensor.to(device)); the gradient goes back the same way."""
+
+    @staticmethod
+    def forward(ctx, a, *, device):
+        ctx.source = devices.of(a)
+        ctx.output_device = device  # the one Function whose result leaves its input's device
+        return devices.to_device(a, device)
+
+    @staticmethod
+    def backward(ctx, g):
+        return devices.to_device(g, ctx.source)
 
 
 class Where(Function):

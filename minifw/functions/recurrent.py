@@ -7,6 +7,11 @@ from ..autograd import Function
 from ..engines import current_engine
 
 
+def _contiguous(a):
+    """a as a C-contiguous array on its device (np.ascontiguousarray would return a CPU array)."""
+    return a if a is None or a.flags.c_contiguous else a.copy(order="C")
+
+
 class RecurrentNetwork(Function):
     """(y, h_n) or, for LSTM, (y, h_n, c_n) from x (T, N, I), h0, c0 (or None for
     zeros) and the flat weights of `desc`; `lengths` (per batch entry, or None)
@@ -15,7 +20,7 @@ class RecurrentNetwork(Function):
     @staticmethod
     def forward(ctx, x, h0, c0, weights, *, desc, lengths=None):
         engine = ctx.engine = current_engine()
-        x, h0, c0 = (None if a is None else np.ascontiguousarray(a) for a in (x, h0, c0))
+        x, h0, c0 = (_contiguous(a) for a in (x, h0, c0))
         training = any(ctx.needs_input_grad)  # under no_grad (or nothing to learn) keep no reserve
         y, h_n, c_n, reserve = engine.rnn_forward(desc, x, h0, c0, weights, training,
                                                   lengths=lengths)
@@ -28,7 +33,7 @@ class RecurrentNetwork(Function):
         x, h0, c0, weights, reserve = ctx.saved_tensors
         need_x, need_h0, need_c0, need_w = ctx.needs_input_grad
         engine, desc, lengths = ctx.engine, ctx.desc, ctx.lengths
-        dy, dh_n, dc_n = (None if a is None else np.ascontiguousarray(a) for a in (dy, dh_n, dc_n))
+        dy, dh_n, dc_n = (_contiguous(a) for a in (dy, dh_n, dc_n))
         # backward_data stores the gate gradients backward_weights reads, so it always runs first
         dx, dh0, dc0 = engine.rnn_backward_data(desc, x, weights, reserve, h0, c0, dy, dh_n, dc_n, lengths=lengths)
         dweights = None

@@ -9,7 +9,7 @@ def _expand_reduced(g, in_shape, axes, keepdim):
     """Broadcast the gradient of a reduction over `axes` back to the input shape."""
     if not keepdim and axes is not None:
         g = np.expand_dims(g, axes)
-    return np.broadcast_to(g, in_shape)
+    return np.broadcast_to(g, in_shape, subok=True)  # subok: stay a CudaSimArray
 
 
 class Sum(Function):

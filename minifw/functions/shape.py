@@ -32,7 +32,7 @@ class Expand(Function):
     @staticmethod
     def forward(ctx, a, *, shape):
         ctx.shape = a.shape
-        return np.broadcast_to(a, shape)
+        return np.broadcast_to(a, shape, subok=True)  # a view, on a's device
 
     @staticmethod
     def backward(ctx, g):

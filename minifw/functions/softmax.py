@@ -81,7 +81,7 @@ class NegativeLogLikelihood(Function):
             out = losses.sum() * scale
         ctx.save_for_backward(safe, w)
         ctx.args = log_probs.shape, log_probs.dtype, scale
-        return np.asarray(out, dtype=log_probs.dtype)
+        return np.asanyarray(out, dtype=log_probs.dtype)
 
     @staticmethod
     def backward(ctx, g):
@@ -102,7 +102,7 @@ class SquaredError(Function):
         squared = diff * diff
         if reduction == "none":
             return squared
-        return np.asarray(squared.sum() if reduction == "sum" else squared.mean(), dtype=diff.dtype)
+        return np.asanyarray(squared.sum() if reduction == "sum" else squared.mean(), dtype=diff.dtype)
 
     @staticmethod
     def backward(ctx, g):

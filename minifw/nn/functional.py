@@ -47,6 +47,17 @@ def _same_dtype(fn, x, **others):
                             f"convert one of them (e.g. model.to(input.dtype))")
 
 
+def _same_device(fn, x, x_name="input", **others):
+    """Tensors that reach a Function as keyword arguments (targets, running statistics, indices)
+    must be on x's device; Function.apply checks only the positional ones."""
+    for name, t in others.items():
+        if t is not None and t.device != x.device:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                               f"two devices, {x.device} and {t.device} ({fn}: {name} is on "
+                               f"{t.device}, {x_name} on {x.device}); move it with "
+                               f"{name}.to({str(x.device)!r})")
+
+
 def _target(fn, target, shape_desc, expected_shape):
     if not isinstance(target, Tensor):
         raise TypeError(f"{fn}: target must be a minifw.Tensor, got {type(target).__name__}")
@@ -262,6 +273,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"{fn}: label_smoothing must be in [0, 1], got {label_smoothing}")
     logits, target2, loss_shape = _class_layout(fn, input, target)
+    _same_device(fn, input, target=target, weight=weight)
     if weight is None:
         loss = SoftmaxCrossEntropy.apply(logits, target=target2._data, ignore_index=int(ignore_index),
                                   label_smoothing=label_smoothing, reduction=reduction)
@@ -296,6 +308,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     _tensor(fn, "input", input)
     reduction = _reduction(fn, reduction, size_average, reduce)
     log_probs, target2, loss_shape = _class_layout(fn, input, target)
+    _same_device(fn, input, target=target, weight=weight)
     c = log_probs.shape[1]
     t = target2._data
     bad = (t != ignore_index) & ((t < 0) | (t >= c))
@@ -360,6 +373,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                 raise ValueError(f"{fn}: {name} must have shape ({c},), one value per channel of "
                                  f"input {tuple(input.shape)}; got {tuple(t.shape)}")
     _same_dtype(fn, input, weight=weight, bias=bias)
+    _same_device(fn, input, running_mean=running_mean, running_var=running_var, weight=weight,
+                 bias=bias)
     if (running_mean is None) != (running_var is None):
         raise ValueError(f"{fn}: give both running_mean and running_var, or neither")
     if not training and running_mean is None:
@@ -442,6 +457,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
                         f"{getattr(input, 'dtype', type(input).__name__)}")
     if sparse:
         raise ValueError(f"{fn}: sparse gradients are not supported; sparse must be False")
+    _same_device(fn, weight, "weight", input=input)
     n = weight.shape[0]
     idx = input._data.astype(np.int64, copy=False)
     if idx.size and (idx.min() < -n or idx.max() >= n):

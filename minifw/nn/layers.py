@@ -29,15 +29,16 @@ def _positive_int(cls, name, v):
 
 
 def _factory(cls, dtype, device):
-    devices.get(device, cls)
+    """(dtype, device) of a layer's parameters and buffers: PyTorch's factory arguments."""
+    dev = devices.get(device, cls)
     dtype = float32 if dtype is None else check_tensor_dtype(dtype, cls)
     if dtype.kind != "f":
         raise TypeError(f"{cls}: dtype must be float32 or float64, got {dtype}")
-    return dtype
+    return dtype, dev
 
 
-def _empty_parameter(shape, dtype):
-    return Parameter(np.empty(shape, dtype=dtype))
+def _empty_parameter(shape, dtype, dev):
+    return Parameter(Tensor._make(devices.empty(shape, dtype, dev)))
 
 
 # ---- containers -----------------------------------------------------------------------------
@@ -151,7 +152,7 @@ class Conv2d(Module):
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__()
         cls = "Conv2d"
-        dtype = _factory(cls, dtype, device)
+        dtype, dev = _factory(cls, dtype, device)
         self.in_channels = _positive_int(cls, "in_channels", in_channels)
         self.out_channels = _positive_int(cls, "out_channels", out_channels)
         self.groups = _positive_int(cls, "groups", groups)
@@ -168,9 +169,10 @@ class Conv2d(Module):
         if padding_mode != "zeros" and isinstance(padding, str):
             raise ValueError(f"{cls}: padding={padding!r} only works with padding_mode='zeros'")
         self.padding_mode = padding_mode
-        self.weight = _empty_parameter((out_channels, in_channels // groups) + self.kernel_size, dtype)
+        self.weight = _empty_parameter((out_channels, in_channels // groups) + self.kernel_size, dtype,
+                                       dev)
         if bias:
-            self.bias = _empty_parameter((out_channels,), dtype)
+            self.bias = _empty_parameter((out_channels,), dtype, dev)
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -210,12 +212,12 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
-        dtype = _factory("Linear", dtype, device)
+        dtype, dev = _factory("Linear", dtype, device)
         self.in_features = _positive_int("Linear", "in_features", in_features)
         self.out_features = _positive_int("Linear", "out_features", out_features)
-        self.weight = _empty_parameter((out_features, in_features), dtype)
+        self.weight = _empty_parameter((out_features, in_features), dtype, dev)
         if bias:
-            self.bias = _empty_parameter((out_features,), dtype)
+            self.bias = _empty_parameter((out_features,), dtype, dev)
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -356,20 +358,20 @@ class _BatchNorm(Module):
                  device=None, dtype=None):
         super().__init__()
         cls = type(self).__name__
-        dtype = _factory(cls, dtype, device)
+        dtype, dev = _factory(cls, dtype, device)
         self.num_features = _positive_int(cls, "num_features", num_features)
         self.eps, self.momentum = eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
-            self.weight = Parameter(np.ones(num_features, dtype))
-            self.bias = Parameter(np.zeros(num_features, dtype))
+            self.weight = Parameter(tensor(np.ones(num_features, dtype), device=dev))
+            self.bias = Parameter(tensor(np.zeros(num_features, dtype), device=dev))
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", tensor(np.zeros(num_features, dtype)))
-            self.register_buffer("running_var", tensor(np.ones(num_features, dtype)))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64))
+            self.register_buffer("running_mean", tensor(np.zeros(num_features, dtype), device=dev))
+            self.register_buffer("running_var", tensor(np.ones(num_features, dtype), device=dev))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64, device=dev))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -455,7 +457,7 @@ class Embedding(Module):
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, device=None, dtype=None):
         super().__init__()
-        dtype = _factory("Embedding", dtype, device)
+        dtype, dev = _factory("Embedding", dtype, device)
         self.num_embeddings = _positive_int("Embedding", "num_embeddings", num_embeddings)
         self.embedding_dim = _positive_int("Embedding", "embedding_dim", embedding_dim)
         if padding_idx is not None:
@@ -465,7 +467,7 @@ class Embedding(Module):
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
-            self.weight = _empty_parameter((num_embeddings, embedding_dim), dtype)
+            self.weight = _empty_parameter((num_embeddings, embedding_dim), dtype, dev)
             self.reset_parameters()
         else:
             if tuple(_weight.shape) != (num_embeddings, embedding_dim):

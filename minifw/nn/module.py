@@ -13,7 +13,7 @@ import numpy as np
 from ..autograd import no_grad
 from .. import devices
 from ..checks import check_tensor_dtype
-from ..tensor import Tensor
+from ..tensor import Tensor, _cuda_device
 from .parameter import Parameter
 
 IncompatibleKeys = collections.namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")
@@ -219,10 +219,10 @@ class Module:
                                 t.grad._data = convert(t.grad._data)
         return self
 
-    def to(self, *args, dtype=None, device=None):
-        """to(device), to(dtype) or to(device, dtype): parameters and buffers move to the
-        device (through minifw.devices) and floating point ones convert to dtype, in place
-        (the same Parameter objects, so optimizers keep working)."""
+    def to(self, *args, dtype=None, device=None, non_blocking=False):
+        """to(device), to(dtype) or to(device, dtype): parameters, their gradients and buffers
+        move to the device (a copy there, through minifw.devices) and floating point ones
+        convert to dtype, in place (the same Parameter objects, so optimizers keep working)."""
         for a in args:
             if isinstance(a, devices.device) or (isinstance(a, str) and
                                                  a.partition(":")[0] in devices.TYPES):
@@ -247,6 +247,11 @@ class Module:
     def cpu(self):
         return self.to("cpu")
 
+    def cuda(self, device=None):
+        """Everything on device "cuda" (or "cuda:<device>"), as in PyTorch. Not part of this
+        version: the error says why; "cudasim" runs the same CUDA kernels on the CPU emulator."""
+        return self.to(_cuda_device("Module.cuda", device))
+
     def float(self):
         return self.to(np.float32)
 
@@ -256,7 +261,8 @@ class Module:
     # ---- state ------------------------------------------------------------------------
     def state_dict(self, destination=None, prefix="", keep_vars=False):
         """Parameters and persistent buffers by dotted name, in registration order. The
-        values share memory with the module (detached unless keep_vars)."""
+        values share memory with the module (detached unless keep_vars) and so stay on its
+        device, as in PyTorch; minifw.save writes host copies."""
         destination = collections.OrderedDict() if destination is None else destination
         for name, p in self._parameters.items():
             if p is not None:
@@ -270,7 +276,8 @@ class Module:
         return destination
 
     def load_state_dict(self, state_dict, strict=True):
-        """Copy values into this module's parameters and buffers (in place). Every shape
+        """Copy values into this module's parameters and buffers (in place, so onto the
+        module's device whatever device a value is on, as PyTorch's copy_). Every shape
         must match; with strict=True the keys must match exactly as well. Returns
         (missing_keys, unexpected_keys)."""
         if not isinstance(state_dict, collections.abc.Mapping):

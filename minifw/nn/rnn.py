@@ -40,9 +40,10 @@ class _FlatWeights(Module):
     """Named Parameters that are views into one flat buffer in `self._layout`'s order.
     Subclasses set `_layout` (an RNNDescriptor) and `_names` ({module name: layout name})."""
 
-    def _register_flat_parameters(self, dtype):
+    def _register_flat_parameters(self, dtype, dev):
         for name, shape in self._layout.weight_shapes():
-            self.register_parameter(self._module_name(name), Parameter(np.empty(shape, dtype)))
+            self.register_parameter(self._module_name(name),
+                                    Parameter(Tensor._make(devices.empty(shape, dtype, dev))))
         self._flat, self._views = None, []
         self.flatten_parameters()
 
@@ -160,7 +161,7 @@ def _packed_data(y, sequence):
     """The rows of a padded (T, B, *) output in `sequence`'s packed order."""
     batch_sizes = sequence.batch_sizes.numpy()
     order = (np.arange(batch_sizes[0]) if sequence.sorted_indices is None
-             else sequence.sorted_indices.numpy())
+             else sequence.sorted_indices.cpu().numpy())
     return y[packed_positions(batch_sizes, order)]
 
 
@@ -174,7 +175,7 @@ class RNNBase(_FlatWeights):
                  dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
         super().__init__()
         cls = type(self).__name__
-        dtype = _factory(cls, dtype, device)
+        dtype, dev = _factory(cls, dtype, device)
         if not isinstance(dropout, numbers.Real) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
             raise ValueError(f"{cls}: dropout should be a number in range [0, 1] representing the "
                              f"probability of an element being zeroed, got {dropout!r}")
@@ -189,7 +190,7 @@ class RNNBase(_FlatWeights):
         self.dropout, self.bidirectional, self.proj_size = float(dropout), bool(bidirectional), 0
         self._layout = RNNDescriptor(_MODES[mode], self.input_size, self.hidden_size, self.num_layers,
                                      self.bidirectional, self.bias, dtype)
-        self._register_flat_parameters(dtype)
+        self._register_flat_parameters(dtype, dev)
         self.reset_parameters()
 
     def extra_repr(self):
@@ -313,12 +314,12 @@ class RNNCellBase(_FlatWeights):
     def __init__(self, mode, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__()
         cls = type(self).__name__
-        dtype = _factory(cls, dtype, device)
+        dtype, dev = _factory(cls, dtype, device)
         self.input_size = _positive_int(cls, "input_size", input_size)
         self.hidden_size = _positive_int(cls, "hidden_size", hidden_size)
         self.bias = bool(bias)
         self._layout = RNNDescriptor(mode, self.input_size, self.hidden_size, 1, False, self.bias, dtype)
-        self._register_flat_parameters(dtype)
+        self._register_flat_parameters(dtype, dev)
         self.reset_parameters()
 
     def _module_name(self, layout_name):

@@ -46,7 +46,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         return tensor(0.0)
     dtype = np.result_type(*(g.dtype for g in grads))
     # the norm of the per-gradient norms is the norm of the concatenation for every order p
-    norms = np.array([np.linalg.norm(g.numpy().reshape(-1), norm_type) if g.numel() else 0.0
+    norms = np.array([np.linalg.norm(g._data.reshape(-1), norm_type) if g.numel() else 0.0
                       for g in grads], dtype=dtype)
     total = dtype.type(np.linalg.norm(norms, norm_type))
     if error_if_nonfinite and not math.isfinite(total):
@@ -60,7 +60,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     with no_grad():
         for g in grads:
             g.mul_(float(coef))
-    return tensor(total, dtype=dtype)
+    return tensor(total, dtype=dtype, device=grads[0].device)  # as PyTorch: on the grads' device
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):

@@ -19,6 +19,9 @@ def _as_lengths(fn, lengths):
     if isinstance(lengths, Tensor):
         if lengths.dtype.kind not in "iu":
             raise TypeError(f"{fn}: lengths must hold integers, got a {lengths.dtype} tensor")
+        if lengths.device != "cpu":  # as PyTorch: lengths are read on the host
+            raise RuntimeError(f"{fn}: 'lengths' must be a list or a 1-D CPU int64 tensor, got a "
+                               f"tensor on {lengths.device}; pass lengths.cpu()")
         a = lengths.numpy()
     else:
         a = np.asarray(lengths)
@@ -34,10 +37,10 @@ def invert_permutation(permutation):
     """The permutation that undoes `permutation` (an int64 Tensor), or None for None."""
     if permutation is None:
         return None
-    p = permutation.numpy()
+    p = permutation.cpu().numpy()
     inverse = np.empty_like(p)
     inverse[p] = np.arange(p.size, dtype=p.dtype)
-    return tensor(inverse)
+    return tensor(inverse, device=permutation.device)
 
 
 _PackedSequenceFields = collections.namedtuple(
@@ -49,7 +52,8 @@ class PackedSequence(_PackedSequenceFields):
 
     Make one with pack_padded_sequence or pack_sequence. sorted_indices[i] is the batch
     entry that went to position i when the sequences were sorted by length (None: they
-    were given sorted); unsorted_indices is its inverse."""
+    were given sorted); unsorted_indices is its inverse. As in PyTorch, batch_sizes is
+    always on the CPU and the index tensors on data's device."""
 
     def __new__(cls, data, batch_sizes, sorted_indices=None, unsorted_indices=None):
         if not isinstance(data, Tensor) or not isinstance(batch_sizes, Tensor):
@@ -58,6 +62,9 @@ class PackedSequence(_PackedSequenceFields):
         if batch_sizes.dtype != np.int64 or batch_sizes.ndim != 1:
             raise TypeError(f"PackedSequence: batch_sizes must be a 1-D int64 tensor, got a "
                             f"{batch_sizes.ndim}-D {batch_sizes.dtype} tensor")
+        if batch_sizes.device != "cpu":
+            raise ValueError(f"PackedSequence: batch_sizes must be on the CPU, got a tensor on "
+                             f"{batch_sizes.device}")
         if unsorted_indices is None:
             unsorted_indices = invert_permutation(sorted_indices)
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
@@ -67,7 +74,9 @@ class PackedSequence(_PackedSequenceFields):
         data = self.data.to(*args, **kwargs)
         if data is self.data:
             return self
-        return type(self)(data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)
+        indices = [None if i is None else i.to(data.device)
+                   for i in (self.sorted_indices, self.unsorted_indices)]
+        return type(self)(data, self.batch_sizes, *indices)
 
     def cpu(self):
         return self.to("cpu")
@@ -119,7 +128,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         sorted_indices = None
     else:
         order = np.argsort(-lengths, kind="stable")  # ties keep their order, as PyTorch's CPU sort
-        sorted_indices = tensor(order)
+        sorted_indices = tensor(order, device=input.device)
     if np.any(lengths <= 0):
         raise RuntimeError(f"{fn}: length of all samples has to be greater than 0, but found an "
                            f"element in 'lengths' that is <= 0: {lengths.tolist()}")
@@ -166,11 +175,11 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     for t in range(batch_sizes.size):
         source[t, :batch_sizes[t]] = offsets[t] + np.arange(batch_sizes[t])
     if sequence.unsorted_indices is not None:
-        unsorted = sequence.unsorted_indices.numpy()
+        unsorted = sequence.unsorted_indices.cpu().numpy()
         source, sorted_lengths = source[:, unsorted], sorted_lengths[unsorted]
     if batch_first:
         source = source.T
-    filler = full((1,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype)
+    filler = full((1,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype, device=data.device)
     padded = cat([data, filler])[source]
     return padded, tensor(sorted_lengths.astype(np.int64))
 
@@ -199,7 +208,8 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     steps, batch = int(lengths.max()), len(sequences)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
     joined = cat(list(sequences) + [full((1,) + tuple(sequences[0].shape[1:]), padding_value,
-                                         dtype=np.result_type(*(s.dtype for s in sequences)))])
+                                         dtype=np.result_type(*(s.dtype for s in sequences)),
+                                         device=sequences[0].device)])
     pad_row = int(lengths.sum())
     source = np.full((batch, steps), pad_row, dtype=np.int64)
     for b in range(batch):
