@@ -139,8 +139,9 @@ def build_parser():
     word.add_argument("--min-count", type=_positive_int, metavar="N",
                       help="words seen fewer than N times become <unk> (default: "
                            f"{WORD_DEFAULTS['min_count']})")
-    train.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
-                       help="where to train (default: %(default)s)")
+    train.add_argument("--device", choices=["cpu", "cudasim", "cuda"], default="cpu",
+                       help="where to train: the CPU, minifw's CUDA kernels on the CPU emulator "
+                            "(slow, for stepping through them), or a GPU (default: %(default)s)")
     train.add_argument("--engine", choices=list(minifw.engines.ENGINES), default="primitives",
                        help="how the layers are computed: the native primitives, or the classic "
                             "Caffe way (im2col + NumPy's GEMM, NumPy for the rest) (default: "
@@ -269,7 +270,7 @@ def run_train(args):
     if args.data_dir is not None:
         settings["data_dir"] = os.path.abspath(args.data_dir)
     try:
-        run = training.Run(recipe, settings)
+        run = training.Run(recipe, settings, device=args.device)
     except training.TrainingError as e:
         raise CommandError(str(e)) from None
     epochs = run.settings["epochs"]

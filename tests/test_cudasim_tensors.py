@@ -297,9 +297,6 @@ def test_embedding_gradients_stay_on_the_device():
     assert on_sim(emb.weight.grad) and host(emb.weight.grad)[:, 0].tolist() == [2, 0, 4, 0, 2]
 
 
-@pytest.mark.xfail(strict=True, reason="checks.check_float_array makes a non-contiguous array "
-                   "contiguous with np.ascontiguousarray, which returns a CPU array, so the CPU "
-                   "kernel runs on device data (the result is put back on the device)")
 def test_non_contiguous_device_data_runs_the_cuda_kernels(kernel_calls):
     y = _sim(A).t().relu()  # a transposed view into the activation primitive
     assert on_sim(y) and kernel_calls == [("activation", "forward", SIM)]
