@@ -36,6 +36,7 @@ PYBIND11_MODULE(_native, m) {
     for (auto isa : minifw::supported_isas()) out.append(minifw::isa_name(isa));
     return out;
   });
+  m.attr("cuda_option") = MINIFW_CUDA_OPTION;  // the build's MINIFW_CUDA: AUTO, ON or OFF
 #ifdef MINIFW_WITH_CUDA
   m.attr("has_cuda") = true;
   m.attr("cuda_version") = MINIFW_CUDA_VERSION;              // of the nvcc that built the kernels

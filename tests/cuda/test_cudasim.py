@@ -1,7 +1,6 @@
 """The CUDA emulator (device "cudasim"): kernels that break one rule each
 (native/cuda/selftest.cu) are caught, with the kernel, block and thread named;
 launch limits; arrays on the device; what the build reports."""
-import os
 import shutil
 
 import numpy as np
@@ -121,8 +120,9 @@ def test_a_primitive_without_a_cuda_kernel_says_so():
 
 def test_cuda_kernels_are_compiled_in_where_nvcc_is_found():
     """Where nvcc is on PATH, the default build (MINIFW_CUDA=AUTO) compiles the kernels for
-    the GPU too; a build made with MINIFW_CUDA=OFF says so in MINIFW_CUDA for this test."""
-    if os.environ.get("MINIFW_CUDA", "").upper() == "OFF" or not shutil.which("nvcc"):
-        pytest.skip("no nvcc here, or a MINIFW_CUDA=OFF build")
+    the GPU too."""
+    assert _native.cuda_option in ("AUTO", "ON", "OFF")
+    if _native.cuda_option == "OFF" or not shutil.which("nvcc"):
+        pytest.skip(f"MINIFW_CUDA={_native.cuda_option}, nvcc {'found' if shutil.which('nvcc') else 'not found'}")
     assert _native.has_cuda
     assert "90" in _native.cuda_architectures and "80" in _native.cuda_architectures
