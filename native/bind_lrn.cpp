@@ -2,6 +2,7 @@
 #include "bind_util.h"
 #include "cpu/lrn.h"
 #include "cpu/parallel.h"
+#include "cuda/lrn.h"
 #include "registry.h"
 
 namespace minifw {
@@ -13,7 +14,7 @@ LrnShape to_shape(int64_t N, int64_t C, int64_t HW, int64_t size, double alpha, 
   return {N, C, HW, size, alpha, beta, k};
 }
 
-template <typename T>
+template <typename T, typename Device>
 void forward(int64_t N, int64_t C, int64_t HW, int64_t size, double alpha, double beta, double k, py::array x,
              py::array y, py::array scale) {
   const LrnShape s = to_shape(N, C, HW, size, alpha, beta, k);
@@ -22,10 +23,13 @@ void forward(int64_t N, int64_t C, int64_t HW, int64_t size, double alpha, doubl
   T* sp = out_ptr<T>(scale, s.elems(), "scale");
   require_disjoint({{&y, "y"}, {&scale, "scale"}}, {{&x, "x"}});
   py::gil_scoped_release release;
-  lrn_forward<T>(s, xp, yp, sp, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    lrn_forward<T>(s, xp, yp, sp, get_num_threads());
+  else
+    cudasim::lrn_forward<T>(s, xp, yp, sp, nullptr);
 }
 
-template <typename T>
+template <typename T, typename Device>
 void backward(int64_t N, int64_t C, int64_t HW, int64_t size, double alpha, double beta, double k, py::array dy,
               py::array x, py::array y, py::array scale, py::array dx) {
   const LrnShape s = to_shape(N, C, HW, size, alpha, beta, k);
@@ -36,12 +40,21 @@ void backward(int64_t N, int64_t C, int64_t HW, int64_t size, double alpha, doub
   T* dxp = out_ptr<T>(dx, s.elems(), "dx");
   require_disjoint({{&dx, "dx"}}, {{&dy, "dy"}, {&x, "x"}, {&y, "y"}, {&scale, "scale"}});
   py::gil_scoped_release release;
-  lrn_backward<T>(s, dyp, xp, yp, sp, dxp, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    lrn_backward<T>(s, dyp, xp, yp, sp, dxp, get_num_threads());
+  else
+    cudasim::lrn_backward<T>(s, dyp, xp, yp, sp, dxp, nullptr);
+}
+
+template <typename Device>
+void bind_on(py::module_& m) {
+  def_kernel(m, {"lrn", "forward", Device::name}, &forward<float, Device>, &forward<double, Device>);
+  def_kernel(m, {"lrn", "backward", Device::name}, &backward<float, Device>, &backward<double, Device>);
 }
 }  // namespace
 
 MINIFW_BINDINGS(bind_lrn) {
-  def_kernel(m, {"lrn", "forward", "cpu"}, &forward<float>, &forward<double>);
-  def_kernel(m, {"lrn", "backward", "cpu"}, &backward<float>, &backward<double>);
+  bind_on<OnCpu>(m);
+  bind_on<OnCudaSim>(m);
 }
 }  // namespace minifw

@@ -9,6 +9,7 @@
 #include "bind_util.h"
 #include "cpu/optim.h"
 #include "cpu/parallel.h"
+#include "cuda/optim.h"
 #include "registry.h"
 
 namespace minifw {
@@ -20,7 +21,7 @@ void require_shape_of_p(const py::array& a, const py::array& p, const char* name
   require(same, std::string(name) + ": must have p's shape");
 }
 
-template <typename T>
+template <typename T, typename Device>
 void sgd_step_entry(py::array p, py::array grad, std::optional<py::array> momentum_buffer, double lr,
                     double momentum, double dampening, double weight_decay, bool nesterov, bool maximize,
                     bool first_step) {
@@ -38,15 +39,25 @@ void sgd_step_entry(py::array p, py::array grad, std::optional<py::array> moment
     require_disjoint({{&p, "p"}}, {{&grad, "grad"}});
   }
   py::gil_scoped_release release;
-  sgd_step<T>(n, pp, gp, bp, static_cast<T>(lr), static_cast<T>(momentum), static_cast<T>(dampening),
-              static_cast<T>(weight_decay), nesterov, maximize, first_step, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    sgd_step<T>(n, pp, gp, bp, static_cast<T>(lr), static_cast<T>(momentum), static_cast<T>(dampening),
+                static_cast<T>(weight_decay), nesterov, maximize, first_step, get_num_threads());
+  else
+    cudasim::sgd_step<T>(n, pp, gp, bp, static_cast<T>(lr), static_cast<T>(momentum), static_cast<T>(dampening),
+                         static_cast<T>(weight_decay), nesterov, maximize, first_step, nullptr);
+}
+
+template <typename Device>
+void bind_on(py::module_& m) {
+  def_kernel(m, {"sgd", "step", Device::name}, &sgd_step_entry<float, Device>, &sgd_step_entry<double, Device>,
+             py::arg("p"), py::arg("grad"), py::arg("momentum_buffer"), py::arg("lr"), py::arg("momentum"),
+             py::arg("dampening"), py::arg("weight_decay"), py::arg("nesterov"), py::arg("maximize"),
+             py::arg("first_step"));
 }
 }  // namespace
 
 MINIFW_BINDINGS(bind_optim) {
-  def_kernel(m, {"sgd", "step", "cpu"}, &sgd_step_entry<float>, &sgd_step_entry<double>, py::arg("p"),
-             py::arg("grad"), py::arg("momentum_buffer"), py::arg("lr"), py::arg("momentum"),
-             py::arg("dampening"), py::arg("weight_decay"), py::arg("nesterov"), py::arg("maximize"),
-             py::arg("first_step"));
+  bind_on<OnCpu>(m);
+  bind_on<OnCudaSim>(m);
 }
 }  // namespace minifw

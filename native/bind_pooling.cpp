@@ -5,6 +5,7 @@
 #include "bind_util.h"
 #include "cpu/parallel.h"
 #include "cpu/pooling.h"
+#include "cuda/pooling.h"
 #include "registry.h"
 
 namespace minifw {
@@ -30,7 +31,7 @@ PoolMode parse_mode(const std::string& mode) {
   throw py::value_error("unknown pooling mode '" + mode + "'");
 }
 
-template <typename T>
+template <typename T, typename Device>
 void forward(const std::string& mode, const ShapeArgs& args, py::array x, py::array y, py::object indices) {
   const PoolShape s = to_shape(args);
   const PoolMode m = parse_mode(mode);
@@ -45,10 +46,13 @@ void forward(const std::string& mode, const ShapeArgs& args, py::array x, py::ar
   }
   require_disjoint({{&y, "y"}, {&ia, "indices"}}, {{&x, "x"}});
   py::gil_scoped_release release;
-  pool_forward<T>(s, m, xp, yp, ip, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    pool_forward<T>(s, m, xp, yp, ip, get_num_threads());
+  else
+    cudasim::pool_forward<T>(s, m, xp, yp, ip, nullptr);
 }
 
-template <typename T>
+template <typename T, typename Device>
 void backward(const std::string& mode, const ShapeArgs& args, py::array dy, py::object indices, py::array dx) {
   const PoolShape s = to_shape(args);
   const PoolMode m = parse_mode(mode);
@@ -65,17 +69,29 @@ void backward(const std::string& mode, const ShapeArgs& args, py::array dy, py::
   int64_t bad;
   {
     py::gil_scoped_release release;
-    bad = pool_backward<T>(s, m, dyp, ip, dxp, get_num_threads());
+    if constexpr (on_cpu<Device>) {
+      bad = pool_backward<T>(s, m, dyp, ip, dxp, get_num_threads());
+    } else {
+      long long status[kPoolStatusWords];  // host memory is the emulator's device memory
+      cudasim::pool_backward<T>(s, m, dyp, ip, dxp, status, nullptr);
+      bad = pool_first_bad_position(status);
+    }
   }
   if (bad >= 0)
     throw py::value_error("indices: value " + std::to_string(static_cast<const int64_t*>(ia.data())[bad]) +
                           " at flat position " + std::to_string(bad) + " is outside the input plane [0, " +
                           std::to_string(s.H * s.W) + ")");
 }
+
+template <typename Device>
+void bind_on(py::module_& m) {
+  def_kernel(m, {"pool", "forward", Device::name}, &forward<float, Device>, &forward<double, Device>);
+  def_kernel(m, {"pool", "backward", Device::name}, &backward<float, Device>, &backward<double, Device>);
+}
 }  // namespace
 
 MINIFW_BINDINGS(bind_pooling) {
-  def_kernel(m, {"pool", "forward", "cpu"}, &forward<float>, &forward<double>);
-  def_kernel(m, {"pool", "backward", "cpu"}, &backward<float>, &backward<double>);
+  bind_on<OnCpu>(m);
+  bind_on<OnCudaSim>(m);
 }
 }  // namespace minifw

@@ -6,6 +6,7 @@
 #include "bind_util.h"
 #include "cpu/parallel.h"
 #include "cpu/tensor_ops.h"
+#include "cuda/tensor_ops.h"
 #include "registry.h"
 
 namespace minifw {
@@ -17,7 +18,7 @@ int64_t bias_elems(int64_t outer, int64_t C, int64_t inner) {
   return n;
 }
 
-template <typename T>
+template <typename T, typename Device>
 void bias_add_entry(int64_t outer, int64_t C, int64_t inner, py::array x, py::array bias, py::array y) {
   const int64_t n = bias_elems(outer, C, inner);
   const T* xp = in_ptr<T>(x, n, "x");
@@ -25,20 +26,26 @@ void bias_add_entry(int64_t outer, int64_t C, int64_t inner, py::array x, py::ar
   T* yp = out_ptr<T>(y, n, "y");
   require_disjoint({{&y, "y"}}, {{&x, "x"}, {&bias, "bias"}});
   py::gil_scoped_release release;
-  bias_add<T>(outer, C, inner, xp, bp, yp, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    bias_add<T>(outer, C, inner, xp, bp, yp, get_num_threads());
+  else
+    cudasim::bias_add<T>(outer, C, inner, xp, bp, yp, nullptr);
 }
 
-template <typename T>
+template <typename T, typename Device>
 void bias_backward_entry(int64_t outer, int64_t C, int64_t inner, py::array dy, py::array db) {
   const int64_t n = bias_elems(outer, C, inner);
   const T* dyp = in_ptr<T>(dy, n, "dy");
   T* dbp = out_ptr<T>(db, C, "db");
   require_disjoint({{&db, "db"}}, {{&dy, "dy"}});
   py::gil_scoped_release release;
-  bias_backward<T>(outer, C, inner, dyp, dbp, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    bias_backward<T>(outer, C, inner, dyp, dbp, get_num_threads());
+  else
+    cudasim::bias_backward<T>(outer, C, inner, dyp, dbp, nullptr);
 }
 
-template <typename T>
+template <typename T, typename Device>
 void add_tensor_entry(py::array a, py::array c, py::array out, double alpha, double beta) {
   const int ndim = static_cast<int>(c.ndim());
   require(ndim <= 8 && a.ndim() == ndim && out.ndim() == ndim, "a, c, out: at most 8 dimensions, all of c's rank");
@@ -54,25 +61,41 @@ void add_tensor_entry(py::array a, py::array c, py::array out, double alpha, dou
   T* op = out_ptr<T>(out, static_cast<int64_t>(c.size()), "out");
   require_disjoint({{&out, "out"}}, {{&a, "a"}, {&c, "c"}});
   py::gil_scoped_release release;
-  add_tensor<T>(ndim, shape.data(), a_shape.data(), ap, cp, op, static_cast<T>(alpha), static_cast<T>(beta),
-                get_num_threads());
+  if constexpr (on_cpu<Device>)
+    add_tensor<T>(ndim, shape.data(), a_shape.data(), ap, cp, op, static_cast<T>(alpha), static_cast<T>(beta),
+                  get_num_threads());
+  else
+    cudasim::add_tensor<T>(ndim, shape.data(), a_shape.data(), ap, cp, op, static_cast<T>(alpha),
+                           static_cast<T>(beta), nullptr);
 }
 
-template <typename T>
+template <typename T, typename Device>
 void scale_tensor_entry(py::array x, py::array y, double alpha) {
   const int64_t n = static_cast<int64_t>(x.size());
   const T* xp = in_ptr<T>(x, n, "x");
   T* yp = out_ptr<T>(y, n, "y");
   require_disjoint({{&y, "y"}}, {{&x, "x"}});
   py::gil_scoped_release release;
-  scale_tensor<T>(xp, yp, n, static_cast<T>(alpha), get_num_threads());
+  if constexpr (on_cpu<Device>)
+    scale_tensor<T>(xp, yp, n, static_cast<T>(alpha), get_num_threads());
+  else
+    cudasim::scale_tensor<T>(xp, yp, n, static_cast<T>(alpha), nullptr);
+}
+
+template <typename Device>
+void bind_on(py::module_& m) {
+  def_kernel(m, {"bias", "add", Device::name}, &bias_add_entry<float, Device>, &bias_add_entry<double, Device>);
+  def_kernel(m, {"bias", "backward", Device::name}, &bias_backward_entry<float, Device>,
+             &bias_backward_entry<double, Device>);
+  def_kernel(m, {"tensor", "add", Device::name}, &add_tensor_entry<float, Device>,
+             &add_tensor_entry<double, Device>);
+  def_kernel(m, {"tensor", "scale", Device::name}, &scale_tensor_entry<float, Device>,
+             &scale_tensor_entry<double, Device>);
 }
 }  // namespace
 
 MINIFW_BINDINGS(bind_tensor_ops) {
-  def_kernel(m, {"bias", "add", "cpu"}, &bias_add_entry<float>, &bias_add_entry<double>);
-  def_kernel(m, {"bias", "backward", "cpu"}, &bias_backward_entry<float>, &bias_backward_entry<double>);
-  def_kernel(m, {"tensor", "add", "cpu"}, &add_tensor_entry<float>, &add_tensor_entry<double>);
-  def_kernel(m, {"tensor", "scale", "cpu"}, &scale_tensor_entry<float>, &scale_tensor_entry<double>);
+  bind_on<OnCpu>(m);
+  bind_on<OnCudaSim>(m);
 }
 }  // namespace minifw

@@ -1,7 +1,7 @@
 """LRN across channels: forward (y and the saved scale) and backward against
 the float64 reference (PyTorch's LocalResponseNorm), odd and even window
 sizes, windows wider than C, blocks of positions, float32 and float64, under
-every ISA; finite differences; bad input."""
+every ISA and on the CUDA emulator; finite differences; bad input."""
 
 import numpy as np
 import pytest
@@ -9,6 +9,7 @@ import pytest
 import minifw
 from minifw import ops
 from reference import bad_call_test, assert_within_bound, binding_tests, lrn_backward_ref, lrn_ref, numerical_grad
+from targets import assert_on, place
 
 DTYPES = (np.float32, np.float64)
 # y = x * scale^-beta: the window sum is accumulated in double, so scale is
@@ -46,15 +47,16 @@ def _backward_magnitude(dy, x, size, alpha, beta, k):
 @pytest.mark.parametrize("size", [1, 2, 5, 6])
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-def test_forward_and_backward_match_reference(isa, rng, dtype, shape, size, params):
+def test_forward_and_backward_match_reference(target, rng, dtype, shape, size, params):
     x = (3 * rng.standard_normal(shape)).astype(dtype)
     dy = rng.standard_normal(shape).astype(dtype)
     rtol = RTOL[dtype]
-    y, scale = ops.lrn_forward(x, size, **params)
+    y, scale = ops.lrn_forward(place(target, x), size, **params)
     y_ref, scale_ref = lrn_ref(x, size, **params)
     assert_within_bound(scale, scale_ref, scale_ref, rtol, 0, "scale")
     assert_within_bound(y, y_ref, np.abs(y_ref), rtol, 0, "y")
-    dx = ops.lrn_backward(dy, x, y, scale, size, **params)
+    dx = ops.lrn_backward(*place(target, dy, x), y, scale, size, **params)
+    assert_on(target, y, scale, dx)
     dref = lrn_backward_ref(dy, x, size, **params)
     assert_within_bound(dx, dref, _backward_magnitude(dy, x, size, **params), rtol, 0, "dx")
 
@@ -69,31 +71,31 @@ def test_gradient_matches_finite_differences(rng, size, params):
     np.testing.assert_allclose(ops.lrn_backward(dy, x, y, scale, size, **params), num, rtol=1e-6, atol=1e-9)
 
 
-def test_a_large_value_leaving_the_window_leaves_no_error_behind(isa):
+def test_a_large_value_leaving_the_window_leaves_no_error_behind(target):
     # Channel 0 is huge; the windows of later channels hold only small values.
     x = np.full((1, 12, 1, 40), 1e-3, np.float32)
     x[:, 0] = 1e4
-    _, scale = ops.lrn_forward(x, 3, alpha=1.0, beta=0.75, k=0.0)
+    _, scale = ops.lrn_forward(place(target, x), 3, alpha=1.0, beta=0.75, k=0.0)
     _, scale_ref = lrn_ref(x, 3, alpha=1.0, beta=0.75, k=0.0)
     np.testing.assert_allclose(scale[:, 3:], scale_ref[:, 3:], rtol=1e-6)
 
 
 
-def test_an_infinite_value_reaches_only_the_windows_that_hold_it(isa):
+def test_an_infinite_value_reaches_only_the_windows_that_hold_it(target):
     # Channels outside the window of channel 0 must stay exactly as without it:
     # no 0 * inf (NaN) from a channel that is not entering or leaving.
     x = np.full((1, 12, 1, 40), 0.5, np.float32)
     x[:, 0] = np.inf
-    y, scale = ops.lrn_forward(x, 3)
+    y, scale = ops.lrn_forward(place(target, x), 3)
     with np.errstate(invalid="ignore"):  # channel 0 is inf * 0 = NaN, as it should be
         y_ref, scale_ref = lrn_ref(x, 3)
     np.testing.assert_allclose(y[:, 2:], y_ref[:, 2:], rtol=4e-6)
     assert np.isinf(scale[:, :2]).all() and np.isfinite(scale[:, 2:]).all()
-    dx = ops.lrn_backward(np.ones_like(x), np.where(np.isinf(x), 0, x), y, scale, 3)
+    dx = ops.lrn_backward(*place(target, np.ones_like(x), np.where(np.isinf(x), 0, x)), y, scale, 3)
     assert np.isfinite(dx[:, 3:]).all()
 
-def test_results_do_not_depend_on_thread_count(rng):
-    x = rng.standard_normal((4, 32, 16, 16)).astype(np.float32)
+def test_results_do_not_depend_on_thread_count(target, rng):
+    x = place(target, rng.standard_normal((4, 32, 16, 16)).astype(np.float32))
     before = minifw.get_num_threads()
     try:
         out = []
@@ -109,11 +111,13 @@ def test_results_do_not_depend_on_thread_count(rng):
 
 
 @pytest.mark.parametrize("shape", [(0, 3, 2, 2), (1, 3, 0, 4)], ids=["no_images", "empty_planes"])
-def test_empty_inputs_give_empty_outputs(shape):
-    x = np.ones(shape, np.float32)
+def test_empty_inputs_give_empty_outputs(target, shape):
+    x = place(target, np.ones(shape, np.float32))
     y, scale = ops.lrn_forward(x, 5)
     assert y.shape == scale.shape == shape
-    assert ops.lrn_backward(x, x, y, scale, 5).shape == shape
+    dx = ops.lrn_backward(x, x, y, scale, 5)
+    assert dx.shape == shape
+    assert_on(target, y, scale, dx)
 
 
 X = np.ones((1, 4, 3, 3))
@@ -171,6 +175,15 @@ BINDING_CASES = {
                            TypeError, "x: expected dtype float32"),
     "backward_dx_is_dy": ("_native.lrn_backward_f32(2, 4, 1, 5, 1e-4, 0.75, 1.0, buf[:8], x, x, x, buf[:8])",
                           ValueError, "dx: must not share memory with dy"),
+    # the entry points of device "cudasim" make the same checks
+    "cudasim_window_wider_than_everything": ("_native.lrn_forward_cudasim_f32(2, 4, 1, 2 ** 62, 1e-4, 0.75, 1.0, "
+                                             "x, y, scale)", None, ""),
+    "cudasim_batch_wraps": ("_native.lrn_forward_cudasim_f32(2 ** 62 + 2, 4, 1, 5, 1e-4, 0.75, 1.0, x, y, scale)",
+                            ValueError, "lrn: sizes too large"),
+    "cudasim_scale_overlaps_y": ("_native.lrn_forward_cudasim_f32(2, 4, 1, 5, 1e-4, 0.75, 1.0, x, buf[:8], "
+                                 "buf[4:12])", ValueError, "y: must not share memory with scale"),
+    "cudasim_backward_x_float64": ("_native.lrn_backward_cudasim_f32(2, 4, 1, 5, 1e-4, 0.75, 1.0, x, np.ones(8), "
+                                   "x, x, dx)", TypeError, "x: expected dtype float32"),
 }
 
 

@@ -1,8 +1,9 @@
 """2-D max and average pooling: forward (values and first-maximum indices) and
 backward against the float64 reference, on shapes that hit every edge of the
 window arithmetic (odd sizes, N=1, kernel = input, stride > kernel, padding,
-ceil-mode edge windows, vector tails), float32 and float64, under every ISA;
-finite differences; ties and NaN; bad input."""
+ceil-mode edge windows, vector tails), float32 and float64, under every ISA and
+on the CUDA emulator; finite differences; ties and NaN; max-pooling indices
+from elsewhere than the forward; bad input."""
 import dataclasses
 
 import numpy as np
@@ -12,6 +13,7 @@ import minifw
 from minifw import ops
 from reference import (assert_within_bound, bad_call_test, binding_tests, numerical_grad,
                        pool2d_backward_ref, pool2d_ref, pool_out_size)
+from targets import assert_on, place
 
 DTYPES = (np.float32, np.float64)
 # Max pooling selects values, so its forward is exact; its backward and the
@@ -65,30 +67,32 @@ def ids(d):
 @pytest.mark.parametrize("mode", MODES.values(), ids=MODES.keys())
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
 @pytest.mark.parametrize("case", CASES, ids=str)
-def test_forward_and_backward_match_reference(isa, rng, case, dtype, mode):
+def test_forward_and_backward_match_reference(target, rng, case, dtype, mode):
     x = rng.standard_normal(case.x_shape).astype(dtype)
     kw = dict(case.geometry, **mode)
     ref_kw = dict(kw, stride=case.stride)
     y_ref, idx_ref = pool2d_ref(x, **ref_kw)
-    y = ops.pool2d_forward(x, **kw)
+    y = ops.pool2d_forward(place(target, x), **kw)
     assert y.dtype == dtype and y.shape == y_ref.shape
     rtol = RTOL[dtype]
     dy = rng.standard_normal(y.shape).astype(dtype)
     if mode["mode"] == "max":
         np.testing.assert_array_equal(y, y_ref)
-        y2, idx = ops.pool2d_forward(x, return_indices=True, **kw)
+        y2, idx = ops.pool2d_forward(place(target, x), return_indices=True, **kw)
         np.testing.assert_array_equal(y2, y_ref)
         assert idx.dtype == np.int64
         np.testing.assert_array_equal(idx, idx_ref)
-        dx = ops.pool2d_backward(dy, x.shape, indices=idx, **kw)
+        assert_on(target, y2, idx)
+        dx = ops.pool2d_backward(place(target, dy), x.shape, indices=idx, **kw)
         dref = pool2d_backward_ref(dy, x.shape, indices=idx_ref, **ref_kw)
         dscale = pool2d_backward_ref(np.abs(dy), x.shape, indices=idx_ref, **ref_kw)
     else:
         assert_within_bound(y, y_ref, pool2d_ref(np.abs(x), **ref_kw)[0], rtol, 0, "avg forward")
-        dx = ops.pool2d_backward(dy, x.shape, **kw)
+        dx = ops.pool2d_backward(place(target, dy), x.shape, **kw)
         dref = pool2d_backward_ref(dy, x.shape, **ref_kw)
         dscale = pool2d_backward_ref(np.abs(dy), x.shape, **ref_kw)
     assert dx.dtype == dtype
+    assert_on(target, y, dx)
     assert_within_bound(dx, dref, dscale, rtol, 0, "backward")
 
 
@@ -129,8 +133,8 @@ def test_gradient_matches_finite_differences(rng, case, mode):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
-def test_max_routes_to_the_first_maximum_among_ties(isa, rng, dtype):
-    x = rng.integers(0, 3, (2, 3, 9, 40)).astype(dtype)  # many ties
+def test_max_routes_to_the_first_maximum_among_ties(target, rng, dtype):
+    x = place(target, rng.integers(0, 3, (2, 3, 9, 40)).astype(dtype))  # many ties
     for geometry in (dict(kernel_size=3, stride=2), dict(kernel_size=3, stride=1, padding=1),
                      dict(kernel_size=2, stride=3)):
         y, idx = ops.pool2d_forward(x, return_indices=True, **geometry)
@@ -138,12 +142,12 @@ def test_max_routes_to_the_first_maximum_among_ties(isa, rng, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
-def test_max_nan_wins_and_all_minus_inf_windows(isa, dtype):
-    x = np.full((1, 1, 4, 37), -np.inf, dtype)
+def test_max_nan_wins_and_all_minus_inf_windows(target, dtype):
+    x = place(target, np.full((1, 1, 4, 37), -np.inf, dtype))
     y, idx = ops.pool2d_forward(x, 2, return_indices=True)
     assert np.all(y == -np.inf)
     np.testing.assert_array_equal(idx, pool2d_ref(x, 2)[1])  # each window's first element
-    x = np.zeros((1, 1, 4, 37), dtype)
+    x = place(target, np.zeros((1, 1, 4, 37), dtype))
     x[0, 0, 1, 5] = np.nan
     x[0, 0, 0, 5] = 7
     y, idx = ops.pool2d_forward(x, 2, return_indices=True)
@@ -153,11 +157,11 @@ def test_max_nan_wins_and_all_minus_inf_windows(isa, dtype):
 
 
 @pytest.mark.parametrize("count_include_pad", [True, False], ids=["include_pad", "exclude_pad"])
-def test_heavily_padded_huge_window_costs_what_the_input_does(count_include_pad):
+def test_heavily_padded_huge_window_costs_what_the_input_does(target, count_include_pad):
     # A 2**40-wide window padded by 2**39 on each side over a single pixel: the
     # loops touch only what lies in the input, and the window's area (2**80
     # with the padding) is formed without wrapping around.
-    x = np.full((1, 1, 1, 1), 3.0)
+    x = place(target, np.full((1, 1, 1, 1), 3.0))
     geometry = dict(padding=2 ** 39, mode="avg", count_include_pad=count_include_pad)
     y = ops.pool2d_forward(x, 2 ** 40, **geometry)
     area = 2.0 ** 80 if count_include_pad else 1.0
@@ -165,8 +169,36 @@ def test_heavily_padded_huge_window_costs_what_the_input_does(count_include_pad)
     np.testing.assert_array_equal(ops.pool2d_backward(np.ones_like(y), x.shape, 2 ** 40, **geometry), 1 / area)
     np.testing.assert_array_equal(ops.pool2d_forward(x, 2 ** 40, padding=2 ** 39), x)
 
-def test_results_do_not_depend_on_thread_count(rng):
-    x = rng.standard_normal((8, 32, 20, 20)).astype(np.float32)
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids)
+def test_max_backward_routes_indices_from_elsewhere(target, rng, dtype):
+    # Indices the forward cannot have made, each somewhere in its plane but
+    # mostly outside its own window: the backward still routes dy there
+    # (several outputs to one element add up), as the reference does.
+    x_shape, geometry = (2, 3, 7, 8), dict(kernel_size=3, stride=2, padding=1)
+    dy = rng.standard_normal((2, 3, 4, 4)).astype(dtype)
+    indices = rng.integers(0, 7 * 8, dy.shape)
+    indices[0, 0, 0, :] = 5  # four outputs to one element
+    dx = ops.pool2d_backward(place(target, dy), x_shape, indices=place(target, indices), **geometry)
+    assert_on(target, dx)
+    ref_kw = dict(geometry, indices=indices)
+    assert_within_bound(dx, pool2d_backward_ref(dy, x_shape, **ref_kw),
+                        pool2d_backward_ref(np.abs(dy), x_shape, **ref_kw), RTOL[dtype], 0, "dx")
+
+
+@pytest.mark.parametrize("bad", [-1, 36, 2 ** 40], ids=["negative", "one_past_the_plane", "huge"])
+def test_max_backward_names_the_first_index_outside_the_plane(target, bad):
+    x = np.zeros((1, 2, 6, 6), np.float32)
+    y, idx = ops.pool2d_forward(x, 2, return_indices=True)
+    idx[0, 1, 2, 0] = bad  # flat position 15, and a later one at 17
+    idx[0, 1, 2, 2] = 999
+    with pytest.raises(ValueError, match=rf"pool2d_backward: indices: value {bad} at flat position 15 is outside "
+                                         rf"the input plane \[0, 36\)"):
+        ops.pool2d_backward(place(target, y), x.shape, 2, indices=place(target, idx))
+
+
+def test_results_do_not_depend_on_thread_count(target, rng):
+    x = place(target, rng.standard_normal((8, 32, 20, 20)).astype(np.float32))
     before = minifw.get_num_threads()
     try:
         out = []
@@ -281,6 +313,18 @@ BINDING_CASES = {
                               "dx: expected 392 elements"),
     "backward_dx_overlaps_dy": ("_native.pool_backward_f32('avg_include_pad', geometry, shared_xy[:72], None, "
                                 "shared_xy)", ValueError, "dx: must not share memory with dy"),
+    # the entry points of device "cudasim" make the same checks
+    "cudasim_valid_geometry": ("_native.pool_forward_cudasim_f32('max', geometry, x, y, indices)", None, ""),
+    "cudasim_batch_wraps": ("_native.pool_forward_cudasim_f32('max', wrapped, x, y, None)", ValueError,
+                            "pooling: x: sizes too large"),
+    "cudasim_indices_overlap_y": ("_native.pool_forward_cudasim_f32('max', geometry, x, shared[:72], "
+                                  "shared.view(np.int64))", ValueError, "y: must not share memory with indices"),
+    "cudasim_backward_index_outside_plane": ("_native.pool_backward_cudasim_f32('max', geometry, dy, "
+                                             "np.full(72, 49), dx)", ValueError,
+                                             "indices: value 49 at flat position 0 is outside"),
+    "cudasim_backward_dx_too_small": ("_native.pool_backward_cudasim_f64('avg_include_pad', geometry, "
+                                      "dy.astype(np.float64), None, dx[:391].astype(np.float64))", ValueError,
+                                      "dx: expected 392 elements"),
 }
 
 

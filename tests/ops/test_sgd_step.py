@@ -1,9 +1,9 @@
 """The fused SGD step against the float64 reference: every flag combination of
 PyTorch's SGD (momentum or none, dampening, Nesterov, weight decay, maximize,
 first step or later), sizes from empty to large enough to split over threads, and
-the caffe engine's NumPy step against the same reference,
-float32 and float64; the gradient is never written, the buffer not read on the
-first step nor touched without momentum; bad input."""
+the caffe engine's NumPy step against the same reference, float32 and float64, on
+the CPU and the CUDA emulator; the gradient is never written, the buffer not read
+on the first step nor touched without momentum; bad input."""
 
 import numpy as np
 import pytest
@@ -11,6 +11,7 @@ import pytest
 import minifw
 from minifw import engines, ops
 from reference import assert_within_bound, bad_call_test, binding_tests, sgd_step_ref
+from targets import assert_on, place
 
 DTYPES = (np.float32, np.float64)
 # Each element of p and buf is at most eight roundings deep (g' two, buf three,
@@ -24,6 +25,16 @@ SHAPES = {
     "empty": (0,), "one": (1,), "seven": (7,), "seventeen": (17,), "thousand": (1000,),
     "threaded_100003": (100_003,), "scalar_0d": (), "matrix_31x33": (31, 33),
 }
+# The SGD step has no ISA variants, so it runs once per device: the `target`
+# fixture given the device alone leaves the CPU's ISA as it is. The caffe
+# engine's step is the same NumPy code on every device, so it runs on the CPU.
+# The emulator runs a fiber per CUDA thread: it leaves out the largest size
+# ("thousand" already spans several blocks and a partial one).
+DEVICES = ("cpu", "cudasim")
+ON_EACH_DEVICE = pytest.mark.parametrize("target", DEVICES, indirect=True)
+RUNS = {f"{device}-{engine}-{name}": (device, engine, shape)
+        for device, engine in (("cpu", "primitives"), ("cpu", "caffe"), ("cudasim", "primitives"))
+        for name, shape in SHAPES.items() if device == "cpu" or not name.startswith("threaded")}
 
 
 def _flag_cases():
@@ -49,10 +60,9 @@ FLAGS = _flag_cases()
 
 
 @pytest.mark.parametrize("flags", FLAGS.values(), ids=FLAGS.keys())
-@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-@pytest.mark.parametrize("engine", ["primitives", "caffe"])
-def test_sgd_step_matches_reference(rng, engine, dtype, shape, flags):
+@pytest.mark.parametrize("target,engine,shape", RUNS.values(), ids=RUNS.keys(), indirect=["target"])
+def test_sgd_step_matches_reference(target, rng, engine, dtype, shape, flags):
     p = rng.standard_normal(shape).astype(dtype)
     grad = rng.standard_normal(shape).astype(dtype)
     buf = None
@@ -60,10 +70,12 @@ def test_sgd_step_matches_reference(rng, engine, dtype, shape, flags):
         # On the first step the buffer's contents must not be read: NaN would show.
         buf = np.full(shape, np.nan, dtype) if flags["first_step"] else rng.standard_normal(shape).astype(dtype)
     p0, grad0, buf0 = p.copy(), grad.copy(), None if buf is None else buf.copy()
+    p, grad, buf = place(target, p, grad, buf)
     engines.ENGINES[engine].sgd_step(p, grad, buf, lr=LR, **flags)
     ref_p, ref_buf = sgd_step_ref(p0, grad0, buf0, lr=LR, **flags)
     abs_p, abs_buf = sgd_step_ref(p0, grad0, buf0, lr=LR, **flags, absolute=True)
     assert p.dtype == dtype and p.shape == shape
+    assert_on(target, p, grad, *([] if buf is None else [buf]))
     assert_within_bound(p, ref_p, abs_p, RTOL[dtype], 0, "p")
     if buf is not None:
         assert_within_bound(buf, ref_buf, abs_buf, RTOL[dtype], 0, "momentum_buffer")
@@ -71,20 +83,23 @@ def test_sgd_step_matches_reference(rng, engine, dtype, shape, flags):
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-def test_without_momentum_a_given_buffer_is_left_alone(rng, dtype):
+@ON_EACH_DEVICE
+def test_without_momentum_a_given_buffer_is_left_alone(target, rng, dtype):
     p, grad = rng.standard_normal((2, 50)).astype(dtype)
     buf = rng.standard_normal(50).astype(dtype)
     buf0, p0 = buf.copy(), p.copy()
+    p, grad, buf = place(target, p, grad, buf)
     ops.sgd_step(p, grad, buf, lr=LR, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
                  maximize=False, first_step=True)
     np.testing.assert_array_equal(buf, buf0)
     assert_within_bound(p, p0 - LR * grad.astype(np.float64), np.abs(p0) + LR * np.abs(grad), RTOL[dtype], 0, "p")
 
 
-def test_weight_decay_zero_adds_no_decay_term():
+@ON_EACH_DEVICE
+def test_weight_decay_zero_adds_no_decay_term(target):
     # 0 * inf is NaN: with weight_decay == 0 the kernel must not form weight_decay * p.
-    p = np.array([np.inf, -np.inf, 1.0])
-    ops.sgd_step(p, np.ones(3), None, lr=LR, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
+    p, grad = place(target, np.array([np.inf, -np.inf, 1.0]), np.ones(3))
+    ops.sgd_step(p, grad, None, lr=LR, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
                  maximize=False, first_step=False)
     np.testing.assert_array_equal(p, [np.inf, -np.inf, 0.9])
 
@@ -102,8 +117,9 @@ def test_a_non_contiguous_or_read_only_grad_is_accepted(rng):
     np.testing.assert_allclose(buf, ref_buf, rtol=1e-14, atol=1e-15)
 
 
-def test_results_do_not_depend_on_thread_count(rng):
-    p, grad, buf = rng.standard_normal((3, 100_003)).astype(np.float32)
+@ON_EACH_DEVICE
+def test_results_do_not_depend_on_thread_count(target, rng):
+    p, grad, buf = place(target, *rng.standard_normal((3, 100_003)).astype(np.float32))
     args = dict(lr=LR, momentum=0.9, dampening=0.1, weight_decay=5e-4, nesterov=False, maximize=False,
                 first_step=False)
     before = minifw.get_num_threads()
@@ -216,6 +232,15 @@ BINDING_CASES = {
                     "p: must not share memory with momentum_buffer"),
     "buffer_overlaps_grad": ("_native.sgd_step_f32(p, shared[:8], shared[4:12], **args)", ValueError,
                              "momentum_buffer: must not share memory with grad"),
+    # the entry points of device "cudasim" make the same checks
+    "cudasim_valid": ("_native.sgd_step_cudasim_f32(p, g, b, **args)", None, ""),
+    "cudasim_valid_without_buffer": ("_native.sgd_step_cudasim_f32(p, g, None, **no_momentum)", None, ""),
+    "cudasim_buffer_too_short": ("_native.sgd_step_cudasim_f32(p, g, b[:7], **args)", ValueError,
+                                 "momentum_buffer: must have p's shape"),
+    "cudasim_buffer_missing": ("_native.sgd_step_cudasim_f32(p, g, None, **args)", ValueError,
+                               "momentum_buffer: required when momentum != 0"),
+    "cudasim_grad_is_p": ("_native.sgd_step_cudasim_f32(p, p, b, **args)", ValueError,
+                          "p: must not share memory with grad"),
     "grad_is_a_list": ("_native.sgd_step_f32(p, [1.0] * 8, b, **args)", TypeError,
                        "incompatible function arguments"),
 }

@@ -1,8 +1,9 @@
 """Bias add, bias gradient, add_tensor and scale_tensor against the float64
 reference: 2-D and 4-D, odd sizes, N = 1, empty batches, broadcasting in
 add_tensor along every kind of axis, beta == 0 never reading c, sizes large
-enough to split over threads (one long row included), float32 and float64;
-finite differences for the bias gradient; bad input."""
+enough to split over threads (one long row included), float32 and float64, on
+the CPU and the CUDA emulator; finite differences for the bias gradient; bad
+input."""
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import minifw
 from minifw import ops
 from reference import (add_tensor_ref, assert_within_bound, bias_add_ref, bias_backward_ref, binding_tests,
                        numerical_grad, scale_tensor_ref)
+from targets import assert_on, place
 
 DTYPES = (np.float32, np.float64)
 # Each output element is one correctly rounded operation (x + b, alpha * x),
@@ -20,6 +22,9 @@ DTYPES = (np.float32, np.float64)
 # sum of up to ~10^5 terms may lose a further n * 2^-53 relative to sum |dy|.
 RTOL = {np.float32: 2.0 ** -23, np.float64: 2.0 ** -52}
 RTOL_SUM = {np.float32: 2.0 ** -23, np.float64: 1e-11}
+# These kernels have no ISA variants, so the tests run once per device: the
+# `target` fixture given the device alone leaves the CPU's ISA as it is.
+ON_EACH_DEVICE = pytest.mark.parametrize("target", ["cpu", "cudasim"], indirect=True)
 
 BIAS_SHAPES = {
     "single_1x1": (1, 1),
@@ -31,20 +36,27 @@ BIAS_SHAPES = {
     "n1_1x5x13x13": (1, 5, 13, 13),
     "empty_plane_2x3x0x4": (2, 3, 0, 4),
     "threaded_4x32x16x16": (4, 32, 16, 16),
+    "many_rows_few_columns_700x3": (700, 3),  # more rows than a block has threads
+    "columns_past_one_tile_3x70": (3, 70),
+    "small_planes_100x2x1x3": (100, 2, 1, 3),  # a block's threads span many images
+    "large_planes_2x3x20x19": (2, 3, 20, 19),  # more positions than a block has threads
 }
 
 
 @pytest.mark.parametrize("shape", BIAS_SHAPES.values(), ids=BIAS_SHAPES.keys())
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-def test_bias_add_and_backward_match_reference(rng, dtype, shape):
+@ON_EACH_DEVICE
+def test_bias_add_and_backward_match_reference(target, rng, dtype, shape):
     x = rng.standard_normal(shape).astype(dtype)
     bias = rng.standard_normal(shape[1]).astype(dtype)
-    y = ops.bias_add(x, bias)
-    assert y.dtype == dtype and y is not x
+    xt, bias_t = place(target, x, bias)
+    y = ops.bias_add(xt, bias_t)
+    assert y.dtype == dtype and y is not xt
     ref = bias_add_ref(x, bias)
     assert_within_bound(y, ref, np.abs(ref), RTOL[dtype], 0, "y")
-    db = ops.bias_backward(x)
+    db = ops.bias_backward(xt)
     assert db.dtype == dtype and db.shape == (shape[1],)
+    assert_on(target, y, db)
     assert_within_bound(db, bias_backward_ref(x), bias_backward_ref(np.abs(x)), RTOL_SUM[dtype], 0, "db")
 
 
@@ -83,11 +95,13 @@ COEFFICIENTS = {"plain_copy": (1.0, 0.0), "scaled_a": (2.0, 0.0), "sum": (1.0, 1
 @pytest.mark.parametrize("alpha,beta", COEFFICIENTS.values(), ids=COEFFICIENTS.keys())
 @pytest.mark.parametrize("a_shape,c_shape", ADD_SHAPES.values(), ids=ADD_SHAPES.keys())
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-def test_add_tensor_matches_reference(rng, dtype, a_shape, c_shape, alpha, beta):
+@ON_EACH_DEVICE
+def test_add_tensor_matches_reference(target, rng, dtype, a_shape, c_shape, alpha, beta):
     a = np.asarray(rng.standard_normal(a_shape), dtype)
     c = np.asarray(rng.standard_normal(c_shape), dtype)
-    out = ops.add_tensor(a, c, alpha=alpha, beta=beta)
+    out = ops.add_tensor(*place(target, a, c), alpha=alpha, beta=beta)
     assert out.shape == c_shape and out.dtype == dtype
+    assert_on(target, out)
     ref = add_tensor_ref(a, c, alpha, beta)
     magnitude = np.abs(add_tensor_ref(a, c, abs(alpha), 0.0)) + abs(beta) * np.abs(c)
     assert_within_bound(out, ref, magnitude, RTOL[dtype], 0, "out")
@@ -96,9 +110,10 @@ def test_add_tensor_matches_reference(rng, dtype, a_shape, c_shape, alpha, beta)
 @pytest.mark.parametrize("a_shape,c_shape", [((1, 3, 1, 1), (2, 3, 4, 5)), ((2, 3, 4, 5), (2, 3, 4, 5))],
                          ids=["broadcast", "same_shape"])
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-def test_add_tensor_with_beta_zero_does_not_read_c(rng, dtype, a_shape, c_shape):
-    a = rng.standard_normal(a_shape).astype(dtype)
-    c = np.full(c_shape, np.nan, dtype)
+@ON_EACH_DEVICE
+def test_add_tensor_with_beta_zero_does_not_read_c(target, rng, dtype, a_shape, c_shape):
+    a = place(target, rng.standard_normal(a_shape).astype(dtype))
+    c = place(target, np.full(c_shape, np.nan, dtype))
     c[0, 0, 0, 0] = np.inf
     out = ops.add_tensor(a, c, alpha=3.0, beta=0.0)
     np.testing.assert_array_equal(out, np.broadcast_to(dtype(3) * a, c_shape))
@@ -113,10 +128,13 @@ SCALE_SHAPES = {"zero_d": (), "one": (1,), "odd_5x7": (5, 7), "nchw_2x3x5x7": (2
 @pytest.mark.parametrize("alpha", [0.5, -3.0, 0.0])
 @pytest.mark.parametrize("shape", SCALE_SHAPES.values(), ids=SCALE_SHAPES.keys())
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-def test_scale_tensor_matches_reference(rng, dtype, shape, alpha):
+@ON_EACH_DEVICE
+def test_scale_tensor_matches_reference(target, rng, dtype, shape, alpha):
     x = np.asarray(rng.standard_normal(shape), dtype)
-    y = ops.scale_tensor(x, alpha)
-    assert y.shape == shape and y.dtype == dtype and y is not x
+    xt = place(target, x)
+    y = ops.scale_tensor(xt, alpha)
+    assert y.shape == shape and y.dtype == dtype and y is not xt
+    assert_on(target, y)
     ref = scale_tensor_ref(x, alpha)
     assert_within_bound(y, ref, np.abs(ref), RTOL[dtype], 0, "y")
 
@@ -132,9 +150,10 @@ def test_non_contiguous_inputs_are_accepted(rng):
     np.testing.assert_allclose(ops.scale_tensor(x, 2.0), 2 * x, rtol=0)
 
 
-def test_results_do_not_depend_on_thread_count(rng):
-    x = rng.standard_normal((8, 16, 32, 32)).astype(np.float32)
-    bias = rng.standard_normal(16).astype(np.float32)
+@ON_EACH_DEVICE
+def test_results_do_not_depend_on_thread_count(target, rng):
+    x, bias = place(target, rng.standard_normal((8, 16, 32, 32)).astype(np.float32),
+                    rng.standard_normal(16).astype(np.float32))
     before = minifw.get_num_threads()
     try:
         out = []
@@ -228,6 +247,18 @@ BINDING_CASES = {
     "scale_y_too_small": ("_native.tensor_scale_f32(x, y[:7], 2.0)", ValueError, "y: expected 8 elements"),
     "scale_y_overlaps_x": ("_native.tensor_scale_f32(buf[:8], buf[4:12], 2.0)", ValueError,
                            "y: must not share memory with x"),
+    # the entry points of device "cudasim" make the same checks
+    "cudasim_valid": ("_native.bias_add_cudasim_f32(2, 4, 1, x, bias, y)", None, ""),
+    "cudasim_bias_add_outer_wraps": ("_native.bias_add_cudasim_f32(2 ** 62 + 2, 4, 1, x, bias, y)", ValueError,
+                                     "bias: sizes too large"),
+    "cudasim_bias_backward_db_too_small": ("_native.bias_backward_cudasim_f32(2, 4, 1, x, db[:3])", ValueError,
+                                           "db: expected 4 elements"),
+    "cudasim_add_not_broadcastable": ("_native.tensor_add_cudasim_f32(np.ones((2, 3), f32), np.ones((3, 3), f32), "
+                                      "np.empty((3, 3), f32), 1.0, 1.0)", ValueError, "a: must broadcast"),
+    "cudasim_add_out_is_c": ("_native.tensor_add_cudasim_f32(x, buf[:8], buf[:8], 1.0, 1.0)", ValueError,
+                             "out: must not share memory with c"),
+    "cudasim_scale_y_overlaps_x": ("_native.tensor_scale_cudasim_f32(buf[:8], buf[4:12], 2.0)", ValueError,
+                                   "y: must not share memory with x"),
 }
 
 
