@@ -3,6 +3,7 @@
 #include "bind_util.h"
 #include "cpu/batchnorm.h"
 #include "cpu/parallel.h"
+#include "cuda/batchnorm.h"
 #include "registry.h"
 
 namespace minifw {
@@ -23,7 +24,7 @@ const T* optional_in(const py::object& o, int64_t C, const char* name, py::array
   return in_ptr<T>(keep, C, name);
 }
 
-template <typename T>
+template <typename T, typename Device>
 void forward_training(int64_t outer, int64_t C, int64_t inner, py::array x, py::object weight, py::object bias,
                       py::object running_mean, py::object running_var, double momentum, double eps, py::array y,
                       py::array save_mean, py::array save_invstd) {
@@ -49,10 +50,13 @@ void forward_training(int64_t outer, int64_t C, int64_t inner, py::array x, py::
                     {&rvk, "running_var"}},
                    {{&x, "x"}, {&wk, "weight"}, {&bk, "bias"}});
   py::gil_scoped_release release;
-  batch_norm_forward_training<T>(s, xp, wp, bp, rm, rv, momentum, eps, yp, smp, sip, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    batch_norm_forward_training<T>(s, xp, wp, bp, rm, rv, momentum, eps, yp, smp, sip, get_num_threads());
+  else
+    cudasim::batch_norm_forward_training<T>(s, xp, wp, bp, rm, rv, momentum, eps, yp, smp, sip, nullptr);
 }
 
-template <typename T>
+template <typename T, typename Device>
 void forward_inference(int64_t outer, int64_t C, int64_t inner, py::array x, py::object weight, py::object bias,
                        py::array running_mean, py::array running_var, double eps, py::array y) {
   const BnShape s = to_shape(outer, C, inner);
@@ -67,10 +71,13 @@ void forward_inference(int64_t outer, int64_t C, int64_t inner, py::array x, py:
                    {{&x, "x"}, {&wk, "weight"}, {&bk, "bias"}, {&running_mean, "running_mean"},
                     {&running_var, "running_var"}});
   py::gil_scoped_release release;
-  batch_norm_forward_inference<T>(s, xp, wp, bp, rm, rv, eps, yp, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    batch_norm_forward_inference<T>(s, xp, wp, bp, rm, rv, eps, yp, get_num_threads());
+  else
+    cudasim::batch_norm_forward_inference<T>(s, xp, wp, bp, rm, rv, eps, yp, nullptr);
 }
 
-template <typename T>
+template <typename T, typename Device>
 void backward(int64_t outer, int64_t C, int64_t inner, py::array dy, py::array x, py::object weight,
               py::array save_mean, py::array save_invstd, py::array dx, py::array dweight, py::array dbias) {
   const BnShape s = to_shape(outer, C, inner);
@@ -86,13 +93,24 @@ void backward(int64_t outer, int64_t C, int64_t inner, py::array dy, py::array x
   require_disjoint({{&dx, "dx"}, {&dweight, "dweight"}, {&dbias, "dbias"}},
                    {{&dy, "dy"}, {&x, "x"}, {&wk, "weight"}, {&save_mean, "save_mean"}, {&save_invstd, "save_invstd"}});
   py::gil_scoped_release release;
-  batch_norm_backward<T>(s, dyp, xp, wp, smp, sip, dxp, dwp, dbp, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    batch_norm_backward<T>(s, dyp, xp, wp, smp, sip, dxp, dwp, dbp, get_num_threads());
+  else
+    cudasim::batch_norm_backward<T>(s, dyp, xp, wp, smp, sip, dxp, dwp, dbp, nullptr);
+}
+
+template <typename Device>
+void bind_on(py::module_& m) {
+  def_kernel(m, {"batch_norm", "forward_training", Device::name}, &forward_training<float, Device>,
+             &forward_training<double, Device>);
+  def_kernel(m, {"batch_norm", "forward_inference", Device::name}, &forward_inference<float, Device>,
+             &forward_inference<double, Device>);
+  def_kernel(m, {"batch_norm", "backward", Device::name}, &backward<float, Device>, &backward<double, Device>);
 }
 }  // namespace
 
 MINIFW_BINDINGS(bind_batchnorm) {
-  def_kernel(m, {"batch_norm", "forward_training", "cpu"}, &forward_training<float>, &forward_training<double>);
-  def_kernel(m, {"batch_norm", "forward_inference", "cpu"}, &forward_inference<float>, &forward_inference<double>);
-  def_kernel(m, {"batch_norm", "backward", "cpu"}, &backward<float>, &backward<double>);
+  bind_on<OnCpu>(m);
+  bind_on<OnCudaSim>(m);
 }
 }  // namespace minifw

@@ -51,7 +51,7 @@ void bad_target(int64_t pos) {
 }
 
 // Returns (sum of per-position losses, number of non-ignored targets).
-template <typename T>
+template <typename T, typename Device>
 py::tuple ce_forward(int64_t outer, int64_t C, int64_t inner, py::array logits, py::array target,
                      int64_t ignore_index, double label_smoothing, py::array log_probs, py::array losses) {
   const SoftmaxShape s = to_shape(outer, C, inner);
@@ -63,13 +63,16 @@ py::tuple ce_forward(int64_t outer, int64_t C, int64_t inner, py::array logits, 
   CrossEntropySums r;
   {
     py::gil_scoped_release release;
-    r = cross_entropy_forward<T>(s, xp, tp, ignore_index, label_smoothing, lpp, lp, get_num_threads());
+    if constexpr (on_cpu<Device>)
+      r = cross_entropy_forward<T>(s, xp, tp, ignore_index, label_smoothing, lpp, lp, get_num_threads());
+    else  // the emulator's device memory is host memory: the kernel writes r itself
+      cudasim::cross_entropy_forward<T>(s, xp, tp, ignore_index, label_smoothing, lpp, lp, &r, nullptr);
   }
   bad_target(r.bad_position);
   return py::make_tuple(r.loss_sum, r.count);
 }
 
-template <typename T>
+template <typename T, typename Device>
 void ce_backward(int64_t outer, int64_t C, int64_t inner, py::array log_probs, py::array target,
                  int64_t ignore_index, double label_smoothing, py::object grad, double grad_scalar,
                  bool divide_by_count, py::array dlogits) {
@@ -87,19 +90,31 @@ void ce_backward(int64_t outer, int64_t C, int64_t inner, py::array log_probs, p
   int64_t bad;
   {
     py::gil_scoped_release release;
-    bad = cross_entropy_backward<T>(s, lpp, tp, ignore_index, label_smoothing, gp, grad_scalar, divide_by_count,
-                                    dp, get_num_threads());
+    if constexpr (on_cpu<Device>) {
+      bad = cross_entropy_backward<T>(s, lpp, tp, ignore_index, label_smoothing, gp, grad_scalar, divide_by_count,
+                                      dp, get_num_threads());
+    } else {
+      CrossEntropySums r;
+      cudasim::cross_entropy_backward<T>(s, lpp, tp, ignore_index, label_smoothing, gp, grad_scalar,
+                                         divide_by_count, dp, &r, nullptr);
+      bad = r.bad_position;
+    }
   }
   bad_target(bad);
+}
+
+template <typename Device>
+void bind_on(py::module_& m) {
+  def_kernel(m, {"softmax", "forward", Device::name}, &forward<float, Device>, &forward<double, Device>);
+  def_kernel(m, {"softmax", "backward", Device::name}, &backward<float, Device>, &backward<double, Device>);
+  def_kernel(m, {"cross_entropy", "forward", Device::name}, &ce_forward<float, Device>, &ce_forward<double, Device>);
+  def_kernel(m, {"cross_entropy", "backward", Device::name}, &ce_backward<float, Device>,
+             &ce_backward<double, Device>);
 }
 }  // namespace
 
 MINIFW_BINDINGS(bind_softmax) {
-  def_kernel(m, {"softmax", "forward", "cpu"}, &forward<float, OnCpu>, &forward<double, OnCpu>);
-  def_kernel(m, {"softmax", "backward", "cpu"}, &backward<float, OnCpu>, &backward<double, OnCpu>);
-  def_kernel(m, {"softmax", "forward", "cudasim"}, &forward<float, OnCudaSim>, &forward<double, OnCudaSim>);
-  def_kernel(m, {"softmax", "backward", "cudasim"}, &backward<float, OnCudaSim>, &backward<double, OnCudaSim>);
-  def_kernel(m, {"cross_entropy", "forward", "cpu"}, &ce_forward<float>, &ce_forward<double>);
-  def_kernel(m, {"cross_entropy", "backward", "cpu"}, &ce_backward<float>, &ce_backward<double>);
+  bind_on<OnCpu>(m);
+  bind_on<OnCudaSim>(m);
 }
 }  // namespace minifw

@@ -110,11 +110,12 @@ def cross_entropy_forward(logits, target, *, ignore_index=-100, label_smoothing=
                           ignore_index, eps, log_probs, losses)
     if reduction == "none":
         return losses, log_probs
+    dev = devices.of(logits)  # the 0-d loss stays on the logits' device
     if reduction == "sum":
-        return np.array(total, dtype=logits.dtype), log_probs
+        return devices.to_device(np.array(total, dtype=logits.dtype), dev), log_probs
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.float64(total) / np.float64(count)  # 0 / 0 = nan, as PyTorch
-    return np.array(mean, dtype=logits.dtype), log_probs
+    return devices.to_device(np.array(mean, dtype=logits.dtype), dev), log_probs
 
 
 def check_cross_entropy_backward_args(grad_loss, log_probs, target, ignore_index, label_smoothing,

@@ -1,7 +1,8 @@
 """Batch normalization, spatial (NCHW) and per activation ((N, C)): training
 forward, running-statistics update, inference forward and backward against
 the float64 reference, float32 and float64, on both traversal orders (wide and
-narrow H * W); finite differences; bad input."""
+narrow H * W), under every ISA and on the CUDA emulator; finite differences;
+bad input."""
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ from minifw import ops
 from reference import (assert_within_bound, bad_call_test, batch_norm_backward_ref,
                        batch_norm_inference_ref, batch_norm_training_ref, binding_tests,
                        numerical_grad)
+from targets import assert_on, place
 
 DTYPES = (np.float32, np.float64)
 # Statistics are accumulated in double, so the float32 results are a few
@@ -24,6 +26,8 @@ SHAPES = {
     "fc_odd_7x13": (7, 13),
     "nchw_n1_c3_5x7_narrow": (1, 3, 5, 7),
     "nchw_2x4x1x1": (2, 4, 1, 1),
+    "nchw_3x7x2x3_groups": (3, 7, 2, 3),  # the GPU's narrow layout: 5 channels a block, then 2
+    "nchw_2x3x4x5": (2, 3, 4, 5),  # H * W = 20: narrow on the GPU, one channel a block
     "nchw_2x3x9x11_wide": (2, 3, 9, 11),
     "nchw_threaded_8x16x12x12": (8, 16, 12, 12),
 }
@@ -56,12 +60,13 @@ def _dx_magnitude(dy, x, w, mean, invstd):
 @pytest.mark.parametrize("affine", [True, False], ids=["affine", "no_affine"])
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-def test_training_forward_backward_and_running_stats(rng, dtype, shape, affine):
+def test_training_forward_backward_and_running_stats(target, rng, dtype, shape, affine):
     x, w, b = _inputs(rng, shape, dtype, affine)
     c = shape[1]
-    rm, rv = rng.standard_normal(c).astype(dtype), rng.uniform(0.5, 2, c).astype(dtype)
-    rm0, rv0 = rm.copy(), rv.copy()
-    y, mean, invstd = ops.batch_norm_forward_training(x, w, b, rm, rv, momentum=0.3, eps=1e-3)
+    rm0, rv0 = rng.standard_normal(c).astype(dtype), rng.uniform(0.5, 2, c).astype(dtype)
+    rm, rv = place(target, rm0, rv0)
+    y, mean, invstd = ops.batch_norm_forward_training(*place(target, x, w, b), rm, rv, momentum=0.3, eps=1e-3)
+    assert_on(target, y, mean, invstd, rm, rv)
     y_ref, mean_ref, invstd_ref, var_unbiased = batch_norm_training_ref(x, w, b, eps=1e-3)
     assert y.dtype == mean.dtype == invstd.dtype == dtype
     np.testing.assert_allclose(y, y_ref, **_tol(dtype, y_ref))
@@ -70,7 +75,8 @@ def test_training_forward_backward_and_running_stats(rng, dtype, shape, affine):
     np.testing.assert_allclose(rm, 0.7 * rm0 + 0.3 * mean_ref, **_tol(dtype, rm))
     np.testing.assert_allclose(rv, 0.7 * rv0 + 0.3 * var_unbiased, **_tol(dtype, rv))
     dy = rng.standard_normal(shape).astype(dtype)
-    dx, dw, db = ops.batch_norm_backward(dy, x, w, mean, invstd)
+    dx, dw, db = ops.batch_norm_backward(*place(target, dy, x, w), mean, invstd)
+    assert_on(target, dx, dw, db)
     dx_ref, dw_ref, db_ref = batch_norm_backward_ref(dy, x, w, eps=1e-3)
     assert_within_bound(dx, dx_ref, _dx_magnitude(dy, x, w, mean_ref, invstd_ref), TOL[dtype], 0, "dx")
     m = x.size // c
@@ -80,21 +86,36 @@ def test_training_forward_backward_and_running_stats(rng, dtype, shape, affine):
 
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-def test_inference_forward(rng, dtype, shape):
+def test_inference_forward(target, rng, dtype, shape):
     x, w, b = _inputs(rng, shape, dtype)
     c = shape[1]
     rm, rv = rng.standard_normal(c).astype(dtype) + 5, rng.uniform(0.5, 2, c).astype(dtype)
-    y = ops.batch_norm_forward_inference(x, w, b, rm, rv, eps=1e-4)
+    y = ops.batch_norm_forward_inference(*place(target, x, w, b, rm, rv), eps=1e-4)
+    assert_on(target, y)
     ref = batch_norm_inference_ref(x, w, b, rm, rv, eps=1e-4)
     np.testing.assert_allclose(y, ref, **_tol(dtype, ref))
-    y = ops.batch_norm_forward_inference(x, None, None, rm, rv)
+    y = ops.batch_norm_forward_inference(place(target, x), None, None, *place(target, rm, rv))
     np.testing.assert_allclose(y, batch_norm_inference_ref(x, None, None, rm, rv), **_tol(dtype, ref))
 
 
-def test_running_stats_left_alone_when_none(rng):
+def test_running_stats_left_alone_when_none(target, rng):
     x, w, b = _inputs(rng, (4, 3, 5, 5), np.float64)
-    y, _, _ = ops.batch_norm_forward_training(x, w, b, None, None)
+    y, _, _ = ops.batch_norm_forward_training(*place(target, x, w, b), None, None)
     np.testing.assert_allclose(y, batch_norm_training_ref(x, w, b)[0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(300, 5), (3, 4, 10, 10)], ids=["fc", "nchw"])
+def test_variance_of_values_far_from_their_mean(target, rng, shape):
+    # Values 1e4 +- 1 in float32: E[x^2] - E[x]^2 in float32 would lose every digit
+    # of the variance (1e8 against 1, with roundings of 4); the two passes in double
+    # keep invstd to its own rounding. y is off by the float32 rounding of the mean
+    # (half a spacing at 1e4: 4.9e-4) times invstd (~1).
+    x = (1e4 + rng.standard_normal(shape)).astype(np.float32)
+    y, mean, invstd = ops.batch_norm_forward_training(place(target, x), None, None, None, None)
+    y_ref, mean_ref, invstd_ref, _ = batch_norm_training_ref(x, None, None)
+    np.testing.assert_allclose(invstd, invstd_ref, rtol=1e-6)
+    np.testing.assert_allclose(mean, mean_ref, rtol=1e-7)
+    np.testing.assert_allclose(y, y_ref, rtol=0, atol=1e-3)
 
 
 @pytest.mark.parametrize("affine", [True, False], ids=["affine", "no_affine"])
@@ -118,8 +139,10 @@ def test_gradient_matches_finite_differences(rng, shape, affine):
             rtol=1e-6, atol=1e-8)
 
 
-def test_results_do_not_depend_on_thread_count(rng):
-    x, w, b = _inputs(rng, (8, 16, 12, 12), np.float32)
+@pytest.mark.parametrize("device", ["cpu", "cudasim"])
+def test_results_do_not_depend_on_thread_count(rng, device):
+    # On "cudasim" the threads are the emulator's workers, which run the blocks.
+    x, w, b = place(device, *_inputs(rng, (8, 16, 12, 12) if device == "cpu" else (4, 40, 3, 3), np.float32))
     before = minifw.get_num_threads()
     try:
         out = []
@@ -133,9 +156,8 @@ def test_results_do_not_depend_on_thread_count(rng):
         np.testing.assert_array_equal(a, b_)
 
 
-def test_empty_planes_in_inference_and_backward():
-    x = np.ones((2, 3, 0, 4), np.float32)
-    c = np.ones(3, np.float32)
+def test_empty_planes_in_inference_and_backward(target):
+    x, c = place(target, np.ones((2, 3, 0, 4), np.float32), np.ones(3, np.float32))
     assert ops.batch_norm_forward_inference(x, c, c, c, c).shape == x.shape
     dx, dweight, dbias = ops.batch_norm_backward(x, x, c, c, c)
     assert dx.shape == x.shape
@@ -222,6 +244,16 @@ BINDING_CASES = {
                                      "dx, dw, db)", TypeError, "save_invstd: expected dtype float32"),
     "backward_dx_is_dy": ("_native.batch_norm_backward_f32(2, 4, 1, y, x, None, save_mean, save_invstd, y, dw, db)",
                           ValueError, "dx: must not share memory with dy"),
+    # The emulator's entry points share these checks; a few show they are wired.
+    "cudasim_valid": ("_native.batch_norm_forward_training_cudasim_f32(2, 4, 1, x, w, b, mean, var, 0.1, 1e-5, y, "
+                      "save_mean, save_invstd)", None, ""),
+    "cudasim_batch_wraps": ("_native.batch_norm_forward_inference_cudasim_f32(2 ** 62 + 2, 4, 1, x, None, None, "
+                            "mean, var, 1e-5, y)", ValueError, "batch_norm: sizes too large"),
+    "cudasim_one_value_per_channel": ("_native.batch_norm_forward_training_cudasim_f32(1, 4, 1, x[:4], None, None, "
+                                      "None, None, 0.1, 1e-5, y[:4], save_mean, save_invstd)", ValueError,
+                                      "more than one value per channel"),
+    "cudasim_backward_dx_is_dy": ("_native.batch_norm_backward_cudasim_f32(2, 4, 1, y, x, None, save_mean, "
+                                  "save_invstd, y, dw, db)", ValueError, "dx: must not share memory with dy"),
 }
 
 

@@ -1,14 +1,17 @@
 """Dropout: the mask is exactly the one defined by Philox-4x32-10 (checked
 against a Python implementation that itself matches the published known-answer
-vectors), identical for any thread count and ISA; the keep fraction; scaling;
-p = 0 and p = 1; backward; bad input."""
+vectors), identical for any thread count, ISA and device (the CPU and the CUDA
+kernels on the emulator); the keep fraction; scaling; p = 0 and p = 1;
+backward; bad input."""
 
 import numpy as np
 import pytest
 
 import minifw
 from minifw import ops
+from minifw import devices
 from reference import bad_call_test, binding_tests, dropout_mask_ref, numerical_grad, philox4x32_10
+from targets import assert_on, place
 
 DTYPES = (np.float32, np.float64)
 
@@ -29,10 +32,11 @@ SEEDS = {"seed_0": 0, "seed_1234": 1234, "seed_high_word": 2 ** 40 + 7, "seed_ma
 @pytest.mark.parametrize("seed", SEEDS.values(), ids=SEEDS.keys())
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-def test_mask_is_the_defined_philox_mask(isa, rng, dtype, shape, seed):
+def test_mask_is_the_defined_philox_mask(target, rng, dtype, shape, seed):
     x = rng.standard_normal(shape).astype(dtype)
     p = 0.3
-    y, mask = ops.dropout_forward(x, p, seed=seed)
+    y, mask = ops.dropout_forward(place(target, x), p, seed=seed)
+    assert_on(target, y, mask)
     assert mask.dtype == np.uint8 and mask.shape == shape and y.dtype == dtype
     np.testing.assert_array_equal(mask, dropout_mask_ref(shape, p, seed))
     # The kept values are x / (1 - p) rounded once, as PyTorch (x * (1 / (1 - p))).
@@ -56,6 +60,22 @@ def test_same_mask_for_any_thread_count_and_isa(rng):
         np.testing.assert_array_equal(m, masks[0])
 
 
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.97])
+@pytest.mark.parametrize("seed", [5, 2 ** 63 + 12345], ids=["seed_5", "seed_high_word"])
+def test_same_seed_same_mask_on_every_device(rng, seed, p):
+    # 3 x 1000 elements: 47 blocks of 64 and a partial one, 752 counters, so the
+    # GPU's grid has several blocks of threads.
+    x = rng.standard_normal((3, 1000)).astype(np.float32)
+    dy = rng.standard_normal(x.shape).astype(np.float32)
+    y_cpu, mask_cpu = ops.dropout_forward(x, p, seed=seed)
+    y_sim, mask_sim = ops.dropout_forward(place("cudasim", x), p, seed=seed)
+    assert devices.of(mask_sim) == "cudasim"
+    np.testing.assert_array_equal(mask_sim, mask_cpu)
+    np.testing.assert_array_equal(y_sim, y_cpu)
+    np.testing.assert_array_equal(ops.dropout_backward(place("cudasim", dy), mask_sim, p),
+                                  ops.dropout_backward(dy, mask_cpu, p))
+
+
 def test_different_seeds_give_different_masks():
     x = np.ones(4096, np.float32)
     a, b = ops.dropout_forward(x, 0.5, seed=1)[1], ops.dropout_forward(x, 0.5, seed=2)[1]
@@ -72,22 +92,26 @@ def test_keep_fraction(isa, p):
     assert abs(mask.mean() - (1 - p)) < 5 * std
 
 
-def test_p_zero_and_p_one(rng):
+def test_p_zero_and_p_one(target, rng):
     x = rng.standard_normal((3, 70)).astype(np.float32)
-    y, mask = ops.dropout_forward(x, 0.0, seed=3)
+    x[0, :3] = np.inf, -np.inf, np.nan
+    y, mask = ops.dropout_forward(place(target, x), 0.0, seed=3)
+    assert_on(target, y, mask)
     np.testing.assert_array_equal(y, x)
     assert np.all(mask == 1)
-    y, mask = ops.dropout_forward(x, 1.0, seed=3)
-    assert np.all(y == 0) and np.all(mask == 0)
-    assert np.all(ops.dropout_backward(x, mask, 1.0) == 0)  # no inf / nan from 1 / (1 - p)
+    y, mask = ops.dropout_forward(place(target, x), 1.0, seed=3)
+    assert np.all(y == 0) and np.all(mask == 0)  # exactly 0, even for inf and nan
+    dy = place(target, rng.standard_normal(x.shape).astype(np.float32))
+    assert np.all(ops.dropout_backward(dy, mask, 1.0) == 0)  # no inf / nan from 1 / (1 - p)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-def test_backward_scales_the_kept_gradients(rng, dtype):
+def test_backward_scales_the_kept_gradients(target, rng, dtype):
     x = rng.standard_normal((4, 33)).astype(dtype)
     dy = rng.standard_normal(x.shape).astype(dtype)
-    _, mask = ops.dropout_forward(x, 0.25, seed=11)
-    dx = ops.dropout_backward(dy, mask, 0.25)
+    _, mask = ops.dropout_forward(place(target, x), 0.25, seed=11)
+    dx = ops.dropout_backward(place(target, dy), mask, 0.25)
+    assert_on(target, dx)
     np.testing.assert_array_equal(dx, np.where(mask == 1, dy * dtype(1 / 0.75), 0))
 
 
@@ -148,6 +172,14 @@ BINDING_CASES = {
                                 "mask: expected 8 elements"),
     "backward_dx_is_dy": ("_native.dropout_backward_f32(shared, mask, 0.5, shared)", ValueError,
                           "dx: must not share memory with dy"),
+    # The emulator's entry points share these checks; a few show they are wired.
+    "cudasim_valid": ("_native.dropout_forward_cudasim_f32(x, 0.5, 2 ** 64 - 1, y, mask)", None, ""),
+    "cudasim_y_is_x": ("_native.dropout_forward_cudasim_f32(shared, 0.5, 1, shared, mask)", ValueError,
+                       "y: must not share memory with x"),
+    "cudasim_p_nan": ("_native.dropout_forward_cudasim_f32(x, float('nan'), 1, y, mask)", ValueError,
+                      r"p: must be in \[0, 1\]"),
+    "cudasim_backward_mask_too_small": ("_native.dropout_backward_cudasim_f32(x, mask[:7], 0.5, dx)", ValueError,
+                                        "mask: expected 8 elements"),
 }
 
 

@@ -84,9 +84,9 @@ def test_huge_inputs_do_not_overflow(target, rng, dtype, shape):
         y = ops.softmax_forward(place(target, x), log=log)
         assert np.all(np.isfinite(y)), "softmax of +-1e4 must stay finite"
         np.testing.assert_allclose(y, softmax_ref(x, log=log), rtol=1e-6, atol=1e-30)
-    if target.type == "cpu":  # (cross-entropy has no CUDA kernel yet)
-        loss, _ = ops.cross_entropy_forward(x, np.zeros((shape[0],) + shape[2:], np.int64), reduction="none")
-        assert np.all(np.isfinite(loss))
+    loss, _ = ops.cross_entropy_forward(place(target, x), np.zeros((shape[0],) + shape[2:], np.int64),
+                                        reduction="none")
+    assert np.all(np.isfinite(loss))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
@@ -128,7 +128,7 @@ def test_results_do_not_depend_on_thread_count(rng):
 
 # ---- cross-entropy -----------------------------------------------------------
 
-CE_SHAPES = {"rows_7x5": ((7, 5), (7,)), "lenet_64x10": ((64, 10), (64,)),
+CE_SHAPES = {"rows_7x5": ((7, 5), (7,)), "lenet_64x10": ((64, 10), (64,)), "rows_3x75": ((3, 75), (3,)),
              "nchw_2x4x3x5": ((2, 4, 3, 5), (2, 3, 5)), "nchw_n1_c3_17x31": ((1, 3, 17, 31), (1, 17, 31))}
 SMALL_CE_SHAPES = {"rows_5x4": ((5, 4), (5,)), "nchw_2x3x2x3": ((2, 3, 2, 3), (2, 2, 3))}
 CE_SETTINGS = {
@@ -152,20 +152,22 @@ def _targets(rng, shape, classes, settings):
 @pytest.mark.parametrize("settings", CE_SETTINGS.values(), ids=CE_SETTINGS.keys())
 @pytest.mark.parametrize("shapes", CE_SHAPES.values(), ids=CE_SHAPES.keys())
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
-def test_cross_entropy_matches_pytorch_definition(isa, rng, dtype, shapes, settings, reduction):
+def test_cross_entropy_matches_pytorch_definition(target, rng, dtype, shapes, settings, reduction):
     shape, tshape = shapes
     logits = (2 * rng.standard_normal(shape)).astype(dtype)
-    target = _targets(rng, tshape, shape[1], settings)
-    # Logits of size ~2, C <= 10 classes: a few ulp of the log-sum-exp per term.
+    t = _targets(rng, tshape, shape[1], settings)
+    # Logits of size ~2, C <= 75 classes: a few ulp of the log-sum-exp per term.
     rtol = 1e-5 if dtype == np.float32 else 1e-12
-    loss, log_probs = ops.cross_entropy_forward(logits, target, reduction=reduction, **settings)
-    ref = cross_entropy_ref(logits, target, reduction=reduction, **settings)
+    loss, log_probs = ops.cross_entropy_forward(place(target, logits), t, reduction=reduction, **settings)
+    ref = cross_entropy_ref(logits, t, reduction=reduction, **settings)
     assert loss.dtype == dtype and loss.shape == np.shape(ref)
     np.testing.assert_allclose(loss, ref, rtol=rtol, atol=rtol)
     np.testing.assert_allclose(log_probs, softmax_ref(logits, log=True), rtol=rtol, atol=rtol)
     grad = rng.standard_normal(tshape).astype(dtype) if reduction == "none" else 0.7
-    d = ops.cross_entropy_backward(grad, log_probs, target, reduction=reduction, **settings)
-    dref = cross_entropy_backward_ref(grad, logits, target, reduction=reduction, **settings)
+    d = ops.cross_entropy_backward(place(target, grad) if reduction == "none" else grad, log_probs, t,
+                                   reduction=reduction, **settings)
+    assert_on(target, loss, log_probs, d)
+    dref = cross_entropy_backward_ref(grad, logits, t, reduction=reduction, **settings)
     np.testing.assert_allclose(d, dref, rtol=rtol, atol=rtol * np.max(np.abs(grad)))
 
 
@@ -184,25 +186,39 @@ def test_cross_entropy_gradient_matches_finite_differences(rng, shapes, settings
     np.testing.assert_allclose(d, num, rtol=1e-6, atol=1e-8)
 
 
-def test_cross_entropy_ignored_targets_contribute_nothing(rng):
-    logits = rng.standard_normal((6, 4))
-    target = np.array([0, -100, 3, -100, 1, 2])
-    loss, lp = ops.cross_entropy_forward(logits, target, reduction="none")
+def test_cross_entropy_ignored_targets_contribute_nothing(target, rng):
+    logits = place(target, rng.standard_normal((6, 4)))
+    t = np.array([0, -100, 3, -100, 1, 2])
+    loss, lp = ops.cross_entropy_forward(logits, t, reduction="none")
     assert loss[1] == 0 and loss[3] == 0
-    mean, _ = ops.cross_entropy_forward(logits, target)
+    mean, _ = ops.cross_entropy_forward(logits, t)
     assert mean == pytest.approx(loss.sum() / 4)
-    d = ops.cross_entropy_backward(1.0, lp, target)
+    d = ops.cross_entropy_backward(1.0, lp, t)
     assert np.all(d[[1, 3]] == 0)
 
 
 @pytest.mark.parametrize("shape", [(3, 4), (2, 4, 2, 3)], ids=["rows", "nchw"])
-def test_cross_entropy_all_ignored_mean_is_nan(shape):
-    logits = np.ones(shape)
-    target = np.full((shape[0],) + shape[2:], -100)
-    loss, lp = ops.cross_entropy_forward(logits, target)
+def test_cross_entropy_all_ignored_mean_is_nan(target, shape):
+    logits = place(target, np.ones(shape))
+    t = np.full((shape[0],) + shape[2:], -100)
+    loss, lp = ops.cross_entropy_forward(logits, t)
     assert np.isnan(loss)
-    assert ops.cross_entropy_forward(logits, target, reduction="sum")[0] == 0
-    np.testing.assert_array_equal(ops.cross_entropy_backward(1.0, lp, target), 0)
+    assert ops.cross_entropy_forward(logits, t, reduction="sum")[0] == 0
+    np.testing.assert_array_equal(ops.cross_entropy_backward(1.0, lp, t), 0)
+
+
+@pytest.mark.parametrize("shape", [(70, 3), (2, 3, 5, 7)], ids=["rows", "nchw"])
+def test_cross_entropy_ignored_positions_get_exact_zeros_whatever_log_probs_hold(target, shape):
+    # The backward writes 0 at ignored positions without reading log_probs there
+    # (inf or nan in them must not leak through as 0 * inf).
+    rng = np.random.default_rng(3)
+    t = rng.integers(0, 3, (shape[0],) + shape[2:])
+    t.reshape(-1)[::4] = -100
+    lp = ops.softmax_forward(place(target, rng.standard_normal(shape)), log=True)
+    ignored = np.expand_dims(t == -100, 1) & np.ones(shape, bool)
+    lp[ignored] = np.where(np.arange(ignored.sum()) % 2, np.inf, np.nan)
+    d = ops.cross_entropy_backward(1.0, lp, t)
+    assert np.all(d[ignored] == 0) and np.all(np.isfinite(d))
 
 
 def test_cross_entropy_loss_is_zero_d_and_accepts_other_int_dtypes(rng):
@@ -217,17 +233,19 @@ def test_cross_entropy_loss_is_zero_d_and_accepts_other_int_dtypes(rng):
 
 X2 = np.zeros((4, 3))
 T1 = np.array([0, 1, 2, 1])
-def test_empty_inputs_give_empty_outputs():
+
+
+def test_empty_inputs_give_empty_outputs(target):
     for shape in ((0, 5), (2, 3, 0, 4)):
-        x = np.ones(shape, np.float32)
+        x = place(target, np.ones(shape, np.float32))
         y = ops.softmax_forward(x, log=True)
         assert y.shape == shape and ops.softmax_backward(x, y, log=True).shape == shape
-    logits, target = np.ones((2, 3, 0, 4), np.float32), np.zeros((2, 0, 4), np.int64)
-    assert np.isnan(ops.cross_entropy_forward(logits, target)[0])  # mean over no targets, as PyTorch
-    assert ops.cross_entropy_forward(logits, target, reduction="sum")[0] == 0
-    loss, log_probs = ops.cross_entropy_forward(logits, target, reduction="none")
+    logits, t = place(target, np.ones((2, 3, 0, 4), np.float32)), np.zeros((2, 0, 4), np.int64)
+    assert np.isnan(ops.cross_entropy_forward(logits, t)[0])  # mean over no targets, as PyTorch
+    assert ops.cross_entropy_forward(logits, t, reduction="sum")[0] == 0
+    loss, log_probs = ops.cross_entropy_forward(logits, t, reduction="none")
     assert loss.shape == (2, 0, 4)
-    assert ops.cross_entropy_backward(loss, log_probs, target, reduction="none").shape == logits.shape
+    assert ops.cross_entropy_backward(loss, log_probs, t, reduction="none").shape == logits.shape
 
 
 BAD_CALLS = {
@@ -312,6 +330,27 @@ BINDING_CASES = {
     "ce_backward_dlogits_is_log_probs": ("_native.cross_entropy_backward_f32(2, 4, 1, buf[:8], target, -100, 0.0, "
                                          "None, 1.0, True, buf[:8])", ValueError,
                                          "dlogits: must not share memory with log_probs"),
+    # The emulator's entry points: the same checks, and the kernels find the
+    # first bad target themselves (the flat position, rows and NCHW alike).
+    "cudasim_valid": ("_native.cross_entropy_forward_cudasim_f32(2, 4, 1, x, target, -100, 0.1, y, losses)", None,
+                      ""),
+    "cudasim_outer_wraps": ("_native.softmax_forward_cudasim_f32(2 ** 62 + 2, 4, 1, x, y, False)", ValueError,
+                            "softmax: sizes too large"),
+    "cudasim_ce_target_too_short": ("_native.cross_entropy_forward_cudasim_f32(2, 4, 1, x, target[:1], -100, 0.0, "
+                                    "y, losses)", ValueError, "target: expected 2 elements"),
+    "cudasim_ce_first_bad_target": ("_native.cross_entropy_forward_cudasim_f32(2, 4, 1, x, np.array([0, 7]), "
+                                    "-100, 0.0, y, losses)", ValueError, "target: value at flat position 1 "),
+    "cudasim_ce_first_bad_of_many": (
+        "_native.cross_entropy_forward_cudasim_f32(1, 2, 1000, np.ones(2000, f32), "
+        "np.where(np.arange(1000) % 300 == 299, -5, 0), -100, 0.0, np.empty(2000, f32), np.empty(1000, f32))",
+        ValueError, "target: value at flat position 299 "),
+    "cudasim_ce_backward_first_bad_of_many": (
+        "_native.cross_entropy_backward_cudasim_f32(1000, 2, 1, np.zeros(2000, f32), "
+        "np.where(np.arange(1000) % 400 == 399, 2, -100), -100, 0.0, None, 1.0, True, np.empty(2000, f32))",
+        ValueError, "target: value at flat position 399 "),
+    "cudasim_ce_backward_dlogits_is_log_probs": ("_native.cross_entropy_backward_cudasim_f32(2, 4, 1, buf[:8], "
+                                                 "target, -100, 0.0, None, 1.0, True, buf[:8])", ValueError,
+                                                 "dlogits: must not share memory with log_probs"),
 }
 
 
