@@ -2,15 +2,19 @@
 // arrays in (x (T, N, I), states (L*D, N, H), the flat weights and the
 // reserve). Cell states are LSTM's only: other modes pass empty arrays.
 // The forward also takes `training` (after the sizes): with it the reserve
-// has reserve_size() elements, without it none; and a workspace, bytes from
-// the device's allocator (at least forward_workspace(training) elements).
+// has reserve_size() elements, without it none. The forward and the data
+// backward take a workspace, bytes from the device's allocator (at least what
+// the "workspace" query gives for that direction: the CPU's data backward needs
+// none, the CUDA kernels' one lower layer's output gradient).
 // lengths, the last argument: int64, empty for "every sequence is T long", or
-// N values each in [1, T] (checked here: the kernels index by them).
+// N values each in [1, T] (checked here: the kernels index by them). Every
+// entry point is bound for each device (OnCpu, OnCudaSim) with the same checks.
 #include <stdexcept>
 
 #include "bind_util.h"
 #include "cpu/parallel.h"
 #include "cpu/rnn.h"
+#include "cuda/rnn.h"
 #include "registry.h"
 
 namespace minifw {
@@ -45,14 +49,33 @@ const int64_t* lengths_ptr(const py::array& lengths, const RnnShape& s) {
   return p;
 }
 
-// Elements of the forward's workspace (the sizes as the kernels take them).
-template <typename T>
-int64_t workspace(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs,
-                  bool bias, int64_t steps, int64_t N, bool training) {
-  return to_shape(mode, input_size, hidden, layers, dirs, bias, steps, N).forward_workspace(training);
+// Elements of workspace that `direction` ("forward" or "backward_data") takes
+// on Device; `training` matters to the forward only.
+template <typename Device>
+int64_t workspace_elems(const RnnShape& s, const std::string& direction, bool training) {
+  if (direction == "forward") {
+    if constexpr (on_cpu<Device>)
+      return s.forward_workspace(training);
+    else
+      return cudasim::rnn_forward_workspace(s, training);
+  }
+  if (direction == "backward_data") {
+    if constexpr (on_cpu<Device>)
+      return 0;  // the CPU kernel allocates its own scratch
+    else
+      return cudasim::rnn_backward_data_workspace(s);
+  }
+  throw py::value_error("rnn: workspace direction must be 'forward' or 'backward_data', got '" + direction + "'");
 }
 
-template <typename T>
+template <typename T, typename Device>
+int64_t workspace(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs,
+                  bool bias, int64_t steps, int64_t N, const std::string& direction, bool training) {
+  return workspace_elems<Device>(to_shape(mode, input_size, hidden, layers, dirs, bias, steps, N), direction,
+                                 training);
+}
+
+template <typename T, typename Device>
 void forward(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs, bool bias,
              int64_t steps, int64_t N, bool training, py::array x, py::array h0, py::array c0, py::array w,
              py::array y, py::array h_n, py::array c_n, py::array reserve, py::array ws, py::array lengths) {
@@ -65,19 +88,22 @@ void forward(const std::string& mode, int64_t input_size, int64_t hidden, int64_
   T* hnp = out_ptr<T>(h_n, s.state_elems(), "h_n");
   T* cnp = out_ptr<T>(c_n, s.cell_elems(), "c_n");
   T* rp = out_ptr<T>(reserve, training ? s.reserve_size() : 0, "reserve");
-  T* wsp = workspace_ptr<T>(ws, sizeof(T) * s.forward_workspace(training));
+  T* wsp = workspace_ptr<T>(ws, sizeof(T) * workspace_elems<Device>(s, "forward", training));
   const int64_t* lp = lengths_ptr(lengths, s);
   require_disjoint({{&y, "y"}, {&h_n, "h_n"}, {&c_n, "c_n"}, {&reserve, "reserve"}, {&ws, "workspace"}},
                    {{&x, "x"}, {&h0, "h0"}, {&c0, "c0"}, {&w, "weights"}});
   py::gil_scoped_release release;
-  rnn_forward<T>(s, xp, h0p, c0p, wp, yp, hnp, cnp, training ? rp : nullptr, wsp, lp, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    rnn_forward<T>(s, xp, h0p, c0p, wp, yp, hnp, cnp, training ? rp : nullptr, wsp, lp, get_num_threads());
+  else
+    cudasim::rnn_forward<T>(s, xp, h0p, c0p, wp, yp, hnp, cnp, training ? rp : nullptr, wsp, lp, nullptr);
 }
 
-template <typename T>
+template <typename T, typename Device>
 void backward_data(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs,
                    bool bias, int64_t steps, int64_t N, py::array w, py::array reserve, py::array h0, py::array c0,
                    py::array dy, py::array dh_n, py::array dc_n, py::array dx, py::array dh0, py::array dc0,
-                   py::array lengths) {
+                   py::array ws, py::array lengths) {
   const RnnShape s = to_shape(mode, input_size, hidden, layers, dirs, bias, steps, N);
   const T* wp = in_ptr<T>(w, s.weight_count(), "weights");
   T* rp = out_ptr<T>(reserve, s.reserve_size(), "reserve");  // the gate gradients are stored in it
@@ -89,14 +115,18 @@ void backward_data(const std::string& mode, int64_t input_size, int64_t hidden, 
   T* dxp = out_ptr<T>(dx, s.x_elems(), "dx");
   T* dh0p = out_ptr<T>(dh0, s.state_elems(), "dh0");
   T* dc0p = out_ptr<T>(dc0, s.cell_elems(), "dc0");
+  T* wsp = workspace_ptr<T>(ws, sizeof(T) * workspace_elems<Device>(s, "backward_data", true));
   const int64_t* lp = lengths_ptr(lengths, s);
-  require_disjoint({{&reserve, "reserve"}, {&dx, "dx"}, {&dh0, "dh0"}, {&dc0, "dc0"}},
+  require_disjoint({{&reserve, "reserve"}, {&dx, "dx"}, {&dh0, "dh0"}, {&dc0, "dc0"}, {&ws, "workspace"}},
                    {{&w, "weights"}, {&h0, "h0"}, {&c0, "c0"}, {&dy, "dy"}, {&dh_n, "dh_n"}, {&dc_n, "dc_n"}});
   py::gil_scoped_release release;
-  rnn_backward_data<T>(s, wp, rp, h0p, c0p, dyp, dhnp, dcnp, dxp, dh0p, dc0p, lp, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    rnn_backward_data<T>(s, wp, rp, h0p, c0p, dyp, dhnp, dcnp, dxp, dh0p, dc0p, lp, get_num_threads());
+  else
+    cudasim::rnn_backward_data<T>(s, wp, rp, h0p, c0p, dyp, dhnp, dcnp, dxp, dh0p, dc0p, wsp, lp, nullptr);
 }
 
-template <typename T>
+template <typename T, typename Device>
 void backward_weights(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs,
                       bool bias, int64_t steps, int64_t N, py::array x, py::array reserve, py::array h0,
                       py::array dw, py::array lengths) {
@@ -108,14 +138,25 @@ void backward_weights(const std::string& mode, int64_t input_size, int64_t hidde
   const int64_t* lp = lengths_ptr(lengths, s);
   require_disjoint({{&dw, "dweights"}}, {{&x, "x"}, {&reserve, "reserve"}, {&h0, "h0"}});
   py::gil_scoped_release release;
-  rnn_backward_weights<T>(s, xp, rp, h0p, dwp, lp, get_num_threads());
+  if constexpr (on_cpu<Device>)
+    rnn_backward_weights<T>(s, xp, rp, h0p, dwp, lp, get_num_threads());
+  else
+    cudasim::rnn_backward_weights<T>(s, xp, rp, h0p, dwp, lp, nullptr);
+}
+
+template <typename Device>
+void bind_on(py::module_& m) {
+  def_kernel(m, {"rnn", "workspace", Device::name}, &workspace<float, Device>, &workspace<double, Device>);
+  def_kernel(m, {"rnn", "forward", Device::name}, &forward<float, Device>, &forward<double, Device>);
+  def_kernel(m, {"rnn", "backward_data", Device::name}, &backward_data<float, Device>,
+             &backward_data<double, Device>);
+  def_kernel(m, {"rnn", "backward_weights", Device::name}, &backward_weights<float, Device>,
+             &backward_weights<double, Device>);
 }
 }  // namespace
 
 MINIFW_BINDINGS(bind_rnn) {
-  def_kernel(m, {"rnn", "workspace", "cpu"}, &workspace<float>, &workspace<double>);
-  def_kernel(m, {"rnn", "forward", "cpu"}, &forward<float>, &forward<double>);
-  def_kernel(m, {"rnn", "backward_data", "cpu"}, &backward_data<float>, &backward_data<double>);
-  def_kernel(m, {"rnn", "backward_weights", "cpu"}, &backward_weights<float>, &backward_weights<double>);
+  bind_on<OnCpu>(m);
+  bind_on<OnCudaSim>(m);
 }
 }  // namespace minifw

@@ -47,14 +47,21 @@ Inference (`training=False`) allocates no reserve: the forward computes the
 input projections a block of steps at a time and keeps only that block's gates
 and the output of the layer that feeds the next one, in scratch memory from the
 device's workspace allocator (minifw.devices.workspace), `desc.workspace_size(T,
-N, training)` elements of desc's dtype. Training and inference compute the same
-values the same way, so their outputs are equal to the bit.
+N, training, device=...)` elements of desc's dtype. Training and inference
+compute the same values the same way, so their outputs are equal to the bit.
+
+Devices: the functions run on the device of their arrays (all on one: "cpu",
+or "cudasim" for the CUDA kernels on the emulator), with the same reserve
+layout and sizes on each. The CUDA kernels' data backward also takes scratch
+from the workspace allocator (with more than one layer, the gradient reaching a
+lower layer's output): `desc.workspace_size(T, N, direction="backward_data",
+device=...)`, 0 on the CPU.
 """
 import numpy as np
 
 from .. import devices
 from ..checks import (check_array, check_bool, check_choice, check_dtype_arg, check_float_array,
-                      check_float_dtype_ndim, check_int, dtype_name)
+                      check_float_dtype_ndim, check_int, check_same_device, dtype_name)
 
 MODES = ("lstm", "gru", "rnn_tanh", "rnn_relu")
 _GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
@@ -136,18 +143,23 @@ class RNNDescriptor:
             per_direction += steps * h
         return self.num_layers * (steps * d * h + d * per_direction)
 
-    def workspace_size(self, T, N, training=True):
-        """Elements (of the descriptor's dtype) of scratch memory that rnn_forward takes
-        from the device's workspace allocator (minifw.devices.workspace) for a (T, N)
-        batch, used only during the call. Training needs one step's recurrent product (the
-        reserve holds the rest); inference (training=False) also the gates of a block of
-        steps and, with more than one layer, one layer's output (T, N, D*H): together far
-        less than the reserve, and with one layer independent of T."""
+    def workspace_size(self, T, N, training=True, *, direction="forward", device="cpu"):
+        """Elements (of the descriptor's dtype) of scratch memory that rnn_forward (or, with
+        direction="backward_data", rnn_backward_data) takes from the workspace allocator of
+        `device` (minifw.devices.workspace) for a (T, N) batch, used only during the call.
+        The forward: training needs one step's recurrent product (the reserve holds the
+        rest); inference (training=False) also the gates of a block of steps and, with more
+        than one layer, one layer's output (T, N, D*H): together far less than the reserve,
+        and with one layer independent of T; the same on every device. The data backward
+        (`training` does not apply): none on the CPU; on the CUDA kernels, with more than
+        one layer, the gradient reaching a lower layer's output (T, N, D*H)."""
         fn = "RNNDescriptor.workspace_size"
         T = check_int(fn, "T", T, minimum=0)
         N = check_int(fn, "N", N, minimum=0)
         training = check_bool(fn, "training", training)
-        return devices.kernel("rnn", "workspace", self.dtype)(*self._sizes(T, N), training)
+        check_choice(fn, "direction", direction, ("forward", "backward_data"))
+        dev = devices.get(device, fn)
+        return devices.kernel("rnn", "workspace", self.dtype, dev)(*self._sizes(T, N), direction, training)
 
     def _sizes(self, T, N):
         """The problem as the native kernels take it."""
@@ -182,12 +194,12 @@ def _check_x(fn, desc, x):
     return x
 
 
-def _check_state(fn, name, a, desc, n, *, optional=False):
-    """h0/c0-like: (L*D, N, H), desc's dtype. None means zeros when optional."""
+def _check_state(fn, name, a, desc, n, *, optional=False, dev=devices.CPU):
+    """h0/c0-like: (L*D, N, H), desc's dtype. None means zeros (on dev) when optional."""
     shape = (desc.num_layers * desc.num_directions, n, desc.hidden_size)
     if a is None:
         if optional:
-            return np.zeros(shape, desc.dtype)
+            return devices.zeros(shape, desc.dtype, dev)
         raise TypeError(f"{fn}: {name} must be an array of shape {shape}, got None")
     a = check_float_array(fn, name, a, ndim=3, ndim_desc="3-D (num_layers * num_directions, N, hidden_size)",
                           dtype=desc.dtype)
@@ -197,21 +209,21 @@ def _check_state(fn, name, a, desc, n, *, optional=False):
     return a
 
 
-def _cell(fn, name, a, desc, n, *, optional=False):
+def _cell(fn, name, a, desc, n, *, optional=False, dev=devices.CPU):
     """LSTM's cell-state argument, checked; for other modes it must be None and
     the kernel gets an empty array."""
     if desc.mode == "lstm":
-        return _check_state(fn, name, a, desc, n, optional=optional)
+        return _check_state(fn, name, a, desc, n, optional=optional, dev=dev)
     if a is not None:
         raise ValueError(f"{fn}: {name} is LSTM's cell state and must be None for mode {desc.mode!r}")
-    return np.empty(0, desc.dtype)
+    return devices.empty(0, desc.dtype, dev)
 
 
-def _check_lengths(fn, lengths, t, n):
-    """None, or N integers in [1, T] as a contiguous int64 array; the kernel gets
-    an empty array for None."""
+def _check_lengths(fn, lengths, t, n, dev):
+    """None, or N integers in [1, T] as a contiguous int64 array on dev (the kernels
+    read them there); the kernel gets an empty array for None."""
     if lengths is None:
-        return np.empty(0, np.int64)
+        return devices.empty(0, np.int64, dev)
     arr = np.asarray(lengths)
     if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind == "f"):  # [] is float64
         raise TypeError(f"{fn}: lengths must be integers (one sequence length per batch entry), got dtype "
@@ -221,7 +233,7 @@ def _check_lengths(fn, lengths, t, n):
     bad = np.flatnonzero((arr < 1) | (arr > t))
     if bad.size:
         raise ValueError(f"{fn}: lengths must each be in [1, T={t}], got {arr[bad[0]]} at index {bad[0]}")
-    return np.ascontiguousarray(arr, np.int64)
+    return devices.to_device(np.ascontiguousarray(arr, np.int64), dev)
 
 
 def _sizes(desc, x):
@@ -235,19 +247,21 @@ def rnn_forward(desc, x, h0, c0, weights, training=True, lengths=None):
     _check_desc(fn, desc)
     x = _check_x(fn, desc, x)
     t, n = x.shape[:2]
-    h0 = _check_state(fn, "h0", h0, desc, n, optional=True)
-    c0 = _cell(fn, "c0", c0, desc, n, optional=True)
-    weights = _check_weights(fn, "weights", weights, desc)
-    training = check_bool(fn, "training", training)
-    lengths = _check_lengths(fn, lengths, t, n)
     dev = devices.of(x)
+    h0 = _check_state(fn, "h0", h0, desc, n, optional=True, dev=dev)
+    c0 = _cell(fn, "c0", c0, desc, n, optional=True, dev=dev)
+    weights = _check_weights(fn, "weights", weights, desc)
+    check_same_device(fn, x=x, h0=h0, c0=c0, weights=weights)
+    training = check_bool(fn, "training", training)
+    lengths = _check_lengths(fn, lengths, t, n, dev)
     y = devices.empty((t, n, desc.num_directions * desc.hidden_size), desc.dtype, dev)
     h_n = devices.empty(h0.shape, desc.dtype, dev)
     c_n = devices.empty(c0.shape, desc.dtype, dev)
     # Only training keeps every step's gates and states; inference's one block of gates and one
     # layer output are scratch.
     reserve = devices.empty(desc.reserve_size(t, n) if training else 0, desc.dtype, dev)
-    scratch = devices.workspace(dev).get(desc.workspace_size(t, n, training) * np.dtype(desc.dtype).itemsize)
+    scratch = devices.workspace(dev).get(desc.workspace_size(t, n, training, device=dev)
+                                         * np.dtype(desc.dtype).itemsize)
     devices.kernel_for("rnn", "forward", x)(*_sizes(desc, x), training, x, h0, c0, weights, y, h_n, c_n, reserve,
                                             scratch, lengths)
     return y, h_n, (c_n if desc.mode == "lstm" else None), (reserve if training else None)
@@ -276,18 +290,22 @@ def rnn_backward_data(desc, x, weights, reserve, h0, c0, dy, dh_n, dc_n, lengths
     if reserve is not None and isinstance(reserve, np.ndarray) and not reserve.flags.c_contiguous:
         raise ValueError(f"{fn}: reserve must be C-contiguous (the gate gradients are stored in it)")
     reserve = _check_reserve(fn, desc, reserve, t, n)
-    h0 = _check_state(fn, "h0", h0, desc, n, optional=True)
-    c0 = _cell(fn, "c0", c0, desc, n, optional=True)
+    dev = devices.of(x)
+    h0 = _check_state(fn, "h0", h0, desc, n, optional=True, dev=dev)
+    c0 = _cell(fn, "c0", c0, desc, n, optional=True, dev=dev)
     dy = check_float_array(fn, "dy", dy, ndim=3, dtype=desc.dtype)
     y_shape = (t, n, desc.num_directions * desc.hidden_size)
     if dy.shape != y_shape:
         raise ValueError(f"{fn}: dy must have y's shape {y_shape}, got {tuple(dy.shape)}")
-    dh_n = _check_state(fn, "dh_n", dh_n, desc, n, optional=True)
-    dc_n = _cell(fn, "dc_n", dc_n, desc, n, optional=True)
-    lengths = _check_lengths(fn, lengths, t, n)
+    dh_n = _check_state(fn, "dh_n", dh_n, desc, n, optional=True, dev=dev)
+    dc_n = _cell(fn, "dc_n", dc_n, desc, n, optional=True, dev=dev)
+    check_same_device(fn, x=x, weights=weights, reserve=reserve, h0=h0, c0=c0, dy=dy, dh_n=dh_n, dc_n=dc_n)
+    lengths = _check_lengths(fn, lengths, t, n, dev)
     dx, dh0, dc0 = np.empty_like(x), np.empty_like(h0), np.empty_like(c0)
+    scratch = devices.workspace(dev).get(desc.workspace_size(t, n, direction="backward_data", device=dev)
+                                         * np.dtype(desc.dtype).itemsize)
     devices.kernel_for("rnn", "backward_data", x)(*_sizes(desc, x), weights, reserve, h0, c0, dy, dh_n, dc_n,
-                                                  dx, dh0, dc0, lengths)
+                                                  dx, dh0, dc0, scratch, lengths)
     return dx, dh0, (dc0 if desc.mode == "lstm" else None)
 
 
@@ -299,11 +317,13 @@ def rnn_backward_weights(desc, x, reserve, h0, dweights, lengths=None):
     x = _check_x(fn, desc, x)
     t, n = x.shape[:2]
     reserve = _check_reserve(fn, desc, reserve, t, n)
-    h0 = _check_state(fn, "h0", h0, desc, n, optional=True)
+    dev = devices.of(x)
+    h0 = _check_state(fn, "h0", h0, desc, n, optional=True, dev=dev)
     check_array(fn, "dweights", dweights)
     if not dweights.flags.c_contiguous or not dweights.flags.writeable:
         raise ValueError(f"{fn}: dweights is updated in place and must be writable and C-contiguous")
     _check_weights(fn, "dweights", dweights, desc)
-    lengths = _check_lengths(fn, lengths, t, n)
+    check_same_device(fn, x=x, reserve=reserve, h0=h0, dweights=dweights)
+    lengths = _check_lengths(fn, lengths, t, n, dev)
     devices.kernel_for("rnn", "backward_weights", x)(*_sizes(desc, x), x, reserve, h0, dweights, lengths)
     return dweights

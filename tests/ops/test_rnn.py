@@ -1,9 +1,11 @@
 """Recurrent layers (LSTM, GRU, RNN tanh/relu) fused over the sequence: the
 forward against the float64 per-step reference on PyTorch's flat weight layout
 (every mode, 1 and 2 layers, uni- and bidirectional, with and without bias,
-float32 and float64, under every ISA); dx, dh0, dc0 and the weight gradients
-against finite differences; PyTorch's names and shapes; torch.nn itself when
-installed; bad input."""
+float32 and float64, on every target: the CPU under every ISA and the CUDA
+kernels on the emulator); dx, dh0, dc0 and the weight gradients against finite
+differences on the CPU, and the CUDA kernels' against the CPU's (with lengths,
+and inference); PyTorch's names and shapes; torch.nn itself when installed; bad
+input."""
 
 import tracemalloc
 
@@ -13,6 +15,7 @@ import pytest
 import minifw
 from minifw import ops
 from reference import bad_call_test, binding_tests, numerical_grad, rnn_cell_ref, rnn_forward_ref
+from targets import assert_on, place
 
 MODES = ("lstm", "gru", "rnn_tanh", "rnn_relu")
 DTYPES = (np.float32, np.float64)
@@ -44,11 +47,12 @@ def _problem(rng, mode, layers, bidirectional, bias, dtype, T, N):
 @pytest.mark.parametrize("layout", LAYOUTS.values(), ids=LAYOUTS.keys())
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-def test_forward_matches_reference(isa, rng, dtype, mode, layout, bias, TN):
+def test_forward_matches_reference(target, rng, dtype, mode, layout, bias, TN):
     desc, x, h0, c0, w = _problem(rng, mode, *layout, bias, dtype, *TN)
-    y, h_n, c_n, reserve = ops.rnn_forward(desc, x, h0, c0, w)
+    y, h_n, c_n, reserve = ops.rnn_forward(desc, *place(target, x, h0, c0, w))
     y_ref, h_ref, c_ref = rnn_forward_ref(desc, x, h0, c0, w)
     assert y.dtype == h_n.dtype == dtype and reserve.size == desc.reserve_size(*TN)
+    assert_on(target, y, h_n, reserve, *([c_n] if mode == "lstm" else []))
     np.testing.assert_allclose(y, y_ref, **TOL[dtype])
     np.testing.assert_allclose(h_n, h_ref, **TOL[dtype])
     if mode == "lstm":
@@ -262,17 +266,18 @@ def test_forward_takes_its_workspace_from_the_device_allocator(rng):
 
 
 @pytest.mark.parametrize("TN", [(0, 2), (3, 0)], ids=["no_steps", "no_sequences"])
-def test_empty_batches(rng, TN):
+def test_empty_batches(target, rng, TN):
     desc, _, h0, c0, w = _problem(rng, "lstm", 2, True, True, np.float64, 1, TN[1])
-    x = np.zeros((*TN, INPUT))
+    dh_n = rng.standard_normal(h0.shape)
+    x, h0, c0, w, dh_n = place(target, np.zeros((*TN, INPUT)), h0, c0, w, dh_n)
     y, h_n, c_n, reserve = ops.rnn_forward(desc, x, h0, c0, w)
     assert y.shape == (*TN, 2 * HIDDEN)
     if TN[0] == 0:  # no steps: the final states are the initial ones
         np.testing.assert_array_equal(h_n, h0)
         np.testing.assert_array_equal(c_n, c0)
-    dh_n = rng.standard_normal(h0.shape)
-    dx, dh0, dc0 = ops.rnn_backward_data(desc, x, w, reserve, h0, c0, np.zeros(y.shape), dh_n, None)
+    dx, dh0, dc0 = ops.rnn_backward_data(desc, x, w, reserve, h0, c0, np.zeros_like(y), dh_n, None)
     assert dx.shape == x.shape
+    assert_on(target, y, h_n, c_n, dx, dh0, dc0)
     if TN[0] == 0:
         np.testing.assert_array_equal(dh0, dh_n)
         np.testing.assert_array_equal(dc0, 0)
@@ -361,9 +366,10 @@ T_LEN, LENGTHS = 5, [3, 5, 1, 4]
 @pytest.mark.parametrize("layout", LAYOUTS.values(), ids=LAYOUTS.keys())
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-def test_forward_with_lengths_matches_reference(isa, rng, dtype, mode, layout):
+def test_forward_with_lengths_matches_reference(target, rng, dtype, mode, layout):
     desc, x, h0, c0, w = _problem(rng, mode, *layout, True, dtype, T_LEN, len(LENGTHS))
-    y, h_n, c_n, _ = ops.rnn_forward(desc, x, h0, c0, w, lengths=LENGTHS)
+    y, h_n, c_n, _ = ops.rnn_forward(desc, *place(target, x, h0, c0, w), lengths=LENGTHS)
+    assert_on(target, y, h_n)
     y_ref, h_ref, c_ref = rnn_forward_ref(desc, x, h0, c0, w, lengths=LENGTHS)
     np.testing.assert_allclose(y, y_ref, **TOL[dtype])
     np.testing.assert_allclose(h_n, h_ref, **TOL[dtype])
@@ -465,6 +471,110 @@ def test_lengths_match_torch_packed_sequence(rng, mode):
         np.testing.assert_allclose(view, getattr(module, name).grad.numpy(), **tol, err_msg=name)
 
 
+# ---- the CUDA kernels (on the emulator) against the CPU's ---------------------------
+# The gradients above are checked against finite differences on the CPU. The CUDA
+# kernels must give the CPU's results for every output of training, the reserve
+# included (both devices lay it out alike), with and without lengths, and their
+# inference must give their own training's results to the bit. The two differ
+# only in their GEMMs' summation orders: within TOL, as each is of the reference.
+SIM_VARIANTS = {"bias": (True, None), "bias_lengths": (True, LENGTHS), "no_bias_lengths": (False, LENGTHS)}
+
+
+def _train_and_infer(desc, device, x, h0, c0, w, dy, dh_n, dc_n, lengths):
+    """Every result of a training forward, the data and weight backward (dw accumulated
+    onto ones) on `device`, and the results of an inference forward there."""
+    x, h0, c0, w, dy, dh_n, dc_n = place(device, x, h0, c0, w, dy, dh_n, dc_n)
+    y, h_n, c_n, reserve = ops.rnn_forward(desc, x, h0, c0, w, lengths=lengths)
+    dx, dh0, dc0 = ops.rnn_backward_data(desc, x, w, reserve, h0, c0, dy, dh_n, dc_n, lengths=lengths)
+    dw = ops.rnn_backward_weights(desc, x, reserve, h0, np.ones_like(w), lengths=lengths)
+    inference = ops.rnn_forward(desc, x, h0, c0, w, training=False, lengths=lengths)
+    return (dict(y=y, h_n=h_n, c_n=c_n, reserve=reserve, dx=dx, dh0=dh0, dc0=dc0, dw=dw),
+            dict(zip(("y", "h_n", "c_n"), inference)))
+
+
+def _sim_problem(rng, mode, layout, bias, dtype, T, N):
+    desc, x, h0, c0, w = _problem(rng, mode, *layout, bias, dtype, T, N)
+    dy = rng.standard_normal((T, N, desc.num_directions * HIDDEN)).astype(dtype)
+    dh_n = rng.standard_normal(h0.shape).astype(dtype)
+    dc_n = rng.standard_normal(h0.shape).astype(dtype) if mode == "lstm" else None
+    return desc, x, h0, c0, w, dy, dh_n, dc_n
+
+
+def _assert_cuda_matches_cpu(desc, dtype, *problem, lengths):
+    want, _ = _train_and_infer(desc, "cpu", *problem, lengths)
+    got, inference = _train_and_infer(desc, "cudasim", *problem, lengths)
+    for name, a in got.items():
+        if want[name] is None:
+            assert a is None and desc.mode != "lstm", name
+            continue
+        assert_on("cudasim", a)
+        np.testing.assert_allclose(a, want[name], **TOL[dtype], err_msg=name)
+    for name, a in inference.items():
+        if a is not None:
+            np.testing.assert_array_equal(a, got[name], err_msg=f"inference {name}")
+
+
+@pytest.mark.parametrize("variant", SIM_VARIANTS.values(), ids=SIM_VARIANTS.keys())
+@pytest.mark.parametrize("layout", LAYOUTS.values(), ids=LAYOUTS.keys())
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+def test_cuda_kernels_give_the_cpus_training_and_inference_results(rng, dtype, mode, layout, variant):
+    bias, lengths = variant
+    problem = _sim_problem(rng, mode, layout, bias, dtype, T_LEN, len(LENGTHS))
+    _assert_cuda_matches_cpu(problem[0], dtype, *problem[1:], lengths=lengths)
+
+
+@pytest.mark.parametrize("mode", ["lstm", "gru"])
+def test_cuda_inference_crosses_projection_blocks(mode):
+    # N 40 puts 13 steps in a block of input projections: T 14 takes two blocks, in
+    # both step orders, where training projects every step at once.
+    rng = np.random.default_rng(0)
+    T, N = 14, 40
+    problem = _sim_problem(rng, mode, (1, True), True, np.float32, T, N)
+    assert problem[0].workspace_size(T, N, training=False, device="cudasim") < problem[0].reserve_size(T, N)
+    _assert_cuda_matches_cpu(problem[0], np.float32, *problem[1:], lengths=rng.integers(1, T + 1, N))
+
+
+def test_arrays_on_different_devices_are_refused(rng):
+    desc, x, h0, c0, w = _problem(rng, "lstm", 1, False, True, np.float32, 2, 1)
+    sim_x, sim_w = place("cudasim", x, w)
+    with pytest.raises(ValueError, match="rnn_forward: expected every array on one device, got x on 'cudasim', "
+                                         "h0 on 'cpu'"):
+        ops.rnn_forward(desc, sim_x, h0, c0, sim_w)
+    _, _, _, reserve = ops.rnn_forward(desc, x, h0, c0, w)
+    with pytest.raises(ValueError, match="rnn_backward_weights: expected every array on one device, got x on "
+                                         "'cudasim', reserve on 'cpu'"):
+        ops.rnn_backward_weights(desc, sim_x, reserve, None, np.zeros_like(w))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_cuda_data_backward_takes_its_workspace_from_the_device_allocator(rng, mode):
+    T, N = 3, 2
+    desc, x, h0, c0, w, dy, _, _ = _sim_problem(rng, mode, (2, True), True, np.float32, T, N)
+    # The forward's workspace is the CPU's; the data backward needs, with more than one
+    # layer, the gradient reaching the lower layer's output (the CPU kernel allocates its own).
+    for training in (True, False):
+        assert desc.workspace_size(T, N, training, device="cudasim") == desc.workspace_size(T, N, training)
+    needed = desc.workspace_size(T, N, direction="backward_data", device="cudasim")
+    assert needed == T * N * 2 * HIDDEN and desc.workspace_size(T, N, direction="backward_data") == 0
+    one_layer = ops.RNNDescriptor(mode, INPUT, HIDDEN, 1, True)
+    assert one_layer.workspace_size(T, N, direction="backward_data", device="cudasim") == 0
+    x, h0, c0, w, dy = place("cudasim", x, h0, c0, w, dy)
+    _, _, _, reserve = ops.rnn_forward(desc, x, h0, c0, w)
+    allocator = minifw.devices.workspace("cudasim")
+    allocator.clear()
+    try:
+        allocator.limit = 4 * needed - 1
+        with pytest.raises(MemoryError, match=f"workspace: {4 * needed:,} bytes requested on cudasim"):
+            ops.rnn_backward_data(desc, x, w, reserve, h0, c0, dy, None, None)
+        allocator.limit = None
+        ops.rnn_backward_data(desc, x, w, reserve, h0, c0, dy, None, None)
+        assert allocator.peak_bytes == 4 * needed
+    finally:
+        allocator.limit = None
+        allocator.clear()
+
+
 # ---- bad input -----------------------------------------------------------------
 
 D32 = ops.RNNDescriptor("lstm", 3, 4)
@@ -488,6 +598,11 @@ BAD_CALLS = {
                                "RNNDescriptor.workspace_size: N must be an int, got float 1.5"),
     "workspace_size_training_int": (lambda: D32.workspace_size(2, 2, 1), TypeError,
                                     "RNNDescriptor.workspace_size: training must be a bool, got int 1"),
+    "workspace_size_direction": (lambda: D32.workspace_size(2, 2, direction="backward_weights"), ValueError,
+                                 "RNNDescriptor.workspace_size: direction must be one of 'forward', "
+                                 "'backward_data'; got 'backward_weights'"),
+    "workspace_size_device": (lambda: D32.workspace_size(2, 2, device="tpu"), ValueError,
+                              "RNNDescriptor.workspace_size: device: type must be one of"),
     "training_int": (lambda: ops.rnn_forward(D32, X, H0, H0, W, training=0), TypeError,
                      "rnn_forward: training must be a bool, got int 0"),
     "desc_missing": (lambda: ops.rnn_forward(None, X, H0, H0, W), TypeError, "rnn_forward: desc must be"),
@@ -551,6 +666,14 @@ empty = np.empty(0, f32)
 nolen = np.empty(0, np.int64)
 # forward workspace, in float32s: training N*G*H + N*H = 20; inference also 2 steps' gates, 52
 ws, ws_infer = np.empty(80, np.uint8), np.empty(208, np.uint8)
+nows = np.empty(0, np.uint8)
+# two layers: 144 + 16*(4+4)+32 = 304 weights, reserve 2*80; the CUDA data backward's workspace
+# is the gradient reaching layer 0's output, T*N*H = 8 float32s
+S2 = ("lstm", 3, 4, 2, 1, True, 2, 1)
+w2, res2, h2 = np.zeros(304, f32), np.zeros(160, f32), np.zeros(8, f32)
+def backward2(ws):
+    _native.rnn_backward_data_cudasim_f32(*S2, w2, res2, h2, h2, np.ones(8, f32), h2, h2, np.empty(6, f32),
+                                          np.empty(8, f32), np.empty(8, f32), ws, nolen)
 """
 BINDING_CASES = {
     "forward_ok": ("_native.rnn_forward_f32(*S, True, x, h0, c0, w, y, hn, cn, res, ws, nolen)", None, ""),
@@ -586,11 +709,23 @@ BINDING_CASES = {
                        "ws_infer, nolen)", ValueError, "y: must not share memory with workspace"),
     "workspace_is_x": ("_native.rnn_forward_f32(*S, False, ws_infer[:24].view(f32), h0, c0, w, y, hn, cn, empty, "
                        "ws_infer, nolen)", ValueError, "workspace: must not share memory with x"),
-    "workspace_query": ("assert _native.rnn_workspace_f32(*S, True) * 4 == ws.size and "
-                        "_native.rnn_workspace_f32(*S, False) * 4 == ws_infer.size", None, ""),
+    "workspace_query": ("assert _native.rnn_workspace_f32(*S, 'forward', True) * 4 == ws.size and "
+                        "_native.rnn_workspace_f32(*S, 'forward', False) * 4 == ws_infer.size and "
+                        "_native.rnn_workspace_f32(*S, 'backward_data', True) == 0", None, ""),
+    "workspace_direction": ("_native.rnn_workspace_f32(*S, 'backward', True)", ValueError,
+                            "rnn: workspace direction must be 'forward' or 'backward_data', got 'backward'"),
+    "cudasim_workspace_query": ("assert _native.rnn_workspace_cudasim_f32(*S, 'forward', False) * 4 == ws_infer.size "
+                                "and _native.rnn_workspace_cudasim_f32(*S2, 'backward_data', True) == 8", None, ""),
     "backward_dx_is_dy": ("_native.rnn_backward_data_f32(*S, w, res, h0, c0, y, hn, cn, y[:6], "
-                          "np.empty(4, f32), np.empty(4, f32), nolen)", ValueError,
+                          "np.empty(4, f32), np.empty(4, f32), nows, nolen)", ValueError,
                           "dx: must not share memory with dy"),
+    "cudasim_backward_ok": ("backward2(np.empty(32, np.uint8))", None, ""),
+    "cudasim_backward_workspace_short": ("backward2(np.empty(31, np.uint8))", ValueError,
+                                         "workspace: expected at least 32 bytes, got 31"),
+    "cudasim_backward_workspace_in_reserve": ("backward2(res2[:8].view(np.uint8))", ValueError,
+                                              "reserve: must not share memory with workspace"),
+    "cudasim_forward_lengths_past_T": ("_native.rnn_forward_cudasim_f32(*S, True, x, h0, c0, w, y, hn, cn, res, ws, "
+                                       "np.full(1, 3))", ValueError, r"lengths: each must be in \[1, T=2\], got 3"),
     "backward_weights_short": ("_native.rnn_backward_weights_f32(*S, x, res, h0, np.zeros(10, f32), nolen)",
                                ValueError, "dweights: expected 144 elements"),
     "lengths_count": ("_native.rnn_forward_f32(*S, True, x, h0, c0, w, y, hn, cn, res, ws, np.ones(2, np.int64))",
