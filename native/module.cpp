@@ -25,6 +25,7 @@ PYBIND11_MODULE(_native, m) {
       },
       py::arg("n"));
   cudasim::set_workers(minifw::get_num_threads());
+  m.attr("cudasim_backend") = cudasim::backend_name();
   // A CUDA kernel that broke a rule of the hardware under the emulator (device "cudasim").
   py::register_exception<cudasim::Fault>(m, "CudaSimError", PyExc_RuntimeError);
   m.def("get_num_threads", &minifw::get_num_threads);

@@ -3,6 +3,7 @@
 those primitives read, as a differentiable function of the named parameters."""
 import numpy as np
 
+from .. import devices
 from ..autograd import Function
 from ..engines import current_engine
 
@@ -50,7 +51,10 @@ class PackedWeights(Function):
     @staticmethod
     def forward(ctx, *params, flat=None):
         ctx.shapes = [p.shape for p in params]
-        return flat if flat is not None else np.concatenate([p.reshape(-1) for p in params])
+        if flat is not None:
+            return flat
+        out = devices.empty(sum(p.size for p in params), params[0].dtype, devices.of(params[0]))
+        return np.concatenate([p.reshape(-1) for p in params], out=out)  # into an array on their device
 
     @staticmethod
     def backward(ctx, dflat):

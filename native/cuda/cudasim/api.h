@@ -13,4 +13,7 @@ struct Fault : std::runtime_error {
 
 // OS threads that run blocks side by side (at least 1).
 void set_workers(int n);
+
+// "fibers" (the default) or "threads" (the ThreadSanitizer backend).
+const char* backend_name();
 }  // namespace cudasim

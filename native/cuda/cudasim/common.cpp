@@ -94,6 +94,20 @@ std::string check_lane_call(const LaneCall& call, unsigned lane) {
   return "";
 }
 
+std::string lane_problem(const LaneCall& mine, unsigned j, unsigned lanes, unsigned nthreads, LaneState state,
+                         const LaneCall& theirs, const char* file, int line) {
+  const bool missing = j >= lanes || state == LaneState::exited || state == LaneState::at_barrier;
+  const bool differs = state == LaneState::at_collective && (theirs.mask != mine.mask || theirs.op != mine.op);
+  if (!missing && !differs) return "";
+  const std::string head = std::string(collective_name(mine.op)) + " with mask " + hex(mine.mask) + ": lane " +
+                           std::to_string(j);
+  if (j >= lanes) return head + " does not exist (the block has " + std::to_string(nthreads) + " threads)";
+  if (state == LaneState::exited) return head + " has exited";
+  if (state == LaneState::at_barrier) return head + " waits at __syncthreads (" + site(file, line) + ")";
+  if (theirs.mask != mine.mask) return head + " is at a collective with mask " + hex(theirs.mask);
+  return head + " is at " + collective_name(theirs.op);
+}
+
 uint64_t collective_result(const LaneCall* calls, unsigned lane) {
   const LaneCall& c = calls[lane];
   const unsigned mask = c.mask;

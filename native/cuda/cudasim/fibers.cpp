@@ -187,18 +187,19 @@ bool release_collectives(Worker& w, unsigned nthreads, std::string& error) {
       const unsigned mask = f.call.mask;
       for (unsigned j = 0; j < 32; ++j) {
         if (!((mask >> j) & 1u)) continue;
-        const std::string head = where(w.call->name, blockIdx, f.index) + collective_name(f.call.op) +
-                                 " with mask " + hex(mask) + ": lane " + std::to_string(j);
-        if (j >= lanes) {
-          error = head + " does not exist (the block has " + std::to_string(nthreads) + " threads)";
+        static const LaneCall none;
+        const Fiber* g = j < lanes ? &w.fibers[base + j] : nullptr;
+        const LaneState state = !g                                 ? LaneState::running
+                                : g->state == State::done          ? LaneState::exited
+                                : g->state == State::at_barrier    ? LaneState::at_barrier
+                                : g->state == State::at_collective ? LaneState::at_collective
+                                                                   : LaneState::running;
+        const std::string problem =
+            lane_problem(f.call, j, lanes, nthreads, state, g ? g->call : none, g ? g->file : "", g ? g->line : 0);
+        if (!problem.empty()) {
+          error = where(w.call->name, blockIdx, f.index) + problem;
           return false;
         }
-        const Fiber& g = w.fibers[base + j];
-        if (g.state == State::done) error = head + " has exited";
-        else if (g.state == State::at_barrier) error = head + " waits at __syncthreads (" + site(g.file, g.line) + ")";
-        else if (g.call.mask != mask) error = head + " is at a collective with mask " + hex(g.call.mask);
-        else if (g.call.op != f.call.op) error = head + " is at " + collective_name(g.call.op);
-        if (!error.empty()) return false;
       }
       // Every lane of the mask is here.
       for (unsigned j = 0; j < lanes; ++j) calls[j] = w.fibers[base + j].call;
@@ -292,7 +293,8 @@ void run(const KernelCall& call, dim3 grid, dim3 block, size_t dynamic_shared) {
   check_launch(call, grid, block, dynamic_shared);
   const unsigned nthreads = block.x * block.y * block.z;
   const uint64_t nblocks = uint64_t(grid.x) * grid.y * grid.z;
-  const int workers = int(std::min<uint64_t>(std::max(g_workers, 1), nblocks));
+  // Starting workers costs more than a few small blocks take: small grids run on this thread.
+  const int workers = nblocks < 8 ? 1 : int(std::min<uint64_t>(std::max(g_workers, 1), nblocks));
   std::atomic<uint64_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex fault_mutex;
@@ -326,5 +328,7 @@ void run(const KernelCall& call, dim3 grid, dim3 block, size_t dynamic_shared) {
   if (failed.load()) throw Fault(first_fault);
 }
 }  // namespace detail
+
+const char* backend_name() { return "fibers"; }
 }  // namespace cudasim
 #endif  // CUDASIM_THREADS

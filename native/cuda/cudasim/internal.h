@@ -30,6 +30,13 @@ struct LaneCall {
 };
 // The checks a lane makes on entering a collective: "" or what is wrong.
 std::string check_lane_call(const LaneCall& call, unsigned lane);
+// Where a lane named in a collective's mask is.
+enum class LaneState { at_collective, at_barrier, exited, running };
+// Why lane j, named in the mask of `mine`, cannot join that collective, or "" (without
+// building any message) when it has joined or may still join. `lanes`: the lanes the
+// warp has; `theirs`: lane j's call when at a collective; file/line: its barrier.
+std::string lane_problem(const LaneCall& mine, unsigned j, unsigned lanes, unsigned nthreads, LaneState state,
+                         const LaneCall& theirs, const char* file, int line);
 // What lane `lane` gets back, once every lane of its mask has made `calls[lane]`.
 uint64_t collective_result(const LaneCall* calls, unsigned lane);
 

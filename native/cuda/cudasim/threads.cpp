@@ -72,16 +72,16 @@ void wait(Block& b, std::unique_lock<std::mutex>& lock, const std::string& what,
 // A lane named in `mask` that can no longer join a collective: "" or why.
 std::string missing_lane(Block& b, unsigned base, unsigned mask, const LaneCall& mine) {
   const unsigned lanes = std::min(32u, b.nthreads - base);
+  static const LaneCall none;
   for (unsigned j = 0; j < 32; ++j) {
     if (!((mask >> j) & 1u)) continue;
-    const std::string head = std::string(collective_name(mine.op)) + " with mask " + hex(mask) + ": lane " +
-                             std::to_string(j);
-    if (j >= lanes) return head + " does not exist (the block has " + std::to_string(b.nthreads) + " threads)";
-    if (b.gone[base + j]) return head + " has exited";
-    if (b.at_collective[base + j] && b.calls[base + j].mask != mask)
-      return head + " is at a collective with mask " + hex(b.calls[base + j].mask);
-    if (b.at_collective[base + j] && b.calls[base + j].op != mine.op)
-      return head + " is at " + collective_name(b.calls[base + j].op);
+    const bool exists = j < lanes;
+    const LaneState state = !exists                         ? LaneState::running
+                            : b.gone[base + j]              ? LaneState::exited
+                            : b.at_collective[base + j]     ? LaneState::at_collective
+                                                            : LaneState::running;
+    std::string problem = lane_problem(mine, j, lanes, b.nthreads, state, exists ? b.calls[base + j] : none, "", 0);
+    if (!problem.empty()) return problem;
   }
   return "";
 }
@@ -208,5 +208,7 @@ void run(const KernelCall& call, dim3 grid, dim3 block, size_t dynamic_shared) {
   }
 }
 }  // namespace detail
+
+const char* backend_name() { return "threads"; }
 }  // namespace cudasim
 #endif  // CUDASIM_THREADS
