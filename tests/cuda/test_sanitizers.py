@@ -109,6 +109,7 @@ def test_thread_sanitizer_reports_the_missing_barrier_as_a_race(tsan):
 
 def test_emulator_tests_pass_under_thread_sanitizer(tsan):
     cwd, env = tsan
+    # (the missing barrier's race is the test above; it would stop this run)
     done = _run(cwd, env, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT),
-                str(ROOT / "tests/cuda/test_cudasim.py"), "-k", "not several_workers")
+                str(ROOT / "tests/cuda/test_cudasim.py"), "-k", "not several_workers and not missing_barrier")
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]
