@@ -85,9 +85,10 @@ def test_the_sanitized_extension_is_instrumented(asan):
 
 def test_cudasim_tests_pass_under_address_and_undefined_behaviour_sanitizers(asan):
     cwd, env = asan
-    done = _run(cwd, env, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT),
+    # -s: a sanitizer's report goes to the child's stderr, not into pytest's capture
+    done = _run(cwd, env, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "--rootdir", str(ROOT),
                 *[str(ROOT / t) for t in ASAN_TESTS], "-k", ASAN_SELECTION)
-    tail = (done.stdout + done.stderr)[-6000:]
+    tail = done.stdout[-2000:] + "\n" + done.stderr[-6000:]
     assert done.returncode == 0, tail
     assert " passed" in done.stdout and "Sanitizer" not in done.stderr and "runtime error" not in done.stderr
 
@@ -110,6 +111,6 @@ def test_thread_sanitizer_reports_the_missing_barrier_as_a_race(tsan):
 def test_emulator_tests_pass_under_thread_sanitizer(tsan):
     cwd, env = tsan
     # (the missing barrier's race is the test above; it would stop this run)
-    done = _run(cwd, env, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT),
+    done = _run(cwd, env, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "--rootdir", str(ROOT),
                 str(ROOT / "tests/cuda/test_cudasim.py"), "-k", "not several_workers and not missing_barrier")
     assert done.returncode == 0, (done.stdout + done.stderr)[-6000:]

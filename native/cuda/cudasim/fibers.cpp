@@ -19,6 +19,7 @@
 #endif
 #endif
 #ifdef CUDASIM_ASAN
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 
@@ -80,6 +81,17 @@ constexpr size_t kStackBytes = 64 * 1024;
 #endif
 constexpr size_t kGuardBytes = 4096;  // below each stack: an overflow faults at once
 
+// AddressSanitizer marks the redzones around a frame's locals and clears them when
+// the frame returns; a fiber abandoned mid-kernel (its block faulted) never returns,
+// so its stack is cleared here before it is reused or unmapped.
+inline void forget_frames(char* stack) {
+#ifdef CUDASIM_ASAN
+  __asan_unpoison_memory_region(stack, kStackBytes);
+#else
+  (void)stack;
+#endif
+}
+
 enum class State : uint8_t { ready, at_barrier, at_collective, done, faulted };
 
 struct Fiber {
@@ -109,7 +121,10 @@ struct Worker {
 
   ~Worker() {
     for (Fiber& f : fibers)
-      if (f.stack) munmap(f.stack - kGuardBytes, kStackBytes + kGuardBytes);
+      if (f.stack) {
+        forget_frames(f.stack);  // the memory may come back as anything: no stale poison on it
+        munmap(f.stack - kGuardBytes, kStackBytes + kGuardBytes);
+      }
   }
   void prepare(const KernelCall& c, unsigned nthreads, size_t dynamic_shared) {
     call = &c;
@@ -220,6 +235,7 @@ std::string run_block(Worker& w, unsigned nthreads) {
   if (w.shared_bytes) std::memset(w.shared.get(), 0xFF, w.shared_bytes);  // poison: unwritten reads are NaN
   for (unsigned t = 0; t < nthreads; ++t) {
     Fiber& f = w.fibers[t];
+    forget_frames(f.stack);  // frames of a block abandoned at a fault never returned
     make_context(f.context, f.stack, kStackBytes, fiber_entry);
     f.index = uint3{t % blockDim.x, (t / blockDim.x) % blockDim.y, t / (blockDim.x * blockDim.y)};
     f.state = State::ready;
