@@ -1,14 +1,75 @@
 """Global switches for how primitives run, in the spirit of torch.backends: threads,
-the instruction set, and whether convolutions autotune.
+the instruction set, whether convolutions autotune, and whether float32 products
+on the CUDA devices may use TF32 tensor cores.
 
 ``minifw.backends.benchmark = True`` makes the first call of each convolution
 problem time every supported algorithm and cache the fastest (like
 ``torch.backends.cudnn.benchmark``). Every CPU algorithm is deterministic:
 its results do not depend on the thread count or on timing.
+
+``minifw.backends.cuda.matmul.allow_tf32 = True`` lets float32 GEMMs on the CUDA
+devices ("cuda", and "cudasim", which runs the same kernels) use TF32 tensor
+cores: inputs rounded to 10 mantissa bits, products summed in float32, so
+results are off by about 1e-3 relative instead of 1e-7. It covers ops.gemm and
+what runs on it (Linear, the GEMMs inside the recurrent layers); Tensor.matmul
+uses the array library's matmul (CuPy's own settings on "cuda").
+``minifw.backends.cudnn.allow_tf32 = True`` does the same for convolutions (every
+algorithm and direction). Both are False by default, so float32 results on a GPU
+match the CPU's unless asked; PyTorch's ``torch.backends.cudnn.allow_tf32``
+defaults to True. float64 and the CPU kernels never use TF32.
 """
 from . import _native
 
 benchmark = False
+
+
+class _Tf32Switch:
+    """One TF32 switch: ``allow_tf32``, a bool held by the native library, which the
+    CUDA launchers read at every call."""
+
+    __slots__ = ("_kind", "_name")
+
+    def __init__(self, kind, name):
+        object.__setattr__(self, "_kind", kind)
+        object.__setattr__(self, "_name", name)
+
+    @property
+    def allow_tf32(self):
+        return _native.get_tf32(self._kind)
+
+    @allow_tf32.setter
+    def allow_tf32(self, value):
+        if not isinstance(value, bool):
+            raise TypeError(f"{self._name}.allow_tf32 must be a bool (True or False), got "
+                            f"{type(value).__name__} {value!r}")
+        _native.set_tf32(self._kind, value)
+
+    def __setattr__(self, name, value):
+        if name != "allow_tf32":  # a misspelt switch would otherwise do nothing, silently
+            hint = "; autotuning is minifw.backends.benchmark" if name == "benchmark" else ""
+            raise AttributeError(f"{self._name} has no setting {name!r}; it has allow_tf32{hint}")
+        object.__setattr__(self, name, value)
+
+    def __repr__(self):
+        return f"<{self._name}: allow_tf32={self.allow_tf32}>"
+
+
+class _CudaBackend:
+    """``minifw.backends.cuda``: as ``torch.backends.cuda``, its ``matmul`` switch."""
+
+    __slots__ = ()
+    matmul = _Tf32Switch("matmul", "minifw.backends.cuda.matmul")
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"minifw.backends.cuda has no setting {name!r}; set "
+                             f"minifw.backends.cuda.matmul.allow_tf32")
+
+    def __repr__(self):
+        return f"<minifw.backends.cuda: matmul.allow_tf32={self.matmul.allow_tf32}>"
+
+
+cuda = _CudaBackend()
+cudnn = _Tf32Switch("conv", "minifw.backends.cudnn")
 
 
 def set_num_threads(n):

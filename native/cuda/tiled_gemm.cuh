@@ -16,8 +16,22 @@
 // of A and a 16 x 64 tile of B into shared memory, then each of its 16 x 16
 // threads updates a 4 x 4 block of C held in registers (8 shared loads per 16
 // FMAs). Elements past an edge load as zero and store nothing: any M, N, K.
+//
+// tiled_gemm_tf32 is the same product for float on TF32 tensor cores (sm_80+,
+// nvcuda::wmma): the same tiles, loaded the same way, then each of the block's
+// four warps multiplies a 32 x 32 quarter of C as 2 x 2 accumulator fragments
+// of 16 x 16, two wmma steps of 8 along K per tile. Operands are rounded to
+// TF32 (10-bit mantissa), products accumulate in float. The accumulators go
+// through shared memory to Op::store, so scaling, bias and beta are applied
+// exactly as in tiled_gemm. launch_tiled_gemm picks it when asked (the flags of
+// math_mode.h) and T is float; double never uses it.
 #pragma once
+#include <type_traits>
+
 #include "common.cuh"
+#ifdef __CUDACC__
+#include <mma.h>  // the emulator's nvcuda::wmma comes with cudasim.h
+#endif
 
 namespace minifw {
 namespace MINIFW_CUDA_NS {
@@ -68,17 +82,117 @@ __global__ void __launch_bounds__(kTileThreads) tiled_gemm(Op op) {
   }
 }
 
-// Launches tiled_gemm for op's M x N result in each of `groups` products.
+// ---- TF32 tensor cores ---------------------------------------------------------------
+constexpr int kWmmaM = 16, kWmmaN = 16, kWmmaK = 8;  // the TF32 fragment shape
+constexpr int kTf32Warps = 4, kTf32Threads = 32 * kTf32Warps;
+constexpr int kWarpM = kTileM / 2, kWarpN = kTileN / 2;  // each warp's quarter of C, 2 x 2 warps
+constexpr int kFragsM = kWarpM / kWmmaM, kFragsN = kWarpN / kWmmaN;
+// Row strides of the shared tiles: wmma wants a multiple of 4 floats and 256-bit
+// aligned fragment pointers (every fragment starts 16 rows or 8 / 16 columns in);
+// the extra 4 floats move successive rows to other banks.
+constexpr int kLdA = kTileK + 4, kLdB = kTileN + 4, kLdC = kTileN + 4;
+
+template <typename Op>
+__global__ void __launch_bounds__(kTf32Threads) tiled_gemm_tf32(Op op) {
+  using namespace nvcuda;
+  alignas(32) __shared__ float a_tile[kTileM * kLdA];  // row-major (row, k)
+  alignas(32) __shared__ float b_tile[kTileK * kLdB];  // row-major (k, col)
+  alignas(32) __shared__ float c_tile[kTileM * kLdC];  // the block's accumulators, on their way to Op::store
+  const int64_t g = blockIdx.z, M = op.rows(), N = op.cols(), K = op.depth();
+  const int64_t row0 = int64_t(blockIdx.x) * kTileM, col0 = int64_t(blockIdx.y) * kTileN;
+  const int tid = threadIdx.x, warp = tid / 32;
+  const int warp_row = (warp / 2) * kWarpM, warp_col = (warp % 2) * kWarpN;
+  const bool a_k_fast = op.a_depth_fastest(), b_n_fast = op.b_cols_fastest();
+  wmma::fragment<wmma::accumulator, kWmmaM, kWmmaN, kWmmaK, float> acc[kFragsM][kFragsN];
+  for (int i = 0; i < kFragsM; ++i)
+    for (int j = 0; j < kFragsN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+  for (int64_t k0 = 0; k0 < K; k0 += kTileK) {
+    for (int i = tid; i < kTileM * kTileK; i += kTf32Threads) {
+      const int r = a_k_fast ? i / kTileK : i % kTileM, k = a_k_fast ? i % kTileK : i / kTileM;
+      const int64_t gr = row0 + r, gk = k0 + k;
+      a_tile[r * kLdA + k] = (gr < M && gk < K) ? op.load_a(g, gr, gk) : 0.0f;
+    }
+    for (int i = tid; i < kTileK * kTileN; i += kTf32Threads) {
+      const int n = b_n_fast ? i % kTileN : i / kTileK, k = b_n_fast ? i / kTileN : i % kTileK;
+      const int64_t gn = col0 + n, gk = k0 + k;
+      b_tile[k * kLdB + n] = (gn < N && gk < K) ? op.load_b(g, gk, gn) : 0.0f;
+    }
+    __syncthreads();
+    for (int kk = 0; kk < kTileK; kk += kWmmaK) {
+      wmma::fragment<wmma::matrix_a, kWmmaM, kWmmaN, kWmmaK, wmma::precision::tf32, wmma::row_major> a[kFragsM];
+      wmma::fragment<wmma::matrix_b, kWmmaM, kWmmaN, kWmmaK, wmma::precision::tf32, wmma::row_major> b[kFragsN];
+      for (int i = 0; i < kFragsM; ++i) {
+        wmma::load_matrix_sync(a[i], a_tile + (warp_row + i * kWmmaM) * kLdA + kk, kLdA);
+        for (int e = 0; e < a[i].num_elements; ++e) a[i].x[e] = wmma::__float_to_tf32(a[i].x[e]);
+      }
+      for (int j = 0; j < kFragsN; ++j) {
+        wmma::load_matrix_sync(b[j], b_tile + kk * kLdB + warp_col + j * kWmmaN, kLdB);
+        for (int e = 0; e < b[j].num_elements; ++e) b[j].x[e] = wmma::__float_to_tf32(b[j].x[e]);
+      }
+      for (int i = 0; i < kFragsM; ++i)
+        for (int j = 0; j < kFragsN; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
+    }
+    __syncthreads();  // the tiles are overwritten next step
+  }
+  for (int i = 0; i < kFragsM; ++i)
+    for (int j = 0; j < kFragsN; ++j)
+      wmma::store_matrix_sync(c_tile + (warp_row + i * kWmmaM) * kLdC + warp_col + j * kWmmaN, acc[i][j], kLdC,
+                              wmma::mem_row_major);
+  __syncthreads();
+  // Neighbouring threads store neighbouring columns, as in tiled_gemm.
+  for (int i = tid; i < kTileM * kTileN; i += kTf32Threads) {
+    const int r = i / kTileN, n = i % kTileN;
+    if (row0 + r < M && col0 + n < N) op.store(g, row0 + r, col0 + n, c_tile[r * kLdC + n]);
+  }
+}
+
+// Launches tiled_gemm for op's M x N result in each of `groups` products; with
+// `tf32` and T float, tiled_gemm_tf32 (named `name` + "_tf32") instead.
 template <typename T, typename Op>
-void launch_tiled_gemm(const char* name, const Op& op, int64_t M, int64_t N, int64_t groups, cudaStream_t stream) {
+void launch_tiled_gemm(const char* name, const Op& op, int64_t M, int64_t N, int64_t groups, cudaStream_t stream,
+                       bool tf32 = false) {
   if (M == 0 || N == 0 || groups == 0) return;
   const int64_t row_tiles = (M + kTileM - 1) / kTileM, col_tiles = (N + kTileN - 1) / kTileN;
   if (row_tiles > 2147483647 || col_tiles > 65535 || groups > 65535)
     throw std::invalid_argument(std::string(name) + ": a " + std::to_string(M) + " x " + std::to_string(N) +
                                 " product in " + std::to_string(groups) + " groups is over the grid's limits");
-  launch(name, tiled_gemm<T, Op>, dim3(unsigned(row_tiles), unsigned(col_tiles), unsigned(groups)),
-         dim3(kTileThreadsX, kTileThreadsY), 0, stream, op);
+  const dim3 grid(static_cast<unsigned>(row_tiles), static_cast<unsigned>(col_tiles), static_cast<unsigned>(groups));
+  if constexpr (std::is_same<T, float>::value) {
+    if (tf32) {
+      launch((std::string(name) + "_tf32").c_str(), tiled_gemm_tf32<Op>, grid, dim3(kTf32Threads), 0, stream, op);
+      return;
+    }
+  }
+  launch(name, tiled_gemm<T, Op>, grid, dim3(kTileThreadsX, kTileThreadsY), 0, stream, op);
 }
+
+// Plain row-major matrices: C = alpha * op(A) * op(B) + beta * C (gemm.cu's GEMM, and
+// the per-image products of conv.cu's im2col_gemm and gemm_1x1).
+template <typename T>
+struct MatrixProduct {
+  int64_t M, N, K;
+  bool trans_a, trans_b;
+  const T* a;
+  int64_t lda;
+  const T* b;
+  int64_t ldb;
+  T* c;
+  int64_t ldc;
+  T alpha, beta;
+
+  __device__ int64_t rows() const { return M; }
+  __device__ int64_t cols() const { return N; }
+  __device__ int64_t depth() const { return K; }
+  // op(A)[r][k] is A[r][k] (k contiguous) or A[k][r] (r contiguous); likewise for B.
+  __device__ bool a_depth_fastest() const { return !trans_a; }
+  __device__ bool b_cols_fastest() const { return !trans_b; }
+  __device__ T load_a(int64_t, int64_t r, int64_t k) const { return trans_a ? a[k * lda + r] : a[r * lda + k]; }
+  __device__ T load_b(int64_t, int64_t k, int64_t n) const { return trans_b ? b[n * ldb + k] : b[k * ldb + n]; }
+  __device__ void store(int64_t, int64_t r, int64_t n, T acc) const {
+    T* out = c + r * ldc + n;
+    *out = beta == T(0) ? alpha * acc : alpha * acc + beta * *out;  // beta 0: C is not read (it may be NaN)
+  }
+};
 
 }  // namespace MINIFW_CUDA_NS
 }  // namespace minifw

@@ -25,8 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 ASAN_TESTS = ["tests/cuda/test_cudasim.py", "tests/ops/test_conv.py", "tests/ops/test_gemm.py",
               "tests/ops/test_pooling.py", "tests/ops/test_rnn.py", "tests/ops/test_batchnorm.py",
               "tests/ops/test_dropout.py", "tests/ops/test_lrn.py", "tests/ops/test_softmax.py",
-              "tests/ops/test_activation.py", "tests/ops/test_tensor_ops.py", "tests/ops/test_sgd_step.py"]
-ASAN_SELECTION = ("test_cudasim.py or (cudasim and (float32 and not threaded and not 521 and not alexnet)) or "
+              "tests/ops/test_activation.py", "tests/ops/test_tensor_ops.py", "tests/ops/test_sgd_step.py",
+              "tests/cuda/test_tf32.py"]
+ASAN_SELECTION = ("test_cudasim.py or test_tf32.py or (cudasim and (float32 and not threaded and not 521 and not alexnet)) or "
                   "(emulator and float32 and (lenet_conv2 or groups3_dil2 or mixed_stride or k1x1_groups2))")
 
 

@@ -27,12 +27,16 @@
 // - a shuffle that reads a lane outside the mask gets poison (all bits set:
 //   NaN for floats), as the value is undefined on a GPU;
 // - dynamic shared memory starts every block as poison, so a read before any
-//   write shows up as NaN.
+//   write shows up as NaN;
+// - tensor cores through nvcuda::wmma, TF32 16x16x8 (wmma.h): TF32 rounding
+//   and products, and every wmma call made by the whole warp together; not
+//   the hardware's layout of fragment elements over lanes.
 // Not modelled: races between blocks (blocks of one worker run in order),
 // static __shared__ contents (they persist between blocks), the memory model
-// (__threadfence), cooperative groups, inline PTX, tensor cores. Floats may
-// differ from a GPU in the last bits (FMA contraction): compare with
-// tolerances. Out-of-bounds accesses are found by the AddressSanitizer build.
+// (__threadfence), cooperative groups, inline PTX, other tensor-core shapes
+// and types. Floats may differ from a GPU in the last bits (FMA contraction):
+// compare with tolerances. Out-of-bounds accesses are found by the
+// AddressSanitizer build.
 #pragma once
 #ifdef __CUDACC__
 #error "cudasim.h is for the host-compiler build of the CUDA kernels"
@@ -226,3 +230,6 @@ template <class T>
 T __ldg(const T* p) {
   return *p;
 }
+
+// ------------------------------------------------- tensor cores (nvcuda::wmma)
+#include "wmma.h"
