@@ -47,7 +47,8 @@ def info():
     """Versions, the ISA in use, threads, the per-core cache sizes the CPU reports (bytes, 0
     if unknown) and the float32 GEMM's register and cache blocks derived from them, and the
     devices the build can run ("cudasim" always; "cuda" when the CUDA kernels were compiled
-    in, with the CUDA version and GPU architectures they were built for), as a dict."""
+    in, with the CUDA version and GPU architectures they were built for), and the GPU that
+    "cuda" runs on (devices.gpu_info(); None without one), as a dict."""
     import numpy
 
     backends_compiled = ["cpu", "cudasim"] + (["cuda"] if _native.has_cuda else [])
@@ -65,6 +66,7 @@ def info():
         "backends": backends_compiled,
         "cuda_kernels": ({"cuda": _native.cuda_version, "architectures": _native.cuda_architectures}
                          if _native.has_cuda else None),
+        "gpu": devices.gpu_info(),
     }
 
 

@@ -156,7 +156,7 @@ class Function:
         ctx.needs_input_grad = tuple(record and isinstance(a, Tensor) and a.requires_grad
                                      for a in args)
         dev = common_device(cls.__name__, args)
-        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        arrays = [_data_on(a, dev) if isinstance(a, Tensor) else a for a in args]
         out = cls.forward(ctx, *arrays, **kwargs)
         outs = out if isinstance(out, tuple) else (out,)
         dev = ctx.__dict__.get("output_device", dev)  # set by a Function that moves data (ToDevice)
@@ -195,12 +195,23 @@ def common_device(fn, tensors):
     return found or cpu_scalar or devices.CPU
 
 
+def _data_on(t, dev):
+    """A Tensor's array for an operation on `dev`: a 0-d CPU tensor joining another device
+    is handed over as a NumPy scalar, which every device's array library takes as a number
+    (CuPy refuses NumPy arrays)."""
+    data = t._data
+    if data.ndim == 0 and dev is not devices.CPU and type(data) is np.ndarray:
+        return data[()]
+    return data
+
+
 def on_device(array, dev):
     """`array` (an array or a NumPy scalar) as an array on `dev`: itself when it is there
     already, else a copy there (see "Devices" above)."""
     if type(array) is np.ndarray and dev is devices.CPU:  # the common case, on every op's path
         return array
-    array = np.asanyarray(array)
+    if not devices.is_array(array):
+        array = np.asanyarray(array)
     where = devices.of(array)
     return array if where is dev or where == dev else devices.to_device(array, dev)
 
@@ -239,7 +250,7 @@ def _accumulate_leaf(t, g, owned=False):
     if g.shape != t.shape:
         raise RuntimeError(f"backward: gradient of shape {g.shape} for a leaf of shape {t.shape}")
     if t.grad is None:
-        if owned and g.dtype == t.dtype and g.flags.c_contiguous and g.flags.writeable:
+        if owned and g.dtype == t.dtype and g.flags.c_contiguous and devices.is_writeable(g):
             t.grad = Tensor._make(g)
         else:
             t.grad = Tensor._make(g.astype(t.dtype, order="C", copy=True))
@@ -263,7 +274,7 @@ def _owned(g, others):
     and as `g`, can be handed over: it owns its memory (no view of another), nothing else
     references it (not the Function's saved state, not the caller), and it is none of
     `others` (the node's other results and the gradients it was given)."""
-    return (isinstance(g, np.ndarray) and g.base is None and g.flags.owndata
+    return (devices.is_array(g) and g.base is None and g.flags.owndata
             and sys.getrefcount(g) - 1 <= _UNSHARED  # - 1: the argument of this call
             and not any(o is g for o in others))
 

@@ -12,11 +12,13 @@ with a pause between blocks: OpenBLAS's and OpenMP's worker threads spin after a
 call and, on few cores, slow whatever runs next.
 
 Peak memory is measured apart from the timing, in a fresh state for each engine:
-the most bytes traced by tracemalloc at once while the model was built and trained
-for two iterations: NumPy reports its arrays there (parameters, gradients,
-optimizer state, activations, the scratch memory the primitives take from
-minifw.devices and the caffe engine's col buffer), beside the far smaller Python
-objects. The packing buffers the native GEMM allocates per thread are not counted.
+the most bytes of arrays held at once while the model was built and trained for
+two iterations (minifw.devices.peak_memory): parameters, gradients, optimizer
+state, activations, the scratch memory the primitives take from minifw.devices and
+the caffe engine's col buffer. On the CPU that is what tracemalloc traced (NumPy
+reports its arrays there, beside the far smaller Python objects; the packing
+buffers the native GEMM allocates per thread are not counted); on "cuda" the GPU
+memory CuPy's pool handed to arrays.
 
 With engine "torch" (PyTorch, when it is installed; never a dependency), the same
 architecture is built from torch.nn layers holding a copy of the model's initial
@@ -33,7 +35,6 @@ import statistics
 import sys
 import tempfile
 import time
-import tracemalloc
 from collections import OrderedDict
 from typing import NamedTuple
 
@@ -277,24 +278,23 @@ def time_iteration(model, optimizer, x, target, loss_fn, sync=None):
 
 
 def peak_memory(model_name, engine, batch_size, device="cpu"):
-    """The most bytes tracemalloc saw held at once while the model was built and trained for two
-    iterations with `engine`, from a state with no cached scratch memory (for engine "torch":
-    the most bytes PyTorch's allocator held)."""
+    """The most bytes of arrays held at once (devices.peak_memory) while the model was built and
+    trained for two iterations with `engine`, from a state with no cached scratch memory (for
+    engine "torch": the most bytes PyTorch's allocator held)."""
     if engine == "torch":
         return _torch_peak_memory(model_name, batch_size, device)
-    minifw.devices.workspace("cpu").clear()
+    dev = minifw.devices.get(device, "bench")
+    minifw.devices.workspace(dev).clear()
     engines.caffe.release_buffers()
     loss_fn = nn.CrossEntropyLoss()
-    tracemalloc.start()
     try:
-        with minifw.engine(engine):
+        with minifw.devices.peak_memory(dev) as meter, minifw.engine(engine):
             model, optimizer, x, target = _setup(model_name, batch_size, device=device)
             for _ in range(2):
                 time_iteration(model, optimizer, x, target, loss_fn)
-        return tracemalloc.get_traced_memory()[1]
+        return meter.bytes
     finally:
-        tracemalloc.stop()
-        minifw.devices.workspace("cpu").clear()
+        minifw.devices.workspace(dev).clear()
         engines.caffe.release_buffers()
 
 
@@ -349,7 +349,7 @@ def run(model_name, engines=("caffe", "primitives"), batch_size=64, iterations=1
             time.sleep(pause)
     model, _, x, _ = _setup(model_name, batch_size, device=device)
     result = {"model": model_name, "batch_size": batch_size, "iterations": iterations,
-              "device": str(minifw.device(device)), "threads": minifw.get_num_threads(),
+              "device": str(minifw.devices.get(device, "bench")), "threads": minifw.get_num_threads(),
               "isa": minifw.backends.get_isa(), "cpu": minifw.info()["cpu"],
               "conv_algorithms": conv_algorithms(model, x), "engines": []}
     for engine in engines:

@@ -48,7 +48,8 @@ def check_float_dtype_ndim(fn, name, a, *, ndim=None, ndim_desc=None, dtype=None
 def check_array(fn, name, a):
     """`a` must be an array of an available device (a numpy.ndarray on the CPU)."""
     if not devices.is_array(a):
-        raise TypeError(f"{fn}: {name} must be a numpy.ndarray, got {type(a).__name__}")
+        raise TypeError(f"{fn}: {name} must be a numpy.ndarray (or a cupy.ndarray on 'cuda'), got "
+                        f"{type(a).__name__}")
     return a
 
 
@@ -57,9 +58,13 @@ def check_float_array(fn, name, a, *, ndim=None, ndim_desc=None, dtype=None):
     dimensions (an int or a tuple of allowed ranks). Returns it C-contiguous."""
     check_array(fn, name, a)
     check_float_dtype_ndim(fn, name, a, ndim=ndim, ndim_desc=ndim_desc, dtype=dtype)
-    if not a.flags.c_contiguous:
-        a = a.copy(order="C")  # (np.ascontiguousarray would drop a device's array subclass)
-    return a
+    return contiguous(a)
+
+
+def contiguous(a):
+    """`a` itself when C-contiguous, else a C-contiguous copy on its device
+    (np.ascontiguousarray would turn a device's array into a host one)."""
+    return a if a.flags.c_contiguous else a.copy(order="C")
 
 
 def check_same_device(fn, **arrays):
@@ -151,8 +156,10 @@ def check_bool(fn, name, v):
 
 
 def check_like(fn, name, a, ref, ref_name):
-    """`a` must be a float array with the dtype and shape of `ref`. Returns it C-contiguous."""
+    """`a` must be a float array with the dtype, shape and device of `ref`. Returns it
+    C-contiguous."""
     a = check_float_array(fn, name, a, dtype=ref.dtype)
+    check_same_device(fn, **{ref_name: ref, name: a})
     if a.shape != ref.shape:
         raise ValueError(f"{fn}: {name} must have the shape of {ref_name} {tuple(ref.shape)}, "
                          f"got {tuple(a.shape)}")
@@ -165,7 +172,7 @@ def check_channel_vector(fn, name, v, channels, dtype, *, writable=False):
     already be C-contiguous and writable."""
     if writable:
         check_array(fn, name, v)
-        if not v.flags.c_contiguous or not v.flags.writeable:
+        if not v.flags.c_contiguous or not devices.is_writeable(v):
             raise ValueError(f"{fn}: {name} is updated in place, so it must be a writable, "
                              f"C-contiguous array")
     v = check_float_array(fn, name, v, ndim=1, dtype=dtype, ndim_desc=f"1-D of shape ({channels},)")

@@ -221,8 +221,12 @@ def main(argv=None):
 # ---- minifw info -------------------------------------------------------------------------
 def run_info(args):
     info = minifw.info()
-    reason = minifw.devices.unavailable_reason("cuda")
-    gpu = "available" if reason is None else f"not available: {reason}"
+    gpu = info["gpu"]
+    if gpu is None:
+        gpu = f"not available: {minifw.devices.unavailable_reason('cuda')}"
+    else:
+        gpu = ("cuda:{index} {name}, compute capability {compute_capability}, {gib:.1f} GiB; CuPy {cupy}, "
+               "CUDA runtime {cuda_runtime}, driver {cuda_driver}").format(gib=gpu["memory_bytes"] / 2 ** 30, **gpu)
     rows = [("minifw", info["minifw"]),
             ("python", info["python"]),
             ("numpy", info["numpy"]),

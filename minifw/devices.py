@@ -17,7 +17,16 @@ Devices:
   that kernel's launcher and kernel code. A family without one yet raises a
   TypeError naming it. Slow by design: it is for testing and stepping through
   the kernels on small shapes.
-- "cuda" is named here so that asking for it says why it cannot be used yet.
+- "cuda": CuPy arrays (cupy.ndarray) on an NVIDIA GPU and minifw's own CUDA
+  kernels compiled by nvcc, launched on CuPy's current stream; CuPy does the glue
+  arithmetic. minifw runs on one GPU per process, CuPy's current device
+  ("cuda" is "cuda:<its index>"); pick another with CUDA_VISIBLE_DEVICES or
+  cupy.cuda.Device(n).use() before placing tensors.
+
+The native entry points of both CUDA devices read an array's data pointer, shape
+and strides from its CUDA array interface (CuPy's __cuda_array_interface__; a
+CudaSimArray's __cudasim_array_interface__), so the emulator runs the very
+binding code a GPU runs.
 
 The native kernels come from one registry keyed (family, direction, dtype,
 device). Each binding file lists its entry points there (def_kernel in
@@ -28,7 +37,9 @@ scratch memory (convolution's lowered matrix now): a buffer per thread that
 grows to the largest request and is kept, as frameworks over cuDNN keep
 theirs, with an optional size limit, statistics and clear().
 """
+import sys
 import threading
+import time
 
 import numpy as np
 
@@ -99,6 +110,12 @@ CPU = device("cpu")
 CUDASIM = device("cudasim")
 
 
+def _cupy():
+    """The CuPy module; ImportError when it is not installed."""
+    import cupy
+    return cupy
+
+
 def unavailable_reason(type):
     """Why a device type cannot be used in this build and on this machine, or None if it can.
     For "cuda" the reasons are checked in order: the build, CuPy, a GPU."""
@@ -111,35 +128,82 @@ def unavailable_reason(type):
                 "or with MINIFW_CUDA=OFF); use device 'cpu', or 'cudasim' to run the kernels on the "
                 "CPU emulator")
     try:
-        import cupy
+        cupy = _cupy()
     except ImportError:
-        return "CuPy is not installed (pip install cupy-cuda12x); use device 'cpu'"
+        return ("CuPy is not installed (pip install \"minifw[cuda12]\" or \"minifw[cuda13]\", to match "
+                "the CUDA driver); use device 'cpu'")
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except cupy.cuda.runtime.CUDARuntimeError as e:
         return f"no GPU can be used ({e}); use device 'cpu'"
     if count == 0:
         return "no GPU was found; use device 'cpu'"
-    return ("the CUDA kernels are compiled in, but tensors on 'cuda' (CuPy arrays) are not part of "
-            "this version yet; use 'cudasim' to run the same kernels on the CPU emulator")
+    return None
+
+
+def _cuda_version(v):
+    """CUDA's version number (12080) as text ("12.8")."""
+    return f"{v // 1000}.{v % 1000 // 10}"
+
+
+def gpu_info():
+    """What "cuda" runs on, as a dict: the GPU's name, compute capability and memory, the
+    CuPy, CUDA runtime and driver versions; None where "cuda" is not available."""
+    if unavailable_reason("cuda") is not None:
+        return None
+    cupy = _cupy()
+    runtime = cupy.cuda.runtime
+    index = runtime.getDevice()
+    props = runtime.getDeviceProperties(index)
+    name = props["name"]
+    return {"index": index, "name": name.decode() if isinstance(name, bytes) else str(name),
+            "compute_capability": f"{props['major']}.{props['minor']}",
+            "memory_bytes": int(props["totalGlobalMem"]), "cupy": cupy.__version__,
+            "cuda_runtime": _cuda_version(runtime.runtimeGetVersion()),
+            "cuda_driver": _cuda_version(runtime.driverGetVersion())}
+
+
+def current_cuda_index():
+    """The index of CuPy's current GPU, the one minifw's "cuda" device is."""
+    return _cupy().cuda.runtime.getDevice()
+
+
+_cuda_devices = {}
+
+
+def _cuda(index):
+    d = _cuda_devices.get(index)
+    if d is None:
+        d = _cuda_devices.setdefault(index, device("cuda", index))
+    return d
 
 
 def get(dev, fn="tensor"):
     """`dev` (None, a name or a device) as an available device; None means 'cpu'.
-    An unavailable device raises RuntimeError saying why."""
+    An unavailable device raises RuntimeError saying why. "cuda" (no index) is
+    CuPy's current GPU, "cuda:<index>"."""
     if dev is None:
         return CPU
     try:
         d = dev if isinstance(dev, device) else device(dev)
     except (TypeError, ValueError) as e:
         raise type(e)(f"{fn}: {e}") from None
+    if d.type == "cpu":
+        return CPU
     reason = unavailable_reason(d.type)
     if reason is not None:
         raise RuntimeError(f"{fn}: device {str(d)!r} is not available: {reason}")
-    if d.type == "cudasim" and d.index not in (None, 0):
-        raise RuntimeError(f"{fn}: device {str(d)!r} is not available: the emulator is one device, "
-                           f"'cudasim' (or 'cudasim:0')")
-    return CPU if d.type == "cpu" else CUDASIM if d.type == "cudasim" else d
+    if d.type == "cudasim":
+        if d.index not in (None, 0):
+            raise RuntimeError(f"{fn}: device {str(d)!r} is not available: the emulator is one device, "
+                               f"'cudasim' (or 'cudasim:0')")
+        return CUDASIM
+    current = current_cuda_index()
+    if d.index not in (None, current):
+        raise RuntimeError(f"{fn}: device {str(d)!r} is not available: minifw runs on CuPy's current "
+                           f"GPU, 'cuda:{current}'; choose the GPU before placing tensors "
+                           f"(CUDA_VISIBLE_DEVICES, or cupy.cuda.Device({d.index}).use())")
+    return _cuda(current)
 
 
 class CudaSimArray(np.ndarray):
@@ -152,6 +216,20 @@ class CudaSimArray(np.ndarray):
     def __repr__(self):
         return super().__repr__().replace("CudaSimArray(", "cudasim_array(", 1)
 
+    @property
+    def __cudasim_array_interface__(self):
+        """What the native CUDA entry points read of a "cudasim" array: the CUDA array
+        interface (data pointer, shape, strides, type), under a name of the emulator's
+        own so that no CUDA library takes this host memory for a GPU's. NumPy's array
+        interface has the same fields."""
+        return self.__array_interface__
+
+
+def _cupy_ndarray():
+    """cupy.ndarray if CuPy has been imported (no array can be one otherwise), else None."""
+    cupy = sys.modules.get("cupy")
+    return None if cupy is None else cupy.ndarray
+
 
 def of(array):
     """The device an array (or a NumPy scalar) lives on."""
@@ -161,18 +239,29 @@ def of(array):
         return CUDASIM
     if isinstance(array, (np.ndarray, np.generic)):
         return CPU
-    raise TypeError(f"expected an array of a minifw device (numpy.ndarray), got "
-                    f"{type(array).__name__}")
+    cupy_ndarray = _cupy_ndarray()
+    if cupy_ndarray is not None and isinstance(array, cupy_ndarray):
+        return _cuda(array.device.id)
+    raise TypeError(f"expected an array of a minifw device (numpy.ndarray, or cupy.ndarray on 'cuda'), "
+                    f"got {type(array).__name__}")
 
 
 def is_array(a):
     """True for an array of any available device."""
-    return isinstance(a, np.ndarray)
+    if isinstance(a, np.ndarray):
+        return True
+    cupy_ndarray = _cupy_ndarray()
+    return cupy_ndarray is not None and isinstance(a, cupy_ndarray)
+
+
+def is_writeable(a):
+    """Whether a kernel may write `a` (CuPy arrays have no read-only flag: always)."""
+    return a.flags.writeable if isinstance(a, np.ndarray) else True
 
 
 def array_module(dev):
-    """The array library of a device: numpy for 'cpu' and 'cudasim'."""
-    return np
+    """The array library of a device: numpy for 'cpu' and 'cudasim', cupy for 'cuda'."""
+    return _cupy() if dev.type == "cuda" else np
 
 
 def _placed(array, dev):
@@ -180,19 +269,121 @@ def _placed(array, dev):
 
 
 def empty(shape, dtype, dev=CPU):
+    if dev.type == "cuda":
+        return _cupy().empty(shape, dtype=dtype)
     return _placed(np.empty(shape, dtype=dtype), dev)
 
 
 def zeros(shape, dtype, dev=CPU):
+    if dev.type == "cuda":
+        return _cupy().zeros(shape, dtype=dtype)
     return _placed(np.zeros(shape, dtype=dtype), dev)
+
+
+def asarray(data, dtype=None, dev=CPU):
+    """`data` (an array of any device, a list, a number) as an array on `dev`, copied only
+    where it must be (moved to another device, or converted to `dtype`)."""
+    if is_array(data):
+        data = to_device(data, dev)
+        return data if dtype is None or data.dtype == dtype else data.astype(dtype)
+    if dev.type == "cuda":
+        return _cupy().asarray(np.asarray(data, dtype=dtype))
+    return _placed(np.asarray(data, dtype=dtype), dev)
 
 
 def to_device(array, dev):
     """`array` on device `dev`: the same array when it is there already, else a copy
     (memory of its own, as a transfer to or from a GPU makes)."""
-    if of(array) == dev:
+    src = of(array)
+    if src == dev:
         return array
+    if src.type == "cuda":
+        array = array.get()  # to the host
+        return array if dev.type == "cpu" else _placed(array, dev)
+    if dev.type == "cuda":
+        return _cupy().array(np.asarray(array).view(np.ndarray), copy=True)
     return _placed(np.array(array, subok=False, copy=True), dev)
+
+
+def assign(dst, index, value):
+    """dst[index] = value, where `value` (an array, or a number) may live on another device:
+    it is copied to dst's first, as PyTorch's copy_ copies across devices."""
+    if is_array(value) and of(value) != of(dst):
+        value = to_device(value, of(dst))
+    dst[index] = value
+
+
+def time_ms(run, dev):
+    """Milliseconds that run() takes on `dev`: on "cuda", CUDA events recorded on CuPy's
+    current stream around the work it queues (as cudnnFind times algorithms); elsewhere,
+    where every call has finished when it returns, the host's clock."""
+    if dev.type == "cuda":
+        cuda = _cupy().cuda
+        start, end = cuda.Event(), cuda.Event()
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        return cuda.get_elapsed_time(start, end)
+    t0 = time.perf_counter()
+    run()
+    return 1e3 * (time.perf_counter() - t0)
+
+
+class peak_memory:
+    """`with devices.peak_memory(dev) as meter:` ... `meter.bytes`: the most bytes of array
+    memory allocated inside the block and held at once. On "cpu" and "cudasim", what
+    tracemalloc traced (NumPy reports its arrays to it, beside the far smaller Python
+    objects); on "cuda", the GPU memory CuPy's pool handed to arrays (rounded as the pool
+    rounds), counted by a memory hook on this thread."""
+
+    def __init__(self, dev):
+        self.device, self.bytes = dev, 0
+
+    def __enter__(self):
+        if self.device.type == "cuda":
+            self._hook = _pool_peak_hook()
+            self._hook.__enter__()
+        else:
+            import tracemalloc
+            tracemalloc.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.device.type == "cuda":
+            self._hook.__exit__(*exc)
+            self.bytes = self._hook.peak
+        else:
+            import tracemalloc
+            self.bytes = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+        return False
+
+
+def _pool_peak_hook():
+    """A CuPy memory hook that keeps the most bytes held at once by buffers the pool handed
+    out while it was registered (buffers from before are not counted when they are freed)."""
+    class PoolPeak(_cupy().cuda.MemoryHook):
+        name = "minifw_peak_memory"
+
+        def __init__(self):
+            self.held, self.current, self.peak = {}, 0, 0
+
+        def malloc_postprocess(self, **kwargs):
+            self.held[kwargs["mem_ptr"]] = kwargs["mem_size"]
+            self.current += kwargs["mem_size"]
+            self.peak = max(self.peak, self.current)
+
+        def free_postprocess(self, **kwargs):
+            self.current -= self.held.pop(kwargs["mem_ptr"], 0)
+
+    return PoolPeak()
+
+
+def synchronize(dev):
+    """Waits for the work queued on a device ('cuda': CuPy's current stream); a no-op elsewhere."""
+    if dev.type == "cuda":
+        _cupy().cuda.get_current_stream().synchronize()
 
 
 # ---- native kernels -------------------------------------------------------------------
@@ -233,8 +424,6 @@ def kernels():
 
 # ---- workspace ------------------------------------------------------------------------
 
-_NO_BYTES = np.empty(0, np.uint8)
-
 
 class Workspace:
     """Scratch memory of one device for the primitives (e.g. convolution's lowered matrix).
@@ -253,6 +442,7 @@ class Workspace:
         self._buffers = {}  # thread ident -> buffer
         self._lock = threading.Lock()
         self._peak = 0
+        self._no_bytes = None  # what a request of 0 bytes gets: an empty array on the device
 
     @property
     def limit(self):
@@ -273,8 +463,10 @@ class Workspace:
             raise MemoryError(f"workspace: {nbytes:,} bytes requested on {self.device}, over the "
                               f"limit of {self._limit:,} bytes (minifw.devices.workspace"
                               f"({str(self.device)!r}).limit)")
-        if nbytes == 0:
-            return _NO_BYTES  # nothing to hold: not counted
+        if nbytes == 0:  # nothing to hold: not counted
+            if self._no_bytes is None:
+                self._no_bytes = empty(0, np.uint8, self.device)
+            return self._no_bytes
         ident = threading.get_ident()
         buf = self._buffers.get(ident)
         if buf is None or buf.size < nbytes:

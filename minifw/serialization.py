@@ -41,7 +41,7 @@ def _encode(obj, arrays, where):
     if isinstance(obj, Tensor):
         return {"__tensor__": _host_copy(obj._data, arrays), "requires_grad": bool(obj.requires_grad),
                 **_device_entry(obj._data)}
-    if isinstance(obj, np.ndarray):
+    if devices.is_array(obj):
         if obj.dtype == object:
             raise TypeError(f"save: {where} is an object array, which cannot be stored without pickle")
         return {"__array__": _host_copy(obj, arrays), **_device_entry(obj)}

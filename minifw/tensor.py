@@ -6,8 +6,9 @@ promote as PyTorch does: a float tensor keeps its dtype against Python
 numbers, int64 meets a float scalar as float32, float32 meets float64 as
 float64.
 
-A tensor's device is where its array lives (minifw.devices): "cpu", or
-"cudasim", where minifw's CUDA kernels run on the CPU emulator. Tensors are made
+A tensor's device is where its array lives (minifw.devices): "cpu" (a NumPy
+array), "cuda" (a CuPy array on the GPU) or "cudasim" (a NumPy array standing for
+a GPU's, where minifw's CUDA kernels run on the CPU emulator). Tensors are made
 on a device (device=...) or moved there (Tensor.to); an operation's tensors
 must share one, and its results stay there, as in PyTorch.
 
@@ -79,6 +80,12 @@ def _cuda_device(fn, device):
     if devices.device(name).type != "cuda":
         raise ValueError(f"{fn}: expected a cuda device, got {str(name)!r}")
     return devices.get(name, fn)
+
+
+def _scalar(number, dtype):
+    """A Python number as a NumPy scalar of `dtype`: an operand every device's array library
+    (NumPy, CuPy) takes as a number of that dtype."""
+    return np.asarray(number, dtype=dtype)[()]
 
 
 def _check_size(fn, size):
@@ -269,9 +276,9 @@ class Tensor:
         return self.to("cpu")
 
     def cuda(self, device=None, non_blocking=False):
-        """This tensor on device "cuda" (or "cuda:<device>"), as in PyTorch. Tensors on "cuda"
-        are not part of this version: the error says why; "cudasim" runs the same CUDA kernels
-        on the CPU emulator."""
+        """This tensor on device "cuda" (or "cuda:<device>"), as in PyTorch: a CuPy array on
+        the GPU. Without one (or without CuPy, or a build without the CUDA kernels) the error
+        says why; "cudasim" runs the same CUDA kernels on the CPU emulator."""
         return self.to(_cuda_device("cuda", device))
 
     def _cast(self, dtype):
@@ -332,7 +339,7 @@ class Tensor:
         if true_div and dtype.kind != "f":
             dtype = float32
         a = self._cast(dtype)
-        b = other._cast(dtype) if isinstance(other, Tensor) else np.asarray(other, dtype=dtype)
+        b = other._cast(dtype) if isinstance(other, Tensor) else _scalar(other, dtype)
         return function.apply(b, a) if reverse else function.apply(a, b)
 
     def __add__(self, other):
@@ -467,23 +474,26 @@ class Tensor:
 
     def fill_(self, value):
         self._check_inplace("fill_", value)
-        self._data[...] = value._data if isinstance(value, Tensor) else value
+        devices.assign(self._data, Ellipsis, value._data if isinstance(value, Tensor) else value)
         return self
 
     def copy_(self, src):
+        """Copies src's values (broadcast to this shape) into this tensor, from any device."""
         self._check_inplace("copy_", src)
-        src = src._data if isinstance(src, Tensor) else np.asarray(src)
-        self._data[...] = np.broadcast_to(src, self.shape)
+        src = src._data if isinstance(src, Tensor) else src if devices.is_array(src) else np.asarray(src)
+        if np.broadcast_shapes(src.shape, self.shape) != self.shape:  # ValueError if they don't broadcast
+            raise ValueError(f"copy_: a source of shape {src.shape} does not broadcast to {self.shape}")
+        devices.assign(self._data, Ellipsis, src)
         return self
 
     def uniform_(self, a=0.0, b=1.0, generator=None):
         self._check_inplace("uniform_")
-        self._data[...] = _random._numpy_rng(generator).uniform(a, b, self.shape)
+        devices.assign(self._data, Ellipsis, _random._numpy_rng(generator).uniform(a, b, self.shape))
         return self
 
     def normal_(self, mean=0.0, std=1.0, generator=None):
         self._check_inplace("normal_")
-        self._data[...] = _random._numpy_rng(generator).normal(mean, std, self.shape)
+        devices.assign(self._data, Ellipsis, _random._numpy_rng(generator).normal(mean, std, self.shape))
         return self
 
     # ---- elementwise functions -----------------------------------------------------
@@ -679,12 +689,12 @@ class Tensor:
             raise RuntimeError("__setitem__: assigning into a tensor is not recorded by autograd; "
                                "build the result with cat/stack/indexing instead, or assign under "
                                "minifw.no_grad()")
-        self._data[self._index(index)] = value._data if isinstance(value, Tensor) else value
+        devices.assign(self._data, self._index(index), value._data if isinstance(value, Tensor) else value)
 
     # ---- printing ------------------------------------------------------------------
     def __repr__(self):
-        body = np.array2string(self._data, separator=", ", prefix="tensor(", precision=4,
-                               threshold=1000, edgeitems=3)
+        body = np.array2string(devices.to_device(self._data, devices.CPU).view(np.ndarray), separator=", ",
+                               prefix="tensor(", precision=4, threshold=1000, edgeitems=3)
         extras = []
         if type(self._data) is not np.ndarray:
             extras.append(f"device='{self.device}'")  # as PyTorch shows device='cuda:0'
@@ -706,6 +716,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     Floats become float32 and ints int64 unless `dtype` says otherwise."""
     if isinstance(data, Tensor):
         a = data._data
+    elif devices.is_array(data) and not isinstance(data, np.ndarray):
+        a = data  # a GPU array (CuPy)
     else:
         try:
             a = np.asanyarray(data)
@@ -718,7 +730,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
             a = a.astype(float32)  # Python floats: the default dtype, as in PyTorch
     dev = devices.get(device) if device is not None else devices.of(a)
     d = _natural_dtype(a) if dtype is None else _dtype_arg(dtype)
-    t = Tensor._make(devices.to_device(np.array(a, dtype=d, order="C"), dev))
+    placed = devices.to_device(a, dev)  # a copy when it moves
+    t = Tensor._make(placed.astype(d, order="C", copy=placed is a))
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
@@ -897,7 +910,7 @@ def where(condition, input, other):
     operands = [t if isinstance(t, (Tensor, numbers.Number)) else tensor(t) for t in (input, other)]
     _autograd.common_device("where", [condition] + operands)
     dtype = _result_dtype(*operands)
-    a, b = (t._cast(dtype) if isinstance(t, Tensor) else np.asarray(t, dtype) for t in operands)
+    a, b = (t._cast(dtype) if isinstance(t, Tensor) else _scalar(t, dtype) for t in operands)
     return _elementwise.Where.apply(a, b, condition=condition._data)
 
 

@@ -11,41 +11,43 @@ namespace minifw {
 namespace {
 
 template <typename T, typename Device>
-void forward(const std::string& mode, py::array x, py::array y, double negative_slope, double alpha) {
+void forward(const std::string& mode, Array<Device> x, Array<Device> y, double negative_slope, double alpha) {
   const ActParams p{parse_act_mode(mode), negative_slope, alpha};
   const int64_t n = static_cast<int64_t>(x.size());
   const T* xp = in_ptr<T>(x, n, "x");
   T* yp = out_ptr<T>(y, n, "y");
   // In place (y is x) is supported: each element is read before it is written.
   if (yp != xp) require_disjoint({{&y, "y"}}, {{&x, "x"}});
+  void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)
     activation_forward<T>(p, xp, yp, n, get_num_threads());
   else
-    cudasim::activation_forward<T>(p, xp, yp, n, nullptr);
+    MINIFW_ON_GPU(Device, activation_forward<T>(p, xp, yp, n, stream));
 }
 
 template <typename T, typename Device>
-void backward(const std::string& mode, py::array dy, py::array y, py::object x, py::array dx,
+void backward(const std::string& mode, Array<Device> dy, Array<Device> y, py::object x, Array<Device> dx,
               double negative_slope, double alpha) {
   const ActParams p{parse_act_mode(mode), negative_slope, alpha};
   const int64_t n = static_cast<int64_t>(y.size());
   const T* dyp = in_ptr<T>(dy, n, "dy");
   const T* yp = in_ptr<T>(y, n, "y");
   const T* xp = nullptr;
-  py::array xa;
+  Array<Device> xa;
   if (!x.is_none()) {
-    xa = x.cast<py::array>();
+    xa = array_of<Device>(x);
     xp = in_ptr<T>(xa, n, "x");
   }
   require(xp || !activation_backward_needs_x(p), "x: required for " + mode + " with this parameter");
   T* dxp = out_ptr<T>(dx, n, "dx");
   require_disjoint({{&dx, "dx"}}, {{&dy, "dy"}, {&y, "y"}, {&xa, "x"}});
+  void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)
     activation_backward<T>(p, dyp, yp, xp, dxp, n, get_num_threads());
   else
-    cudasim::activation_backward<T>(p, dyp, yp, xp, dxp, n, nullptr);
+    MINIFW_ON_GPU(Device, activation_backward<T>(p, dyp, yp, xp, dxp, n, stream));
 }
 
 template <typename Device>
@@ -56,7 +58,6 @@ void bind_on(py::module_& m) {
 }  // namespace
 
 MINIFW_BINDINGS(bind_activation) {
-  bind_on<OnCpu>(m);
-  bind_on<OnCudaSim>(m);
+  MINIFW_BIND_ON_EVERY_DEVICE(bind_on, m);
 }
 }  // namespace minifw

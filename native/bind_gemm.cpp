@@ -21,8 +21,8 @@ struct MatrixView {
   bool transposed;  // data holds the transpose of the array
 };
 
-template <typename T>
-MatrixView<T> matrix_view(const py::array& a, const char* name) {
+template <typename T, typename A>
+MatrixView<T> matrix_view(const A& a, const char* name) {
   if (!a.dtype().is(py::dtype::of<T>())) throw py::type_error(std::string(name) + ": dtype mismatch");
   if (a.ndim() != 2) throw py::value_error(std::string(name) + ": expected a 2-D array");
   const int64_t item = sizeof(T);
@@ -46,9 +46,8 @@ struct GemmCall {
   T* c;
 };
 
-template <typename T>
-GemmCall<T> check_gemm_call(const char* fn, py::array& a, py::array& b, py::array& c, bool trans_a,
-                            bool trans_b) {
+template <typename T, typename A>
+GemmCall<T> check_gemm_call(const char* fn, A& a, A& b, A& c, bool trans_a, bool trans_b) {
   const std::string name = fn;
   if (a.ndim() != 2 || b.ndim() != 2 || c.ndim() != 2) throw py::value_error(name + ": a, b and c must be 2-D");
   const int64_t M = trans_a ? a.shape(1) : a.shape(0);
@@ -63,22 +62,29 @@ GemmCall<T> check_gemm_call(const char* fn, py::array& a, py::array& b, py::arra
 }
 
 template <typename T, typename Device>
-void gemm_entry(py::array a, py::array b, py::array c, bool trans_a, bool trans_b, double alpha,
+void gemm_entry(Array<Device> a, Array<Device> b, Array<Device> c, bool trans_a, bool trans_b, double alpha,
                 double beta) {
   const GemmCall<T> g = check_gemm_call<T>("gemm", a, b, c, trans_a, trans_b);
   require_disjoint({{&c, "c"}}, {{&a, "a"}, {&b, "b"}});
+  void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)
     gemm<T>(g.trans_a, g.trans_b, g.M, g.N, g.K, static_cast<T>(alpha), g.a.data, g.a.ld, g.b.data, g.b.ld,
             static_cast<T>(beta), g.c, g.N, get_num_threads());
   else
-    cudasim::gemm<T>(g.trans_a, g.trans_b, g.M, g.N, g.K, static_cast<T>(alpha), g.a.data, g.a.ld, g.b.data,
-                     g.b.ld, static_cast<T>(beta), g.c, g.N, nullptr);
+    MINIFW_ON_GPU(Device, gemm<T>(g.trans_a, g.trans_b, g.M, g.N, g.K, static_cast<T>(alpha), g.a.data, g.a.ld,
+                                  g.b.data, g.b.ld, static_cast<T>(beta), g.c, g.N, stream));
 }
 
 // The pre-packed-B path, for its tests: op(B) packed once, then `repeats`
 // products C = alpha * op(A) * op(B) + beta * C into the same C, each reading
 // the one packed copy.
+template <typename Device>
+void bind_on(py::module_& m) {
+  def_kernel(m, {"gemm", "", Device::name}, &gemm_entry<float, Device>, &gemm_entry<double, Device>, py::arg("a"),
+             py::arg("b"), py::arg("c"), py::arg("trans_a"), py::arg("trans_b"), py::arg("alpha"), py::arg("beta"));
+}
+
 template <typename T>
 void gemm_prepacked_b_entry(py::array a, py::array b, py::array c, bool trans_a, bool trans_b, double alpha,
                             double beta, int64_t repeats) {
@@ -96,10 +102,7 @@ void gemm_prepacked_b_entry(py::array a, py::array b, py::array c, bool trans_a,
 MINIFW_BINDINGS(bind_gemm) {
   m.def("gemm_prepacked_b_f32", &gemm_prepacked_b_entry<float>);
   m.def("gemm_prepacked_b_f64", &gemm_prepacked_b_entry<double>);
-  for (auto [device, f32, f64] : {std::make_tuple("cpu", &gemm_entry<float, OnCpu>, &gemm_entry<double, OnCpu>),
-                                  std::make_tuple("cudasim", &gemm_entry<float, OnCudaSim>, &gemm_entry<double, OnCudaSim>)})
-    def_kernel(m, {"gemm", "", device}, f32, f64, py::arg("a"), py::arg("b"), py::arg("c"), py::arg("trans_a"),
-               py::arg("trans_b"), py::arg("alpha"), py::arg("beta"));
+  MINIFW_BIND_ON_EVERY_DEVICE(bind_on, m);
   // The micro-kernel a product with m rows of C runs (m = 0: the ISA's largest).
   m.def(
       "gemm_kernel_name",

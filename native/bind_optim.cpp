@@ -15,14 +15,15 @@
 namespace minifw {
 namespace {
 
-void require_shape_of_p(const py::array& a, const py::array& p, const char* name) {
+template <typename A>
+void require_shape_of_p(const A& a, const A& p, const char* name) {
   bool same = a.ndim() == p.ndim();
   for (py::ssize_t d = 0; same && d < p.ndim(); ++d) same = a.shape(d) == p.shape(d);
   require(same, std::string(name) + ": must have p's shape");
 }
 
 template <typename T, typename Device>
-void sgd_step_entry(py::array p, py::array grad, std::optional<py::array> momentum_buffer, double lr,
+void sgd_step_entry(Array<Device> p, Array<Device> grad, std::optional<Array<Device>> momentum_buffer, double lr,
                     double momentum, double dampening, double weight_decay, bool nesterov, bool maximize,
                     bool first_step) {
   const int64_t n = static_cast<int64_t>(p.size());
@@ -38,13 +39,14 @@ void sgd_step_entry(py::array p, py::array grad, std::optional<py::array> moment
     require(momentum == 0, "momentum_buffer: required when momentum != 0");
     require_disjoint({{&p, "p"}}, {{&grad, "grad"}});
   }
+  void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)
     sgd_step<T>(n, pp, gp, bp, static_cast<T>(lr), static_cast<T>(momentum), static_cast<T>(dampening),
                 static_cast<T>(weight_decay), nesterov, maximize, first_step, get_num_threads());
   else
-    cudasim::sgd_step<T>(n, pp, gp, bp, static_cast<T>(lr), static_cast<T>(momentum), static_cast<T>(dampening),
-                         static_cast<T>(weight_decay), nesterov, maximize, first_step, nullptr);
+    MINIFW_ON_GPU(Device, sgd_step<T>(n, pp, gp, bp, static_cast<T>(lr), static_cast<T>(momentum), static_cast<T>(dampening),
+                         static_cast<T>(weight_decay), nesterov, maximize, first_step, stream));
 }
 
 template <typename Device>
@@ -57,7 +59,6 @@ void bind_on(py::module_& m) {
 }  // namespace
 
 MINIFW_BINDINGS(bind_optim) {
-  bind_on<OnCpu>(m);
-  bind_on<OnCudaSim>(m);
+  MINIFW_BIND_ON_EVERY_DEVICE(bind_on, m);
 }
 }  // namespace minifw

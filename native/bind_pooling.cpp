@@ -32,55 +32,65 @@ PoolMode parse_mode(const std::string& mode) {
 }
 
 template <typename T, typename Device>
-void forward(const std::string& mode, const ShapeArgs& args, py::array x, py::array y, py::object indices) {
+void forward(const std::string& mode, const ShapeArgs& args, Array<Device> x, Array<Device> y, py::object indices) {
   const PoolShape s = to_shape(args);
   const PoolMode m = parse_mode(mode);
   const T* xp = in_ptr<T>(x, s.x_size(), "x");
   T* yp = out_ptr<T>(y, s.y_size(), "y");
   int64_t* ip = nullptr;
-  py::array ia;
+  Array<Device> ia;
   if (!indices.is_none()) {
     require(m == PoolMode::max, "indices: only max pooling has indices");
-    ia = indices.cast<py::array>();
+    ia = array_of<Device>(indices);
     ip = out_ptr<int64_t>(ia, s.y_size(), "indices");
   }
   require_disjoint({{&y, "y"}, {&ia, "indices"}}, {{&x, "x"}});
+  void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)
     pool_forward<T>(s, m, xp, yp, ip, get_num_threads());
   else
-    cudasim::pool_forward<T>(s, m, xp, yp, ip, nullptr);
+    MINIFW_ON_GPU(Device, pool_forward<T>(s, m, xp, yp, ip, stream));
 }
 
 template <typename T, typename Device>
-void backward(const std::string& mode, const ShapeArgs& args, py::array dy, py::object indices, py::array dx) {
+void backward(const std::string& mode, const ShapeArgs& args, Array<Device> dy, py::object indices, Array<Device> dx) {
   const PoolShape s = to_shape(args);
   const PoolMode m = parse_mode(mode);
   const T* dyp = in_ptr<T>(dy, s.y_size(), "dy");
   const int64_t* ip = nullptr;
-  py::array ia;
+  Array<Device> ia;
   if (m == PoolMode::max) {
     require(!indices.is_none(), "indices: required for max pooling backward");
-    ia = indices.cast<py::array>();
+    ia = array_of<Device>(indices);
     ip = in_ptr<int64_t>(ia, s.y_size(), "indices");
   }
   T* dxp = out_ptr<T>(dx, s.x_size(), "dx");
   require_disjoint({{&dx, "dx"}}, {{&dy, "dy"}, {&ia, "indices"}});
+  void* const stream = Device::stream();
   int64_t bad;
-  {
+  if constexpr (on_cpu<Device>) {
     py::gil_scoped_release release;
-    if constexpr (on_cpu<Device>) {
-      bad = pool_backward<T>(s, m, dyp, ip, dxp, get_num_threads());
-    } else {
-      long long status[kPoolStatusWords];  // host memory is the emulator's device memory
-      cudasim::pool_backward<T>(s, m, dyp, ip, dxp, status, nullptr);
-      bad = pool_first_bad_position(status);
+    bad = pool_backward<T>(s, m, dyp, ip, dxp, get_num_threads());
+  } else {
+    long long status[kPoolStatusWords];
+    DeviceScratch<Device> device_status(sizeof status, stream);
+    {
+      py::gil_scoped_release release;
+      MINIFW_ON_GPU(Device, pool_backward<T>(s, m, dyp, ip, dxp, device_status.template as<long long>(), stream));
+      read_device<Device>(status, device_status.template as<long long>(), sizeof status, stream);
     }
+    bad = pool_first_bad_position(status);
   }
-  if (bad >= 0)
-    throw py::value_error("indices: value " + std::to_string(static_cast<const int64_t*>(ia.data())[bad]) +
-                          " at flat position " + std::to_string(bad) + " is outside the input plane [0, " +
-                          std::to_string(s.H * s.W) + ")");
+  if (bad >= 0) {
+    int64_t value;
+    if constexpr (on_cpu<Device>)
+      value = ip[bad];
+    else
+      read_device<Device>(&value, ip + bad, sizeof value, stream);
+    throw py::value_error("indices: value " + std::to_string(value) + " at flat position " + std::to_string(bad) +
+                          " is outside the input plane [0, " + std::to_string(s.H * s.W) + ")");
+  }
 }
 
 template <typename Device>
@@ -91,7 +101,6 @@ void bind_on(py::module_& m) {
 }  // namespace
 
 MINIFW_BINDINGS(bind_pooling) {
-  bind_on<OnCpu>(m);
-  bind_on<OnCudaSim>(m);
+  MINIFW_BIND_ON_EVERY_DEVICE(bind_on, m);
 }
 }  // namespace minifw

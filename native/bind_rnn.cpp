@@ -10,6 +10,7 @@
 // N values each in [1, T] (checked here: the kernels index by them). Every
 // entry point is bound for each device (OnCpu, OnCudaSim) with the same checks.
 #include <stdexcept>
+#include <vector>
 
 #include "bind_util.h"
 #include "cpu/parallel.h"
@@ -40,12 +41,21 @@ RnnShape to_shape(const std::string& mode, int64_t input_size, int64_t hidden, i
   return s;
 }
 
-const int64_t* lengths_ptr(const py::array& lengths, const RnnShape& s) {
+template <typename Device>
+const int64_t* lengths_ptr(const Array<Device>& lengths, const RnnShape& s) {
   if (lengths.size() == 0) return nullptr;
   const int64_t* p = in_ptr<int64_t>(lengths, s.N, "lengths");
+  const int64_t* values = p;
+  std::vector<int64_t> host;
+  if constexpr (!on_cpu<Device>) {  // checked on the host
+    host.resize(static_cast<size_t>(s.N));
+    read_device<Device>(host.data(), p, sizeof(int64_t) * host.size(), Device::stream());
+    values = host.data();
+  }
   for (int64_t n = 0; n < s.N; ++n)
-    require(p[n] >= 1 && p[n] <= s.T, "lengths: each must be in [1, T=" + std::to_string(s.T) + "], got " +
-                                          std::to_string(p[n]) + " at index " + std::to_string(n));
+    require(values[n] >= 1 && values[n] <= s.T, "lengths: each must be in [1, T=" + std::to_string(s.T) +
+                                                    "], got " + std::to_string(values[n]) + " at index " +
+                                                    std::to_string(n));
   return p;
 }
 
@@ -57,13 +67,13 @@ int64_t workspace_elems(const RnnShape& s, const std::string& direction, bool tr
     if constexpr (on_cpu<Device>)
       return s.forward_workspace(training);
     else
-      return cudasim::rnn_forward_workspace(s, training);
+      return MINIFW_ON_GPU(Device, rnn_forward_workspace(s, training));
   }
   if (direction == "backward_data") {
     if constexpr (on_cpu<Device>)
       return 0;  // the CPU kernel allocates its own scratch
     else
-      return cudasim::rnn_backward_data_workspace(s);
+      return MINIFW_ON_GPU(Device, rnn_backward_data_workspace(s));
   }
   throw py::value_error("rnn: workspace direction must be 'forward' or 'backward_data', got '" + direction + "'");
 }
@@ -77,8 +87,8 @@ int64_t workspace(const std::string& mode, int64_t input_size, int64_t hidden, i
 
 template <typename T, typename Device>
 void forward(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs, bool bias,
-             int64_t steps, int64_t N, bool training, py::array x, py::array h0, py::array c0, py::array w,
-             py::array y, py::array h_n, py::array c_n, py::array reserve, py::array ws, py::array lengths) {
+             int64_t steps, int64_t N, bool training, Array<Device> x, Array<Device> h0, Array<Device> c0, Array<Device> w,
+             Array<Device> y, Array<Device> h_n, Array<Device> c_n, Array<Device> reserve, Array<Device> ws, Array<Device> lengths) {
   const RnnShape s = to_shape(mode, input_size, hidden, layers, dirs, bias, steps, N);
   const T* xp = in_ptr<T>(x, s.x_elems(), "x");
   const T* h0p = in_ptr<T>(h0, s.state_elems(), "h0");
@@ -89,21 +99,22 @@ void forward(const std::string& mode, int64_t input_size, int64_t hidden, int64_
   T* cnp = out_ptr<T>(c_n, s.cell_elems(), "c_n");
   T* rp = out_ptr<T>(reserve, training ? s.reserve_size() : 0, "reserve");
   T* wsp = workspace_ptr<T>(ws, sizeof(T) * workspace_elems<Device>(s, "forward", training));
-  const int64_t* lp = lengths_ptr(lengths, s);
+  const int64_t* lp = lengths_ptr<Device>(lengths, s);
   require_disjoint({{&y, "y"}, {&h_n, "h_n"}, {&c_n, "c_n"}, {&reserve, "reserve"}, {&ws, "workspace"}},
                    {{&x, "x"}, {&h0, "h0"}, {&c0, "c0"}, {&w, "weights"}});
+  void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)
     rnn_forward<T>(s, xp, h0p, c0p, wp, yp, hnp, cnp, training ? rp : nullptr, wsp, lp, get_num_threads());
   else
-    cudasim::rnn_forward<T>(s, xp, h0p, c0p, wp, yp, hnp, cnp, training ? rp : nullptr, wsp, lp, nullptr);
+    MINIFW_ON_GPU(Device, rnn_forward<T>(s, xp, h0p, c0p, wp, yp, hnp, cnp, training ? rp : nullptr, wsp, lp, stream));
 }
 
 template <typename T, typename Device>
 void backward_data(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs,
-                   bool bias, int64_t steps, int64_t N, py::array w, py::array reserve, py::array h0, py::array c0,
-                   py::array dy, py::array dh_n, py::array dc_n, py::array dx, py::array dh0, py::array dc0,
-                   py::array ws, py::array lengths) {
+                   bool bias, int64_t steps, int64_t N, Array<Device> w, Array<Device> reserve, Array<Device> h0, Array<Device> c0,
+                   Array<Device> dy, Array<Device> dh_n, Array<Device> dc_n, Array<Device> dx, Array<Device> dh0, Array<Device> dc0,
+                   Array<Device> ws, Array<Device> lengths) {
   const RnnShape s = to_shape(mode, input_size, hidden, layers, dirs, bias, steps, N);
   const T* wp = in_ptr<T>(w, s.weight_count(), "weights");
   T* rp = out_ptr<T>(reserve, s.reserve_size(), "reserve");  // the gate gradients are stored in it
@@ -116,32 +127,34 @@ void backward_data(const std::string& mode, int64_t input_size, int64_t hidden, 
   T* dh0p = out_ptr<T>(dh0, s.state_elems(), "dh0");
   T* dc0p = out_ptr<T>(dc0, s.cell_elems(), "dc0");
   T* wsp = workspace_ptr<T>(ws, sizeof(T) * workspace_elems<Device>(s, "backward_data", true));
-  const int64_t* lp = lengths_ptr(lengths, s);
+  const int64_t* lp = lengths_ptr<Device>(lengths, s);
   require_disjoint({{&reserve, "reserve"}, {&dx, "dx"}, {&dh0, "dh0"}, {&dc0, "dc0"}, {&ws, "workspace"}},
                    {{&w, "weights"}, {&h0, "h0"}, {&c0, "c0"}, {&dy, "dy"}, {&dh_n, "dh_n"}, {&dc_n, "dc_n"}});
+  void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)
     rnn_backward_data<T>(s, wp, rp, h0p, c0p, dyp, dhnp, dcnp, dxp, dh0p, dc0p, lp, get_num_threads());
   else
-    cudasim::rnn_backward_data<T>(s, wp, rp, h0p, c0p, dyp, dhnp, dcnp, dxp, dh0p, dc0p, wsp, lp, nullptr);
+    MINIFW_ON_GPU(Device, rnn_backward_data<T>(s, wp, rp, h0p, c0p, dyp, dhnp, dcnp, dxp, dh0p, dc0p, wsp, lp, stream));
 }
 
 template <typename T, typename Device>
 void backward_weights(const std::string& mode, int64_t input_size, int64_t hidden, int64_t layers, int64_t dirs,
-                      bool bias, int64_t steps, int64_t N, py::array x, py::array reserve, py::array h0,
-                      py::array dw, py::array lengths) {
+                      bool bias, int64_t steps, int64_t N, Array<Device> x, Array<Device> reserve, Array<Device> h0,
+                      Array<Device> dw, Array<Device> lengths) {
   const RnnShape s = to_shape(mode, input_size, hidden, layers, dirs, bias, steps, N);
   const T* xp = in_ptr<T>(x, s.x_elems(), "x");
   const T* rp = in_ptr<T>(reserve, s.reserve_size(), "reserve");
   const T* h0p = in_ptr<T>(h0, s.state_elems(), "h0");
   T* dwp = out_ptr<T>(dw, s.weight_count(), "dweights");
-  const int64_t* lp = lengths_ptr(lengths, s);
+  const int64_t* lp = lengths_ptr<Device>(lengths, s);
   require_disjoint({{&dw, "dweights"}}, {{&x, "x"}, {&reserve, "reserve"}, {&h0, "h0"}});
+  void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)
     rnn_backward_weights<T>(s, xp, rp, h0p, dwp, lp, get_num_threads());
   else
-    cudasim::rnn_backward_weights<T>(s, xp, rp, h0p, dwp, lp, nullptr);
+    MINIFW_ON_GPU(Device, rnn_backward_weights<T>(s, xp, rp, h0p, dwp, lp, stream));
 }
 
 template <typename Device>
@@ -156,7 +169,6 @@ void bind_on(py::module_& m) {
 }  // namespace
 
 MINIFW_BINDINGS(bind_rnn) {
-  bind_on<OnCpu>(m);
-  bind_on<OnCudaSim>(m);
+  MINIFW_BIND_ON_EVERY_DEVICE(bind_on, m);
 }
 }  // namespace minifw

@@ -19,34 +19,36 @@ int64_t bias_elems(int64_t outer, int64_t C, int64_t inner) {
 }
 
 template <typename T, typename Device>
-void bias_add_entry(int64_t outer, int64_t C, int64_t inner, py::array x, py::array bias, py::array y) {
+void bias_add_entry(int64_t outer, int64_t C, int64_t inner, Array<Device> x, Array<Device> bias, Array<Device> y) {
   const int64_t n = bias_elems(outer, C, inner);
   const T* xp = in_ptr<T>(x, n, "x");
   const T* bp = in_ptr<T>(bias, C, "bias");
   T* yp = out_ptr<T>(y, n, "y");
   require_disjoint({{&y, "y"}}, {{&x, "x"}, {&bias, "bias"}});
+  void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)
     bias_add<T>(outer, C, inner, xp, bp, yp, get_num_threads());
   else
-    cudasim::bias_add<T>(outer, C, inner, xp, bp, yp, nullptr);
+    MINIFW_ON_GPU(Device, bias_add<T>(outer, C, inner, xp, bp, yp, stream));
 }
 
 template <typename T, typename Device>
-void bias_backward_entry(int64_t outer, int64_t C, int64_t inner, py::array dy, py::array db) {
+void bias_backward_entry(int64_t outer, int64_t C, int64_t inner, Array<Device> dy, Array<Device> db) {
   const int64_t n = bias_elems(outer, C, inner);
   const T* dyp = in_ptr<T>(dy, n, "dy");
   T* dbp = out_ptr<T>(db, C, "db");
   require_disjoint({{&db, "db"}}, {{&dy, "dy"}});
+  void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)
     bias_backward<T>(outer, C, inner, dyp, dbp, get_num_threads());
   else
-    cudasim::bias_backward<T>(outer, C, inner, dyp, dbp, nullptr);
+    MINIFW_ON_GPU(Device, bias_backward<T>(outer, C, inner, dyp, dbp, stream));
 }
 
 template <typename T, typename Device>
-void add_tensor_entry(py::array a, py::array c, py::array out, double alpha, double beta) {
+void add_tensor_entry(Array<Device> a, Array<Device> c, Array<Device> out, double alpha, double beta) {
   const int ndim = static_cast<int>(c.ndim());
   require(ndim <= 8 && a.ndim() == ndim && out.ndim() == ndim, "a, c, out: at most 8 dimensions, all of c's rank");
   std::vector<int64_t> shape(ndim), a_shape(ndim);
@@ -60,26 +62,28 @@ void add_tensor_entry(py::array a, py::array c, py::array out, double alpha, dou
   const T* cp = in_ptr<T>(c, static_cast<int64_t>(c.size()), "c");
   T* op = out_ptr<T>(out, static_cast<int64_t>(c.size()), "out");
   require_disjoint({{&out, "out"}}, {{&a, "a"}, {&c, "c"}});
+  void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)
     add_tensor<T>(ndim, shape.data(), a_shape.data(), ap, cp, op, static_cast<T>(alpha), static_cast<T>(beta),
                   get_num_threads());
   else
-    cudasim::add_tensor<T>(ndim, shape.data(), a_shape.data(), ap, cp, op, static_cast<T>(alpha),
-                           static_cast<T>(beta), nullptr);
+    MINIFW_ON_GPU(Device, add_tensor<T>(ndim, shape.data(), a_shape.data(), ap, cp, op, static_cast<T>(alpha),
+                           static_cast<T>(beta), stream));
 }
 
 template <typename T, typename Device>
-void scale_tensor_entry(py::array x, py::array y, double alpha) {
+void scale_tensor_entry(Array<Device> x, Array<Device> y, double alpha) {
   const int64_t n = static_cast<int64_t>(x.size());
   const T* xp = in_ptr<T>(x, n, "x");
   T* yp = out_ptr<T>(y, n, "y");
   require_disjoint({{&y, "y"}}, {{&x, "x"}});
+  void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)
     scale_tensor<T>(xp, yp, n, static_cast<T>(alpha), get_num_threads());
   else
-    cudasim::scale_tensor<T>(xp, yp, n, static_cast<T>(alpha), nullptr);
+    MINIFW_ON_GPU(Device, scale_tensor<T>(xp, yp, n, static_cast<T>(alpha), stream));
 }
 
 template <typename Device>
@@ -95,7 +99,6 @@ void bind_on(py::module_& m) {
 }  // namespace
 
 MINIFW_BINDINGS(bind_tensor_ops) {
-  bind_on<OnCpu>(m);
-  bind_on<OnCudaSim>(m);
+  MINIFW_BIND_ON_EVERY_DEVICE(bind_on, m);
 }
 }  // namespace minifw

@@ -150,7 +150,8 @@ def assert_within_bound(actual, ref, ref_abs, rtol, atol, what=""):
     """|actual - ref| <= rtol * ref_abs + atol elementwise, where ref_abs is the
     same reference computed on absolute values (the sum of |terms|): the scale
     that rounding error in a sum grows with, so one rtol fits every shape."""
-    actual = np.asarray(actual, np.float64)
+    from targets import host
+    actual = np.asarray(host(actual), np.float64)
     assert actual.shape == ref.shape, f"{what}: shape {actual.shape}, expected {ref.shape}"
     err = np.abs(actual - ref)
     bound = rtol * ref_abs + atol
@@ -612,6 +613,18 @@ def rnn_forward_ref(desc, x, h0, c0, weights, lengths=None):
 # unchecked size or pointer would crash the process rather than raise.
 
 
+# Cases call the emulator's entry points as on_cudasim(_native.<entry>)(...): its
+# host arrays are viewed as "cudasim" arrays (those entry points take nothing else).
+ON_CUDASIM = """
+from minifw.devices import CudaSimArray
+def on_cudasim(entry):
+    def call(*args, **kwargs):
+        view = lambda a: a.view(CudaSimArray) if type(a) is np.ndarray else a
+        return entry(*map(view, args), **{k: view(v) for k, v in kwargs.items()})
+    return call
+"""
+
+
 def binding_outcomes(setup, cases, cwd):
     """Runs `setup` (Python source) and then each case (a Python expression,
     by name) in one child process started in the directory `cwd` (so that it
@@ -625,7 +638,7 @@ def binding_outcomes(setup, cases, cwd):
 
     from minifw import _native
 
-    lines = ["import numpy as np", "from minifw import _native", setup]
+    lines = ["import numpy as np", "from minifw import _native", ON_CUDASIM, setup]
     for name, expr in cases.items():
         lines += [f"try:\n    {expr}\n    outcome = 'returned'",
                   "except Exception as e:\n    outcome = f'{type(e).__name__}: {e}'",

@@ -81,6 +81,22 @@ def test_bench_writes_one_json_entry_per_engine(tmp_path, capsys):
         assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_bench_on_the_gpu_syncs_and_counts_gpu_memory(emulated_cuda):
+    synced = []
+    import cupy
+    real = cupy.cuda.Device.synchronize
+    cupy.cuda.Device.synchronize = lambda self: synced.append(1) or real(self)
+    try:
+        result = benchmark.run("lenet", engines=("primitives",), batch_size=1, iterations=1, warmup=0,
+                               blocks=1, pause=0, device="cuda")
+    finally:
+        cupy.cuda.Device.synchronize = real
+    assert result["device"] == "cuda:0" and synced  # the clock waits for the GPU
+    entry = result["engines"][0]
+    assert entry["peak_memory_bytes"] > 431_080 * 4 * 3  # parameters, gradients, momentum, on the GPU
+    assert set(result["conv_algorithms"]) == {"conv1", "conv2"}
+
+
 @pytest.mark.parametrize("argv, message", [
     (["bench", "vgg"], "invalid choice: 'vgg'"),
     (["bench", "lenet", "--batch-size", "0"], "expected a positive integer, got '0'"),

@@ -64,9 +64,17 @@ def test_info(capsys):
     for label, value in (("minifw", info["minifw"]), ("numpy", info["numpy"]), ("ISA", info["isa"]),
                          ("threads", str(info["num_threads"])), ("backends", "cpu, cudasim"),
                          ("CUDA kernels", "compiled with CUDA" if minifw._native.has_cuda else "not compiled in"),
-                         ("GPU", minifw.devices.unavailable_reason("cuda") or "available")):
+                         ("GPU", minifw.devices.unavailable_reason("cuda") or "compute capability")):
         line = next((l for l in out.splitlines() if l.startswith(label + ":")), None)
         assert line is not None and value in line, f"no {label!r} line with {value!r} in:\n{out}"
+
+
+def test_info_shows_the_gpu(emulated_cuda, capsys):
+    assert cli.main(["info"]) == 0
+    gpu = minifw.info()["gpu"]
+    assert gpu["compute_capability"] == "9.0" and gpu["memory_bytes"] > 0  # the emulated GPU is an H100's
+    line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("GPU:"))
+    assert f"cuda:0 {gpu['name']}, compute capability 9.0" in line and f"CuPy {gpu['cupy']}" in line
 
 
 def test_the_module_runs_as_a_command(tmp_path):

@@ -1,8 +1,9 @@
-"""Tensors, autograd, nn, optim, data, serialization and training on device "cudasim" (the CUDA
-kernels on the CPU emulator), as a PyTorch user expects of a GPU device: tensors are made on
-it or copied there, results stay there, mixing devices is an error, gradients live with their
-parameters and equal the CPU's, models and optimizers move and save, and a family without a
-CUDA kernel yet says so.
+"""Tensors, autograd, nn, optim, data, serialization and training on the GPU devices: "cudasim"
+(the CUDA kernels on the CPU emulator) and "cuda" (a GPU where there is one; else the emulated
+one: CuPy's stand-in and the emulator's kernels, targets.emulate_cuda). As a PyTorch user
+expects of a GPU device: tensors are made on it or copied there, results stay there, mixing
+devices is an error, gradients live with their parameters and equal the CPU's, models and
+optimizers move and save.
 
 Gradients are compared with the same graph on the CPU. The CUDA kernels add in another order
 than the CPU kernels, so float32 results agree to rounding: RTOL, ATOL below. Shapes are small:
@@ -14,9 +15,17 @@ import minifw
 from minifw import devices, nn, optim
 from minifw.nn import functional as F
 from minifw.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+from targets import cuda_available, emulate_cuda
 
-SIM = "cudasim"
 RTOL, ATOL = 1e-5, 1e-6  # float32 sums in another order
+
+
+@pytest.fixture(params=["cudasim", "cuda"])
+def dev(request, monkeypatch):
+    """The device under test, as its tensors report it ('cudasim', 'cuda:0')."""
+    if request.param == "cuda" and not cuda_available():
+        emulate_cuda(monkeypatch)
+    return devices.get(request.param)
 
 
 def host(t):
@@ -24,26 +33,23 @@ def host(t):
     return t.detach().cpu().numpy()
 
 
-def on_sim(*tensors):
-    return all(t.device == SIM and isinstance(t._data, devices.CudaSimArray) for t in tensors)
+def on(dev, *tensors):
+    """Every tensor is on `dev`, its data an array of that device."""
+    return all(t.device == dev and devices.of(t._data) == dev for t in tensors)
 
 
 def seeded():
     return minifw.Generator().manual_seed(1)
 
 
-def has_cudasim_kernel(family, direction):
-    return (family, direction, "float32", SIM) in devices.kernels()
-
-
 @pytest.fixture
 def kernel_calls(monkeypatch):
-    """(family, direction, device type of the array) of every native kernel looked up."""
+    """(family, direction, device of the array) of every native kernel looked up."""
     calls = []
     kernel_for = devices.kernel_for
 
     def spy(family, direction, array):
-        calls.append((family, direction, devices.of(array).type))
+        calls.append((family, direction, devices.of(array)))
         return kernel_for(family, direction, array)
 
     monkeypatch.setattr(devices, "kernel_for", spy)
@@ -78,46 +84,46 @@ def kernel_calls(monkeypatch):
                                             generator=seeded()),
                  id="rand_like"),
 ])
-def test_creation_functions_place_their_tensor_on_the_device(make):
-    t, reference = make(SIM), make("cpu")
-    assert on_sim(t) and reference.device == "cpu"
+def test_creation_functions_place_their_tensor_on_the_device(dev, make):
+    t, reference = make(dev), make("cpu")
+    assert on(dev, t) and reference.device == "cpu"
     # the same values: random draws come from the same (CPU) generators on every device
     assert t.dtype == reference.dtype and t.shape == reference.shape
     np.testing.assert_array_equal(host(t), reference.numpy())
 
 
-def test_the_like_functions_can_be_told_another_device():
-    t = minifw.ones(2, device=SIM)
+def test_the_like_functions_can_be_told_another_device(dev):
+    t = minifw.ones(2, device=dev)
     assert minifw.zeros_like(t, device="cpu").device == "cpu"
-    assert minifw.ones_like(minifw.ones(2), device=SIM).device == SIM
+    assert minifw.ones_like(minifw.ones(2), device=dev).device == dev
 
 
-def test_tensor_of_a_tensor_keeps_its_device_unless_told_otherwise():
-    t = minifw.ones(3, device=SIM)
-    assert minifw.tensor(t).device == SIM and minifw.tensor(t, device="cpu").device == "cpu"
+def test_tensor_of_a_tensor_keeps_its_device_unless_told_otherwise(dev):
+    t = minifw.ones(3, device=dev)
+    assert minifw.tensor(t).device == dev and minifw.tensor(t, device="cpu").device == "cpu"
     assert minifw.tensor([1, 2]).device == "cpu" and minifw.from_numpy(np.ones(2)).device == "cpu"
 
 
-def test_to_and_cpu_copy_between_devices():
+def test_to_and_cpu_copy_between_devices(dev):
     a = minifw.tensor([1.0, 2.0, 3.0])
-    s = a.to(SIM)
-    assert on_sim(s) and s.to(SIM) is s and s.to(minifw.device(SIM)) is s
+    s = a.to(dev)
+    assert on(dev, s) and s.to(dev) is s and s.to(minifw.device(dev)) is s
     a[0] = 10.0  # a copy: neither sees the other's changes
     b = s.cpu()
     s[1] = 20.0
     assert host(s).tolist() == [1.0, 20.0, 3.0] and b.numpy().tolist() == [1.0, 2.0, 3.0]
     assert b.device == "cpu" and b.cpu() is b
-    both = a.to(SIM, minifw.float64)
-    assert on_sim(both) and both.dtype == minifw.float64
-    like = a.to(minifw.zeros(1, dtype=minifw.float64, device=SIM))  # another's dtype and device
-    assert on_sim(like) and like.dtype == minifw.float64
-    assert s.to(SIM, copy=True) is not s and on_sim(s.to(SIM, copy=True))
-    assert on_sim(a.to(SIM, non_blocking=True))
+    both = a.to(dev, minifw.float64)
+    assert on(dev, both) and both.dtype == minifw.float64
+    like = a.to(minifw.zeros(1, dtype=minifw.float64, device=dev))  # another's dtype and device
+    assert on(dev, like) and like.dtype == minifw.float64
+    assert s.to(dev, copy=True) is not s and on(dev, s.to(dev, copy=True))
+    assert on(dev, a.to(dev, non_blocking=True))
 
 
-def test_to_another_device_is_recorded_by_autograd():
+def test_to_another_device_is_recorded_by_autograd(dev):
     x = minifw.tensor([1.0, -2.0, 3.0], requires_grad=True)
-    y = (x.to(SIM) * minifw.tensor([2.0, 3.0, 4.0], device=SIM)).to("cpu")
+    y = (x.to(dev) * minifw.tensor([2.0, 3.0, 4.0], device=dev)).to("cpu")
     assert y.device == "cpu" and y.grad_fn is not None
     y.sum().backward()
     assert x.grad.device == "cpu" and x.grad.numpy().tolist() == [2.0, 3.0, 4.0]
@@ -125,36 +131,38 @@ def test_to_another_device_is_recorded_by_autograd():
 
 def test_cuda_is_refused_with_the_reason():
     reason = devices.unavailable_reason("cuda")
+    if reason is None:
+        pytest.skip("'cuda' is available here")
     for call in (lambda: minifw.ones(2).cuda(), lambda: minifw.ones(2).cuda(0),
                  lambda: nn.Linear(2, 2).cuda()):
         with pytest.raises(RuntimeError, match=r"device 'cuda(:0)?' is not available: " +
                            reason[:30].replace("(", r"\(")):
             call()
     with pytest.raises(ValueError, match="cuda: expected a cuda device, got 'cudasim'"):
-        minifw.ones(2).cuda(SIM)
+        minifw.ones(2).cuda("cudasim")
 
 
-def test_numpy_refuses_a_device_tensor_as_pytorch_refuses_a_cuda_one():
-    t = minifw.tensor([1.5, 2.5], device=SIM)
+def test_numpy_refuses_a_device_tensor_as_pytorch_refuses_a_cuda_one(dev):
+    t = minifw.tensor([1.5, 2.5], device=dev)
     for call in (t.numpy, lambda: np.asarray(t)):
-        with pytest.raises(TypeError, match="can't convert a tensor on device 'cudasim' to numpy; "
+        with pytest.raises(TypeError, match=f"can't convert a tensor on device '{dev}' to numpy; "
                                             r"use tensor.cpu\(\) to copy it to host memory first"):
             call()
     assert t.tolist() == [1.5, 2.5] and t[1].item() == 2.5 and float(t[0]) == 1.5
-    assert bool(t[0] > 1) and int(minifw.tensor(3, device=SIM)) == 3
+    assert bool(t[0] > 1) and int(minifw.tensor(3, device=dev)) == 3
 
 
-def test_repr_shows_the_device_as_pytorch_shows_cuda():
-    assert repr(minifw.tensor([1.0, 2.0], device=SIM)) == "tensor([1., 2.], device='cudasim')"
-    assert repr(minifw.tensor([1, 2], dtype=minifw.float64, device=SIM, requires_grad=True)) == \
-        "tensor([1., 2.], device='cudasim', dtype=minifw.float64, requires_grad=True)"
+def test_repr_shows_the_device_as_pytorch_shows_cuda(dev):
+    assert repr(minifw.tensor([1.0, 2.0], device=dev)) == f"tensor([1., 2.], device='{dev}')"
+    assert repr(minifw.tensor([1, 2], dtype=minifw.float64, device=dev, requires_grad=True)) == \
+        f"tensor([1., 2.], device='{dev}', dtype=minifw.float64, requires_grad=True)"
     assert "device" not in repr(minifw.tensor([1.0]))
 
 
 # ---- operations stay on the device, mixing devices is an error ---------------------------
 
-def _sim(values):
-    return minifw.tensor(values, device=SIM)
+def _on(dev, values):
+    return minifw.tensor(values, device=dev)
 
 
 A = [[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]]
@@ -191,24 +199,24 @@ OPERATIONS = {
 
 
 @pytest.mark.parametrize("name", OPERATIONS)
-def test_results_stay_on_the_device_and_equal_the_cpus(name):
+def test_results_stay_on_the_device_and_equal_the_cpus(dev, name):
     op = OPERATIONS[name]
     b = [[0.5, 1.0, 2.0], [4.0, 8.0, 16.0]]
-    got = op(_sim(A), _sim(b))
+    got = op(_on(dev, A), _on(dev, b))
     want = op(minifw.tensor(A), minifw.tensor(b))
-    assert on_sim(got), f"{name}: result on {got.device}"
+    assert on(dev, got), f"{name}: result on {got.device}"
     assert got.dtype == want.dtype and got.shape == want.shape
     np.testing.assert_allclose(host(got), want.numpy(), rtol=RTOL, atol=ATOL)
 
 
-def test_in_place_updates_stay_on_the_device():
-    t = _sim(A)
-    t.add_(1).mul_(_sim([2.0, 2.0, 2.0])).sub_(1, alpha=0.5)
+def test_in_place_updates_stay_on_the_device(dev):
+    t = _on(dev, A)
+    t.add_(1).mul_(_on(dev, [2.0, 2.0, 2.0])).sub_(1, alpha=0.5)
     t[0] = 0.0
     t[1, :2] = minifw.tensor([7.0, 8.0])  # a copy across devices, as PyTorch's copy_
-    assert on_sim(t) and host(t).tolist() == [[0.0, 0.0, 0.0], [7.0, 8.0, -10.5]]
+    assert on(dev, t) and host(t).tolist() == [[0.0, 0.0, 0.0], [7.0, 8.0, -10.5]]
     t.copy_(minifw.ones(2, 3))
-    assert on_sim(t) and host(t).sum() == 6.0
+    assert on(dev, t) and host(t).sum() == 6.0
 
 
 MIXED = {
@@ -225,18 +233,18 @@ MIXED = {
 
 
 @pytest.mark.parametrize("name", MIXED)
-def test_mixing_devices_raises_as_in_pytorch(name):
-    cpu, sim = minifw.tensor(A), _sim(A)
+def test_mixing_devices_raises_as_in_pytorch(dev, name):
+    cpu, sim = minifw.tensor(A), _on(dev, A)
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but "
-                                           "found at least two devices, (cpu and cudasim|cudasim "
-                                           "and cpu)"):
+                                           f"found at least two devices, (cpu and {dev}|{dev} "
+                                           f"and cpu)"):
         MIXED[name](cpu, sim)
 
 
-def test_a_device_index_into_a_cpu_tensor_is_refused():
+def test_a_device_index_into_a_cpu_tensor_is_refused(dev):
     with pytest.raises(IndexError, match=r"indices should be either on cpu or on the same device "
                                          r"as the indexed tensor \(cpu\)"):
-        minifw.tensor(A)[minifw.tensor([0], device=SIM)]
+        minifw.tensor(A)[minifw.tensor([0], device=dev)]
 
 
 # ---- autograd -------------------------------------------------------------------------------
@@ -258,81 +266,70 @@ def _graph(device, dtype):
 
 
 @pytest.mark.parametrize("dtype", [minifw.float32, minifw.float64], ids=["float32", "float64"])
-def test_gradients_live_on_the_device_and_equal_the_cpus(dtype, kernel_calls):
-    loss, leaves = _graph(SIM, dtype)
-    assert on_sim(loss)
+def test_gradients_live_on_the_device_and_equal_the_cpus(dev, dtype, kernel_calls):
+    loss, leaves = _graph(dev, dtype)
+    assert on(dev, loss)
     loss.backward()
-    ran = {(f, d) for f, d, dev in kernel_calls if dev == SIM}
+    ran = {(f, d) for f, d, where in kernel_calls if where == dev}
     assert {("gemm", ""), ("activation", "forward"), ("activation", "backward"),
             ("softmax", "forward"), ("softmax", "backward")} <= ran
     cpu_loss, cpu_leaves = _graph("cpu", dtype)
     cpu_loss.backward()
     np.testing.assert_allclose(host(loss), host(cpu_loss), rtol=RTOL)
     for t, c in zip(leaves, cpu_leaves):
-        assert on_sim(t.grad) and t.grad.dtype == dtype
+        assert on(dev, t.grad) and t.grad.dtype == dtype
         np.testing.assert_allclose(host(t.grad), c.grad.numpy(), rtol=RTOL, atol=ATOL)
 
 
-def test_gradients_accumulate_on_the_device():
-    w = nn.Parameter(minifw.ones(3, device=SIM))
+def test_gradients_accumulate_on_the_device(dev):
+    w = nn.Parameter(minifw.ones(3, device=dev))
     for _ in range(2):
-        (w * _sim([1.0, 2.0, 3.0])).sum().backward()
-    assert on_sim(w.grad) and host(w.grad).tolist() == [2.0, 4.0, 6.0]
+        (w * _on(dev, [1.0, 2.0, 3.0])).sum().backward()
+    assert on(dev, w.grad) and host(w.grad).tolist() == [2.0, 4.0, 6.0]
     cpu_leaf = minifw.tensor(2.0, requires_grad=True)  # a 0-d CPU tensor joined a device op
-    (_sim([1.0, 2.0]) * cpu_leaf).sum().backward()
+    (_on(dev, [1.0, 2.0]) * cpu_leaf).sum().backward()
     assert cpu_leaf.grad.device == "cpu" and cpu_leaf.grad.item() == 3.0
 
 
-def test_backward_with_a_gradient_on_another_device_is_refused():
-    y = _sim([1.0, 2.0]).requires_grad_() * 2
-    with pytest.raises(RuntimeError, match="is on device cpu, but the output is on cudasim"):
+def test_backward_with_a_gradient_on_another_device_is_refused(dev):
+    y = _on(dev, [1.0, 2.0]).requires_grad_() * 2
+    with pytest.raises(RuntimeError, match=f"is on device cpu, but the output is on {dev}"):
         y.backward(minifw.ones(2))
-    y.backward(_sim([1.0, 1.0]))
+    y.backward(_on(dev, [1.0, 1.0]))
 
 
-def test_embedding_gradients_stay_on_the_device():
-    emb = nn.Embedding(5, 3, device=SIM)
-    idx = minifw.tensor([[0, 2], [2, 4]], device=SIM)
+def test_embedding_gradients_stay_on_the_device(dev):
+    emb = nn.Embedding(5, 3, device=dev)
+    idx = minifw.tensor([[0, 2], [2, 4]], device=dev)
     (emb(idx) * 2).sum().backward()
-    assert on_sim(emb.weight.grad) and host(emb.weight.grad)[:, 0].tolist() == [2, 0, 4, 0, 2]
+    assert on(dev, emb.weight.grad) and host(emb.weight.grad)[:, 0].tolist() == [2, 0, 4, 0, 2]
 
 
-def test_non_contiguous_device_data_runs_the_cuda_kernels(kernel_calls):
-    y = _sim(A).t().relu()  # a transposed view into the activation primitive
-    assert on_sim(y) and kernel_calls == [("activation", "forward", SIM)]
-    loss, _ = _graph(SIM, minifw.float32)  # softmax along dim 0, gradients of sum() (broadcast)
+def test_non_contiguous_device_data_runs_the_cuda_kernels(dev, kernel_calls):
+    y = _on(dev, A).t().relu()  # a transposed view into the activation primitive
+    assert on(dev, y) and kernel_calls == [("activation", "forward", dev)]
+    loss, _ = _graph(dev, minifw.float32)  # softmax along dim 0, gradients of sum() (broadcast)
     loss.backward()
-    assert all(dev == SIM for _, _, dev in kernel_calls), "a CPU kernel ran on device data"
+    assert all(where == dev for _, _, where in kernel_calls), "a CPU kernel ran on device data"
 
 
-def test_a_family_without_a_cuda_kernel_says_so():
-    if has_cudasim_kernel("conv", "forward"):
-        pytest.skip("the convolution has a CUDA kernel now")
-    x = minifw.randn(1, 1, 28, 28, device=SIM)
-    for call in (lambda: F.conv2d(x, minifw.randn(2, 1, 3, 3, device=SIM)),
-                 lambda: minifw.models.LeNet().to(SIM)(x)):
-        with pytest.raises(TypeError, match="native kernel 'conv' 'forward' has no float32 variant "
-                                            "on device 'cudasim'"):
-            call()
-
-
-def test_the_caffe_engine_keeps_results_on_the_device():
+def test_the_caffe_engine_keeps_results_on_the_device(dev):
     # its NumPy code runs on the host arrays; every result is an array of the inputs' device
     from minifw.engines import caffe
-    x, w = minifw.randn(2, 3, 6, 6, device=SIM)._data, minifw.randn(4, 3, 3, 3, device=SIM)._data
+    x, w = minifw.randn(2, 3, 6, 6, device=dev)._data, minifw.randn(4, 3, 3, 3, device=dev)._data
     y = caffe.conv2d_forward(x, w, padding=1)
     pooled, indices = caffe.pool2d_forward(x, 2, return_indices=True)
-    logits = minifw.randn(4, 5, device=SIM)._data
-    target = minifw.tensor([0, 1, 2, 3], device=SIM)._data
+    logits = minifw.randn(4, 5, device=dev)._data
+    target = minifw.tensor([0, 1, 2, 3], device=dev)._data
     results = [y, caffe.conv2d_backward_data(y, w, x.shape, padding=1),
                caffe.conv2d_backward_filter(x, y, w.shape, padding=1), pooled, indices,
                caffe.pool2d_backward(pooled, x.shape, 2, indices=indices),
                caffe.activation_forward(x, "relu"), *caffe.dropout_forward(x, 0.5, seed=1),
                *caffe.cross_entropy_forward(logits, target)]
-    assert all(isinstance(r, devices.CudaSimArray) for r in results)
+    assert all(devices.of(r) == dev for r in results)
 
 
-def test_lenet_trains_on_the_device_with_the_caffe_engine():
+def test_lenet_trains_on_the_device_with_the_caffe_engine(dev):
     def step(device):
         minifw.manual_seed(0)
         model = minifw.models.LeNet().to(device)
@@ -341,14 +338,107 @@ def test_lenet_trains_on_the_device_with_the_caffe_engine():
             F.cross_entropy(model(x), minifw.tensor([3, 7], device=device)).backward()
         return [p.grad for p in model.parameters()]
 
-    for g, c in zip(step(SIM), step("cpu")):
-        assert on_sim(g)
+    for g, c in zip(step(dev), step("cpu")):
+        assert on(dev, g)
         np.testing.assert_allclose(host(g), c.numpy(), rtol=RTOL, atol=ATOL)
+
+
+# ---- every nn.functional op and layer, forward and backward ------------------------------
+
+def _x(*shape, seed=5):
+    return minifw.randn(*shape, generator=minifw.Generator().manual_seed(seed))
+
+
+FUNCTIONAL = {  # name: (inputs, operation); inputs are CPU tensors, moved to the device under test
+    "conv2d_groups_stride": (lambda: [_x(2, 4, 7, 6), _x(6, 2, 3, 3, seed=6), _x(6, seed=7)],
+                             lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1, groups=2)),
+    "conv2d_same_dilation": (lambda: [_x(1, 2, 6, 5), _x(3, 2, 3, 3, seed=6)],
+                             lambda x, w: F.conv2d(x, w, padding="same", dilation=2)),
+    "max_pool2d_ceil": (lambda: [_x(2, 3, 7, 7)], lambda x: F.max_pool2d(x, 3, 2, ceil_mode=True)),
+    "avg_pool2d_pad": (lambda: [_x(2, 3, 6, 5)],
+                       lambda x: F.avg_pool2d(x, 3, 2, padding=1, count_include_pad=False)),
+    "leaky_relu_elu": (lambda: [_x(3, 4)], lambda x: F.leaky_relu(x, 0.2) + F.elu(x, 0.5)),
+    "softmax_dims": (lambda: [_x(2, 3, 4)], lambda x: F.softmax(x, 1) * F.log_softmax(x, -1)),
+    "cross_entropy_weights_smoothing": (
+        lambda: [_x(5, 4), minifw.tensor([0, 3, 1, -100, 2]), minifw.tensor([1.0, 2.0, 0.5, 1.5])],
+        lambda x, t, w: F.cross_entropy(x, t, weight=w, ignore_index=-100, label_smoothing=0.1)),
+    "cross_entropy_nchw": (lambda: [_x(2, 3, 4, 5), minifw.randint(0, 3, (2, 4, 5), generator=seeded())],
+                           lambda x, t: F.cross_entropy(x, t, reduction="sum")),
+    "nll_loss_none": (lambda: [_x(4, 3), minifw.tensor([2, 0, 1, 1])],
+                      lambda x, t: F.nll_loss(F.log_softmax(x, 1), t, reduction="none")),
+    "mse_loss": (lambda: [_x(3, 4), _x(3, 4, seed=6)], lambda x, y: F.mse_loss(x, y)),
+    "local_response_norm": (lambda: [_x(2, 6, 3, 3)], lambda x: F.local_response_norm(x, 5, 1e-2, 0.75, 2.0)),
+    "batch_norm_training": (lambda: [_x(4, 3, 2, 2), _x(3, seed=6), _x(3, seed=7)],
+                            lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True)),
+    "linear_bias": (lambda: [_x(3, 5), _x(4, 5, seed=6), _x(4, seed=7)], F.linear),
+    "embedding_padding": (lambda: [minifw.tensor([[1, 0], [3, 1]]), _x(4, 3)],
+                          lambda i, w: F.embedding(i, w, padding_idx=0)),
+    "pad_reflect_replicate": (lambda: [_x(1, 2, 4, 5)],
+                              lambda x: F.pad(x, (1, 2, 2, 1), mode="reflect") * 2
+                              + F.pad(x, (1, 2, 2, 1), mode="replicate")),
+    "pad_circular_constant": (lambda: [_x(1, 2, 4, 5)],
+                              lambda x: F.pad(x, (2, 1), mode="circular").sum()
+                              + F.pad(x, (1, 1, 1, 1), value=0.5).sum()),
+    "flatten_indexing": (lambda: [_x(2, 3, 4)],
+                         lambda x: F.flatten(x, 1)[:, minifw.tensor([0, 5, 11])] * x[x > 0].sum()),
+    "lstm_gru_rnn": (lambda: [_x(5, 2, 3)],
+                     lambda x: sum(o for m in _recurrent(x.device) for o in (m(x)[0].sum(),))),
+}
+
+
+def _recurrent(device):
+    minifw.manual_seed(0)
+    return [nn.LSTM(3, 4, num_layers=2, bidirectional=True).to(device), nn.GRU(3, 4).to(device),
+            nn.RNN(3, 4, nonlinearity="relu").to(device)]
+
+
+@pytest.mark.parametrize("name", FUNCTIONAL)
+def test_functional_ops_and_their_gradients_on_the_device_equal_the_cpus(dev, name):
+    make, op = FUNCTIONAL[name]
+    results = {}
+    for device in ("cpu", dev):
+        inputs = [t.to(device) for t in make()]
+        for t in inputs:
+            if t.dtype == minifw.float32:
+                t.requires_grad_()
+        out = op(*inputs)
+        out.sum().backward() if out.numel() > 1 else out.backward()
+        assert out.device == device and all(t.grad is None or t.grad.device == device for t in inputs)
+        results[device] = [host(out)] + [host(t.grad) for t in inputs if t.grad is not None]
+    for got, want in zip(results[dev], results["cpu"]):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("model", ["lenet", "alexnet-small", "charlstm"])
+def test_a_training_step_of_each_model_on_the_device_equals_the_cpus(dev, model):
+    def step(device):
+        minifw.manual_seed(0)
+        if model == "charlstm":
+            net = minifw.models.CharLSTM(vocab_size=7, embedding_dim=4, hidden_size=5, num_layers=2)
+            x = minifw.randint(0, 7, (3, 2), generator=seeded())
+            target = minifw.randint(0, 7, (3, 2), generator=seeded())
+        else:
+            net = minifw.models.LeNet() if model == "lenet" else minifw.models.AlexNetSmall(num_classes=10)
+            x = minifw.randn(2, 1, *((28, 28) if model == "lenet" else (32, 32)), generator=seeded())
+            target = minifw.tensor([3, 7])
+        net = net.to(device).train()
+        opt = optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+        out = net(x.to(device))
+        logits = out[0] if isinstance(out, tuple) else out
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]) if model == "charlstm" else logits,
+                               target.to(device).reshape(-1))
+        loss.backward()
+        opt.step()
+        return [loss] + [p.detach() for p in net.parameters()]
+
+    for got, want in zip(step(dev), step("cpu")):
+        assert got.device == dev
+        np.testing.assert_allclose(host(got), host(want), rtol=1e-4, atol=1e-5)
 
 
 # ---- nn, optim ------------------------------------------------------------------------------
 
-def test_modules_are_built_on_a_device_with_the_cpus_initial_values():
+def test_modules_are_built_on_a_device_with_the_cpus_initial_values(dev):
     builders = {
         "linear": lambda d: nn.Linear(4, 3, device=d),
         "conv": lambda d: nn.Conv2d(2, 3, 3, device=d),
@@ -359,31 +449,31 @@ def test_modules_are_built_on_a_device_with_the_cpus_initial_values():
     }
     for name, build in builders.items():
         minifw.manual_seed(0)
-        m = build(SIM)
+        m = build(dev)
         minifw.manual_seed(0)
         c = build("cpu")
         for (key, t), (_, ref) in zip(m.state_dict().items(), c.state_dict().items()):
-            assert on_sim(t), f"{name}.{key} is on {t.device}"
+            assert on(dev, t), f"{name}.{key} is on {t.device}"
             np.testing.assert_array_equal(host(t), ref.numpy(), err_msg=f"{name}.{key}")
-    lstm = nn.LSTM(3, 4, device=SIM)
-    assert lstm._is_packed() and isinstance(lstm._flat, devices.CudaSimArray)  # views of one buffer
+    lstm = nn.LSTM(3, 4, device=dev)
+    assert lstm._is_packed() and devices.of(lstm._flat) == dev  # views of one buffer
 
 
-def test_module_to_moves_parameters_gradients_and_buffers_in_place():
+def test_module_to_moves_parameters_gradients_and_buffers_in_place(dev):
     m = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
     weight = m[0].weight
     m(minifw.randn(4, 3)).sum().backward()
-    assert m.to(SIM) is m and m[0].weight is weight
-    assert all(on_sim(t) for t in m.state_dict().values())
-    assert on_sim(weight.grad)
+    assert m.to(dev) is m and m[0].weight is weight
+    assert all(on(dev, t) for t in m.state_dict().values())
+    assert on(dev, weight.grad)
     assert m.cpu() is m and all(t.device == "cpu" for t in m.state_dict().values())
 
 
-def test_an_optimizer_steps_device_parameters_with_state_on_the_device(monkeypatch):
-    fused, sgd_step = [], minifw.ops.sgd_step  # the fused native step is CPU-only
+def test_an_optimizer_steps_device_parameters_with_state_on_the_device(dev, monkeypatch):
+    fused, sgd_step = [], minifw.ops.sgd_step
 
     def spy(p, *args, **kwargs):
-        fused.append(p.device if hasattr(p, "device") else devices.of(p).type)
+        fused.append(devices.of(p).type)
         return sgd_step(p, *args, **kwargs)
 
     monkeypatch.setattr(minifw.ops, "sgd_step", spy)
@@ -391,7 +481,7 @@ def test_an_optimizer_steps_device_parameters_with_state_on_the_device(monkeypat
     start = minifw.randn(3, 4, generator=g)
     grads = [minifw.randn(3, 4, generator=g) for _ in range(3)]
     results = {}
-    for device in ("cpu", SIM):
+    for device in ("cpu", dev):
         for make in (lambda p: optim.SGD([p], lr=0.1, momentum=0.9, weight_decay=0.01,
                                          nesterov=True),
                      lambda p: optim.Adam([p], lr=0.01, amsgrad=True)):
@@ -404,36 +494,36 @@ def test_an_optimizer_steps_device_parameters_with_state_on_the_device(monkeypat
                 v.device == device for v in opt.state_dict()["state"][0].values()
                 if isinstance(v, minifw.Tensor))
             results.setdefault(type(opt).__name__, []).append(host(p))
-    assert fused == ["cpu"] * 3  # the CPU run takes the fused step, the device run its NumPy path
+    assert fused == ["cpu"] * 3 + [dev.type] * 3  # SGD takes the fused step on every device
     for name, (cpu, sim) in results.items():
         np.testing.assert_allclose(sim, cpu, rtol=RTOL, atol=ATOL, err_msg=name)
 
 
-def test_an_lr_scheduler_drives_a_device_optimizer():
-    p = nn.Parameter(minifw.ones(2, device=SIM))
+def test_an_lr_scheduler_drives_a_device_optimizer(dev):
+    p = nn.Parameter(minifw.ones(2, device=dev))
     opt = optim.SGD([p], lr=1.0)
     sched = optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
     for _ in range(2):
-        p.grad = minifw.ones(2, device=SIM)
+        p.grad = minifw.ones(2, device=dev)
         opt.step()
         sched.step()
-    assert on_sim(p) and host(p).tolist() == [-0.5, -0.5]
+    assert on(dev, p) and host(p).tolist() == [-0.5, -0.5]
 
 
-def test_clip_grad_norm_on_device_gradients():
-    ps = [nn.Parameter(minifw.zeros(2, device=SIM)), nn.Parameter(minifw.zeros(2, device=SIM))]
-    ps[0].grad, ps[1].grad = _sim([3.0, 0.0]), _sim([0.0, 4.0])
+def test_clip_grad_norm_on_device_gradients(dev):
+    ps = [nn.Parameter(minifw.zeros(2, device=dev)), nn.Parameter(minifw.zeros(2, device=dev))]
+    ps[0].grad, ps[1].grad = _on(dev, [3.0, 0.0]), _on(dev, [0.0, 4.0])
     total = nn.utils.clip_grad_norm_(ps, 1.0)
-    assert on_sim(total, *(p.grad for p in ps)) and total.item() == pytest.approx(5.0)
+    assert on(dev, total, *(p.grad for p in ps)) and total.item() == pytest.approx(5.0)
     np.testing.assert_allclose(host(ps[0].grad), [0.6, 0.0], rtol=1e-5)
 
 
 # ---- serialization ------------------------------------------------------------------------------
 
-def test_save_writes_host_copies_and_load_puts_them_back_on_their_device(tmp_path):
-    model = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)).to(SIM)
+def test_save_writes_host_copies_and_load_puts_them_back_on_their_device(dev, tmp_path):
+    model = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2)).to(dev)
     opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    model[0].weight.grad = minifw.ones(2, 3, device=SIM)
+    model[0].weight.grad = minifw.ones(2, 3, device=dev)
     opt.step()
     path = tmp_path / "model.npz"
     minifw.save({"model": model.state_dict(), "optimizer": opt.state_dict()}, path)
@@ -441,20 +531,22 @@ def test_save_writes_host_copies_and_load_puts_them_back_on_their_device(tmp_pat
         assert all(type(npz[k]) is np.ndarray for k in npz.files)
     loaded = minifw.load(path)
     for key, t in model.state_dict().items():
-        assert on_sim(loaded["model"][key]) and np.array_equal(host(loaded["model"][key]), host(t))
-    assert on_sim(loaded["optimizer"]["state"][0]["momentum_buffer"])
+        assert on(dev, loaded["model"][key]) and np.array_equal(host(loaded["model"][key]), host(t))
+    assert on(dev, loaded["optimizer"]["state"][0]["momentum_buffer"])
     cpu = minifw.load(path, map_location="cpu")
     assert all(t.device == "cpu" for t in cpu["model"].values())
-    mapped = minifw.load(path, map_location={"cudasim": minifw.device("cpu")})
+    mapped = minifw.load(path, map_location={str(dev): minifw.device("cpu")})
     assert all(t.device == "cpu" for t in mapped["model"].values())
     fresh = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))  # on the CPU: loading copies across
     fresh.load_state_dict(loaded["model"])
     assert all(t.device == "cpu" for t in fresh.state_dict().values())
     np.testing.assert_array_equal(host(fresh[0].weight), host(model[0].weight))
-    assert minifw.load(path, map_location=SIM)["model"]["1.running_var"].device == SIM
+    assert minifw.load(path, map_location=dev)["model"]["1.running_var"].device == dev
 
 
 def test_load_onto_an_unavailable_device_says_how_to_map_it(tmp_path):
+    if cuda_available():
+        pytest.skip("'cuda' is available here")
     path = tmp_path / "t.npz"
     minifw.save({"t": minifw.ones(2)}, path)
     with pytest.raises(RuntimeError, match="device 'cuda' is not available: .*pass map_location"):
@@ -465,30 +557,30 @@ def test_load_onto_an_unavailable_device_says_how_to_map_it(tmp_path):
 
 # ---- data, sequences, training ------------------------------------------------------------------
 
-def test_data_loader_batches_move_to_the_device():
+def test_data_loader_batches_move_to_the_device(dev):
     data = minifw.data.TensorDataset(minifw.randn(6, 2), minifw.arange(6))
     for x, y in minifw.data.DataLoader(data, batch_size=4, prefetch=0):
-        x, y = x.to(SIM), y.to(SIM)
-        assert on_sim(x, y)
-    device_data = minifw.data.TensorDataset(minifw.randn(6, 2, device=SIM),
-                                            minifw.arange(6, device=SIM))
+        x, y = x.to(dev), y.to(dev)
+        assert on(dev, x, y)
+    device_data = minifw.data.TensorDataset(minifw.randn(6, 2, device=dev),
+                                            minifw.arange(6, device=dev))
     x, y = next(iter(minifw.data.DataLoader(device_data, batch_size=4, prefetch=0)))
-    assert on_sim(x, y) and x.shape == (4, 2)
+    assert on(dev, x, y) and x.shape == (4, 2)
 
 
-def test_packed_sequences_keep_batch_sizes_on_the_cpu_and_the_rest_on_data_s_device():
-    padded = minifw.randn(4, 3, 2, device=SIM)
+def test_packed_sequences_keep_batch_sizes_on_the_cpu_and_the_rest_on_data_s_device(dev):
+    padded = minifw.randn(4, 3, 2, device=dev)
     packed = pack_padded_sequence(padded, [2, 4, 3], enforce_sorted=False)
-    assert on_sim(packed.data, packed.sorted_indices, packed.unsorted_indices)
+    assert on(dev, packed.data, packed.sorted_indices, packed.unsorted_indices)
     assert packed.batch_sizes.device == "cpu"
     back, lengths = pad_packed_sequence(packed)
-    assert on_sim(back) and lengths.device == "cpu" and lengths.tolist() == [2, 4, 3]
+    assert on(dev, back) and lengths.device == "cpu" and lengths.tolist() == [2, 4, 3]
     np.testing.assert_array_equal(host(back)[:2, 0], host(padded)[:2, 0])
     moved = packed.to("cpu")
     assert all(t.device == "cpu"
                for t in (moved.data, moved.sorted_indices, moved.unsorted_indices))
     with pytest.raises(RuntimeError, match="'lengths' must be a list or a 1-D CPU int64 tensor"):
-        pack_padded_sequence(padded, minifw.tensor([4, 3, 2], device=SIM))
+        pack_padded_sequence(padded, minifw.tensor([4, 3, 2], device=dev))
 
 
 class _TinyRecipe(minifw.training.Recipe):
@@ -515,17 +607,17 @@ class _TinyRecipe(minifw.training.Recipe):
         return optim.SGD(model.parameters(), lr=0.5, momentum=0.9), None
 
 
-def test_a_training_run_on_the_device_matches_the_cpu_run(monkeypatch, tmp_path):
+def test_a_training_run_on_the_device_matches_the_cpu_run(dev, monkeypatch, tmp_path):
     monkeypatch.setattr(minifw.training, "RECIPES", dict(minifw.training.RECIPES))
     minifw.training.register(_TinyRecipe())
     results = {}
-    for device in ("cpu", SIM):
+    for device in ("cpu", dev):
         run = minifw.training.Run("tiny-cudasim", device=device)
         results[device] = run.fit(checkpoint_path=tmp_path / f"{device}.npz")
         assert all(p.device == device for p in run.model.parameters())
-    for cpu, sim in zip(results["cpu"], results[SIM]):
+    for cpu, sim in zip(results["cpu"], results[dev]):
         assert sim.loss == pytest.approx(cpu.loss, rel=1e-5) and sim.correct == cpu.correct
-    checkpoint = minifw.load(tmp_path / "cudasim.npz")
+    checkpoint = minifw.load(tmp_path / f"{dev}.npz")
     resumed = minifw.training.Run("tiny-cudasim", device="cpu")  # a run may move to another device
     resumed.resume(checkpoint)
     assert all(p.device == "cpu" for p in resumed.model.parameters())

@@ -25,7 +25,7 @@ class Permute(Function):
 
     @staticmethod
     def backward(ctx, g):
-        return np.transpose(g, np.argsort(ctx.dims))
+        return np.transpose(g, tuple(int(d) for d in np.argsort(ctx.dims)))
 
 
 class Expand(Function):
@@ -46,6 +46,13 @@ def _is_basic_index(index):
     return all(i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice)) for i in items)
 
 
+def _index_on(index, dev):
+    """`index` with its arrays on `dev`: a scatter on a GPU takes indices in its memory."""
+    def move(i):
+        return devices.to_device(i, dev) if devices.is_array(i) else i
+    return tuple(map(move, index)) if isinstance(index, tuple) else move(index)
+
+
 class Index(Function):
     @staticmethod
     def forward(ctx, a, *, index):
@@ -59,7 +66,7 @@ class Index(Function):
         if _is_basic_index(index):
             dx[index] = g
         else:
-            np.add.at(dx, index, g)  # an index may pick one element several times
+            np.add.at(dx, _index_on(index, devices.of(g)), g)  # an element may be picked several times
         return dx
 
 
@@ -93,6 +100,7 @@ class Padding(Function):
     @staticmethod
     def forward(ctx, x, *, sources, value=0.0):
         out = x
+        sources = [(axis, devices.to_device(src, devices.of(x))) for axis, src in sources]
         for axis, src in sources:
             out = np.take(out, np.maximum(src, 0), axis=axis)
             if (src < 0).any():

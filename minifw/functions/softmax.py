@@ -70,7 +70,9 @@ class NegativeLogLikelihood(Function):
         valid = target != ignore_index
         safe = np.where(valid, target, 0)
         picked = np.take_along_axis(log_probs, safe[:, None], axis=1)[:, 0]
-        w = (np.ones(log_probs.shape[1], log_probs.dtype) if weight is None else weight)[safe] * valid
+        if weight is None:
+            weight = devices.array_module(devices.of(log_probs)).ones(log_probs.shape[1], log_probs.dtype)
+        w = weight[safe] * valid
         losses = -picked * w
         if reduction == "none":
             scale, out = None, losses
@@ -81,16 +83,16 @@ class NegativeLogLikelihood(Function):
             out = losses.sum() * scale
         ctx.save_for_backward(safe, w)
         ctx.args = log_probs.shape, log_probs.dtype, scale
-        return np.asanyarray(out, dtype=log_probs.dtype)
+        return out.astype(log_probs.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):
         safe, w = ctx.saved_tensors
         shape, dtype, scale = ctx.args
-        per_element = -w * (g if scale is None else g * scale)
-        dx = devices.zeros(shape, dtype, devices.of(g))
-        np.put_along_axis(dx, safe[:, None], per_element[:, None].astype(dtype), axis=1)
-        return dx
+        per_element = (-w * (g if scale is None else g * scale)).astype(dtype)
+        # each position's gradient at its target class, exact zeros elsewhere
+        classes = devices.array_module(devices.of(safe)).arange(shape[1]).reshape((1, -1) + (1,) * (len(shape) - 2))
+        return np.where(classes == safe[:, None], per_element[:, None], dtype.type(0))
 
 
 class SquaredError(Function):
@@ -102,7 +104,7 @@ class SquaredError(Function):
         squared = diff * diff
         if reduction == "none":
             return squared
-        return np.asanyarray(squared.sum() if reduction == "sum" else squared.mean(), dtype=diff.dtype)
+        return (squared.sum() if reduction == "sum" else squared.mean()).astype(diff.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, g):

@@ -15,6 +15,7 @@ import numbers
 
 import numpy as np
 
+from .. import devices
 from .. import random as _random
 from ..autograd import is_grad_enabled, no_grad
 from ..checks import check_dim, check_float_dtype_ndim
@@ -194,7 +195,7 @@ def _activation(fn, input, mode, inplace=False, **params):
     _tensor(fn, "input", input)
     for name, v in params.items():
         params[name] = _real(fn, name, v)
-    if inplace and not (is_grad_enabled() and input.requires_grad) and input._data.flags.writeable \
+    if inplace and not (is_grad_enabled() and input.requires_grad) and devices.is_writeable(input._data) \
             and input._data.flags.c_contiguous:
         # In place only where no graph is recorded: autograd keeps no version counters, so
         # overwriting an array an earlier Function saved would go unnoticed.

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from .. import devices
 from ..autograd import no_grad
 from ..random import _numpy_rng
 
@@ -45,7 +46,7 @@ def _fan(tensor, mode):
 
 def _fill(tensor, values):
     with no_grad():
-        tensor._data[...] = values
+        devices.assign(tensor._data, Ellipsis, values)
     return tensor
 
 

@@ -19,6 +19,13 @@ from .parameter import Parameter
 IncompatibleKeys = collections.namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")
 
 
+
+def _array_of(value):
+    """The array of a state_dict entry (a Tensor, an array of any device, or array-like)."""
+    if isinstance(value, Tensor):
+        return value._data
+    return value if devices.is_array(value) else np.asarray(value)
+
 class Module:
     """Base class of layers and models: subclass it, create sub-modules and Parameters
     in __init__, compute in forward(); call the module to run forward."""
@@ -248,8 +255,9 @@ class Module:
         return self.to("cpu")
 
     def cuda(self, device=None):
-        """Everything on device "cuda" (or "cuda:<device>"), as in PyTorch. Not part of this
-        version: the error says why; "cudasim" runs the same CUDA kernels on the CPU emulator."""
+        """Everything on device "cuda" (or "cuda:<device>"), as in PyTorch. Without a GPU (or
+        CuPy, or CUDA kernels in the build) the error says why; "cudasim" runs the same CUDA
+        kernels on the CPU emulator."""
         return self.to(_cuda_device("Module.cuda", device))
 
     def float(self):
@@ -296,7 +304,7 @@ class Module:
             if key not in state_dict:
                 continue
             value = state_dict[key]
-            array = value._data if isinstance(value, Tensor) else np.asarray(value)
+            array = _array_of(value)
             if array.shape != target.shape:
                 errors.append(f"size mismatch for {key}: copying a param with shape "
                               f"{tuple(array.shape)} from checkpoint, the shape in current model "
@@ -307,9 +315,8 @@ class Module:
         with no_grad():
             for key, target in own.items():
                 if key in state_dict:
-                    value = state_dict[key]
-                    array = value._data if isinstance(value, Tensor) else np.asarray(value)
-                    target._data[...] = array.astype(target.dtype, copy=False)
+                    devices.assign(target._data, Ellipsis,
+                                   _array_of(state_dict[key]).astype(target.dtype, copy=False))
         return IncompatibleKeys(missing, unexpected)
 
     # ---- printing ---------------------------------------------------------------------

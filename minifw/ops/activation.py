@@ -30,7 +30,7 @@ def check_activation_forward_args(x, mode, negative_slope, alpha, inplace, fn="a
     inplace = check_bool(fn, "inplace", inplace)
     if inplace:
         check_array(fn, "x", x)
-        if not x.flags.c_contiguous or not x.flags.writeable:
+        if not x.flags.c_contiguous or not devices.is_writeable(x):
             raise ValueError(f"{fn}: inplace=True needs x to be a writable, C-contiguous array")
     return check_float_array(fn, "x", x), slope, alpha, inplace
 

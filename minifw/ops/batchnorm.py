@@ -15,7 +15,7 @@ accumulated in double.
 import numpy as np
 
 from .. import devices
-from ..checks import check_channel_vector, check_float_array, check_like, check_real
+from ..checks import check_channel_vector, check_float_array, check_like, check_real, check_same_device
 
 _NDIM_DESC = "2-D (N, C) or 4-D (N, C, H, W)"
 
@@ -54,6 +54,7 @@ def check_batch_norm_training_args(x, weight, bias, running_mean, running_var, m
     running_var = check_optional_channel_vector(fn, "running_var", running_var, x, writable=True)
     momentum = check_real(fn, "momentum", momentum, minimum=0.0, maximum=1.0)
     eps = check_real(fn, "eps", eps, minimum=0.0)
+    check_same_device(fn, x=x, weight=weight, bias=bias, running_mean=running_mean, running_var=running_var)
     return x, weight, bias, running_mean, running_var, momentum, eps
 
 
@@ -82,6 +83,7 @@ def check_batch_norm_inference_args(x, weight, bias, running_mean, running_var, 
             raise ValueError(f"{fn}: {name} is required for inference, got None")
     running_mean = check_channel_vector(fn, "running_mean", running_mean, x.shape[1], x.dtype)
     running_var = check_channel_vector(fn, "running_var", running_var, x.shape[1], x.dtype)
+    check_same_device(fn, x=x, weight=weight, bias=bias, running_mean=running_mean, running_var=running_var)
     return x, weight, bias, running_mean, running_var, check_real(fn, "eps", eps, minimum=0.0)
 
 
@@ -102,6 +104,7 @@ def check_batch_norm_backward_args(dy, x, weight, save_mean, save_invstd, fn="ba
     weight = check_optional_channel_vector(fn, "weight", weight, x)
     save_mean = check_channel_vector(fn, "save_mean", save_mean, x.shape[1], x.dtype)
     save_invstd = check_channel_vector(fn, "save_invstd", save_invstd, x.shape[1], x.dtype)
+    check_same_device(fn, x=x, weight=weight, save_mean=save_mean, save_invstd=save_invstd)
     return dy, x, weight, save_mean, save_invstd
 
 

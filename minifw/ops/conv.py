@@ -23,15 +23,16 @@ algorithm          directions                  what it does
 
 Every algorithm is deterministic: results do not depend on the thread count.
 
-On the CUDA kernels (device "cudasim", the emulator; "cuda" later) the
+On the CUDA kernels (device "cuda", and "cudasim", the emulator) the
 algorithms are the GPU's own: ``implicit_gemm`` (the lowered tiles gathered
 into shared memory), ``im2col_gemm`` (image by image, one lowered image in the
 workspace) and ``gemm_1x1``; no winograd yet. The queries take the device
-(``device="cudasim"``); the execution functions use the device of their arrays.
+(``device="cuda"``); the execution functions use the device of their arrays.
+On "cuda", find_conv_algorithms times each algorithm with CUDA events on CuPy's
+current stream.
 """
 import collections
 import threading
-import time
 
 import numpy as np
 
@@ -197,13 +198,9 @@ def find_conv_algorithms(problem, direction, *, repeats=3, device="cpu"):
         if not workspace.fits(_explicit_bytes(problem, direction, algo, dev)):
             continue  # over the workspace limit: not a candidate, as in cuDNN's find
         run = _runner(problem, direction, algo, x, w, dy)
-        run()  # warm-up: first touch of workspace and packing buffers
-        times = []
-        for _ in range(repeats):
-            t0 = time.perf_counter()
-            run()
-            times.append(time.perf_counter() - t0)
-        results.append(ConvAlgoPerf(algo, 1e3 * float(np.median(times)),
+        devices.time_ms(run, dev)  # warm-up: first touch of workspace and packing buffers
+        times = [devices.time_ms(run, dev) for _ in range(repeats)]
+        results.append(ConvAlgoPerf(algo, float(np.median(times)),
                                     conv_workspace_size(problem, direction, algo, dev)))
     results.sort(key=lambda p: p.time_ms)
     return results

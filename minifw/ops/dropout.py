@@ -17,7 +17,7 @@ import numbers
 import numpy as np
 
 from .. import devices
-from ..checks import check_array, check_float_array, check_real
+from ..checks import check_array, check_float_array, check_real, check_same_device, contiguous
 
 
 
@@ -51,7 +51,8 @@ def dropout_backward(dy, mask, p):
         raise TypeError(f"{fn}: mask must have dtype uint8 (from dropout_forward), got {mask.dtype}")
     if mask.shape != dy.shape:
         raise ValueError(f"{fn}: mask must have the shape of dy {tuple(dy.shape)}, got {tuple(mask.shape)}")
-    mask = np.ascontiguousarray(mask).view(np.uint8)
+    check_same_device(fn, dy=dy, mask=mask)
+    mask = contiguous(mask).view(np.uint8)
     dx = np.empty_like(dy)
     devices.kernel_for("dropout", "backward", dy)(dy, mask, p, dx)
     return dx

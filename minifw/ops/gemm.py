@@ -3,7 +3,7 @@ cache-blocked, register-blocked kernels (not a BLAS)."""
 import numpy as np
 
 from .. import devices
-from ..checks import check_array, check_bool, check_float_array, check_real
+from ..checks import check_array, check_bool, check_float_array, check_real, check_same_device
 
 
 def _strided_ok(a):
@@ -36,6 +36,7 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     """
     a = _check_operand("a", a)
     b = _check_operand("b", b, dtype=a.dtype)
+    check_same_device("gemm", a=a, b=b, c=c if devices.is_array(c) else None)
     alpha = check_real("gemm", "alpha", alpha, finite=False)  # as BLAS: inf and NaN propagate
     beta = check_real("gemm", "beta", beta, finite=False)
     trans_a = check_bool("gemm", "trans_a", trans_a)
@@ -55,7 +56,7 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
             raise TypeError(f"gemm: c must have dtype {a.dtype} to match a, got {c.dtype}")
         if c.shape != (m, n):
             raise ValueError(f"gemm: c must have shape {(m, n)}, got {c.shape}")
-        if not c.flags.c_contiguous or not c.flags.writeable:
+        if not c.flags.c_contiguous or not devices.is_writeable(c):
             raise ValueError("gemm: c must be a C-contiguous, writable array (the result is "
                              "written into it)")
         for name, operand in (("a", a), ("b", b)):

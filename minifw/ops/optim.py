@@ -21,12 +21,12 @@ may share memory with another.
 import numpy as np
 
 from .. import devices
-from ..checks import check_array, check_bool, check_float_array, check_like, check_real
+from ..checks import check_array, check_bool, check_float_array, check_like, check_real, check_same_device
 
 
 def _check_updated_in_place(fn, name, a, dtype=None):
     check_array(fn, name, a)
-    if not a.flags.c_contiguous or not a.flags.writeable:
+    if not a.flags.c_contiguous or not devices.is_writeable(a):
         raise ValueError(f"{fn}: {name} is updated in place, so it must be a writable, C-contiguous array")
     return check_float_array(fn, name, a, dtype=dtype)
 
@@ -52,6 +52,7 @@ def check_sgd_step_args(p, grad, momentum_buffer, lr, momentum, dampening, weigh
             raise ValueError(f"{fn}: momentum_buffer must have the shape of p {tuple(p.shape)}, got "
                              f"{tuple(momentum_buffer.shape)}")
         operands.append(("momentum_buffer", momentum_buffer))
+        check_same_device(fn, p=p, momentum_buffer=momentum_buffer)
     elif momentum != 0:
         raise ValueError(f"{fn}: momentum_buffer must be an array of p's shape when momentum != 0 "
                          f"(momentum={momentum!r}), got None")

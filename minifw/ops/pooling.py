@@ -18,7 +18,7 @@ import numpy as np
 from .. import devices
 from .geometry import window_out_size
 from ..checks import (check_array, check_bool, check_choice, check_dtype_arg, check_float_array,
-                      check_pair, check_shape)
+                      check_pair, check_same_device, check_shape, contiguous)
 
 MODES = ("max", "avg")
 
@@ -136,7 +136,9 @@ def check_pool_backward_args(dy, x_shape, kernel_size, stride, padding, mode, ce
     if dy.shape != problem.out_shape:
         raise ValueError(f"{fn}: dy must have the output shape {problem.out_shape} of this problem "
                          f"({problem}), got {tuple(dy.shape)}")
-    return dy, problem, check_pool_indices(fn, indices, problem)
+    indices = check_pool_indices(fn, indices, problem)
+    check_same_device(fn, dy=dy, indices=indices)
+    return dy, problem, indices
 
 
 def check_pool_indices(fn, indices, problem):
@@ -155,7 +157,7 @@ def check_pool_indices(fn, indices, problem):
     if indices.shape != problem.out_shape:
         raise ValueError(f"{fn}: indices must have the output shape {problem.out_shape}, got "
                          f"{tuple(indices.shape)}")
-    return np.ascontiguousarray(indices)
+    return contiguous(indices)
 
 
 def pool2d_forward(x, kernel_size, *, stride=None, padding=0, mode="max", ceil_mode=False,

@@ -224,7 +224,7 @@ def _check_lengths(fn, lengths, t, n, dev):
     read them there); the kernel gets an empty array for None."""
     if lengths is None:
         return devices.empty(0, np.int64, dev)
-    arr = np.asarray(lengths)
+    arr = devices.to_device(lengths, devices.CPU) if devices.is_array(lengths) else np.asarray(lengths)
     if arr.dtype.kind not in "iu" and not (arr.size == 0 and arr.dtype.kind == "f"):  # [] is float64
         raise TypeError(f"{fn}: lengths must be integers (one sequence length per batch entry), got dtype "
                         f"{arr.dtype}")
@@ -233,7 +233,7 @@ def _check_lengths(fn, lengths, t, n, dev):
     bad = np.flatnonzero((arr < 1) | (arr > t))
     if bad.size:
         raise ValueError(f"{fn}: lengths must each be in [1, T={t}], got {arr[bad[0]]} at index {bad[0]}")
-    return devices.to_device(np.ascontiguousarray(arr, np.int64), dev)
+    return devices.to_device(np.ascontiguousarray(arr, np.int64), dev)  # checked on the host, then moved
 
 
 def _sizes(desc, x):
@@ -274,7 +274,7 @@ def _check_reserve(fn, desc, reserve, t, n):
     if reserve.size != desc.reserve_size(t, n):
         raise ValueError(f"{fn}: reserve must have {desc.reserve_size(t, n)} elements for T={t}, N={n}, "
                          f"got {reserve.size}")
-    if not reserve.flags.writeable:
+    if not devices.is_writeable(reserve):
         raise ValueError(f"{fn}: reserve must be writable (the gate gradients are stored in it)")
     return reserve
 
@@ -287,7 +287,7 @@ def rnn_backward_data(desc, x, weights, reserve, h0, c0, dy, dh_n, dc_n, lengths
     x = _check_x(fn, desc, x)
     t, n = x.shape[:2]
     weights = _check_weights(fn, "weights", weights, desc)
-    if reserve is not None and isinstance(reserve, np.ndarray) and not reserve.flags.c_contiguous:
+    if reserve is not None and devices.is_array(reserve) and not reserve.flags.c_contiguous:
         raise ValueError(f"{fn}: reserve must be C-contiguous (the gate gradients are stored in it)")
     reserve = _check_reserve(fn, desc, reserve, t, n)
     dev = devices.of(x)
@@ -320,7 +320,7 @@ def rnn_backward_weights(desc, x, reserve, h0, dweights, lengths=None):
     dev = devices.of(x)
     h0 = _check_state(fn, "h0", h0, desc, n, optional=True, dev=dev)
     check_array(fn, "dweights", dweights)
-    if not dweights.flags.c_contiguous or not dweights.flags.writeable:
+    if not dweights.flags.c_contiguous or not devices.is_writeable(dweights):
         raise ValueError(f"{fn}: dweights is updated in place and must be writable and C-contiguous")
     _check_weights(fn, "dweights", dweights, desc)
     check_same_device(fn, x=x, reserve=reserve, h0=h0, dweights=dweights)

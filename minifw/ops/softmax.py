@@ -18,7 +18,7 @@ import numbers
 import numpy as np
 
 from .. import devices
-from ..checks import check_bool, check_choice, check_float_array, check_like, check_real
+from ..checks import check_bool, check_choice, check_float_array, check_like, check_real, check_same_device, contiguous
 
 REDUCTIONS = ("mean", "sum", "none")
 NDIM_DESC = "2-D (N, classes) or 4-D (N, C, H, W)"
@@ -73,10 +73,11 @@ def check_cross_entropy_args(fn, scores_name, scores, target, ignore_index, labe
         raise ValueError(f"{fn}: ignore_index must fit in int64, got {ignore_index}")
     label_smoothing = check_real(fn, "label_smoothing", label_smoothing, minimum=0.0, maximum=1.0)
     check_choice(fn, "reduction", reduction, REDUCTIONS)
-    if not isinstance(target, np.ndarray):
-        raise TypeError(f"{fn}: target must be a numpy.ndarray of class indices, got {type(target).__name__}")
+    if not devices.is_array(target):
+        raise TypeError(f"{fn}: target must be an array of class indices, got {type(target).__name__}")
     if not np.issubdtype(target.dtype, np.integer):
         raise TypeError(f"{fn}: target must hold integer class indices (int64), got dtype {target.dtype}")
+    check_same_device(fn, **{scores_name: scores, "target": target})
     want = (scores.shape[0],) + tuple(scores.shape[2:])
     if target.shape != want:
         raise ValueError(f"{fn}: target must have shape {want} to match {scores_name} of shape "
@@ -84,7 +85,7 @@ def check_cross_entropy_args(fn, scores_name, scores, target, ignore_index, labe
     if target.dtype == np.uint64 and target.size and target.max() >= 2 ** 63:
         raise ValueError(f"{fn}: target values must be class indices in [0, {scores.shape[1]}) or "
                          f"ignore_index ({ignore_index}); got {target.max()}")
-    target = np.ascontiguousarray(target, dtype=np.int64)
+    target = contiguous(target.astype(np.int64, copy=False))
     c = scores.shape[1]
     bad = (target != ignore_index) & ((target < 0) | (target >= c))
     if bad.any():
@@ -127,11 +128,12 @@ def check_cross_entropy_backward_args(grad_loss, log_probs, target, ignore_index
                                                          ignore_index, label_smoothing, reduction)
     if reduction == "none":
         grad = check_float_array(fn, "grad_loss", grad_loss, dtype=log_probs.dtype)
+        check_same_device(fn, log_probs=log_probs, grad_loss=grad)
         if grad.shape != target.shape:
             raise ValueError(f"{fn}: grad_loss must have target's shape {tuple(target.shape)} for "
                              f"reduction='none', got {tuple(grad.shape)}")
         return log_probs, target, ignore_index, eps, grad
-    if isinstance(grad_loss, np.ndarray):
+    if devices.is_array(grad_loss):
         if grad_loss.size != 1:
             raise ValueError(f"{fn}: grad_loss must be a scalar for reduction={reduction!r}, got an "
                              f"array of shape {tuple(grad_loss.shape)}")

@@ -14,7 +14,7 @@ the result. The bias gradient is accumulated in double.
 import numpy as np
 
 from .. import devices
-from ..checks import check_channel_vector, check_float_array, check_real
+from ..checks import check_channel_vector, check_float_array, check_real, check_same_device
 
 _NDIM_DESC = "2-D (N, C) or 4-D (N, C, H, W)"
 _MAX_NDIM = 8  # as cuDNN's tensor descriptors
@@ -35,6 +35,7 @@ def bias_add(x, bias):
     x = check_float_array(fn, "x", x, ndim=(2, 4), ndim_desc=_NDIM_DESC)
     layout = _layout(fn, "x", x)
     bias = check_channel_vector(fn, "bias", bias, x.shape[1], x.dtype)
+    check_same_device(fn, x=x, bias=bias)
     y = np.empty_like(x)
     devices.kernel_for("bias", "add", x)(*layout, x, bias, y)
     return y
@@ -56,6 +57,7 @@ def add_tensor(a, c, *, alpha=1.0, beta=0.0):
     fn = "add_tensor"
     c = check_float_array(fn, "c", c)
     a = check_float_array(fn, "a", a, dtype=c.dtype)
+    check_same_device(fn, a=a, c=c)
     if c.ndim > _MAX_NDIM:
         raise ValueError(f"{fn}: c must have at most {_MAX_NDIM} dimensions, got a {c.ndim}-D array of "
                          f"shape {tuple(c.shape)}")

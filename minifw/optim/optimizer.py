@@ -83,7 +83,7 @@ class Optimizer:
         for group in self.param_groups:
             for p in group["params"]:
                 if p in self.state:
-                    state[index[id(p)]] = {k: (Tensor._make(v.copy()) if isinstance(v, np.ndarray) else v)
+                    state[index[id(p)]] = {k: (Tensor._make(v.copy()) if devices.is_array(v) else v)
                                            for k, v in self.state[p].items()}
         return {"state": state, "param_groups": groups}
 
@@ -109,7 +109,7 @@ class Optimizer:
                     continue
                 entry = {}
                 for k, v in saved_state[int(index)].items():
-                    if isinstance(v, (Tensor, np.ndarray)):
+                    if isinstance(v, Tensor) or devices.is_array(v):
                         array = v._data if isinstance(v, Tensor) else v
                         if array.shape != p.shape:
                             raise ValueError(f"loaded state {k!r} has shape {array.shape} for a "

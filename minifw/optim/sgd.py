@@ -9,13 +9,14 @@ from .optimizer import Optimizer, _check_hyper
 
 
 def _fused_step_applies(p, g, buf):
-    """Whether ops.sgd_step can update p (and buf) in place: C-contiguous CPU arrays of one
-    float dtype and one shape, p and buf writable, g sharing no memory with them. Anything
-    else (a strided view, a grad of another dtype, another device) takes the NumPy path."""
+    """Whether ops.sgd_step can update p (and buf) in place: C-contiguous arrays of one
+    device, float dtype and shape, p and buf writable, g sharing no memory with them. Anything
+    else (a strided view, a grad of another dtype or device) takes the array-code path."""
     arrays = (p, g) if buf is None else (p, g, buf)
-    if not all(type(a) is np.ndarray for a in arrays) or devices.of(p) != devices.CPU:
+    dev = devices.of(p)
+    if not all(devices.of(a) == dev for a in arrays[1:]):
         return False
-    return (p.dtype in FLOAT_DTYPES and p.flags.writeable and (buf is None or buf.flags.writeable)
+    return (p.dtype in FLOAT_DTYPES and devices.is_writeable(p) and (buf is None or devices.is_writeable(buf))
             and all(a.dtype == p.dtype and a.shape == p.shape and a.flags.c_contiguous for a in arrays)
             and not any(np.may_share_memory(a, b) for i, a in enumerate(arrays) for b in arrays[i + 1:]))
 

@@ -135,3 +135,6 @@ def test_cuda_kernels_are_compiled_in_where_nvcc_is_found():
         pytest.skip(f"MINIFW_CUDA={_native.cuda_option}, nvcc {'found' if shutil.which('nvcc') else 'not found'}")
     assert _native.has_cuda
     assert "90" in _native.cuda_architectures and "80" in _native.cuda_architectures
+    # every entry point of the emulator's kernels has its GPU twin (the same binding code)
+    on = {dev: {k[:3] for k in devices.kernels() if k[3] == dev} for dev in ("cudasim", "cuda")}
+    assert on["cuda"] == on["cudasim"] and len(on["cuda"]) > 50

@@ -245,14 +245,14 @@ BINDING_CASES = {
     "backward_dx_is_dy": ("_native.batch_norm_backward_f32(2, 4, 1, y, x, None, save_mean, save_invstd, y, dw, db)",
                           ValueError, "dx: must not share memory with dy"),
     # The emulator's entry points share these checks; a few show they are wired.
-    "cudasim_valid": ("_native.batch_norm_forward_training_cudasim_f32(2, 4, 1, x, w, b, mean, var, 0.1, 1e-5, y, "
+    "cudasim_valid": ("on_cudasim(_native.batch_norm_forward_training_cudasim_f32)(2, 4, 1, x, w, b, mean, var, 0.1, 1e-5, y, "
                       "save_mean, save_invstd)", None, ""),
-    "cudasim_batch_wraps": ("_native.batch_norm_forward_inference_cudasim_f32(2 ** 62 + 2, 4, 1, x, None, None, "
+    "cudasim_batch_wraps": ("on_cudasim(_native.batch_norm_forward_inference_cudasim_f32)(2 ** 62 + 2, 4, 1, x, None, None, "
                             "mean, var, 1e-5, y)", ValueError, "batch_norm: sizes too large"),
-    "cudasim_one_value_per_channel": ("_native.batch_norm_forward_training_cudasim_f32(1, 4, 1, x[:4], None, None, "
+    "cudasim_one_value_per_channel": ("on_cudasim(_native.batch_norm_forward_training_cudasim_f32)(1, 4, 1, x[:4], None, None, "
                                       "None, None, 0.1, 1e-5, y[:4], save_mean, save_invstd)", ValueError,
                                       "more than one value per channel"),
-    "cudasim_backward_dx_is_dy": ("_native.batch_norm_backward_cudasim_f32(2, 4, 1, y, x, None, save_mean, "
+    "cudasim_backward_dx_is_dy": ("on_cudasim(_native.batch_norm_backward_cudasim_f32)(2, 4, 1, y, x, None, save_mean, "
                                   "save_invstd, y, dw, db)", ValueError, "dx: must not share memory with dy"),
 }
 

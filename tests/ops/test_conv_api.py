@@ -192,6 +192,18 @@ def test_find_conv_algorithms(x_shape, w_shape, geometry, dtype, direction):
         assert r.workspace_bytes == ops.conv_workspace_size(p, direction, r.algo)
 
 
+def test_find_on_cuda_times_each_run_with_cuda_events(emulated_cuda, monkeypatch):
+    import cupy  # the emulated GPU's CuPy: its events time what the stream ran
+
+    timed = []
+    elapsed = cupy.cuda.get_elapsed_time
+    monkeypatch.setattr(cupy.cuda, "get_elapsed_time", lambda s, e: timed.append(1) or elapsed(s, e))
+    p = ops.ConvProblem((1, 3, 6, 5), (4, 3, 3, 3), padding=1)
+    results = ops.find_conv_algorithms(p, "forward", repeats=2, device="cuda")
+    assert sorted(r.algo for r in results) == sorted(ops.conv_algorithms(p, "forward", device="cuda"))
+    assert len(timed) == 3 * len(results)  # a warm-up and two timed runs of each algorithm
+
+
 # ---- algo="auto" and the autotune cache -------------------------------------------
 
 @pytest.fixture

@@ -61,9 +61,9 @@ BAD = [
     case("forward", TypeError, r"x must have dtype float32 or float64, got bool", x=X.astype(bool)),
     case("forward", TypeError, r"w must have dtype float32 or float64, got float16", w=W.astype(np.float16)),
     case("forward", TypeError, r"bias must have dtype float32 or float64, got int64", bias=B.astype(np.int64)),
-    case("forward", TypeError, r"x must be a numpy.ndarray, got list", x=X.tolist()),
-    case("forward", TypeError, r"w must be a numpy.ndarray, got float", w=1.0),
-    case("forward", TypeError, r"bias must be a numpy.ndarray, got tuple", bias=(1.0,) * 6),
+    case("forward", TypeError, r"x must be a numpy.ndarray .*got list", x=X.tolist()),
+    case("forward", TypeError, r"w must be a numpy.ndarray .*got float", w=1.0),
+    case("forward", TypeError, r"bias must be a numpy.ndarray .*got tuple", bias=(1.0,) * 6),
     case("backward_data", TypeError, r"dy must have dtype float32 or float64, got int16", dy=DY.astype(np.int16)),
     case("backward_filter", TypeError, r"x must have dtype float32 or float64, got complex64",
          x=X.astype(np.complex64)),
@@ -199,7 +199,7 @@ def test_validation_does_not_depend_on_earlier_calls(direction, kwargs):
     pytest.param(DY[0], ValueError, r"dy must be 4-D \(N, K, Ho, Wo\); got a 3-D array of shape \(6, 7, 7\)",
                  id="rank3"),
     pytest.param(DY.astype(np.int8), TypeError, r"dy must have dtype float32 or float64, got int8", id="int8"),
-    pytest.param(DY.tolist(), TypeError, r"dy must be a numpy.ndarray, got list", id="list"),
+    pytest.param(DY.tolist(), TypeError, r"dy must be a numpy.ndarray .*got list", id="list"),
 ])
 def test_backward_bias_bad_input(dy, exc, pattern):
     with pytest.raises(exc, match=rf"^conv2d_backward_bias: {pattern}"):

@@ -11,7 +11,7 @@ import minifw
 from minifw import ops
 from minifw import devices
 from reference import bad_call_test, binding_tests, dropout_mask_ref, numerical_grad, philox4x32_10
-from targets import assert_on, place
+from targets import assert_on, place, host
 
 DTYPES = (np.float32, np.float64)
 
@@ -40,7 +40,7 @@ def test_mask_is_the_defined_philox_mask(target, rng, dtype, shape, seed):
     assert mask.dtype == np.uint8 and mask.shape == shape and y.dtype == dtype
     np.testing.assert_array_equal(mask, dropout_mask_ref(shape, p, seed))
     # The kept values are x / (1 - p) rounded once, as PyTorch (x * (1 / (1 - p))).
-    np.testing.assert_array_equal(y, np.where(mask == 1, x * dtype(1 / (1 - p)), 0))
+    np.testing.assert_array_equal(y, np.where(host(mask) == 1, x * dtype(1 / (1 - p)), 0))
 
 
 def test_same_mask_for_any_thread_count_and_isa(rng):
@@ -112,7 +112,7 @@ def test_backward_scales_the_kept_gradients(target, rng, dtype):
     _, mask = ops.dropout_forward(place(target, x), 0.25, seed=11)
     dx = ops.dropout_backward(place(target, dy), mask, 0.25)
     assert_on(target, dx)
-    np.testing.assert_array_equal(dx, np.where(mask == 1, dy * dtype(1 / 0.75), 0))
+    np.testing.assert_array_equal(dx, np.where(host(mask) == 1, dy * dtype(1 / 0.75), 0))
 
 
 def test_gradient_matches_finite_differences(rng):
@@ -173,12 +173,12 @@ BINDING_CASES = {
     "backward_dx_is_dy": ("_native.dropout_backward_f32(shared, mask, 0.5, shared)", ValueError,
                           "dx: must not share memory with dy"),
     # The emulator's entry points share these checks; a few show they are wired.
-    "cudasim_valid": ("_native.dropout_forward_cudasim_f32(x, 0.5, 2 ** 64 - 1, y, mask)", None, ""),
-    "cudasim_y_is_x": ("_native.dropout_forward_cudasim_f32(shared, 0.5, 1, shared, mask)", ValueError,
+    "cudasim_valid": ("on_cudasim(_native.dropout_forward_cudasim_f32)(x, 0.5, 2 ** 64 - 1, y, mask)", None, ""),
+    "cudasim_y_is_x": ("on_cudasim(_native.dropout_forward_cudasim_f32)(shared, 0.5, 1, shared, mask)", ValueError,
                        "y: must not share memory with x"),
-    "cudasim_p_nan": ("_native.dropout_forward_cudasim_f32(x, float('nan'), 1, y, mask)", ValueError,
+    "cudasim_p_nan": ("on_cudasim(_native.dropout_forward_cudasim_f32)(x, float('nan'), 1, y, mask)", ValueError,
                       r"p: must be in \[0, 1\]"),
-    "cudasim_backward_mask_too_small": ("_native.dropout_backward_cudasim_f32(x, mask[:7], 0.5, dx)", ValueError,
+    "cudasim_backward_mask_too_small": ("on_cudasim(_native.dropout_backward_cudasim_f32)(x, mask[:7], 0.5, dx)", ValueError,
                                         "mask: expected 8 elements"),
 }
 

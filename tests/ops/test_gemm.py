@@ -6,7 +6,7 @@ import pytest
 
 from minifw import _native, backends, ops
 from reference import assert_within_bound, gemm_ref, tolerance
-from targets import assert_on, place
+from targets import assert_on, place, host
 
 DTYPES = [np.float32, np.float64]
 DTYPE_IDS = ["float32", "float64"]
@@ -50,6 +50,7 @@ def operands(m, n, k, dtype, trans_a, trans_b, seed=0):
 
 
 def check(got, a, b, c, trans_a, trans_b, alpha, beta, dtype, what=""):
+    a, b, c = host(a), host(b), host(c)
     ref = gemm_ref(a, b, c, trans_a, trans_b, alpha, beta)
     ref_abs = gemm_ref(np.abs(a), np.abs(b), None if c is None else np.abs(c), trans_a, trans_b, abs(alpha),
                        abs(beta))
@@ -234,7 +235,7 @@ def test_beta_without_c():
     pytest.param(np.ones((3, 8), np.float32)[:, ::2], ValueError, r"c must be a C-contiguous", id="strided"),
     pytest.param(np.broadcast_to(np.float32(1), (3, 4)), ValueError, r"c must be a C-contiguous, writable",
                  id="read_only"),
-    pytest.param([[0.0] * 4] * 3, TypeError, r"c must be a numpy.ndarray, got list", id="list"),
+    pytest.param([[0.0] * 4] * 3, TypeError, r"c must be a numpy.ndarray .*got list", id="list"),
 ])
 def test_bad_c(bad, exc, pattern):
     with pytest.raises(exc, match=pattern):
@@ -272,8 +273,8 @@ def test_read_only_contiguous_c_is_refused():
     pytest.param(np.ones((3, 5), np.float32), np.ones((1, 5, 4), np.float32), ValueError,
                  r"b must be 2-D.*got a 3-D array of shape \(1, 5, 4\)", id="batched_b"),
     pytest.param([[1.0] * 5] * 3, np.ones((5, 4), np.float32), TypeError,
-                 r"a must be a numpy.ndarray, got list", id="list_a"),
-    pytest.param(np.ones((3, 5), np.float32), 2.0, TypeError, r"b must be a numpy.ndarray, got float",
+                 r"a must be a numpy.ndarray .*got list", id="list_a"),
+    pytest.param(np.ones((3, 5), np.float32), 2.0, TypeError, r"b must be a numpy.ndarray .*got float",
                  id="scalar_b"),
 ])
 def test_bad_operands(a, b, exc, pattern):

@@ -176,13 +176,13 @@ BINDING_CASES = {
     "backward_dx_is_dy": ("_native.lrn_backward_f32(2, 4, 1, 5, 1e-4, 0.75, 1.0, buf[:8], x, x, x, buf[:8])",
                           ValueError, "dx: must not share memory with dy"),
     # the entry points of device "cudasim" make the same checks
-    "cudasim_window_wider_than_everything": ("_native.lrn_forward_cudasim_f32(2, 4, 1, 2 ** 62, 1e-4, 0.75, 1.0, "
+    "cudasim_window_wider_than_everything": ("on_cudasim(_native.lrn_forward_cudasim_f32)(2, 4, 1, 2 ** 62, 1e-4, 0.75, 1.0, "
                                              "x, y, scale)", None, ""),
-    "cudasim_batch_wraps": ("_native.lrn_forward_cudasim_f32(2 ** 62 + 2, 4, 1, 5, 1e-4, 0.75, 1.0, x, y, scale)",
+    "cudasim_batch_wraps": ("on_cudasim(_native.lrn_forward_cudasim_f32)(2 ** 62 + 2, 4, 1, 5, 1e-4, 0.75, 1.0, x, y, scale)",
                             ValueError, "lrn: sizes too large"),
-    "cudasim_scale_overlaps_y": ("_native.lrn_forward_cudasim_f32(2, 4, 1, 5, 1e-4, 0.75, 1.0, x, buf[:8], "
+    "cudasim_scale_overlaps_y": ("on_cudasim(_native.lrn_forward_cudasim_f32)(2, 4, 1, 5, 1e-4, 0.75, 1.0, x, buf[:8], "
                                  "buf[4:12])", ValueError, "y: must not share memory with scale"),
-    "cudasim_backward_x_float64": ("_native.lrn_backward_cudasim_f32(2, 4, 1, 5, 1e-4, 0.75, 1.0, x, np.ones(8), "
+    "cudasim_backward_x_float64": ("on_cudasim(_native.lrn_backward_cudasim_f32)(2, 4, 1, 5, 1e-4, 0.75, 1.0, x, np.ones(8), "
                                    "x, x, dx)", TypeError, "x: expected dtype float32"),
 }
 

@@ -13,7 +13,7 @@ import minifw
 from minifw import ops
 from reference import (assert_within_bound, bad_call_test, binding_tests, numerical_grad,
                        pool2d_backward_ref, pool2d_ref, pool_out_size)
-from targets import assert_on, place
+from targets import assert_on, place, host
 
 DTYPES = (np.float32, np.float64)
 # Max pooling selects values, so its forward is exact; its backward and the
@@ -138,7 +138,7 @@ def test_max_routes_to_the_first_maximum_among_ties(target, rng, dtype):
     for geometry in (dict(kernel_size=3, stride=2), dict(kernel_size=3, stride=1, padding=1),
                      dict(kernel_size=2, stride=3)):
         y, idx = ops.pool2d_forward(x, return_indices=True, **geometry)
-        np.testing.assert_array_equal(idx, pool2d_ref(x, **geometry)[1])
+        np.testing.assert_array_equal(idx, pool2d_ref(host(x), **geometry)[1])
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
@@ -146,7 +146,7 @@ def test_max_nan_wins_and_all_minus_inf_windows(target, dtype):
     x = place(target, np.full((1, 1, 4, 37), -np.inf, dtype))
     y, idx = ops.pool2d_forward(x, 2, return_indices=True)
     assert np.all(y == -np.inf)
-    np.testing.assert_array_equal(idx, pool2d_ref(x, 2)[1])  # each window's first element
+    np.testing.assert_array_equal(idx, pool2d_ref(host(x), 2)[1])  # each window's first element
     x = place(target, np.zeros((1, 1, 4, 37), dtype))
     x[0, 0, 1, 5] = np.nan
     x[0, 0, 0, 5] = 7
@@ -314,15 +314,15 @@ BINDING_CASES = {
     "backward_dx_overlaps_dy": ("_native.pool_backward_f32('avg_include_pad', geometry, shared_xy[:72], None, "
                                 "shared_xy)", ValueError, "dx: must not share memory with dy"),
     # the entry points of device "cudasim" make the same checks
-    "cudasim_valid_geometry": ("_native.pool_forward_cudasim_f32('max', geometry, x, y, indices)", None, ""),
-    "cudasim_batch_wraps": ("_native.pool_forward_cudasim_f32('max', wrapped, x, y, None)", ValueError,
+    "cudasim_valid_geometry": ("on_cudasim(_native.pool_forward_cudasim_f32)('max', geometry, x, y, indices)", None, ""),
+    "cudasim_batch_wraps": ("on_cudasim(_native.pool_forward_cudasim_f32)('max', wrapped, x, y, None)", ValueError,
                             "pooling: x: sizes too large"),
-    "cudasim_indices_overlap_y": ("_native.pool_forward_cudasim_f32('max', geometry, x, shared[:72], "
+    "cudasim_indices_overlap_y": ("on_cudasim(_native.pool_forward_cudasim_f32)('max', geometry, x, shared[:72], "
                                   "shared.view(np.int64))", ValueError, "y: must not share memory with indices"),
-    "cudasim_backward_index_outside_plane": ("_native.pool_backward_cudasim_f32('max', geometry, dy, "
+    "cudasim_backward_index_outside_plane": ("on_cudasim(_native.pool_backward_cudasim_f32)('max', geometry, dy, "
                                              "np.full(72, 49), dx)", ValueError,
                                              "indices: value 49 at flat position 0 is outside"),
-    "cudasim_backward_dx_too_small": ("_native.pool_backward_cudasim_f64('avg_include_pad', geometry, "
+    "cudasim_backward_dx_too_small": ("on_cudasim(_native.pool_backward_cudasim_f64)('avg_include_pad', geometry, "
                                       "dy.astype(np.float64), None, dx[:391].astype(np.float64))", ValueError,
                                       "dx: expected 392 elements"),
 }

@@ -672,7 +672,7 @@ nows = np.empty(0, np.uint8)
 S2 = ("lstm", 3, 4, 2, 1, True, 2, 1)
 w2, res2, h2 = np.zeros(304, f32), np.zeros(160, f32), np.zeros(8, f32)
 def backward2(ws):
-    _native.rnn_backward_data_cudasim_f32(*S2, w2, res2, h2, h2, np.ones(8, f32), h2, h2, np.empty(6, f32),
+    on_cudasim(_native.rnn_backward_data_cudasim_f32)(*S2, w2, res2, h2, h2, np.ones(8, f32), h2, h2, np.empty(6, f32),
                                           np.empty(8, f32), np.empty(8, f32), ws, nolen)
 """
 BINDING_CASES = {
@@ -714,8 +714,8 @@ BINDING_CASES = {
                         "_native.rnn_workspace_f32(*S, 'backward_data', True) == 0", None, ""),
     "workspace_direction": ("_native.rnn_workspace_f32(*S, 'backward', True)", ValueError,
                             "rnn: workspace direction must be 'forward' or 'backward_data', got 'backward'"),
-    "cudasim_workspace_query": ("assert _native.rnn_workspace_cudasim_f32(*S, 'forward', False) * 4 == ws_infer.size "
-                                "and _native.rnn_workspace_cudasim_f32(*S2, 'backward_data', True) == 8", None, ""),
+    "cudasim_workspace_query": ("assert on_cudasim(_native.rnn_workspace_cudasim_f32)(*S, 'forward', False) * 4 == ws_infer.size "
+                                "and on_cudasim(_native.rnn_workspace_cudasim_f32)(*S2, 'backward_data', True) == 8", None, ""),
     "backward_dx_is_dy": ("_native.rnn_backward_data_f32(*S, w, res, h0, c0, y, hn, cn, y[:6], "
                           "np.empty(4, f32), np.empty(4, f32), nows, nolen)", ValueError,
                           "dx: must not share memory with dy"),
@@ -724,7 +724,7 @@ BINDING_CASES = {
                                          "workspace: expected at least 32 bytes, got 31"),
     "cudasim_backward_workspace_in_reserve": ("backward2(res2[:8].view(np.uint8))", ValueError,
                                               "reserve: must not share memory with workspace"),
-    "cudasim_forward_lengths_past_T": ("_native.rnn_forward_cudasim_f32(*S, True, x, h0, c0, w, y, hn, cn, res, ws, "
+    "cudasim_forward_lengths_past_T": ("on_cudasim(_native.rnn_forward_cudasim_f32)(*S, True, x, h0, c0, w, y, hn, cn, res, ws, "
                                        "np.full(1, 3))", ValueError, r"lengths: each must be in \[1, T=2\], got 3"),
     "backward_weights_short": ("_native.rnn_backward_weights_f32(*S, x, res, h0, np.zeros(10, f32), nolen)",
                                ValueError, "dweights: expected 144 elements"),

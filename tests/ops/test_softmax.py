@@ -84,7 +84,7 @@ def test_huge_inputs_do_not_overflow(target, rng, dtype, shape):
         y = ops.softmax_forward(place(target, x), log=log)
         assert np.all(np.isfinite(y)), "softmax of +-1e4 must stay finite"
         np.testing.assert_allclose(y, softmax_ref(x, log=log), rtol=1e-6, atol=1e-30)
-    loss, _ = ops.cross_entropy_forward(place(target, x), np.zeros((shape[0],) + shape[2:], np.int64),
+    loss, _ = ops.cross_entropy_forward(place(target, x), place(target, np.zeros((shape[0],) + shape[2:], np.int64)),
                                         reduction="none")
     assert np.all(np.isfinite(loss))
 
@@ -158,14 +158,15 @@ def test_cross_entropy_matches_pytorch_definition(target, rng, dtype, shapes, se
     t = _targets(rng, tshape, shape[1], settings)
     # Logits of size ~2, C <= 75 classes: a few ulp of the log-sum-exp per term.
     rtol = 1e-5 if dtype == np.float32 else 1e-12
-    loss, log_probs = ops.cross_entropy_forward(place(target, logits), t, reduction=reduction, **settings)
+    loss, log_probs = ops.cross_entropy_forward(place(target, logits), place(target, t), reduction=reduction,
+                                                **settings)
     ref = cross_entropy_ref(logits, t, reduction=reduction, **settings)
     assert loss.dtype == dtype and loss.shape == np.shape(ref)
     np.testing.assert_allclose(loss, ref, rtol=rtol, atol=rtol)
     np.testing.assert_allclose(log_probs, softmax_ref(logits, log=True), rtol=rtol, atol=rtol)
     grad = rng.standard_normal(tshape).astype(dtype) if reduction == "none" else 0.7
-    d = ops.cross_entropy_backward(place(target, grad) if reduction == "none" else grad, log_probs, t,
-                                   reduction=reduction, **settings)
+    d = ops.cross_entropy_backward(place(target, grad) if reduction == "none" else grad, log_probs,
+                                   place(target, t), reduction=reduction, **settings)
     assert_on(target, loss, log_probs, d)
     dref = cross_entropy_backward_ref(grad, logits, t, reduction=reduction, **settings)
     np.testing.assert_allclose(d, dref, rtol=rtol, atol=rtol * np.max(np.abs(grad)))
@@ -188,11 +189,11 @@ def test_cross_entropy_gradient_matches_finite_differences(rng, shapes, settings
 
 def test_cross_entropy_ignored_targets_contribute_nothing(target, rng):
     logits = place(target, rng.standard_normal((6, 4)))
-    t = np.array([0, -100, 3, -100, 1, 2])
+    t = place(target, np.array([0, -100, 3, -100, 1, 2]))
     loss, lp = ops.cross_entropy_forward(logits, t, reduction="none")
     assert loss[1] == 0 and loss[3] == 0
     mean, _ = ops.cross_entropy_forward(logits, t)
-    assert mean == pytest.approx(loss.sum() / 4)
+    assert float(mean) == pytest.approx(float(loss.sum()) / 4)
     d = ops.cross_entropy_backward(1.0, lp, t)
     assert np.all(d[[1, 3]] == 0)
 
@@ -200,7 +201,7 @@ def test_cross_entropy_ignored_targets_contribute_nothing(target, rng):
 @pytest.mark.parametrize("shape", [(3, 4), (2, 4, 2, 3)], ids=["rows", "nchw"])
 def test_cross_entropy_all_ignored_mean_is_nan(target, shape):
     logits = place(target, np.ones(shape))
-    t = np.full((shape[0],) + shape[2:], -100)
+    t = place(target, np.full((shape[0],) + shape[2:], -100))
     loss, lp = ops.cross_entropy_forward(logits, t)
     assert np.isnan(loss)
     assert ops.cross_entropy_forward(logits, t, reduction="sum")[0] == 0
@@ -217,7 +218,7 @@ def test_cross_entropy_ignored_positions_get_exact_zeros_whatever_log_probs_hold
     lp = ops.softmax_forward(place(target, rng.standard_normal(shape)), log=True)
     ignored = np.expand_dims(t == -100, 1) & np.ones(shape, bool)
     lp[ignored] = np.where(np.arange(ignored.sum()) % 2, np.inf, np.nan)
-    d = ops.cross_entropy_backward(1.0, lp, t)
+    d = ops.cross_entropy_backward(1.0, lp, place(target, t))
     assert np.all(d[ignored] == 0) and np.all(np.isfinite(d))
 
 
@@ -240,7 +241,7 @@ def test_empty_inputs_give_empty_outputs(target):
         x = place(target, np.ones(shape, np.float32))
         y = ops.softmax_forward(x, log=True)
         assert y.shape == shape and ops.softmax_backward(x, y, log=True).shape == shape
-    logits, t = place(target, np.ones((2, 3, 0, 4), np.float32)), np.zeros((2, 0, 4), np.int64)
+    logits, t = place(target, np.ones((2, 3, 0, 4), np.float32), np.zeros((2, 0, 4), np.int64))
     assert np.isnan(ops.cross_entropy_forward(logits, t)[0])  # mean over no targets, as PyTorch
     assert ops.cross_entropy_forward(logits, t, reduction="sum")[0] == 0
     loss, log_probs = ops.cross_entropy_forward(logits, t, reduction="none")
@@ -296,6 +297,10 @@ x, y, dx = np.ones(8, f32), np.empty(8, f32), np.empty(8, f32)  # (outer, C, inn
 target, losses = np.zeros(2, np.int64), np.empty(2, f32)
 empty = np.empty(0, f32)
 buf = np.empty(10, f32)
+class Fake:  # an array interface that describes what it likes
+    def __init__(self, address, shape, readonly=False):
+        self.__cudasim_array_interface__ = {"data": (address, readonly), "shape": shape, "typestr": "<f4",
+                                            "strides": None, "version": 3}
 """
 # name: (call, exception it must raise (None: it must return), pattern in the message)
 BINDING_CASES = {
@@ -332,23 +337,33 @@ BINDING_CASES = {
                                          "dlogits: must not share memory with log_probs"),
     # The emulator's entry points: the same checks, and the kernels find the
     # first bad target themselves (the flat position, rows and NCHW alike).
-    "cudasim_valid": ("_native.cross_entropy_forward_cudasim_f32(2, 4, 1, x, target, -100, 0.1, y, losses)", None,
+    "cudasim_valid": ("on_cudasim(_native.cross_entropy_forward_cudasim_f32)(2, 4, 1, x, target, -100, 0.1, y, losses)", None,
                       ""),
-    "cudasim_outer_wraps": ("_native.softmax_forward_cudasim_f32(2 ** 62 + 2, 4, 1, x, y, False)", ValueError,
+    "cudasim_outer_wraps": ("on_cudasim(_native.softmax_forward_cudasim_f32)(2 ** 62 + 2, 4, 1, x, y, False)", ValueError,
                             "softmax: sizes too large"),
-    "cudasim_ce_target_too_short": ("_native.cross_entropy_forward_cudasim_f32(2, 4, 1, x, target[:1], -100, 0.0, "
+    "cudasim_ce_target_too_short": ("on_cudasim(_native.cross_entropy_forward_cudasim_f32)(2, 4, 1, x, target[:1], -100, 0.0, "
                                     "y, losses)", ValueError, "target: expected 2 elements"),
-    "cudasim_ce_first_bad_target": ("_native.cross_entropy_forward_cudasim_f32(2, 4, 1, x, np.array([0, 7]), "
+    "cudasim_ce_first_bad_target": ("on_cudasim(_native.cross_entropy_forward_cudasim_f32)(2, 4, 1, x, np.array([0, 7]), "
                                     "-100, 0.0, y, losses)", ValueError, "target: value at flat position 1 "),
     "cudasim_ce_first_bad_of_many": (
-        "_native.cross_entropy_forward_cudasim_f32(1, 2, 1000, np.ones(2000, f32), "
+        "on_cudasim(_native.cross_entropy_forward_cudasim_f32)(1, 2, 1000, np.ones(2000, f32), "
         "np.where(np.arange(1000) % 300 == 299, -5, 0), -100, 0.0, np.empty(2000, f32), np.empty(1000, f32))",
         ValueError, "target: value at flat position 299 "),
     "cudasim_ce_backward_first_bad_of_many": (
-        "_native.cross_entropy_backward_cudasim_f32(1000, 2, 1, np.zeros(2000, f32), "
+        "on_cudasim(_native.cross_entropy_backward_cudasim_f32)(1000, 2, 1, np.zeros(2000, f32), "
         "np.where(np.arange(1000) % 400 == 399, 2, -100), -100, 0.0, None, 1.0, True, np.empty(2000, f32))",
         ValueError, "target: value at flat position 399 "),
-    "cudasim_ce_backward_dlogits_is_log_probs": ("_native.cross_entropy_backward_cudasim_f32(2, 4, 1, buf[:8], "
+    # They read arrays through the CUDA array interface: host arrays are not theirs,
+    # and a malformed interface is refused before any pointer is used.
+    "cudasim_host_array_refused": ("_native.softmax_forward_cudasim_f32(2, 4, 1, x, y, False)", TypeError,
+                                   "incompatible function arguments"),
+    "cudasim_null_pointer": ("on_cudasim(_native.softmax_forward_cudasim_f32)(2, 4, 1, Fake(0, (8,)), y, False)",
+                             ValueError, "null data pointer"),
+    "cudasim_negative_shape": ("on_cudasim(_native.softmax_forward_cudasim_f32)(2, 4, 1, Fake(x.ctypes.data, (-8,)), "
+                               "y, False)", ValueError, "bad shape"),
+    "cudasim_readonly_output": ("on_cudasim(_native.softmax_forward_cudasim_f32)(2, 4, 1, x, Fake(y.ctypes.data, "
+                                "(8,), True), False)", ValueError, "y: expected a writable array"),
+    "cudasim_ce_backward_dlogits_is_log_probs": ("on_cudasim(_native.cross_entropy_backward_cudasim_f32)(2, 4, 1, buf[:8], "
                                                  "target, -100, 0.0, None, 1.0, True, buf[:8])", ValueError,
                                                  "dlogits: must not share memory with log_probs"),
 }

@@ -248,16 +248,16 @@ BINDING_CASES = {
     "scale_y_overlaps_x": ("_native.tensor_scale_f32(buf[:8], buf[4:12], 2.0)", ValueError,
                            "y: must not share memory with x"),
     # the entry points of device "cudasim" make the same checks
-    "cudasim_valid": ("_native.bias_add_cudasim_f32(2, 4, 1, x, bias, y)", None, ""),
-    "cudasim_bias_add_outer_wraps": ("_native.bias_add_cudasim_f32(2 ** 62 + 2, 4, 1, x, bias, y)", ValueError,
+    "cudasim_valid": ("on_cudasim(_native.bias_add_cudasim_f32)(2, 4, 1, x, bias, y)", None, ""),
+    "cudasim_bias_add_outer_wraps": ("on_cudasim(_native.bias_add_cudasim_f32)(2 ** 62 + 2, 4, 1, x, bias, y)", ValueError,
                                      "bias: sizes too large"),
-    "cudasim_bias_backward_db_too_small": ("_native.bias_backward_cudasim_f32(2, 4, 1, x, db[:3])", ValueError,
+    "cudasim_bias_backward_db_too_small": ("on_cudasim(_native.bias_backward_cudasim_f32)(2, 4, 1, x, db[:3])", ValueError,
                                            "db: expected 4 elements"),
-    "cudasim_add_not_broadcastable": ("_native.tensor_add_cudasim_f32(np.ones((2, 3), f32), np.ones((3, 3), f32), "
+    "cudasim_add_not_broadcastable": ("on_cudasim(_native.tensor_add_cudasim_f32)(np.ones((2, 3), f32), np.ones((3, 3), f32), "
                                       "np.empty((3, 3), f32), 1.0, 1.0)", ValueError, "a: must broadcast"),
-    "cudasim_add_out_is_c": ("_native.tensor_add_cudasim_f32(x, buf[:8], buf[:8], 1.0, 1.0)", ValueError,
+    "cudasim_add_out_is_c": ("on_cudasim(_native.tensor_add_cudasim_f32)(x, buf[:8], buf[:8], 1.0, 1.0)", ValueError,
                              "out: must not share memory with c"),
-    "cudasim_scale_y_overlaps_x": ("_native.tensor_scale_cudasim_f32(buf[:8], buf[4:12], 2.0)", ValueError,
+    "cudasim_scale_y_overlaps_x": ("on_cudasim(_native.tensor_scale_cudasim_f32)(buf[:8], buf[4:12], 2.0)", ValueError,
                                    "y: must not share memory with x"),
 }
 

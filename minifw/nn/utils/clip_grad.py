@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from ... import checks
+from ... import checks, devices
 from ...autograd import no_grad
 from ...tensor import Tensor, tensor
 
@@ -45,10 +45,18 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if not grads:
         return tensor(0.0)
     dtype = np.result_type(*(g.dtype for g in grads))
-    # the norm of the per-gradient norms is the norm of the concatenation for every order p
-    norms = np.array([np.linalg.norm(g._data.reshape(-1), norm_type) if g.numel() else 0.0
-                      for g in grads], dtype=dtype)
-    total = dtype.type(np.linalg.norm(norms, norm_type))
+    # The norm of the per-gradient norms is the norm of the concatenation for every order p.
+    # Each device's norms are gathered there and read back once (one wait for a GPU).
+    by_device = {}
+    for g in grads:
+        by_device.setdefault(g.device, []).append(g._data)
+    partial = []
+    for dev, arrays in by_device.items():
+        xp = devices.array_module(dev)
+        norms = xp.stack([xp.linalg.norm(a.reshape(-1), norm_type).astype(dtype) if a.size
+                          else xp.zeros((), dtype) for a in arrays])
+        partial.append(devices.to_device(xp.linalg.norm(norms, norm_type), devices.CPU))
+    total = dtype.type(np.linalg.norm(np.array(partial, dtype=dtype), norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(f"{fn}: the total norm of order {norm_type} for gradients from `parameters` "
                            f"is non-finite ({total}), so it cannot be clipped. To disable this error and "
