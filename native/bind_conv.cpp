@@ -28,7 +28,7 @@ bool algo_supports(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
   if constexpr (on_cpu<Device>)
     return conv_algo_supports(algo, dir, s);
   else
-    return cudasim::conv_supports(algo, dir, s);
+    return MINIFW_ON_GPU(Device, conv_supports(algo, dir, s));
 }
 
 template <typename Device>
@@ -42,12 +42,12 @@ ConvWorkspace workspace_sizes(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
   if constexpr (on_cpu<Device>)
     return conv_workspace<T>(algo, dir, s, get_num_threads());
   else
-    return {cudasim::conv_workspace_bytes<T>(algo, dir, s), 0};
+    return {MINIFW_ON_GPU(Device, conv_workspace_bytes<T>(algo, dir, s)), 0};
 }
 
 template <typename T, typename Device>
-void forward(const std::string& algo_name, const ShapeArgs& args, py::array x, py::array w,
-             py::object bias, py::array y, py::array ws) {
+void forward(const std::string& algo_name, const ShapeArgs& args, Array<Device> x, Array<Device> w,
+             py::object bias, Array<Device> y, Array<Device> ws) {
   const ConvShape s = to_shape(args);
   const ConvAlgo algo = parse_conv_algo(algo_name);
   require_support<Device>(algo, ConvDir::forward, s);
@@ -55,21 +55,22 @@ void forward(const std::string& algo_name, const ShapeArgs& args, py::array x, p
   const T* wp = in_ptr<T>(w, s.w_size(), "w");
   const T* bp = nullptr;
   if (!bias.is_none()) {
-    py::array b = bias.cast<py::array>();
+    Array<Device> b = array_of<Device>(bias);
     bp = in_ptr<T>(b, s.K, "bias");
   }
   T* yp = out_ptr<T>(y, s.y_size(), "y");
   T* wsp = workspace_ptr<T>(ws, workspace_sizes<T, Device>(algo, ConvDir::forward, s).explicit_bytes);
+  void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)
     conv_forward<T>(algo, s, xp, wp, bp, yp, wsp, get_num_threads());
   else
-    cudasim::conv_forward<T>(algo, s, xp, wp, bp, yp, wsp, nullptr);
+    MINIFW_ON_GPU(Device, conv_forward<T>(algo, s, xp, wp, bp, yp, wsp, stream));
 }
 
 template <typename T, typename Device>
-void backward_data(const std::string& algo_name, const ShapeArgs& args, py::array dy, py::array w,
-                   py::array dx, py::array ws) {
+void backward_data(const std::string& algo_name, const ShapeArgs& args, Array<Device> dy, Array<Device> w,
+                   Array<Device> dx, Array<Device> ws) {
   const ConvShape s = to_shape(args);
   const ConvAlgo algo = parse_conv_algo(algo_name);
   require_support<Device>(algo, ConvDir::backward_data, s);
@@ -77,16 +78,17 @@ void backward_data(const std::string& algo_name, const ShapeArgs& args, py::arra
   const T* wp = in_ptr<T>(w, s.w_size(), "w");
   T* dxp = out_ptr<T>(dx, s.x_size(), "dx");
   T* wsp = workspace_ptr<T>(ws, workspace_sizes<T, Device>(algo, ConvDir::backward_data, s).explicit_bytes);
+  void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)
     conv_backward_data<T>(algo, s, dyp, wp, dxp, wsp, get_num_threads());
   else
-    cudasim::conv_backward_data<T>(algo, s, dyp, wp, dxp, wsp, nullptr);
+    MINIFW_ON_GPU(Device, conv_backward_data<T>(algo, s, dyp, wp, dxp, wsp, stream));
 }
 
 template <typename T, typename Device>
-void backward_filter(const std::string& algo_name, const ShapeArgs& args, py::array x, py::array dy,
-                     py::array dw, py::array ws) {
+void backward_filter(const std::string& algo_name, const ShapeArgs& args, Array<Device> x, Array<Device> dy,
+                     Array<Device> dw, Array<Device> ws) {
   const ConvShape s = to_shape(args);
   const ConvAlgo algo = parse_conv_algo(algo_name);
   require_support<Device>(algo, ConvDir::backward_filter, s);
@@ -94,13 +96,47 @@ void backward_filter(const std::string& algo_name, const ShapeArgs& args, py::ar
   const T* dyp = in_ptr<T>(dy, s.y_size(), "dy");
   T* dwp = out_ptr<T>(dw, s.w_size(), "dw");
   T* wsp = workspace_ptr<T>(ws, workspace_sizes<T, Device>(algo, ConvDir::backward_filter, s).explicit_bytes);
+  void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)
     conv_backward_filter<T>(algo, s, xp, dyp, dwp, wsp, get_num_threads());
   else
-    cudasim::conv_backward_filter<T>(algo, s, xp, dyp, dwp, wsp, nullptr);
+    MINIFW_ON_GPU(Device, conv_backward_filter<T>(algo, s, xp, dyp, dwp, wsp, stream));
 }
 
+// Caffe's lowering, one image at a time, for the caffe engine on the GPU devices: col is
+// the image's lowered matrix (C*R*S rows of Ho*Wo values, every group's channels).
+void check_image(const ConvShape& s, int64_t n) {
+  if (n < 0 || n >= s.N)
+    throw py::value_error("n: expected an image index in [0, " + std::to_string(s.N) + "), got " + std::to_string(n));
+}
+
+int64_t col_size(const ConvShape& s) { return checked_product({s.C, s.R, s.S, s.Ho, s.Wo}, "col"); }
+
+template <typename T, typename Device>
+void im2col(const ShapeArgs& args, Array<Device> x, int64_t n, Array<Device> col) {
+  const ConvShape s = to_shape(args);
+  check_image(s, n);
+  const T* xp = in_ptr<T>(x, s.x_size(), "x");
+  T* colp = out_ptr<T>(col, col_size(s), "col");
+  require_disjoint({{&col, "col"}}, {{&x, "x"}});
+  void* const stream = Device::stream();
+  py::gil_scoped_release release;
+  MINIFW_ON_GPU(Device, conv_im2col<T>(s, xp, n, colp, stream));
+}
+
+// Writes image n of dx only: the caller gathers a whole batch image by image.
+template <typename T, typename Device>
+void col2im(const ShapeArgs& args, Array<Device> col, int64_t n, Array<Device> dx) {
+  const ConvShape s = to_shape(args);
+  check_image(s, n);
+  const T* colp = in_ptr<T>(col, col_size(s), "col");
+  T* dxp = out_ptr<T>(dx, s.x_size(), "dx");
+  require_disjoint({{&dx, "dx"}}, {{&col, "col"}});
+  void* const stream = Device::stream();
+  py::gil_scoped_release release;
+  MINIFW_ON_GPU(Device, conv_col2im<T>(s, colp, n, dxp, stream));
+}
 
 template <typename Device>
 bool supports(const std::string& algo, const std::string& dir, const ShapeArgs& a) {
@@ -124,11 +160,16 @@ void bind_on(py::module_& m) {
              &backward_data<double, Device>);
   def_kernel(m, {"conv", "backward_filter", Device::name}, &backward_filter<float, Device>,
              &backward_filter<double, Device>);
+  // The CUDA devices only: on the CPU the caffe engine lowers with NumPy (its yardstick is
+  // NumPy and OpenBLAS, as Caffe's CPU path is its own im2col and a BLAS).
+  if constexpr (!on_cpu<Device>) {
+    def_kernel(m, {"conv", "im2col", Device::name}, &im2col<float, Device>, &im2col<double, Device>);
+    def_kernel(m, {"conv", "col2im", Device::name}, &col2im<float, Device>, &col2im<double, Device>);
+  }
 }
 }  // namespace
 
 MINIFW_BINDINGS(bind_conv) {
-  bind_on<OnCpu>(m);
-  bind_on<OnCudaSim>(m);
+  MINIFW_BIND_ON_EVERY_DEVICE(bind_on, m);
 }
 }  // namespace minifw

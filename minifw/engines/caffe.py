@@ -1,12 +1,11 @@
 """The Caffe engine: each layer computed the classic way, with the same entry
 points and signatures as minifw.ops.
 
-Convolution is batched im2col + the array library's GEMM (NumPy, i.e. OpenBLAS
-on the CPU), one GEMM per group; inner products are that GEMM too, and the
-bias gradient a sum. This is the honest baseline: the lowering is done with
-vectorized strided copies (one per kernel tap), the GEMMs
-are single large BLAS calls, and the lowered matrix lives in a buffer that is
-kept between calls, as Caffe keeps its col_buffer_.
+On the CPU, convolution is batched im2col + NumPy's GEMM (OpenBLAS), one GEMM
+per group; inner products are that GEMM too, and the bias gradient a sum. This
+is the honest baseline: the lowering is done with vectorized strided copies (one
+per kernel tap), the GEMMs are single large BLAS calls, and the lowered matrix
+lives in a buffer that is kept between calls, as Caffe keeps its col_buffer_.
 
 The other layers follow Caffe's CPU layers (caffe/src/caffe/layers/*.cpp) as
 vectorized array code, with Python loops only over kernel taps (pooling) and
@@ -20,11 +19,20 @@ scales and shifts (batch_norm_layer + scale_layer); dropout multiplies by a
 Bernoulli mask (dropout_layer); bias gradients are a matrix-vector product with a
 vector of ones (bias_multiplier_); the SGD update is a pass per operation
 (sgd_solver); recurrent layers unroll a loop over the time steps with one GEMM per step
-(recurrent_layer, lstm_layer). None of them calls minifw's primitives or any native code of minifw.
+(recurrent_layer, lstm_layer). None of them calls minifw's primitives, and on the CPU none runs any
+native code of minifw.
 
-On a device other than the CPU whose array library is NumPy ("cudasim"), the
-arithmetic runs on the arrays in host memory and every result is an array of the
-inputs' device (_on_device_of), as the primitives' results are.
+On the GPU devices ("cudasim" and "cuda") every layer runs on the inputs' device with
+that device's array library (devices.array_module: NumPy on "cudasim", CuPy on
+"cuda"), as Caffe's GPU layers do: convolution lowers one image at a time with
+minifw's im2col CUDA kernel (native/cuda/conv.cu) into a col buffer kept between
+calls, then multiplies with the array library's GEMM per group (cuBLAS through CuPy
+on "cuda"); backward-data multiplies into the col buffer and gathers it with the
+col2im kernel; backward-filter lowers each image again and accumulates its GEMM into
+dw. The other layers are the same array code as on the CPU, written against the
+array library of their inputs; index and divisor arrays built on the host are moved
+to the device first. Every result is an array of the inputs' device
+(_on_device_of), as the primitives' results are.
 
 They compute the same functions as minifw.ops: the same argument checks, max
 pooling's indices in the same format (so a Function can keep them between its
@@ -34,7 +42,9 @@ differ in three places: dropout draws its mask from NumPy's generator seeded wit
 `seed`, the same distribution but not the primitives' Philox mask; LRN's sliding
 sum, like Caffe's, turns an inf that has left the window into nan; and an
 activation's backward multiplies dy by 0/1 masks, so an inf or nan in dy gives nan
-where the primitives give 0.
+where the primitives give 0. On "cuda" the dropout mask comes from CuPy's generator
+(its XORWOW stream) seeded the same way: again the same distribution, but neither the
+primitives' mask nor the CPU's.
 """
 import numbers
 import threading
@@ -42,7 +52,7 @@ import threading
 import numpy as np
 
 from .. import devices
-from ..checks import check_array, check_bool, check_float_array, check_like
+from ..checks import check_array, check_bool, check_float_array, check_like, check_same_device, contiguous
 from ..ops.activation import check_activation_backward_args, check_activation_forward_args
 from ..ops.batchnorm import (check_batch_norm_backward_args, check_batch_norm_inference_args,
                              check_batch_norm_training_args)
@@ -56,36 +66,54 @@ from ..ops.softmax import check_classes as _check_classes
 from ..ops.softmax import check_cross_entropy_args as _check_cross_entropy_args
 from ..ops.softmax import check_cross_entropy_backward_args
 
-_local = threading.local()
+_local = threading.local()  # its __dict__: this thread's buffers, by (name, device)
 
 
-def _buffer(name, shape, dtype):
-    """A cached buffer, grown when needed (Caffe keeps its col buffer per layer)."""
+def _buffer(name, shape, dtype, dev=devices.CPU):
+    """A cached buffer on `dev`, grown when needed (Caffe keeps its col buffer per layer)."""
     size = int(np.prod(shape))
-    buf = getattr(_local, name, None)
+    buffers, key = _local.__dict__, (name, dev)
+    buf = buffers.get(key)
     if buf is None or buf.size < size or buf.dtype != dtype:
-        buf = np.empty(size, dtype=dtype)
-        setattr(_local, name, buf)
+        buffers.pop(key, None)  # the smaller buffer goes before the larger one is made
+        buf = buffers[key] = devices.empty(size, dtype, dev)
     return buf[:size].reshape(shape)
 
 
+def _xp(a):
+    """The array library of a's device: NumPy, or CuPy on "cuda"."""
+    return np if type(a) is np.ndarray else devices.array_module(devices.of(a))
+
+
+def _on_gpu(a):
+    """Whether `a` lives on one of the GPU devices ("cudasim", "cuda")."""
+    return type(a) is not np.ndarray and devices.of(a).type != "cpu"
+
+
 def _on_device_of(ref, array):
-    """`array`, computed by NumPy (whose functions may return a plain array, or a scalar for
-    0-d operands), as an array on the device of `ref`: a copy only when it is elsewhere."""
-    return devices.to_device(np.asanyarray(array), devices.of(ref))
+    """`array`, computed by the array library (NumPy's functions may return a plain array, or
+    a scalar for 0-d operands), as an array on the device of `ref`: a copy only when it is
+    elsewhere."""
+    dev = devices.of(ref)
+    if devices.is_array(array) and devices.of(array) == dev:
+        return array
+    return devices.to_device(np.asanyarray(array), dev)
 
 
 def release_buffers():
-    """Free this thread's cached col buffer and padded copy (Caffe keeps them per layer)."""
+    """Free this thread's cached buffers (col buffer, padded copy, ...) on every device
+    (Caffe keeps them per layer)."""
     _local.__dict__.clear()
 
 
-def col_buffer_bytes(problem):
-    """Bytes of the lowered matrix: C*R*S rows by N*Ho*Wo columns."""
+def col_buffer_bytes(problem, device="cpu"):
+    """Bytes of the lowered matrix: C*R*S rows by N*Ho*Wo columns on the CPU (the whole batch
+    at once), by Ho*Wo columns on the GPU devices (one image at a time, as Caffe's GPU path)."""
     n, c, _, _ = problem.x_shape
     _, _, ho, wo = problem.out_shape
     _, _, r, s = problem.w_shape
-    return c * r * s * n * ho * wo * problem.dtype.itemsize
+    images = n if devices.get(device, "col_buffer_bytes").type == "cpu" else 1
+    return c * r * s * images * ho * wo * problem.dtype.itemsize
 
 
 def _tap_slices(problem, r, s):
@@ -120,14 +148,14 @@ def _padded(x, problem, batch_inner):
     if not (batch_inner or ph or pw):
         return x.transpose(1, 0, 2, 3)
     shape = (c, h + 2 * ph, w + 2 * pw, n) if batch_inner else (c, n, h + 2 * ph, w + 2 * pw)
-    xp = _buffer("padded", shape, x.dtype)
+    padded = _buffer("padded", shape, x.dtype)
     if ph or pw:
-        xp.fill(0)
+        padded.fill(0)
     if batch_inner:
-        xp[:, ph:ph + h, pw:pw + w, :] = x.transpose(1, 2, 3, 0)
+        padded[:, ph:ph + h, pw:pw + w, :] = x.transpose(1, 2, 3, 0)
     else:
-        xp[:, :, ph:ph + h, pw:pw + w] = x.transpose(1, 0, 2, 3)
-    return xp
+        padded[:, :, ph:ph + h, pw:pw + w] = x.transpose(1, 0, 2, 3)
+    return padded
 
 
 def _batch_first(a, n, shape, bias=None):
@@ -153,12 +181,12 @@ def im2col(x, problem, batch_inner=None):
     n, c, _, _ = x.shape
     _, _, ho, wo = problem.out_shape
     _, _, kr, ks = problem.w_shape
-    xp = _padded(x, problem, batch_inner)
+    padded = _padded(x, problem, batch_inner)
     col = _buffer("col", (c, kr, ks, ho, wo, n) if batch_inner else (c, kr, ks, n, ho, wo), x.dtype)
     for r in range(kr):
         for s in range(ks):
             rows, cols = _tap_slices(problem, r, s)
-            col[:, r, s] = xp[:, rows, cols, :] if batch_inner else xp[:, :, rows, cols]
+            col[:, r, s] = padded[:, rows, cols, :] if batch_inner else padded[:, :, rows, cols]
     return col
 
 
@@ -195,6 +223,8 @@ def _dy_rows(dy, groups, batch_inner):
 
 def conv2d_forward(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1):
     p = _problem(x.shape, w.shape, stride, padding, dilation, groups, x.dtype)
+    if _on_gpu(x):
+        return _gpu_conv2d_forward(x, w, bias, p)
     n, k, ho, wo = p.out_shape
     g, kg = groups, k // groups
     batch_inner = _batch_inner(p)
@@ -213,6 +243,8 @@ def conv2d_forward(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1
 
 def conv2d_backward_data(dy, w, x_shape, *, stride=1, padding=0, dilation=1, groups=1):
     p = _problem(x_shape, w.shape, stride, padding, dilation, groups, dy.dtype)
+    if _on_gpu(dy):
+        return _gpu_conv2d_backward_data(dy, w, p)
     n, k, ho, wo = p.out_shape
     _, cg, kr, ks = w.shape
     g, kg = groups, k // groups
@@ -222,6 +254,8 @@ def conv2d_backward_data(dy, w, x_shape, *, stride=1, padding=0, dilation=1, gro
 
 def conv2d_backward_filter(x, dy, w_shape, *, stride=1, padding=0, dilation=1, groups=1):
     p = _problem(x.shape, w_shape, stride, padding, dilation, groups, x.dtype)
+    if _on_gpu(x):
+        return _gpu_conv2d_backward_filter(x, dy, p)
     n, k, ho, wo = p.out_shape
     batch_inner = _batch_inner(p)
     col = im2col(x, p, batch_inner).reshape(groups, -1, ho * wo * n)
@@ -233,28 +267,108 @@ def conv2d_backward_bias(dy):
     return bias_backward(dy)
 
 
-def _ones(size, dtype):
-    """A cached vector of ones (Caffe's bias_multiplier_)."""
-    ones = getattr(_local, "ones", None)
+# ---- convolution on the GPU devices (Caffe's BaseConvolutionLayer forward_gpu_gemm,
+# backward_gpu_gemm, weight_gpu_gemm) -------------------------------------------------------
+#
+# One image at a time: the im2col kernel writes its lowered matrix, col (C*R*S rows of Ho*Wo
+# values, every channel), into a buffer kept between calls, and the array library multiplies
+# w's row block of each group with col's, as Caffe's per-group GEMMs (one batched matmul over
+# the groups here). The im2col/col2im kernels are minifw's CUDA kernels (native/cuda/conv.cu);
+# the GEMMs are the array library's (cuBLAS through CuPy on "cuda").
+
+def _gpu_operands(fn, dtype, **arrays):
+    """The arrays C-contiguous (the kernels read them so), after checking that they share
+    one device and `dtype`, as the kernels need."""
+    check_same_device(fn, **arrays)
+    for name, a in arrays.items():
+        if a is not None and a.dtype != dtype:
+            raise TypeError(f"{fn}: {name} must have dtype {np.dtype(dtype).name} like the other "
+                            f"operands, got {a.dtype}")
+    return [None if a is None else contiguous(a) for a in arrays.values()]
+
+
+def _col_buffer(p, dev):
+    """One image's lowered matrix as (groups, Cg*R*S, Ho*Wo): each group's row block."""
+    _, cg, r, s = p.w_shape
+    _, _, ho, wo = p.out_shape
+    return _buffer("col", (p.groups, cg * r * s, ho * wo), p.dtype, dev)
+
+
+def _gpu_conv2d_forward(x, w, bias, p):
+    x, w, bias = _gpu_operands("conv2d_forward", x.dtype, x=x, w=w, bias=bias)
+    dev, xp = devices.of(x), _xp(x)
+    n, k, ho, wo = p.out_shape
+    g = p.groups
+    col = _col_buffer(p, dev)
+    im2col_kernel = devices.kernel_for("conv", "im2col", x)
+    w_rows = w.reshape(g, k // g, -1)
+    y = devices.empty(p.out_shape, x.dtype, dev)
+    y_rows = y.reshape(n, g, k // g, ho * wo)
+    for i in range(n):
+        im2col_kernel(p._args, x, i, col)
+        xp.matmul(w_rows, col, out=y_rows[i])  # y[i] of group j = w_j col_j
+    if bias is not None:
+        y += bias.reshape(1, k, 1, 1)
+    return y
+
+
+def _gpu_conv2d_backward_data(dy, w, p):
+    dy, w = _gpu_operands("conv2d_backward_data", dy.dtype, dy=dy, w=w)
+    dev, xp = devices.of(dy), _xp(dy)
+    n, k, ho, wo = p.out_shape
+    g = p.groups
+    col = _col_buffer(p, dev)
+    col2im_kernel = devices.kernel_for("conv", "col2im", dy)
+    w_cols = w.reshape(g, k // g, -1).transpose(0, 2, 1)
+    dy_rows = dy.reshape(n, g, k // g, ho * wo)
+    dx = devices.empty(p.x_shape, dy.dtype, dev)
+    for i in range(n):
+        xp.matmul(w_cols, dy_rows[i], out=col)  # col_j = w_j^T dy[i] of group j
+        col2im_kernel(p._args, col, i, dx)  # writes dx[i]
+    return dx
+
+
+def _gpu_conv2d_backward_filter(x, dy, p):
+    x, dy = _gpu_operands("conv2d_backward_filter", x.dtype, x=x, dy=dy)
+    dev, xp = devices.of(x), _xp(x)
+    n, k, ho, wo = p.out_shape
+    g = p.groups
+    col = _col_buffer(p, dev)
+    im2col_kernel = devices.kernel_for("conv", "im2col", x)
+    dy_rows = dy.reshape(n, g, k // g, ho * wo)
+    dw = devices.zeros(p.w_shape, x.dtype, dev)
+    dw_rows = dw.reshape(g, k // g, -1)
+    for i in range(n):
+        im2col_kernel(p._args, x, i, col)
+        dw_rows += xp.matmul(dy_rows[i], col.transpose(0, 2, 1))  # dw_j += dy[i] of group j col_j^T
+    return dw
+
+
+def _ones(size, dtype, dev=devices.CPU):
+    """A cached vector of ones on `dev` (Caffe's bias_multiplier_)."""
+    key = ("ones", dev)
+    ones = _local.__dict__.get(key)
     if ones is None or ones.size < size or ones.dtype != dtype:
-        ones = _local.ones = np.ones(size, dtype=dtype)
+        ones = _local.__dict__[key] = devices.empty(size, dtype, dev)
+        ones.fill(1)
     return ones[:size]
 
 
 def bias_backward(dy):
     """dy summed over every axis but the channel axis 1, as Caffe does it: a matrix-vector
     product with a vector of ones (its bias_multiplier_), per image for a convolution."""
+    xp, dev = _xp(dy), devices.of(dy)
     if dy.ndim == 2:
-        return np.matmul(_ones(dy.shape[0], dy.dtype), dy)
+        return xp.matmul(_ones(dy.shape[0], dy.dtype, dev), dy)
     n, k = dy.shape[:2]
     rows = dy.reshape(n, k, -1)
-    return np.matmul(rows, _ones(rows.shape[2], dy.dtype)).sum(axis=0)
+    return xp.matmul(rows, _ones(rows.shape[2], dy.dtype, dev)).sum(axis=0)
 
 
 def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     """alpha * op(a) @ op(b) + beta * c by the array library's GEMM (c, when given, is
     written and returned), as minifw.ops.gemm."""
-    product = np.matmul(a.T if trans_a else a, b.T if trans_b else b)
+    product = _xp(a).matmul(a.T if trans_a else a, b.T if trans_b else b)
     if alpha != 1.0:
         product *= alpha
     if c is None:
@@ -320,10 +434,12 @@ def _avg_divisors(p, dtype):
 
 
 def _max_pool(x, p, return_indices):
-    best = np.full(p.out_shape, -np.inf, dtype=x.dtype)
+    xp, dev = _xp(x), devices.of(x)
+    best = devices.empty(p.out_shape, x.dtype, dev)
+    best.fill(-np.inf)
     taps = list(_pool_taps(p))
     for y_at, x_at in taps:
-        np.maximum(best[y_at], x[x_at], out=best[y_at])  # propagates NaN
+        xp.maximum(best[y_at], x[x_at], out=best[y_at])  # propagates NaN
     if not return_indices:
         return best, None
     # Then Caffe's mask: where each maximum came from, as a flat index into its input
@@ -335,20 +451,21 @@ def _max_pool(x, p, return_indices):
     _, _, _, w = p.x_shape
     count = kh * kw
     code = np.uint8 if count < 256 else np.uint16 if count < 65536 else np.uint32
-    first = np.zeros(p.out_shape, dtype=code)
-    has_nan = bool(np.isnan(best).any())
+    first = devices.zeros(p.out_shape, code, dev)
+    has_nan = bool(xp.isnan(best).any())
     for y_at, x_at in taps:
         v, (_, out_rows, out_cols), (_, rows, cols) = x[x_at], y_at, x_at
         found = v == best[y_at]
         if has_nan:
             found |= v != v
         t = (rows.start - out_rows.start * sh + ph) * kw + (cols.start - out_cols.start * sw + pw)
-        np.maximum(first[y_at], found.view(np.uint8) * code(count - t), out=first[y_at])
+        xp.maximum(first[y_at], found.view(np.uint8) * code(count - t), out=first[y_at])
     _, _, ho, wo = p.out_shape
+    # the lookup tables are made on the host, then moved to the device of `first`
     window = np.add.outer((np.arange(ho) * sh - ph) * w, np.arange(wo) * sw - pw)
     taps_back = count - np.arange(count + 1)  # code -> tap; code 0 never stays
     offset = (taps_back // kw) * w + taps_back % kw
-    return best, offset[first] + window
+    return best, devices.to_device(offset, dev)[first] + devices.to_device(window, dev)
 
 
 def pool2d_forward(x, kernel_size, *, stride=None, padding=0, mode="max", ceil_mode=False,
@@ -363,7 +480,7 @@ def pool2d_forward(x, kernel_size, *, stride=None, padding=0, mode="max", ceil_m
     total = devices.zeros(p.out_shape, x.dtype, devices.of(x))
     for y_at, x_at in _pool_taps(p):
         total[y_at] += x[x_at]
-    total /= _avg_divisors(p, x.dtype)
+    total /= devices.to_device(_avg_divisors(p, x.dtype), devices.of(x))
     return total
 
 
@@ -373,23 +490,24 @@ def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="m
     dy, p, indices = check_pool_backward_args(dy, x_shape, kernel_size, stride, padding, mode,
                                               ceil_mode, count_include_pad, indices)
     n, c, h, w = p.x_shape
+    xp, dev = _xp(dy), devices.of(dy)
     if p.mode == "avg":
-        share = dy / _avg_divisors(p, dy.dtype)
-        dx = devices.zeros(p.x_shape, dy.dtype, devices.of(dy))
+        share = dy / devices.to_device(_avg_divisors(p, dy.dtype), dev)
+        dx = devices.zeros(p.x_shape, dy.dtype, dev)
         for y_at, x_at in _pool_taps(p):
             dx[x_at] += share[y_at]
         return dx
     _check_indices_in_planes(indices, p)
     # MaxPoolBackward's scatter, bottom_diff[mask[i]] += top_diff[i], over every plane at once
-    at = indices + np.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * (h * w)
+    at = indices + xp.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * (h * w)
     (kh, kw), (sh, sw) = p.kernel_size, p.stride
     if sh >= kh and sw >= kw:
         # windows that do not overlap: no input element receives twice (the indices
         # the forward made; checked to be inside its window's plane above)
-        dx = devices.zeros(n * c * h * w, dy.dtype, devices.of(dy))
+        dx = devices.zeros(n * c * h * w, dy.dtype, dev)
         dx[at.ravel()] = dy.ravel()
         return dx.reshape(p.x_shape)
-    dx = np.bincount(at.ravel(), weights=dy.ravel(), minlength=n * c * h * w)
+    dx = xp.bincount(at.ravel(), weights=dy.ravel(), minlength=n * c * h * w)
     return _on_device_of(dy, dx.astype(dy.dtype, copy=False).reshape(p.x_shape))
 
 
@@ -399,7 +517,7 @@ def _check_indices_in_planes(indices, p):
     plane = p.x_shape[2] * p.x_shape[3]
     outside = (indices < 0) | (indices >= plane)
     if outside.any():
-        at = int(np.flatnonzero(outside)[0])
+        at = int(_xp(outside).flatnonzero(outside)[0])
         raise ValueError(f"{fn}: indices: value {int(indices.reshape(-1)[at])} at flat position {at} is "
                          f"outside the input plane [0, {plane})")
 
@@ -408,18 +526,19 @@ def _check_indices_in_planes(indices, p):
 
 def _activate(x, mode, slope, alpha):
     # Caffe's branch-free forms, max(x, 0) + f(min(x, 0)); NaN passes through
+    xp = _xp(x)
     if mode == "relu":
-        return np.maximum(x, 0)
+        return xp.maximum(x, 0)
     if mode == "leaky_relu":
-        return np.maximum(x, 0) + slope * np.minimum(x, 0)
+        return xp.maximum(x, 0) + slope * xp.minimum(x, 0)
     if mode == "relu6":
-        return np.minimum(np.maximum(x, 0), 6)
+        return xp.minimum(xp.maximum(x, 0), 6)
     if mode == "sigmoid":
         with np.errstate(over="ignore"):  # exp(-x) = inf gives the limit, 0
-            return 1 / (1 + np.exp(-x))
+            return 1 / (1 + xp.exp(-x))
     if mode == "tanh":
-        return np.tanh(x)
-    return np.maximum(x, 0) + alpha * np.expm1(np.minimum(x, 0))  # elu
+        return xp.tanh(x)
+    return xp.maximum(x, 0) + alpha * xp.expm1(xp.minimum(x, 0))  # elu
 
 
 def activation_forward(x, mode, *, negative_slope=0.01, alpha=1.0, inplace=False):
@@ -457,7 +576,7 @@ def _activation_gradient(dy, y, positive, mode, slope, alpha):
         return dy * (1 - y * y)
     # elu: alpha * exp(x) = y + alpha, where y is at most max(0, -alpha); the bound keeps
     # an infinite y of the positive branch out of the product
-    return dy * positive + dy * (np.minimum(y, max(0.0, -alpha)) + alpha) * ~positive
+    return dy * positive + dy * (_xp(y).minimum(y, max(0.0, -alpha)) + alpha) * ~positive
 
 
 # ---- softmax and cross-entropy (softmax_layer, softmax_loss_layer) ------------------
@@ -467,11 +586,12 @@ def _activation_gradient(dy, y, positive, mode, slope, alpha):
 def _softmax(x, log):
     # shifted by the maximum, exp never overflows; like the primitives, no warning where
     # x - max itself overflows to -inf (whose exp is the right 0) or meets inf (nan)
+    xp = _xp(x)
     with np.errstate(over="ignore", invalid="ignore"):
         shifted = x - x.max(axis=1, keepdims=True)
         if log:
-            return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-        e = np.exp(shifted, out=shifted)
+            return shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
+        e = xp.exp(shifted, out=shifted)
         e /= e.sum(axis=1, keepdims=True)
         return e
 
@@ -493,13 +613,14 @@ def softmax_backward(dy, y, *, log=False):
     log = check_bool(fn, "log", log)
     _check_classes(fn, "y", y)
     if log:
-        return dy - np.exp(y) * dy.sum(axis=1, keepdims=True)
+        return dy - _xp(y).exp(y) * dy.sum(axis=1, keepdims=True)
     return (dy - (dy * y).sum(axis=1, keepdims=True)) * y
 
 
 def _at_target(a, target, kept):
     """a[:, target] at every position, as an (N, 1, ...) view-shaped array (class 0 where ignored)."""
-    return np.take_along_axis(a, np.expand_dims(np.where(kept, target, 0), 1), axis=1)
+    xp = _xp(a)
+    return xp.take_along_axis(a, xp.expand_dims(xp.where(kept, target, 0), 1), axis=1)
 
 
 def cross_entropy_forward(logits, target, *, ignore_index=-100, label_smoothing=0.0, reduction="mean"):
@@ -508,20 +629,22 @@ def cross_entropy_forward(logits, target, *, ignore_index=-100, label_smoothing=
     logits = check_float_array(fn, "logits", logits, ndim=(2, 4), ndim_desc=_CLASSES_NDIM_DESC)
     target, ignore_index, eps = _check_cross_entropy_args(fn, "logits", logits, target, ignore_index,
                                                           label_smoothing, reduction)
+    xp = _xp(logits)
     log_probs = _softmax(logits, log=True)
     kept = target != ignore_index
     # per position: (1 - eps) * -log p_target + eps / C * -sum_c log p_c
     keep, spread = 1 - eps, eps / logits.shape[1]
     losses = keep * -_at_target(log_probs, target, kept)[:, 0] + spread * -log_probs.sum(axis=1)
-    losses = np.where(kept, losses, 0)
+    losses = xp.where(kept, losses, 0)
     if reduction == "none":
         return _on_device_of(logits, losses), log_probs
     total = losses.sum(dtype=np.float64)
     if reduction == "sum":
-        return _on_device_of(logits, np.array(total, dtype=logits.dtype)), log_probs
+        return _on_device_of(logits, xp.asarray(total, dtype=logits.dtype)), log_probs
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = total / np.float64(np.count_nonzero(kept))  # 0 / 0 = nan, as PyTorch
-    return _on_device_of(logits, np.array(mean, dtype=logits.dtype)), log_probs
+        # 0 / 0 = nan, as PyTorch; the count is read back to the host, as Caffe's loss layer does
+        mean = total / np.float64(int(xp.count_nonzero(kept)))
+    return _on_device_of(logits, xp.asarray(mean, dtype=logits.dtype)), log_probs
 
 
 def cross_entropy_backward(grad_loss, log_probs, target, *, ignore_index=-100, label_smoothing=0.0,
@@ -530,21 +653,26 @@ def cross_entropy_backward(grad_loss, log_probs, target, *, ignore_index=-100, l
     target's shape for "none") and the forward's log_probs."""
     log_probs, target, ignore_index, eps, grad = check_cross_entropy_backward_args(
         grad_loss, log_probs, target, ignore_index, label_smoothing, reduction)
+    xp = _xp(log_probs)
     kept = target != ignore_index
     if reduction != "none":
         if reduction == "mean":
-            count = np.count_nonzero(kept)
+            count = int(xp.count_nonzero(kept))
             grad = grad / count if count else 0.0  # with count 0 every position is ignored
         grad = log_probs.dtype.type(grad)
-    grad = np.expand_dims(np.where(kept, grad, 0), 1)
+    grad = xp.expand_dims(xp.where(kept, grad, 0), 1)
     # d/dz of (1 - eps) * -log p_t + eps / C * -sum_c log p_c = p - (1 - eps) * onehot(t) - eps / C
     keep, spread = 1 - eps, eps / log_probs.shape[1]
-    dlogits = grad * (np.exp(log_probs) - spread)
-    target_class = np.expand_dims(np.where(kept, target, 0), 1)
-    np.put_along_axis(dlogits, target_class,
-                      np.take_along_axis(dlogits, target_class, axis=1) - grad * keep, axis=1)
+    dlogits = grad * (xp.exp(log_probs) - spread)
+    target_class = xp.expand_dims(xp.where(kept, target, 0), 1)
+    if xp is np:
+        np.put_along_axis(dlogits, target_class,
+                          np.take_along_axis(dlogits, target_class, axis=1) - grad * keep, axis=1)
+    else:  # CuPy has no put_along_axis: the same subtraction where the class is the target
+        classes = xp.arange(log_probs.shape[1]).reshape((1, -1) + (1,) * (log_probs.ndim - 2))
+        dlogits -= xp.where(classes == target_class, grad * keep, 0)
     if not kept.all():  # exactly 0, even where log_probs holds inf or nan
-        np.copyto(dlogits, 0, where=~np.expand_dims(kept, 1))
+        xp.copyto(dlogits, 0, where=~xp.expand_dims(kept, 1))
     return dlogits
 
 
@@ -567,7 +695,7 @@ def _channel_window_sums(a, before, after):
     the window size. It is kept in double, so that a large value leaving the window leaves
     no float32 rounding error behind."""
     channels = a.shape[1]
-    sums = np.empty_like(a)
+    sums = _xp(a).empty_like(a)
     running = a[:, :min(after + 1, channels)].sum(axis=1, dtype=np.float64)
     sums[:, 0] = running
     for c in range(1, channels):
@@ -622,7 +750,7 @@ def _channel_sums(a):
 
 def _per_channel(v, dtype):
     """A channel vector cast to dtype, shaped to broadcast over (N, C, inner)."""
-    return np.asarray(v, dtype=dtype)[:, None]
+    return _xp(v).asarray(v, dtype=dtype)[:, None]
 
 
 def batch_norm_forward_training(x, weight, bias, running_mean, running_var, *, momentum=0.1, eps=1e-5):
@@ -635,7 +763,7 @@ def batch_norm_forward_training(x, weight, bias, running_mean, running_var, *, m
     mean = _channel_sums(rows) / m
     centered = rows - _per_channel(mean, x.dtype)
     var = _channel_sums(centered * centered) / m  # two passes, as Caffe: no cancellation
-    invstd = 1 / np.sqrt(var + eps)
+    invstd = 1 / _xp(x).sqrt(var + eps)
     gain = invstd if weight is None else invstd * weight
     y = centered * _per_channel(gain, x.dtype)
     if bias is not None:
@@ -650,7 +778,7 @@ def batch_norm_forward_inference(x, weight, bias, running_mean, running_var, *, 
     """y = (x - running_mean) / sqrt(running_var + eps) * weight + bias."""
     x, weight, bias, running_mean, running_var, eps = check_batch_norm_inference_args(
         x, weight, bias, running_mean, running_var, eps)
-    gain = 1 / np.sqrt(running_var.astype(np.float64) + eps)
+    gain = 1 / _xp(x).sqrt(running_var.astype(np.float64) + eps)
     if weight is not None:
         gain = gain * weight
     y = (_as_rows(x) - _per_channel(running_mean, x.dtype)) * _per_channel(gain, x.dtype)
@@ -680,9 +808,10 @@ def batch_norm_backward(dy, x, weight, save_mean, save_invstd):
 # ---- dropout (dropout_layer) ----------------------------------------------------------
 #
 # y = x * mask / (1 - p) with a Bernoulli(1 - p) uint8 mask, as Caffe draws it with its
-# RNG; here NumPy's Generator seeded with `seed`. The mask is a function of the seed and
-# the shape, but not the primitives' mask (their Philox stream): the engines agree in
-# distribution, not element by element.
+# RNG; here the Generator of the device's array library seeded with `seed` (NumPy's on
+# "cpu" and "cudasim", CuPy's on "cuda"). The mask is a function of the seed, the shape
+# and the library, but not the primitives' mask (their Philox stream): the engines agree
+# in distribution, not element by element.
 
 def _keep_scale(p):
     return 1.0 / (1.0 - p) if p < 1 else 0.0
@@ -698,10 +827,11 @@ def dropout_forward(x, p, *, seed):
     seed = int(seed)
     if not 0 <= seed < 2 ** 64:
         raise ValueError(f"{fn}: seed must be in [0, 2**64), got {seed}")
+    xp = _xp(x)
     if p >= 1:  # nothing kept: y = 0 even where x is inf, and no random numbers
-        return np.zeros_like(x), devices.zeros(x.shape, np.uint8, devices.of(x))
-    uniform = np.random.default_rng(seed).random(x.shape, dtype=np.float32)
-    mask = _on_device_of(x, np.asarray(uniform >= p).view(np.uint8))
+        return xp.zeros_like(x), devices.zeros(x.shape, np.uint8, devices.of(x))
+    uniform = xp.random.default_rng(seed).random(x.shape, dtype=np.float32)
+    mask = _on_device_of(x, (uniform >= p).view(np.uint8))
     return _on_device_of(x, x * mask * _keep_scale(p)), mask
 
 
@@ -727,32 +857,33 @@ def sgd_step(p, grad, momentum_buffer, *, lr, momentum, dampening, weight_decay,
     p, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step = \
         check_sgd_step_args(p, grad, momentum_buffer, lr, momentum, dampening, weight_decay,
                             nesterov, maximize, first_step)
-    s = _buffer("sgd", p.shape, p.dtype)  # g' and later lr * d
+    xp, dev = _xp(p), devices.of(p)
+    s = _buffer("sgd", p.shape, p.dtype, dev)  # g' and later lr * d
     if weight_decay != 0:
-        g = np.multiply(p, weight_decay, out=s)
+        g = xp.multiply(p, weight_decay, out=s)
         if maximize:
             g -= grad
         else:
             g += grad
     elif maximize:
-        g = np.negative(grad, out=s)
+        g = xp.negative(grad, out=s)
     else:
         g = grad  # only read
     d = g
     if momentum != 0:
         if first_step:
-            np.copyto(buf, g)
+            xp.copyto(buf, g)
         else:
             buf *= momentum
             if dampening != 0:
-                g = np.multiply(g, 1 - dampening, out=s)  # (Nesterov needs dampening 0)
+                g = xp.multiply(g, 1 - dampening, out=s)  # (Nesterov needs dampening 0)
             buf += g
         if nesterov:
-            d = np.multiply(buf, momentum, out=_buffer("sgd_nesterov", p.shape, p.dtype))
+            d = xp.multiply(buf, momentum, out=_buffer("sgd_nesterov", p.shape, p.dtype, dev))
             d += g
         else:
             d = buf
-    p -= np.multiply(d, lr, out=s)
+    p -= xp.multiply(d, lr, out=s)
 
 
 # ---- recurrent layers ---------------------------------------------------------------------------
@@ -769,17 +900,19 @@ def sgd_step(p, grad, momentum_buffer, *, lr, momentum, dampening, weight_decay,
 # Inference allocates no reserve: each step's gates and cell state are temporaries, and a layer's
 # states live until the next layer has projected them.
 
-def _rnn_lengths(fn, lengths, t, n):
-    """lengths as (T, N, 1) masks of the steps each entry runs, or None for all of them."""
+def _rnn_lengths(fn, lengths, t, n, dev):
+    """lengths as (T, N, 1) masks on `dev` of the steps each entry runs, or None for all of
+    them. The lengths are checked and the masks made on the host, then moved."""
     if lengths is None:
         return None
-    lengths = np.asarray(getattr(lengths, "_data", lengths))
+    lengths = getattr(lengths, "_data", lengths)
+    lengths = devices.to_device(lengths, devices.CPU) if devices.is_array(lengths) else np.asarray(lengths)
     if lengths.ndim != 1 or lengths.shape[0] != n or (lengths.size and lengths.dtype.kind not in "iu"):
         raise ValueError(f"{fn}: lengths must be a 1-D integer array of the batch size {n}, got "
                          f"{lengths.dtype} of shape {tuple(lengths.shape)}")
     if lengths.size and (lengths.min() < 0 or lengths.max() > t):
         raise ValueError(f"{fn}: lengths must lie in [0, T={t}], got {lengths.tolist()}")
-    return (np.arange(t)[:, None] < lengths[None, :])[:, :, None]
+    return devices.to_device((np.arange(t)[:, None] < lengths[None, :])[:, :, None], dev)
 
 
 def _rnn_reserve_views(desc, reserve, t, n):
@@ -814,7 +947,7 @@ def _rnn_weights(desc, weights, layer, direction):
 
 
 def _sigmoid(a):
-    return 0.5 * (np.tanh(0.5 * a) + 1)  # no overflow warning for large |a|
+    return 0.5 * (_xp(a).tanh(0.5 * a) + 1)  # no overflow warning for large |a|
 
 
 def _rnn_steps(t, direction):
@@ -846,57 +979,59 @@ def rnn_forward(desc, x, h0, c0, weights, training=True, *, lengths=None):
     rnn_ops._check_desc(fn, desc)
     x = rnn_ops._check_x(fn, desc, x)
     t, n = x.shape[:2]
-    h0 = rnn_ops._check_state(fn, "h0", h0, desc, n, optional=True)
-    c0 = rnn_ops._cell(fn, "c0", c0, desc, n, optional=True)
+    dev, xp = devices.of(x), _xp(x)
+    h0 = rnn_ops._check_state(fn, "h0", h0, desc, n, optional=True, dev=dev)
+    c0 = rnn_ops._cell(fn, "c0", c0, desc, n, optional=True, dev=dev)
     weights = rnn_ops._check_weights(fn, "weights", weights, desc)
+    check_same_device(fn, x=x, h0=h0, c0=c0, weights=weights)
     training = check_bool(fn, "training", training)
-    masks = _rnn_lengths(fn, lengths, t, n)
+    masks = _rnn_lengths(fn, lengths, t, n, dev)
     mode, hs, d = desc.mode, desc.hidden_size, desc.num_directions
     lstm = mode == "lstm"
-    reserve = devices.zeros(desc.reserve_size(t, n), desc.dtype, devices.of(x)) if training else None
+    reserve = devices.zeros(desc.reserve_size(t, n), desc.dtype, dev) if training else None
     parts = _rnn_reserve_views(desc, reserve, t, n) if training else None
-    h_n, c_n = np.empty_like(h0), np.empty_like(c0)
+    h_n, c_n = xp.empty_like(h0), xp.empty_like(c0)
     inp = x
     for layer in range(desc.num_layers):
         if training:
             states, directions = parts[layer]
         else:
-            states, directions = devices.empty((t, n, d * hs), desc.dtype, devices.of(x)), [None] * d
+            states, directions = devices.empty((t, n, d * hs), desc.dtype, dev), [None] * d
         for direction, r in enumerate(directions):
             k = layer * d + direction
             w_ih, w_hh, b_ih, b_hh = _rnn_weights(desc, weights, layer, direction)
-            projected = np.matmul(inp, w_ih.T)  # (T, N, G*H): every step's input at once
+            projected = xp.matmul(inp, w_ih.T)  # (T, N, G*H): every step's input at once
             if b_ih is not None:
                 projected += b_ih
             h, c = h0[k], (c0[k] if lstm else None)
             for step in _rnn_steps(t, direction):
-                gi, gh = projected[step], np.matmul(h, w_hh.T)
+                gi, gh = projected[step], xp.matmul(h, w_hh.T)
                 if b_hh is not None:
                     gh += b_hh
-                gates = np.empty_like(gi) if r is None else r["gates"][step]
+                gates = xp.empty_like(gi) if r is None else r["gates"][step]
                 if lstm:
                     a = gi + gh
                     gates[:, :2 * hs] = _sigmoid(a[:, :2 * hs])
-                    gates[:, 2 * hs:3 * hs] = np.tanh(a[:, 2 * hs:3 * hs])
+                    gates[:, 2 * hs:3 * hs] = xp.tanh(a[:, 2 * hs:3 * hs])
                     gates[:, 3 * hs:] = _sigmoid(a[:, 3 * hs:])
-                    i, f, g, o = np.split(gates, 4, axis=1)
+                    i, f, g, o = xp.split(gates, 4, axis=1)
                     c_new = f * c + i * g
-                    h_new = o * np.tanh(c_new)
+                    h_new = o * xp.tanh(c_new)
                 elif mode == "gru":
                     gates[:, :2 * hs] = _sigmoid(gi[:, :2 * hs] + gh[:, :2 * hs])
                     if r is not None:
                         r["hidden_n"][step] = gh[:, 2 * hs:]
-                    gates[:, 2 * hs:] = np.tanh(gi[:, 2 * hs:] + gates[:, :hs] * gh[:, 2 * hs:])
-                    _, z, n_gate = np.split(gates, 3, axis=1)
+                    gates[:, 2 * hs:] = xp.tanh(gi[:, 2 * hs:] + gates[:, :hs] * gh[:, 2 * hs:])
+                    _, z, n_gate = xp.split(gates, 3, axis=1)
                     h_new = (1 - z) * n_gate + z * h
                 else:
                     a = gi + gh
-                    gates[...] = np.tanh(a) if mode == "rnn_tanh" else np.maximum(a, 0)
+                    gates[...] = xp.tanh(a) if mode == "rnn_tanh" else xp.maximum(a, 0)
                     h_new = gates
                 if masks is not None:  # entries past their end keep their state
-                    h_new = np.where(masks[step], h_new, h)
+                    h_new = xp.where(masks[step], h_new, h)
                     if lstm:
-                        c_new = np.where(masks[step], c_new, c)
+                        c_new = xp.where(masks[step], c_new, c)
                 h = states[step, :, direction * hs:(direction + 1) * hs] = h_new
                 if lstm:
                     c = c_new
@@ -919,26 +1054,28 @@ def rnn_backward_data(desc, x, weights, reserve, h0, c0, dy, dh_n, dc_n, *, leng
     rnn_ops._check_desc(fn, desc)
     x = rnn_ops._check_x(fn, desc, x)
     t, n = x.shape[:2]
+    dev, xp = devices.of(x), _xp(x)
     weights = rnn_ops._check_weights(fn, "weights", weights, desc)
     reserve = rnn_ops._check_reserve(fn, desc, reserve, t, n)
-    h0 = rnn_ops._check_state(fn, "h0", h0, desc, n, optional=True)
-    c0 = rnn_ops._cell(fn, "c0", c0, desc, n, optional=True)
+    h0 = rnn_ops._check_state(fn, "h0", h0, desc, n, optional=True, dev=dev)
+    c0 = rnn_ops._cell(fn, "c0", c0, desc, n, optional=True, dev=dev)
     dy = check_float_array(fn, "dy", dy, ndim=3, dtype=desc.dtype)
     y_shape = (t, n, desc.num_directions * desc.hidden_size)
     if dy.shape != y_shape:
         raise ValueError(f"{fn}: dy must have y's shape {y_shape}, got {tuple(dy.shape)}")
-    dh_n = rnn_ops._check_state(fn, "dh_n", dh_n, desc, n, optional=True)
-    dc_n = rnn_ops._cell(fn, "dc_n", dc_n, desc, n, optional=True)
-    masks = _rnn_lengths(fn, lengths, t, n)
+    dh_n = rnn_ops._check_state(fn, "dh_n", dh_n, desc, n, optional=True, dev=dev)
+    dc_n = rnn_ops._cell(fn, "dc_n", dc_n, desc, n, optional=True, dev=dev)
+    check_same_device(fn, x=x, weights=weights, reserve=reserve, h0=h0, c0=c0, dy=dy, dh_n=dh_n, dc_n=dc_n)
+    masks = _rnn_lengths(fn, lengths, t, n, dev)
     mode, hs, d = desc.mode, desc.hidden_size, desc.num_directions
     lstm = mode == "lstm"
     parts = _rnn_reserve_views(desc, reserve, t, n)
-    dh0, dc0 = np.empty_like(h0), np.empty_like(c0)
+    dh0, dc0 = xp.empty_like(h0), xp.empty_like(c0)
     d_out = dy if masks is None else dy * masks  # y = states * masks
     for layer in reversed(range(desc.num_layers)):
         states, directions = parts[layer]
         inp = _rnn_layer_input(x, parts, layer, masks)
-        d_inp = devices.zeros(inp.shape, desc.dtype, devices.of(x))
+        d_inp = devices.zeros(inp.shape, desc.dtype, dev)
         for direction, r in enumerate(directions):
             k = layer * d + direction
             w_ih, w_hh, _, _ = _rnn_weights(desc, weights, layer, direction)
@@ -955,31 +1092,31 @@ def rnn_backward_data(desc, x, weights, reserve, h0, c0, dy, dh_n, dc_n, *, leng
                         carried_c, dc = dc * ~masks[step], dc * masks[step]
                 gates = r["gates"][step]
                 if lstm:
-                    i, f, g, o = np.split(gates, 4, axis=1)
+                    i, f, g, o = xp.split(gates, 4, axis=1)
                     c_prev = _rnn_previous(r["cells"], c0[k], step, direction)
-                    tanh_c = np.tanh(r["cells"][step])
+                    tanh_c = xp.tanh(r["cells"][step])
                     dc = dc + dh * o * (1 - tanh_c * tanh_c)
-                    dgi_all[step] = np.concatenate([dc * g * i * (1 - i), dc * c_prev * f * (1 - f),
+                    dgi_all[step] = xp.concatenate([dc * g * i * (1 - i), dc * c_prev * f * (1 - f),
                                                     dc * i * (1 - g * g), dh * tanh_c * o * (1 - o)], axis=1)
                     dc = dc * f
-                    dh = np.zeros_like(dh)
+                    dh = xp.zeros_like(dh)
                 elif mode == "gru":
-                    reset, z, n_gate = np.split(gates, 3, axis=1)
+                    reset, z, n_gate = xp.split(gates, 3, axis=1)
                     dn = dh * (1 - z) * (1 - n_gate * n_gate)
                     dr = dn * r["hidden_n"][step] * reset * (1 - reset)
                     dz = dh * (h_prev - n_gate) * z * (1 - z)
-                    dgi_all[step] = np.concatenate([dr, dz, dn], axis=1)
-                    dgh_all[step] = np.concatenate([dr, dz, dn * reset], axis=1)
+                    dgi_all[step] = xp.concatenate([dr, dz, dn], axis=1)
+                    dgh_all[step] = xp.concatenate([dr, dz, dn * reset], axis=1)
                     dh = dh * z
                 else:
                     dgi_all[step] = dh * ((1 - gates * gates) if mode == "rnn_tanh" else (gates > 0))
-                    dh = np.zeros_like(dh)
-                dh = dh + np.matmul(dgh_all[step], w_hh)
+                    dh = xp.zeros_like(dh)
+                dh = dh + xp.matmul(dgh_all[step], w_hh)
                 if masks is not None:
                     dh = dh + carried
                     if lstm:
                         dc = dc + carried_c
-            d_inp += np.matmul(dgi_all, w_ih)
+            d_inp += xp.matmul(dgi_all, w_ih)
             dh0[k] = dh
             if lstm:
                 dc0[k] = dc
@@ -995,13 +1132,15 @@ def rnn_backward_weights(desc, x, reserve, h0, dweights, *, lengths=None):
     rnn_ops._check_desc(fn, desc)
     x = rnn_ops._check_x(fn, desc, x)
     t, n = x.shape[:2]
+    dev, xp = devices.of(x), _xp(x)
     reserve = rnn_ops._check_reserve(fn, desc, reserve, t, n)
-    h0 = rnn_ops._check_state(fn, "h0", h0, desc, n, optional=True)
+    h0 = rnn_ops._check_state(fn, "h0", h0, desc, n, optional=True, dev=dev)
     check_array(fn, "dweights", dweights)
-    if not dweights.flags.c_contiguous or not dweights.flags.writeable:
+    if not dweights.flags.c_contiguous or not devices.is_writeable(dweights):
         raise ValueError(f"{fn}: dweights is updated in place and must be writable and C-contiguous")
     rnn_ops._check_weights(fn, "dweights", dweights, desc)
-    masks = _rnn_lengths(fn, lengths, t, n)
+    check_same_device(fn, x=x, reserve=reserve, h0=h0, dweights=dweights)
+    masks = _rnn_lengths(fn, lengths, t, n, dev)
     hs, d = desc.hidden_size, desc.num_directions
     parts = _rnn_reserve_views(desc, reserve, t, n)
     for layer, (states, directions) in enumerate(parts):
@@ -1013,12 +1152,12 @@ def rnn_backward_weights(desc, x, reserve, h0, dweights, *, lengths=None):
             # the state each step started from: the neighbouring step's, or h0 at the start (a
             # reverse direction's state stays h0 past an entry's end; entries past their end have
             # zero gate gradients, so what they read does not matter)
-            before = (np.concatenate([mine[1:], h0[k][None]]) if direction
-                      else np.concatenate([h0[k][None], mine[:-1]]))
+            before = (xp.concatenate([mine[1:], h0[k][None]]) if direction
+                      else xp.concatenate([h0[k][None], mine[:-1]]))
             dgi = r["dgates_input"].reshape(t * n, -1)
             dgh = (r["dgates_hidden"] if desc.mode == "gru" else r["dgates_input"]).reshape(t * n, -1)
-            dw_ih += np.matmul(dgi.T, inp)
-            dw_hh += np.matmul(dgh.T, before.reshape(t * n, -1))
+            dw_ih += xp.matmul(dgi.T, inp)
+            dw_hh += xp.matmul(dgh.T, before.reshape(t * n, -1))
             if db_ih is not None:
                 db_ih += dgi.sum(0)
                 db_hh += dgh.sum(0)

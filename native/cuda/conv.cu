@@ -8,12 +8,17 @@
 //   matrix of one image into the workspace, then one GEMM per group; backward-data
 //   multiplies into the workspace and a col2im kernel gathers it into dx.
 // - gemm_1x1: a 1x1, stride-1, unpadded convolution is a GEMM on the image as it is.
+// conv_im2col and conv_col2im launch im2col_gemm's lowering kernels alone, for one
+// image: the caffe engine lowers with them and multiplies with the array library's
+// GEMM (cuBLAS through CuPy), as Caffe does on a GPU.
 // Every output element is written by one thread with a fixed summation order:
-// results are deterministic, with no atomics.
+// results are deterministic, with no atomics. With
+// minifw.backends.cudnn.allow_tf32 (math_mode.h), float32 convolutions of every
+// algorithm run their GEMMs on TF32 tensor cores (tiled_gemm_tf32).
 #include <stdexcept>
 
 #include "conv.h"
-#include "gemm.h"
+#include "math_mode.h"
 #include "tiled_gemm.cuh"
 
 namespace minifw {
@@ -173,11 +178,19 @@ void im2col(const Geometry& s, const T* x, int64_t n, T* col, cudaStream_t strea
          s, x, n, col);
 }
 
-// One GEMM of the per-image, per-group products below (row-major, leading dimensions given).
+template <typename T>
+void col2im(const Geometry& s, const T* col, int64_t n, T* dx, cudaStream_t stream) {
+  launch("conv_col2im", col2im_kernel<T>, elementwise_grid(s.C * s.HW), dim3(kElementwiseThreads), 0, stream, s, col,
+         n, dx);
+}
+
+// One GEMM of the per-image, per-group products below (row-major, leading dimensions
+// given): gemm.cu's kernel, but under convolution's TF32 switch rather than matmul's.
 template <typename T>
 void gemm_on(cudaStream_t stream, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda,
              const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  gemm<T>(ta, tb, M, N, K, T(1), a, lda, b, ldb, beta, c, ldc, stream);
+  const MatrixProduct<T> op{M, N, K, ta, tb, a, lda, b, ldb, c, ldc, T(1), beta};
+  launch_tiled_gemm<T>("gemm_tiled", op, M, N, 1, stream, tf32_allowed(Tf32Use::conv));
 }
 
 void refuse_unsupported(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
@@ -210,7 +223,7 @@ void conv_forward(ConvAlgo algo, const ConvShape& shape, const T* x, const T* w,
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   if (algo == ConvAlgo::implicit_gemm) {
     launch_tiled_gemm<T>("conv_implicit_forward", ImplicitForward<T>{s, x, w, bias, y}, s.Kg, s.N * s.P, shape.groups,
-                         stream);
+                         stream, tf32_allowed(Tf32Use::conv));
     return;
   }
   T* col = static_cast<T*>(workspace);
@@ -235,7 +248,7 @@ void conv_backward_data(ConvAlgo algo, const ConvShape& shape, const T* dy, cons
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   if (algo == ConvAlgo::implicit_gemm) {
     launch_tiled_gemm<T>("conv_implicit_backward_data", ImplicitBackwardData<T>{s, dy, w, dx}, s.Cg, s.N * s.HW,
-                         shape.groups, stream);
+                         shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
   T* col = static_cast<T*>(workspace);
@@ -245,9 +258,7 @@ void conv_backward_data(ConvAlgo algo, const ConvShape& shape, const T* dy, cons
     for (int64_t g = 0; g < shape.groups; ++g)
       gemm_on<T>(stream, true, false, s.CgRS, s.P, s.Kg, w + g * s.Kg * s.CgRS, s.CgRS, dy + (n * s.K + g * s.Kg) * s.P,
                  s.P, T(0), out + g * s.CgRS * s.P, s.P);
-    if (algo == ConvAlgo::im2col_gemm)
-      launch("conv_col2im", col2im_kernel<T>, elementwise_grid(s.C * s.HW), dim3(kElementwiseThreads), 0, stream, s,
-             static_cast<const T*>(col), n, dx);
+    if (algo == ConvAlgo::im2col_gemm) col2im(s, static_cast<const T*>(col), n, dx, stream);
   }
 }
 
@@ -259,7 +270,7 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& shape, const T* x, con
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   if (algo == ConvAlgo::implicit_gemm) {
     launch_tiled_gemm<T>("conv_implicit_backward_filter", ImplicitBackwardFilter<T>{s, x, dy, dw}, s.Kg, s.CgRS,
-                         shape.groups, stream);
+                         shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
   T* col = static_cast<T*>(workspace);
@@ -276,11 +287,23 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& shape, const T* x, con
   }
 }
 
+template <typename T>
+void conv_im2col(const ConvShape& shape, const T* x, int64_t n, T* col, void* stream) {
+  im2col(geometry(shape), x, n, col, static_cast<cudaStream_t>(stream));
+}
+
+template <typename T>
+void conv_col2im(const ConvShape& shape, const T* col, int64_t n, T* dx, void* stream) {
+  col2im(geometry(shape), col, n, dx, static_cast<cudaStream_t>(stream));
+}
+
 #define MINIFW_INSTANTIATE_CONV(T)                                                                                \
   template int64_t conv_workspace_bytes<T>(ConvAlgo, ConvDir, const ConvShape&);                                  \
   template void conv_forward<T>(ConvAlgo, const ConvShape&, const T*, const T*, const T*, T*, void*, void*);      \
   template void conv_backward_data<T>(ConvAlgo, const ConvShape&, const T*, const T*, T*, void*, void*);          \
-  template void conv_backward_filter<T>(ConvAlgo, const ConvShape&, const T*, const T*, T*, void*, void*);
+  template void conv_backward_filter<T>(ConvAlgo, const ConvShape&, const T*, const T*, T*, void*, void*);        \
+  template void conv_im2col<T>(const ConvShape&, const T*, int64_t, T*, void*);                                   \
+  template void conv_col2im<T>(const ConvShape&, const T*, int64_t, T*, void*);
 MINIFW_INSTANTIATE_CONV(float)
 MINIFW_INSTANTIATE_CONV(double)
 }  // namespace MINIFW_CUDA_NS

@@ -2,16 +2,19 @@
 the float64 per-step reference and against the primitives: y, h_n, c_n, dx, dh0, dc0
 and the weight gradients, every mode, 1 and 2 layers, uni- and bidirectional, with
 and without bias; variable lengths (packed-sequence semantics) against the reference
-run on each sequence alone, and their gradients against finite differences."""
+run on each sequence alone, and their gradients against finite differences; and on
+the GPU devices ("cudasim", "cuda", emulated where there is no GPU), where every
+result stays on the inputs' device and equals the CPU's."""
 import re
 import tracemalloc
 
 import numpy as np
 import pytest
 
-from minifw import ops
+from minifw import devices, ops
 from minifw.engines import caffe
 from reference import numerical_grad, rnn_forward_ref
+from targets import assert_on, cuda_available, place
 
 MODES = ("lstm", "gru", "rnn_tanh", "rnn_relu")
 LAYOUTS = {"1layer": (1, False), "1layer_bidir": (1, True), "2layers": (2, False), "2layers_bidir": (2, True)}
@@ -182,3 +185,31 @@ def test_bad_input_raises_what_the_primitives_raise(rng):
             ops.rnn_forward(*args)
         with pytest.raises(type(want.value), match=re.escape(str(want.value))):
             caffe.rnn_forward(*args)
+
+
+# ---- the GPU devices ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("target", ["cudasim", "cuda" if cuda_available() else "cuda-emulated"], indirect=True)
+@pytest.mark.parametrize("mode", ["lstm", "gru"])
+def test_runs_on_the_device_of_its_inputs_as_on_the_cpu(target, rng, mode):
+    # 2 layers, both directions, variable lengths (given as an array of the device), h0 and c0
+    # left to the engine: every array it makes is made on the device
+    desc, x, _, _, w = _problem(rng, mode, 2, True, N=len(LENGTHS))
+    dy = rng.standard_normal((x.shape[0], x.shape[1], 2 * HIDDEN))
+    dh_n = rng.standard_normal((4, len(LENGTHS), HIDDEN))
+    dc_n = dh_n[::-1].copy() if mode == "lstm" else None
+    on = dict(zip(("x", "w", "dy", "dh_n", "dc_n", "lengths"), place(target, x, w, dy, dh_n, dc_n, LENGTHS)))
+    want, _ = _gradients(caffe, desc, x, None, None, w, dy, dh_n, dc_n, lengths=np.array(LENGTHS))
+    got, reserve = _gradients(caffe, desc, on["x"], None, None, on["w"], on["dy"], on["dh_n"], on["dc_n"],
+                              lengths=on["lengths"])
+    assert_on(target, reserve, *(a for a in got.values() if a is not None))
+    for name in want:
+        if want[name] is None:
+            assert got[name] is None, name
+        else:
+            np.testing.assert_allclose(got[name], want[name], err_msg=name, **TOL)
+    inference = caffe.rnn_forward(desc, on["x"], None, None, on["w"], False, lengths=on["lengths"])
+    assert inference[3] is None
+    assert_on(target, *(a for a in inference[:3] if a is not None))
+    with pytest.raises(ValueError, match="rnn_forward: expected every array on one device"):
+        caffe.rnn_forward(desc, on["x"], None, None, devices.to_device(on["w"], devices.CPU))
