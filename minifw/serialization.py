@@ -2,6 +2,11 @@
 arrays and Tensors (state dicts of models and optimizers, RNG states) in one
 NumPy .npz file, without pickle.
 
+`path` may be a file name or an open binary file (as torch.save / torch.load take
+either). No object is pickled, so loading a file never runs code from it: a whole
+Module is refused with a message to save its state_dict() instead, and
+`weights_only` is accepted for PyTorch's signature (every minifw load is weights-only).
+
 The .npz holds each array as "a0", "a1", ... and a "header" entry: UTF-8 JSON
 describing the structure, where an array appears as {"__array__": "a3"} (or
 {"__tensor__": ...} with requires_grad) and dict keys keep their types. An array
@@ -56,6 +61,10 @@ def _encode(obj, arrays, where):
         return {"__tuple__": [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(obj)]}
     if isinstance(obj, list):
         return [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(obj)]
+    if callable(getattr(obj, "state_dict", None)):  # a Module, an optimizer, a scheduler
+        raise TypeError(f"save: cannot store {where}, a {type(obj).__name__}: minifw pickles no objects "
+                        f"(so that loading a file never runs code from it); save {where}.state_dict() "
+                        f"and restore it with load_state_dict(minifw.load(...)), as PyTorch recommends")
     raise TypeError(f"save: cannot store {where} of type {type(obj).__name__} (supported: dict, "
                     f"list, tuple, str, numbers, None, numpy arrays and Tensors)")
 
@@ -108,11 +117,41 @@ def _decode(node, arrays, map_location):
     raise ValueError(f"load: unknown entry in the checkpoint header: {sorted(node)}")
 
 
+def _moved(obj, map_location):
+    """A PyTorch file's object (its tensors on the CPU), with every tensor moved to
+    map_location when that names one device."""
+    if map_location is None or isinstance(map_location, dict):
+        return obj
+    dev = _load_device("cpu", map_location)
+    if isinstance(obj, Tensor):
+        moved = Tensor._make(devices.to_device(obj._data, dev))
+        return moved.requires_grad_(True) if obj.requires_grad else moved
+    if isinstance(obj, dict):
+        moved = type(obj)((k, _moved(v, map_location)) for k, v in obj.items())
+        if hasattr(obj, "__dict__"):  # a state dict's _metadata
+            moved.__dict__.update(obj.__dict__)
+        return moved
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_moved(v, map_location) for v in obj)
+    return obj
+
+
+def _is_file(f, *methods):
+    return not isinstance(f, (str, bytes, os.PathLike)) and all(callable(getattr(f, m, None)) for m in methods)
+
+
 def save(obj, path):
-    """Write `obj` to `path` atomically (the file is replaced only once fully written)."""
+    """Write `obj` to `path`, a file name (atomically: the file is replaced only once fully
+    written) or an open binary file (written from its current position)."""
     arrays = {}
     header = {"format": FORMAT, "version": VERSION, "object": _encode(obj, arrays, "obj")}
     arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    if _is_file(path, "write"):
+        np.savez(path, **arrays)
+        return
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"save: path must be a file name or a binary file opened for writing, got "
+                        f"{type(path).__name__}")
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
@@ -143,17 +182,39 @@ def save(obj, path):
         pass
 
 
-def load(path, map_location=None):
-    """Read what save() wrote: Tensors come back as Tensors (NumPy arrays as arrays), each on
-    the device it was saved from, or as `map_location` says: a device for all of them (a name
-    such as 'cpu' or a minifw.device), or a dict from saved device names to devices, e.g.
-    {'cudasim': 'cpu'}, as torch.load's map_location."""
+def load(path, map_location=None, *, weights_only=None):
+    """Read what save() wrote, from a file name or an open binary file: Tensors come back as
+    Tensors (NumPy arrays as arrays), each on the device it was saved from, or as
+    `map_location` says: a device for all of them (a name such as 'cpu' or a minifw.device),
+    or a dict from saved device names to devices, e.g. {'cudasim': 'cpu'}, as torch.load's
+    map_location. weights_only (None, True or False) is accepted for torch.load's signature:
+    minifw's files hold no pickled objects, so every load is weights-only whatever it says.
+
+    A file torch.save wrote (a state dict: tensors, parameters, dicts, lists, numbers) is
+    read too, without running code from it (minifw.torch_format), its tensors on the CPU
+    or on the one device map_location names."""
     if not (map_location is None or isinstance(map_location, (str, devices.device, dict))):
         raise TypeError(f"load: map_location must be None, a device (e.g. 'cpu') or a dict from "
                         f"device names to devices, got {type(map_location).__name__}")
-    path = os.fspath(path)
-    if os.path.isfile(path) and not zipfile.is_zipfile(path):
-        raise ValueError(f"load: {path} is not a minifw checkpoint (not a .npz archive)")
+    if weights_only not in (None, True, False):
+        raise TypeError(f"load: weights_only must be None, True or False, got {weights_only!r}")
+    if _is_file(path, "read", "seek"):
+        name, start = getattr(path, "name", "the file"), path.tell()
+        is_zip = zipfile.is_zipfile(path)
+        path.seek(start)
+        if not is_zip:
+            raise ValueError(f"load: {name} is not a minifw checkpoint (not a .npz archive)")
+    else:
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            raise TypeError(f"load: path must be a file name or a binary file opened for reading, got "
+                            f"{type(path).__name__}")
+        path = name = os.fspath(path)
+        if os.path.isfile(path) and not zipfile.is_zipfile(path):
+            raise ValueError(f"load: {path} is not a minifw checkpoint (not a .npz archive)")
+    from . import torch_format  # PyTorch's own zip format, read without unpickling code
+
+    if torch_format.is_torch_file(path):
+        return _moved(torch_format.read(path, name), map_location)
     try:
         with np.load(path, allow_pickle=False) as npz:
             if not isinstance(npz, np.lib.npyio.NpzFile) or "header" not in npz.files:
@@ -163,10 +224,10 @@ def load(path, map_location=None):
     except FileNotFoundError:
         raise
     except (zipfile.BadZipFile, EOFError, OSError, ValueError, UnicodeDecodeError) as e:
-        raise ValueError(f"load: {path} is not a readable minifw checkpoint ({e})") from None
+        raise ValueError(f"load: {name} is not a readable minifw checkpoint ({e})") from None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise ValueError(f"load: {path} is not a minifw checkpoint")
+        raise ValueError(f"load: {name} is not a minifw checkpoint")
     if header.get("version", 0) > VERSION:
-        raise ValueError(f"load: {path} was written by a newer minifw (format version "
+        raise ValueError(f"load: {name} was written by a newer minifw (format version "
                          f"{header['version']}, this one reads up to {VERSION})")
     return _decode(header["object"], arrays, map_location)

@@ -186,3 +186,43 @@ def test_load_refuses_what_is_not_a_checkpoint(make, message, tmp_path):
 def _truncated_checkpoint(path):
     minifw.save({"w": minifw.ones(100)}, path)
     return path.read_bytes()[:-40]
+
+
+# ---- as torch.save / torch.load: open files, weights_only, no pickled objects --------------
+
+def test_save_to_and_load_from_open_binary_files(tmp_path):
+    import io
+
+    state = {"w": minifw.arange(6).reshape(2, 3).float(), "step": 3}
+    buffer = io.BytesIO()
+    minifw.save(state, buffer)
+    buffer.seek(0)
+    loaded = minifw.load(buffer, weights_only=True)
+    assert loaded["step"] == 3 and loaded["w"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    with open(tmp_path / "c.npz", "wb") as f:
+        minifw.save(state, f)
+    with open(tmp_path / "c.npz", "rb") as f:
+        assert minifw.load(f)["w"].shape == (2, 3)
+    assert minifw.load(tmp_path / "c.npz", weights_only=False)["step"] == 3  # still no pickle
+
+
+def test_a_file_that_is_not_a_checkpoint_is_refused_by_name(tmp_path):
+    import io
+
+    with pytest.raises(ValueError, match="not a minifw checkpoint"):
+        minifw.load(io.BytesIO(b"PK not really a zip"))
+    with pytest.raises(TypeError, match="weights_only must be None, True or False"):
+        minifw.load(io.BytesIO(), weights_only="yes")
+    with pytest.raises(TypeError, match="path must be a file name or a binary file"):
+        minifw.save({}, 42)
+
+
+@pytest.mark.parametrize("make", [lambda: minifw.nn.Linear(2, 3),
+                                  lambda: minifw.optim.SGD(minifw.nn.Linear(2, 3).parameters(), lr=0.1)],
+                         ids=["module", "optimizer"])
+def test_a_whole_module_is_refused_with_what_to_save_instead(make, tmp_path):
+    obj = make()
+    with pytest.raises(TypeError, match=rf"cannot store obj, a {type(obj).__name__}: minifw pickles no "
+                                        rf"objects .* save obj.state_dict\(\)"):
+        minifw.save(obj, tmp_path / "m.npz")
+    assert not (tmp_path / "m.npz").exists()

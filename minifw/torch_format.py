@@ -1,0 +1,160 @@
+"""Reading PyTorch's checkpoint files (torch.save's zip format) without running code from them.
+
+A .pt file is a zip archive: `<name>/data.pkl`, a pickle of the saved object whose tensors
+refer to storages by key, and `<name>/data/<key>`, each storage's raw bytes. Unpickling
+runs whatever callables a pickle names, so this reader allows only the few that a state
+dict needs, each replaced by minifw's own safe version (as torch.load(weights_only=True)
+does): OrderedDict, tensor and parameter rebuilding, the typed storages. Anything else in
+the file is refused before it runs. Tensors come back as minifw Tensors: float16 and
+bfloat16 as float32, int8/int16/int32/uint8 as int64 (minifw's dtypes).
+"""
+import collections
+import io
+import pickle
+import zipfile
+
+import numpy as np
+
+from .tensor import Tensor
+
+_STORAGE_DTYPES = {
+    "DoubleStorage": np.float64, "FloatStorage": np.float32, "HalfStorage": np.float16,
+    "BFloat16Storage": "bfloat16", "LongStorage": np.int64, "IntStorage": np.int32,
+    "ShortStorage": np.int16, "CharStorage": np.int8, "ByteStorage": np.uint8, "BoolStorage": np.bool_,
+}
+
+
+class TorchFormatError(ValueError):
+    """A PyTorch file minifw cannot (or will not) read; the message says what and why."""
+
+
+class _StorageType:
+    """A storage class a pickle names (torch.FloatStorage, ...): only its element type."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, name):
+        object.__setattr__(self, "dtype", _STORAGE_DTYPES[name])
+
+    def __setattr__(self, name, value):  # a pickle's BUILD must not change the element type
+        raise TorchFormatError("a storage type with state")
+
+    def __setstate__(self, state):
+        raise TorchFormatError("a storage type with state")
+
+
+class _StateDict(collections.OrderedDict):
+    """PyTorch's state dicts carry a `_metadata` attribute (restored by the pickle's BUILD)."""
+
+
+def _storage_values(raw, dtype, little_endian):
+    if dtype == "bfloat16":  # the high half of a float32
+        halves = np.frombuffer(raw, "<u2" if little_endian else ">u2").astype(np.uint32)
+        return (halves << 16).view(np.float32)
+    dt = np.dtype(dtype).newbyteorder("<" if little_endian else ">")
+    return np.frombuffer(raw, dt)
+
+
+def _as_minifw(values):
+    """A storage's values in a minifw dtype (float32/float64, int64, bool)."""
+    kind = values.dtype.kind
+    if kind == "f":
+        return values.astype(np.float64 if values.dtype.itemsize == 8 else np.float32)
+    if kind in "iu":
+        return values.astype(np.int64)
+    return values.astype(np.bool_)
+
+
+def _rebuild_tensor(storage, offset, size, stride, requires_grad=False, backward_hooks=None, metadata=None):
+    """torch._utils._rebuild_tensor_v2: a tensor of `size` and element `stride` into
+    `storage` from `offset`, every element checked to lie inside the storage."""
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride) or any(s < 0 for s in size + stride) or int(offset) < 0:
+        raise TorchFormatError(f"a tensor of size {size} and stride {stride} at offset {offset}")
+    values = storage
+    last = int(offset) + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else int(offset) - 1
+    if last >= values.size:
+        raise TorchFormatError(f"a tensor of size {size}, stride {stride} at offset {offset} reaches past "
+                               f"its storage of {values.size} elements")
+    if not all(size):
+        array = np.empty(size, values.dtype)
+    else:
+        view = np.lib.stride_tricks.as_strided(values[int(offset):], size,
+                                               tuple(s * values.itemsize for s in stride), writeable=False)
+        array = np.array(view)  # copied: the loaded tensor owns its memory
+    t = Tensor._make(_as_minifw(array))
+    return t.requires_grad_(True) if requires_grad and t.dtype.kind == "f" else t
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks, *state):
+    return data.requires_grad_(True) if requires_grad and data.dtype.kind == "f" else data
+
+
+_ALLOWED = {
+    ("collections", "OrderedDict"): _StateDict,
+    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
+    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+    ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
+}
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, data, archive, prefix, little_endian):
+        super().__init__(io.BytesIO(data))
+        self.archive, self.prefix, self.little_endian = archive, prefix, little_endian
+        self.storages = {}
+
+    def find_class(self, module, name):
+        if module == "torch" and name in _STORAGE_DTYPES:
+            return _StorageType(name)
+        allowed = _ALLOWED.get((module, name))
+        if allowed is None:
+            raise TorchFormatError(f"it names {module}.{name}, which minifw does not run (only tensors, "
+                                   f"parameters and dicts of them are read, so that loading runs no code "
+                                   f"from the file); save model.state_dict() in PyTorch")
+        return allowed
+
+    def persistent_load(self, pid):
+        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
+                and isinstance(pid[1], _StorageType)):
+            raise TorchFormatError(f"an unknown persistent reference {pid!r}")
+        _, kind, key, _location, numel = pid
+        if key not in self.storages:
+            try:
+                raw = self.archive.read(f"{self.prefix}data/{key}")
+            except KeyError:
+                raise TorchFormatError(f"storage {key} is missing from the archive") from None
+            values = _storage_values(raw, kind.dtype, self.little_endian)
+            if values.size < int(numel):
+                raise TorchFormatError(f"storage {key} holds {values.size} elements, {numel} announced")
+            self.storages[key] = values
+        return self.storages[key]
+
+
+def is_torch_file(f):
+    """Whether `f` (a path or a binary file at the archive's start) is a torch.save zip."""
+    try:
+        with zipfile.ZipFile(f) as archive:
+            return any(n.endswith("/data.pkl") or n == "data.pkl" for n in archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return False
+    finally:
+        if hasattr(f, "seek"):
+            f.seek(0)
+
+
+def read(f, name):
+    """The object a torch.save zip holds, tensors as minifw Tensors on the CPU."""
+    with zipfile.ZipFile(f) as archive:
+        pickles = [n for n in archive.namelist() if n.endswith("/data.pkl") or n == "data.pkl"]
+        if len(pickles) != 1:
+            raise TorchFormatError(f"load: {name}: expected one data.pkl in the archive, found {len(pickles)}")
+        prefix = pickles[0][:-len("data.pkl")]
+        order = archive.read(prefix + "byteorder").decode() if prefix + "byteorder" in archive.namelist() else "little"
+        try:
+            return _Unpickler(archive.read(pickles[0]), archive, prefix, order == "little").load()
+        except TorchFormatError as e:
+            raise TorchFormatError(f"load: {name} is a PyTorch file that minifw will not read: {e}") from None
+        except (pickle.UnpicklingError, EOFError, TypeError, ValueError, AttributeError, IndexError) as e:
+            raise TorchFormatError(f"load: {name} is not a readable PyTorch file ({type(e).__name__}: {e})") \
+                from None
