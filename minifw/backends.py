@@ -4,7 +4,8 @@ on the CUDA devices may use TF32 tensor cores.
 
 ``minifw.backends.benchmark = True`` makes the first call of each convolution
 problem time every supported algorithm and cache the fastest (like
-``torch.backends.cudnn.benchmark``). Every CPU algorithm is deterministic:
+``torch.backends.cudnn.benchmark``; ``minifw.backends.cudnn.benchmark`` is the same
+switch, for scripts written for PyTorch). Every CPU algorithm is deterministic:
 its results do not depend on the thread count or on timing.
 
 ``minifw.backends.cuda.matmul.allow_tf32 = True`` lets float32 GEMMs on the CUDA
@@ -28,6 +29,7 @@ class _Tf32Switch:
     CUDA launchers read at every call."""
 
     __slots__ = ("_kind", "_name")
+    _settings = ("allow_tf32",)
 
     def __init__(self, kind, name):
         object.__setattr__(self, "_kind", kind)
@@ -46,8 +48,8 @@ class _Tf32Switch:
 
     def __setattr__(self, name, value):
         if name != "allow_tf32":  # a misspelt switch would otherwise do nothing, silently
-            hint = "; autotuning is minifw.backends.benchmark" if name == "benchmark" else ""
-            raise AttributeError(f"{self._name} has no setting {name!r}; it has allow_tf32{hint}")
+            raise AttributeError(f"{self._name} has no setting {name!r}; it has "
+                                 f"{' and '.join(self._settings)}")
         object.__setattr__(self, name, value)
 
     def __repr__(self):
@@ -68,8 +70,39 @@ class _CudaBackend:
         return f"<minifw.backends.cuda: matmul.allow_tf32={self.matmul.allow_tf32}>"
 
 
+class _CudnnBackend(_Tf32Switch):
+    """``minifw.backends.cudnn``, named as ``torch.backends.cudnn`` so that scripts setting it
+    run: ``allow_tf32`` (convolutions on TF32 tensor cores) and ``benchmark``, the same switch
+    as ``minifw.backends.benchmark`` (autotuning, on every device). minifw calls no cuDNN:
+    these steer minifw's own convolution kernels."""
+
+    __slots__ = ()
+    _settings = ("allow_tf32", "benchmark")
+
+    @property
+    def benchmark(self):
+        return benchmark
+
+    @benchmark.setter
+    def benchmark(self, value):
+        global benchmark
+        if not isinstance(value, bool):
+            raise TypeError(f"minifw.backends.cudnn.benchmark must be a bool (True or False), got "
+                            f"{type(value).__name__} {value!r}")
+        benchmark = value
+
+    def __setattr__(self, name, value):
+        if name == "benchmark":
+            object.__setattr__(self, name, value)
+        else:
+            super().__setattr__(name, value)
+
+    def __repr__(self):
+        return f"<minifw.backends.cudnn: allow_tf32={self.allow_tf32}, benchmark={self.benchmark}>"
+
+
 cuda = _CudaBackend()
-cudnn = _Tf32Switch("conv", "minifw.backends.cudnn")
+cudnn = _CudnnBackend("conv", "minifw.backends.cudnn")
 
 
 def set_num_threads(n):

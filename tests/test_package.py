@@ -136,3 +136,16 @@ def test_the_upper_layers_load_on_first_use(tmp_path):
             "assert optim.SGD and data.DataLoader and 'nn' in dir(minifw)\n"
             "try:\n    minifw.nothing\nexcept AttributeError as e:\n    print(e)\n")
     assert _run_child(code, tmp_path).strip() == "module 'minifw' has no attribute 'nothing'"
+
+
+def test_cudnn_benchmark_is_minifws_autotune_switch():
+    before = minifw.backends.benchmark
+    try:
+        minifw.backends.cudnn.benchmark = True  # as a PyTorch script writes it
+        assert minifw.backends.benchmark is True and minifw.backends.cudnn.benchmark is True
+        minifw.backends.benchmark = False
+        assert minifw.backends.cudnn.benchmark is False
+        with pytest.raises(TypeError, match=r"cudnn\.benchmark must be a bool"):
+            minifw.backends.cudnn.benchmark = 1
+    finally:
+        minifw.backends.benchmark = before
