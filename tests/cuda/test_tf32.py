@@ -5,12 +5,14 @@ native/cuda/cudasim/wmma.h): they equal the float64 product of the inputs rounde
 to TF32, and differ from the exact product by about TF32's precision. Switched
 off (the default), and in float64, results are the plain kernels' to the bit.
 Also: the switches' Python API, and the emulator catching a broken wmma rule."""
+import os
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
+import minifw
 from minifw import _native, backends, devices, ops
 from reference import (assert_within_bound, conv2d_backward_data_ref, conv2d_backward_filter_ref,
                        conv2d_forward_ref, gemm_ref, tolerance)
@@ -302,10 +304,15 @@ def test_convolution_without_tf32_is_the_plain_kernel_bit_for_bit(device, direct
 
 # ---- the switches --------------------------------------------------------------------
 
-def test_switches_are_off_by_default_in_a_fresh_process():
+def test_switches_are_off_by_default_in_a_fresh_process(tmp_path):
+    # the minifw this process imported (a source tree or an installed package), run from an
+    # empty directory so that a source tree there cannot shadow it
+    root = os.path.dirname(os.path.dirname(os.path.abspath(minifw.__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
     code = ("import minifw; b = minifw.backends; "
             "print(b.cuda.matmul.allow_tf32, b.cudnn.allow_tf32)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path,
+                         env=env)
     assert out.stdout.split() == ["False", "False"]
 
 
