@@ -10,7 +10,7 @@ from .optimizer import Optimizer, _check_hyper
 class Adam(Optimizer):
     """PyTorch's Adam. At step t, for each parameter p with gradient g:
 
-        g = g + weight_decay * p                    (Adam; AdamW decays p instead, see below)
+        g = g + weight_decay * p                    (decoupled_weight_decay / AdamW: p decays instead)
         m = m + (1 - beta1) * (g - m)               (= beta1 * m + (1 - beta1) * g)
         v = beta2 * v + (1 - beta2) * g * g
         v_max = max(v_max, v)                        (amsgrad; v_max replaces v below)
@@ -18,10 +18,9 @@ class Adam(Optimizer):
         p = p - lr / (1 - beta1^t) * (m / denom)
     """
 
-    _decoupled = False
-
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False, *, maximize=False):
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
         cls = type(self).__name__
         _check_hyper(cls, "lr", lr)
         _check_hyper(cls, "eps", eps)
@@ -29,10 +28,13 @@ class Adam(Optimizer):
         _check_hyper(cls, "betas[1]", betas[1], 0.0, 1.0, exclusive_max=True)
         _check_hyper(cls, "weight_decay", weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize))
+                                      amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                                      capturable=capturable, differentiable=differentiable,
+                                      fused=fused, decoupled_weight_decay=decoupled_weight_decay))
 
     @no_grad()
-    def step(self):
+    def step(self, closure=None):
+        loss = self._evaluate(closure)
         for group in self.param_groups:
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
             weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
@@ -50,7 +52,7 @@ class Adam(Optimizer):
                 state["step"] += 1
                 t = state["step"]
                 if weight_decay != 0:
-                    if self._decoupled:
+                    if group["decoupled_weight_decay"]:
                         p._data *= 1 - lr * weight_decay
                     else:
                         g = g + weight_decay * p._data
@@ -67,14 +69,17 @@ class Adam(Optimizer):
                 bias_correction2_sqrt = math.sqrt(1 - beta2 ** t)
                 denom = np.sqrt(v) / bias_correction2_sqrt + eps
                 p._data -= step_size * (m / denom)
+        return loss
 
 
 class AdamW(Adam):
     """Adam with decoupled weight decay: p = p * (1 - lr * weight_decay) before the Adam step,
-    instead of adding weight_decay * p to the gradient. Default weight_decay 1e-2."""
-
-    _decoupled = True
+    instead of adding weight_decay * p to the gradient (Adam(decoupled_weight_decay=True)).
+    Default weight_decay 1e-2."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, *, maximize=False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)

@@ -1,16 +1,55 @@
-"""Learning-rate schedules, as torch.optim.lr_scheduler. Call scheduler.step() once
-per epoch after optimizer.step(); each schedule's lr is a closed form of the epoch."""
+"""Learning-rate schedules, as torch.optim.lr_scheduler.
+
+Call scheduler.step() after optimizer.step(): once per epoch, or once per batch for a schedule
+counted in batches (OneCycleLR, a warm-up). Each schedule computes the lr as PyTorch's does:
+get_lr() is the "chainable" form, the next lr from the lr each param group holds now, so that
+schedules compose (ChainedScheduler, two schedules stepping one optimizer, an lr changed by
+hand); _get_closed_form_lr(), where PyTorch has one, is the lr as a function of the epoch
+alone, which step(epoch) and SequentialLR's milestones use. Both agree to rounding when
+nothing else touches the lr.
+"""
 import bisect
 import math
+import numbers
+import types
+import warnings
+from collections import Counter
 
 from .optimizer import Optimizer
 
+_EPOCH_DEPRECATION = ("The epoch parameter in `scheduler.step()` was not necessary and is being "
+                      "deprecated where possible. Please use `scheduler.step()` to step the "
+                      "scheduler. During the deprecation, if epoch is different from None, the "
+                      "closed form is used instead of the new chainable form, where available.")
+
+
+def _check_optimizer(scheduler, optimizer):
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"{type(scheduler).__name__}: optimizer must be an Optimizer, got "
+                        f"{type(optimizer).__name__}")
+
+
+def _per_group(scheduler, name, value, optimizer):
+    """value as one entry per param group: a list or tuple must have one per group; anything
+    else is repeated (PyTorch's rule for max_lr, min_lr, momenta and lr_lambda)."""
+    n = len(optimizer.param_groups)
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"{type(scheduler).__name__}: {name} must have one value per param "
+                             f"group ({n}), got {len(value)}")
+        return list(value)
+    return [value] * n
+
 
 class LRScheduler:
+    """Base class. A subclass defines get_lr(): the lrs of epoch self.last_epoch, one per param
+    group, usually from each group's current lr (chainable) or from self.base_lrs (each group's
+    'initial_lr'). The constructor takes the first step, which sets the lrs of epoch 0."""
+
+    _is_initial = False  # true during the constructor's step: chainable forms keep the lr then
+
     def __init__(self, optimizer, last_epoch=-1):
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(self).__name__}: optimizer must be an Optimizer, got "
-                            f"{type(optimizer).__name__}")
+        _check_optimizer(self, optimizer)
         self.optimizer = optimizer
         for group in optimizer.param_groups:
             if last_epoch == -1:
@@ -20,25 +59,98 @@ class LRScheduler:
                                f"from (last_epoch={last_epoch})")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
-        self.step()
+        self._initial_step()
 
-    def lr_at(self, base_lr, epoch):
-        raise NotImplementedError
+    def _initial_step(self):
+        self._step_count = 0
+        self._is_initial = True
+        try:
+            self.step()
+        finally:
+            del self._is_initial  # back to the class's False, and out of state_dict()
+
+    def get_lr(self):
+        raise NotImplementedError(f"{type(self).__name__} must define get_lr()")
 
     def get_last_lr(self):
+        """The lrs the last step() set, one per param group."""
         return list(self._last_lr)
 
-    def step(self):
-        self.last_epoch += 1
-        for group, base in zip(self.optimizer.param_groups, self.base_lrs):
-            group["lr"] = self.lr_at(base, self.last_epoch)
+    def step(self, epoch=None):
+        if epoch is not None:
+            warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=2)
+        self._step_count += 1
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        if epoch is None:
+            self.last_epoch += 1
+            values = self.get_lr()
+        else:
+            self.last_epoch = epoch
+            closed_form = getattr(self, "_get_closed_form_lr", None)
+            values = closed_form() if closed_form is not None else self.get_lr()
+        for group, lr in zip(self.optimizer.param_groups, values):
+            group["lr"] = lr
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def state_dict(self):
+        """Everything but the optimizer (whose own state_dict holds the lrs)."""
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)
+
+
+class _LRScheduler(LRScheduler):
+    """The base class's name before PyTorch 2.0, which older scripts subclass."""
+
+
+class _LambdaSchedule(LRScheduler):
+    """A schedule driven by one function of the epoch per param group. Functions are not saved
+    (state_dict keeps None for each); a callable object's attributes are, as in PyTorch."""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        _check_optimizer(self, optimizer)
+        self.optimizer = optimizer
+        self.lr_lambdas = _per_group(self, "lr_lambda", lr_lambda, optimizer)
+        for i, fn in enumerate(self.lr_lambdas):
+            if not callable(fn):
+                raise TypeError(f"{type(self).__name__}: lr_lambda must be a function of the epoch "
+                                f"(or a list of one per param group), got {type(fn).__name__} "
+                                f"for group {i}")
+        super().__init__(optimizer, last_epoch)
+
+    def state_dict(self):
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else dict(fn.__dict__)
+                               for fn in self.lr_lambdas]
+        return state
+
+    def load_state_dict(self, state_dict):
+        state = dict(state_dict)
+        saved_lambdas = state.pop("lr_lambdas", [])
+        self.__dict__.update(state)
+        for fn, saved in zip(self.lr_lambdas, saved_lambdas):
+            if saved is not None:
+                fn.__dict__.update(saved)
+
+
+class LambdaLR(_LambdaSchedule):
+    """lr = base_lr * lr_lambda(epoch)"""
+
+    def get_lr(self):
+        return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(_LambdaSchedule):
+    """lr = lr * lr_lambda(epoch) at each step after the first"""
+
+    def get_lr(self):
+        if self._is_initial:
+            return [group["lr"] for group in self.optimizer.param_groups]
+        return [group["lr"] * fn(self.last_epoch)
+                for fn, group in zip(self.lr_lambdas, self.optimizer.param_groups)]
 
 
 class StepLR(LRScheduler):
@@ -50,20 +162,90 @@ class StepLR(LRScheduler):
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch):
-        return base_lr * self.gamma ** (epoch // self.step_size)
+    def get_lr(self):
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return [group["lr"] for group in self.optimizer.param_groups]
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
 
 
 class MultiStepLR(LRScheduler):
-    """lr = base_lr * gamma ** (number of milestones <= epoch)"""
+    """lr = base_lr * gamma ** (number of milestones <= epoch); a milestone given twice counts
+    twice"""
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
-        self.milestones = sorted(milestones)
+        self.milestones = Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch):
-        return base_lr * self.gamma ** bisect.bisect_right(self.milestones, epoch)
+    def get_lr(self):
+        if self.last_epoch not in self.milestones:
+            return [group["lr"] for group in self.optimizer.param_groups]
+        return [group["lr"] * self.gamma ** self.milestones[self.last_epoch]
+                for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        milestones = sorted(self.milestones.elements())
+        return [base * self.gamma ** bisect.bisect_right(milestones, self.last_epoch)
+                for base in self.base_lrs]
+
+    def load_state_dict(self, state_dict):
+        super().load_state_dict(state_dict)
+        self.milestones = Counter(self.milestones)  # a checkpoint gives back a plain dict
+
+
+class ConstantLR(LRScheduler):
+    """lr = base_lr * factor until epoch total_iters, then base_lr"""
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if not 0 < factor <= 1:  # the chainable form divides by it at total_iters
+            raise ValueError(f"ConstantLR: factor must be > 0 and <= 1, got {factor}")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0:
+            return [group["lr"] * self.factor for group in self.optimizer.param_groups]
+        if self.last_epoch != self.total_iters:
+            return [group["lr"] for group in self.optimizer.param_groups]
+        return [group["lr"] * (1.0 / self.factor) for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+                for base in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """lr = base_lr * (start_factor + (end_factor - start_factor) * min(epoch, total_iters)
+    / total_iters): a linear ramp over total_iters steps, then constant (a warm-up)."""
+
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5,
+                 last_epoch=-1):
+        if not 0 < start_factor <= 1:
+            raise ValueError(f"LinearLR: start_factor must be > 0 and <= 1, got {start_factor}")
+        if not 0 <= end_factor <= 1:
+            raise ValueError(f"LinearLR: end_factor must be between 0 and 1, got {end_factor}")
+        if total_iters < 1:
+            raise ValueError(f"LinearLR: total_iters must be >= 1, got {total_iters}")
+        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0:
+            return [group["lr"] * self.start_factor for group in self.optimizer.param_groups]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return [group["lr"] for group in self.optimizer.param_groups]
+        # the ratio of this epoch's factor to the last one's
+        change = self.end_factor - self.start_factor
+        ratio = 1.0 + change / (self.total_iters * self.start_factor + (self.last_epoch - 1) * change)
+        return [group["lr"] * ratio for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        fraction = min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base * (self.start_factor + (self.end_factor - self.start_factor) * fraction)
+                for base in self.base_lrs]
 
 
 class ExponentialLR(LRScheduler):
@@ -73,13 +255,18 @@ class ExponentialLR(LRScheduler):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch):
-        return base_lr * self.gamma ** epoch
+    def get_lr(self):
+        if self._is_initial:  # also when resuming at last_epoch: the loaded lr is already it
+            return [group["lr"] for group in self.optimizer.param_groups]
+        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
 
 
 class CosineAnnealingLR(LRScheduler):
     """lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2
-    (Loshchilov & Hutter's SGDR without restarts)."""
+    (Loshchilov & Hutter's SGDR without restarts; past T_max the cosine climbs back)."""
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         if T_max <= 0:
@@ -87,5 +274,315 @@ class CosineAnnealingLR(LRScheduler):
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, base_lr, epoch):
-        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * epoch / self.T_max)) / 2
+    def get_lr(self):
+        epoch, T, eta_min = self.last_epoch, self.T_max, self.eta_min
+        groups = self.optimizer.param_groups
+        if self._is_initial:
+            return [group["lr"] for group in groups]
+        if self._step_count == 1 and epoch > 0:  # a first step past epoch 0: the closed form
+            return [eta_min + (base - eta_min) * (1 + math.cos(epoch * math.pi / T)) / 2
+                    for base in self.base_lrs]
+        if (epoch - 1 - T) % (2 * T) == 0:  # leaving the minimum, where the ratio below is 0/0
+            return [group["lr"] + (base - eta_min) * (1 - math.cos(math.pi / T)) / 2
+                    for base, group in zip(self.base_lrs, groups)]
+        ratio = (1 + math.cos(math.pi * epoch / T)) / (1 + math.cos(math.pi * (epoch - 1) / T))
+        return [ratio * (group["lr"] - eta_min) + eta_min for group in groups]
+
+    def _get_closed_form_lr(self):
+        return [self.eta_min + (base - self.eta_min)
+                * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2 for base in self.base_lrs]
+
+
+class OneCycleLR(LRScheduler):
+    """Smith & Topin's 1cycle policy, stepped once per batch: the lr rises from
+    max_lr / div_factor to max_lr over the first pct_start of total_steps, then falls to
+    max_lr / (div_factor * final_div_factor); the momentum (SGD's, RMSprop's) or Adam's beta1
+    moves the other way, between max_momentum and base_momentum. With three_phase, the lr
+    comes back down to its start symmetrically before the final fall. Each phase anneals
+    by a half cosine (anneal_strategy='cos') or linearly ('linear')."""
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
+                 pct_start=0.3, anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85,
+                 max_momentum=0.95, div_factor=25.0, final_div_factor=1e4, three_phase=False,
+                 last_epoch=-1):
+        _check_optimizer(self, optimizer)
+        self.optimizer = optimizer
+        if total_steps is not None:
+            _check_positive_int("total_steps", total_steps)
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            _check_positive_int("epochs", epochs)
+            _check_positive_int("steps_per_epoch", steps_per_epoch)
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ValueError("OneCycleLR: give total_steps, or epochs and steps_per_epoch")
+        if not isinstance(pct_start, numbers.Real) or not 0 <= pct_start <= 1:
+            raise ValueError(f"OneCycleLR: pct_start must be a number between 0 and 1, got {pct_start!r}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', got "
+                             f"{anneal_strategy!r}")
+        self._anneal_func_type = anneal_strategy
+        # Each phase ends at a step (a float, as PyTorch's) and anneals the group's value
+        # named start_* into the one named end_*.
+        up_end = float(pct_start * self.total_steps) - 1
+        if three_phase:
+            self._schedule_phases = [
+                dict(end_step=up_end, start_lr="initial_lr", end_lr="max_lr",
+                     start_momentum="max_momentum", end_momentum="base_momentum"),
+                dict(end_step=float(2 * pct_start * self.total_steps) - 2, start_lr="max_lr",
+                     end_lr="initial_lr", start_momentum="base_momentum", end_momentum="max_momentum"),
+                dict(end_step=self.total_steps - 1, start_lr="initial_lr", end_lr="min_lr",
+                     start_momentum="max_momentum", end_momentum="max_momentum"),
+            ]
+        else:
+            self._schedule_phases = [
+                dict(end_step=up_end, start_lr="initial_lr", end_lr="max_lr",
+                     start_momentum="max_momentum", end_momentum="base_momentum"),
+                dict(end_step=self.total_steps - 1, start_lr="max_lr", end_lr="min_lr",
+                     start_momentum="base_momentum", end_momentum="max_momentum"),
+            ]
+        max_lrs = _per_group(self, "max_lr", max_lr, optimizer)
+        if last_epoch == -1:
+            for lr, group in zip(max_lrs, optimizer.param_groups):
+                group["initial_lr"] = lr / div_factor
+                group["max_lr"] = lr
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(f"OneCycleLR: cycle_momentum=True needs an optimizer with momentum "
+                                 f"or betas (SGD, RMSprop, Adam, AdamW); {type(optimizer).__name__} "
+                                 f"has neither: pass cycle_momentum=False")
+            self.use_beta1 = "betas" in optimizer.defaults
+            max_momenta = _per_group(self, "max_momentum", max_momentum, optimizer)
+            base_momenta = _per_group(self, "base_momentum", base_momentum, optimizer)
+            if last_epoch == -1:
+                for high, low, group in zip(max_momenta, base_momenta, optimizer.param_groups):
+                    self._set_momentum(group, high)
+                    group["max_momentum"], group["base_momentum"] = high, low
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, group, value):
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def _anneal(self, start, end, pct):
+        if self._anneal_func_type == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self):
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"OneCycleLR: tried to step {step} times; the schedule has "
+                             f"total_steps={self.total_steps}")
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start_step = 0.0
+            for i, phase in enumerate(self._schedule_phases):
+                end_step = phase["end_step"]
+                if step <= end_step or i == len(self._schedule_phases) - 1:
+                    pct = (step - start_step) / (end_step - start_step)
+                    lrs.append(self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct))
+                    if self.cycle_momentum:
+                        self._set_momentum(group, self._anneal(
+                            group[phase["start_momentum"]], group[phase["end_momentum"]], pct))
+                    break
+                start_step = end_step
+        return lrs
+
+
+def _check_positive_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value <= 0:
+        raise ValueError(f"OneCycleLR: {name} must be a positive integer, got {value!r}")
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiply the lr by `factor` when a metric has stopped improving: step(metric) once per
+    epoch; after more than `patience` epochs without an improvement (beyond `threshold`,
+    relative or absolute), the lr drops, never below min_lr, and no epoch counts as bad for
+    the next `cooldown` epochs. A drop smaller than eps is skipped."""
+
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
+                 threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
+        _check_optimizer(self, optimizer)
+        if not 0 <= factor < 1.0:
+            raise ValueError(f"ReduceLROnPlateau: factor must be >= 0 and < 1.0 (the lr is "
+                             f"multiplied by it), got {factor}")
+        self.factor = factor
+        self.optimizer = optimizer
+        if isinstance(min_lr, (list, tuple)):
+            self.min_lrs = _per_group(self, "min_lr", min_lr, optimizer)
+            self.default_min_lr = None
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+        self.patience, self.cooldown, self.cooldown_counter = patience, cooldown, 0
+        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
+        self.best = self.num_bad_epochs = self.mode_worse = None
+        self.eps = eps
+        self.last_epoch = 0
+        self._init_is_better(mode, threshold, threshold_mode)
+        self._reset()
+
+    def _init_is_better(self, mode, threshold, threshold_mode):
+        if mode not in ("min", "max"):
+            raise ValueError(f"ReduceLROnPlateau: mode must be 'min' or 'max', got {mode!r}")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs', got "
+                             f"{threshold_mode!r}")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+
+    def _reset(self):
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    @property
+    def in_cooldown(self):
+        return self.cooldown_counter > 0
+
+    def is_better(self, a, best):
+        if self.mode == "min" and self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold)
+        if self.mode == "min":
+            return a < best - self.threshold
+        if self.threshold_mode == "rel":
+            return a > best * (self.threshold + 1.0)
+        return a > best + self.threshold
+
+    def step(self, metrics, epoch=None):
+        current = float(metrics)  # a 0-d Tensor (a loss) as well as a number
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=2)
+        self.last_epoch = epoch
+        if self.is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs in cooldown are not counted
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr()
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def _reduce_lr(self):
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise RuntimeError(f"ReduceLROnPlateau: the optimizer has {len(groups)} param "
+                                   f"groups, min_lr has {len(self.min_lrs)} values (a group was "
+                                   f"added after the scheduler was made): set min_lrs to one per "
+                                   f"group")
+            self.min_lrs = [self.default_min_lr] * len(groups)
+        for group, min_lr in zip(groups, self.min_lrs):
+            old_lr = float(group["lr"])
+            new_lr = max(old_lr * self.factor, min_lr)
+            if old_lr - new_lr > self.eps:
+                group["lr"] = new_lr
+
+    def load_state_dict(self, state_dict):
+        super().load_state_dict(state_dict)
+        self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+def _check_schedulers(owner, schedulers, optimizer):
+    cls = type(owner).__name__
+    if len(schedulers) < 1:
+        raise ValueError(f"{cls} expects at least one scheduler, got none")
+    for i, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(f"{cls}: the scheduler at index {i} has no optimizer attribute (got a "
+                            f"{type(scheduler).__name__})")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(f"{cls} does not support ReduceLROnPlateau (at index {i}): its step "
+                             f"takes the metric")
+        if scheduler.optimizer is not optimizer:
+            raise ValueError(f"{cls} expects all schedulers to step the same optimizer; the "
+                             f"{type(scheduler).__name__} at index {i} steps another")
+
+
+class SequentialLR(LRScheduler):
+    """schedulers[0] until epoch milestones[0], then schedulers[1] from its epoch 0 (its closed
+    form) until milestones[1], and so on."""
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        _check_optimizer(self, optimizer)
+        schedulers, milestones = list(schedulers), list(milestones)
+        _check_schedulers(self, schedulers, optimizer)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(f"SequentialLR expects one milestone fewer than schedulers, got "
+                             f"{len(schedulers)} schedulers and {len(milestones)} milestones")
+        self._schedulers, self._milestones = schedulers, milestones
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        # Each scheduler took its first step when it was made; start again from the initial
+        # lrs, with only the first scheduler's first step taken.
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        self._undo_first_steps(self)
+        schedulers[0]._initial_step()
+        self._last_lr = schedulers[0].get_last_lr()
+
+    @classmethod
+    def _undo_first_steps(cls, scheduler):
+        if hasattr(scheduler, "_schedulers"):
+            for inner in scheduler._schedulers:
+                cls._undo_first_steps(inner)
+        elif hasattr(scheduler, "last_epoch"):
+            scheduler.last_epoch -= 1
+
+    def step(self):
+        self.last_epoch += 1
+        index = bisect.bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[index]
+        if index > 0 and self._milestones[index - 1] == self.last_epoch:
+            scheduler._update_lr(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+    def state_dict(self):
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict):
+        state = dict(state_dict)
+        saved = state.pop("_schedulers")
+        self.__dict__.update(state)
+        for scheduler, s in zip(self._schedulers, saved):
+            scheduler.load_state_dict(s)
+
+
+class ChainedScheduler(LRScheduler):
+    """Steps every scheduler in the list, in order, at each step: with chainable schedules
+    their factors multiply (e.g. a warm-up and a decay at once)."""
+
+    def __init__(self, schedulers, optimizer=None):
+        schedulers = list(schedulers)
+        if len(schedulers) < 1:
+            raise ValueError("ChainedScheduler expects at least one scheduler, got none")
+        if optimizer is None:
+            optimizer = getattr(schedulers[0], "optimizer", None)  # none: reported just below
+        _check_schedulers(self, schedulers, optimizer)
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+
+    def step(self):
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    state_dict = SequentialLR.state_dict
+    load_state_dict = SequentialLR.load_state_dict

@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 
 from .. import devices
+from ..autograd import enable_grad
 from ..tensor import Tensor
 
 
@@ -53,12 +54,16 @@ class Optimizer:
                 raise ValueError(f"{type(self).__name__}: parameter group didn't specify a value "
                                  f"of required optimization parameter {name}")
             group.setdefault(name, default)
+        _check_implementation_switches(type(self).__name__, group)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none=True):
+        """Forget the gradients: set each to None (PyTorch's default since 2.0: the next backward
+        stores its gradient without adding to zeros, and step() skips a parameter it did not
+        reach), or with set_to_none=False fill each with zeros in place."""
         for group in self.param_groups:
             for p in group["params"]:
                 if set_to_none:
@@ -66,8 +71,17 @@ class Optimizer:
                 elif p.grad is not None:
                     p.grad._data[...] = 0
 
-    def step(self):
+    def step(self, closure=None):
         raise NotImplementedError
+
+    @staticmethod
+    def _evaluate(closure):
+        """closure() with autograd on (step runs under no_grad), as PyTorch's step(closure):
+        the closure re-evaluates the model and returns the loss, which step returns."""
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
 
     # ---- state ------------------------------------------------------------------------
     def state_dict(self):
@@ -120,6 +134,7 @@ class Optimizer:
             for k, v in saved.items():
                 if k != "params":
                     own[k] = copy.deepcopy(v)
+            _check_implementation_switches(type(self).__name__, own)
 
     def __repr__(self):
         lines = [f"{type(self).__name__} ("]
@@ -136,3 +151,25 @@ def _check_hyper(cls, name, value, minimum=0.0, maximum=None, exclusive_max=Fals
         hi = "" if maximum is None else f" and {'<' if exclusive_max else '<='} {maximum}"
         raise ValueError(f"{cls}: {name} must be >= {minimum}{hi}, got {value}")
     return value
+
+
+# PyTorch's switches between implementations of one update rule, each at the value that asks
+# for nothing beyond the plain per-parameter loop, which is the one implementation minifw has.
+# Other values are refused rather than ignored: a script that asks for them expects something
+# (a speed, CUDA-graph capture, gradients through the step) that it would silently not get.
+_IMPLEMENTATION_SWITCHES = {
+    "foreach": (None, "the multi-tensor (foreach) implementation; minifw updates one parameter "
+                      "at a time, with the same results"),
+    "fused": (None, "a fused kernel over all parameters; minifw has none (its SGD already "
+                    "updates each parameter in one native pass where it can, unasked)"),
+    "capturable": (False, "an update that CUDA graphs can capture; minifw has no CUDA graphs"),
+    "differentiable": (False, "autograd through the optimizer step; minifw's step is not recorded"),
+}
+
+
+def _check_implementation_switches(cls, group):
+    for name, (default, what) in _IMPLEMENTATION_SWITCHES.items():
+        value = group.get(name, default)
+        if value is not None and value is not False:
+            allowed = "None or False" if default is None else "False"
+            raise ValueError(f"{cls}: {name}={value!r} asks for {what}; {name} must be {allowed}")

@@ -38,7 +38,7 @@ class SGD(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
-                 *, maximize=False):
+                 *, maximize=False, foreach=None, differentiable=False, fused=None):
         cls = "SGD"
         _check_hyper(cls, "lr", lr)
         _check_hyper(cls, "momentum", momentum)
@@ -48,7 +48,8 @@ class SGD(Optimizer):
             raise ValueError(f"{cls}: Nesterov momentum requires momentum > 0 and dampening = 0")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
+                                      maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
         self._scratch_buffers = {}  # (dtype, device) -> the NumPy step's reused intermediate
 
     def _scratch(self, like):
@@ -64,7 +65,8 @@ class SGD(Optimizer):
         return buf[:like.size].reshape(like.shape)
 
     @no_grad()
-    def step(self):
+    def step(self, closure=None):
+        loss = self._evaluate(closure)
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
@@ -83,6 +85,7 @@ class SGD(Optimizer):
                         nesterov=group["nesterov"], maximize=group["maximize"], first_step=first_step)
                 else:
                     self._numpy_step(p, group)
+        return loss
 
     def _numpy_step(self, p, group):
         """The step in NumPy operations, a pass over the parameter's size per operation."""

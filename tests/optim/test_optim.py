@@ -90,12 +90,14 @@ def test_adam_steps_match_hand_computed_values(cls, kwargs, grads, expected):
 
 def test_defaults_are_pytorchs():
     p = minifw.zeros(1, requires_grad=True)
-    assert {k: v for k, v in optim.SGD([p]).defaults.items()} == dict(
-        lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False)
+    assert optim.SGD([p]).defaults == dict(
+        lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False,
+        foreach=None, differentiable=False, fused=None)
     adam = optim.Adam([p]).defaults
     assert (adam["lr"], adam["betas"], adam["eps"], adam["weight_decay"], adam["amsgrad"]) == \
         (1e-3, (0.9, 0.999), 1e-8, 0, False)
     assert optim.AdamW([p]).defaults["weight_decay"] == 1e-2
+    assert optim.AdamW([p]).defaults["decoupled_weight_decay"] is True
 
 
 def test_float32_parameters_stay_float32():
@@ -268,6 +270,11 @@ OPTIMIZERS = [
     pytest.param(lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True), id="sgd"),
     pytest.param(lambda ps: optim.Adam(ps, lr=0.01, amsgrad=True), id="adam"),
     pytest.param(lambda ps: optim.AdamW(ps, lr=0.01), id="adamw"),
+    pytest.param(lambda ps: optim.Adadelta(ps, lr=0.5, weight_decay=0.01), id="adadelta"),
+    pytest.param(lambda ps: optim.Adagrad(ps, lr=0.1, lr_decay=0.01, initial_accumulator_value=0.1),
+                 id="adagrad"),
+    pytest.param(lambda ps: optim.RMSprop(ps, lr=0.01, momentum=0.9, centered=True, weight_decay=0.01),
+                 id="rmsprop"),
 ]
 
 
