@@ -1,15 +1,40 @@
-"""Datasets: anything with __len__ and __getitem__(index) -> sample."""
+"""Datasets (as torch.utils.data): map-style ones have __len__ and __getitem__(index) -> sample,
+iterable-style ones __iter__; TensorDataset, Subset, ConcatDataset and random_split build them."""
+import bisect
+import math
+import numbers
+
+import numpy as np
+
+from .. import random as _random
 from ..tensor import Tensor
 
 
 class Dataset:
-    """Base class of map-style datasets: subclass it and define __getitem__ and __len__."""
+    """Base class of map-style datasets: subclass it and define __getitem__ and __len__.
+    `a + b` is ConcatDataset([a, b])."""
 
     def __getitem__(self, index):
         raise NotImplementedError
 
     def __len__(self):
         raise NotImplementedError
+
+    def __add__(self, other):
+        return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """Base class of datasets read as a stream: subclass it and define __iter__. Each
+    DataLoader worker iterates it on its own (get_worker_info() tells a worker which share
+    to yield), as in PyTorch."""
+
+    def __iter__(self):
+        raise NotImplementedError
+
+    def __getitem__(self, index):
+        raise TypeError(f"{type(self).__name__} is an IterableDataset: read it by iterating, "
+                        f"not by index")
 
 
 class TensorDataset(Dataset):
@@ -41,7 +66,66 @@ class Subset(Dataset):
         self.dataset, self.indices = dataset, list(indices)
 
     def __getitem__(self, index):
+        if isinstance(index, list):  # the dataset's own batch indexing, as PyTorch's Subset
+            return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
 
     def __len__(self):
         return len(self.indices)
+
+
+class ConcatDataset(Dataset):
+    """The samples of each of `datasets`, one dataset after the other."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise ValueError("ConcatDataset: datasets must not be empty")
+        for i, d in enumerate(self.datasets):
+            if isinstance(d, IterableDataset):
+                raise TypeError(f"ConcatDataset: dataset {i} is an IterableDataset; only map-style "
+                                f"datasets can be concatenated")
+        self.cumulative_sizes = np.cumsum([len(d) for d in self.datasets]).tolist()
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index):
+        if index < 0:
+            if -index > len(self):
+                raise IndexError(f"ConcatDataset: index {index} is out of range for {len(self)} "
+                                 f"samples")
+            index += len(self)
+        which = bisect.bisect_right(self.cumulative_sizes, index)
+        if which == len(self.datasets):
+            raise IndexError(f"ConcatDataset: index {index} is out of range for {len(self)} samples")
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][index - start]
+
+
+def random_split(dataset, lengths, generator=None):
+    """Subsets of `dataset` of the given lengths, over a random permutation of its indices
+    drawn from `generator` (minifw's global generator when None). Lengths are counts adding up
+    to len(dataset), or fractions adding up to 1: each fraction's floor, then what is left one
+    by one to the first subsets, as PyTorch does."""
+    n = len(dataset)
+    lengths = list(lengths)
+    if lengths and all(isinstance(x, numbers.Real) and not isinstance(x, numbers.Integral)
+                       for x in lengths) and math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        for i, fraction in enumerate(lengths):
+            if not 0 <= fraction <= 1:
+                raise ValueError(f"random_split: fraction at index {i} is not between 0 and 1: "
+                                 f"{fraction}")
+        counts = [int(math.floor(n * f)) for f in lengths]
+        for i in range(n - sum(counts)):
+            counts[i % len(counts)] += 1
+        lengths = counts
+    if any(isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 0 for x in lengths):
+        raise ValueError(f"random_split: lengths must be ints >= 0 adding up to the dataset's "
+                         f"length ({n}) or fractions adding up to 1, got {lengths!r}")
+    if sum(lengths) != n:
+        raise ValueError(f"random_split: the lengths add up to {sum(lengths)}, not to the "
+                         f"dataset's length {n}")
+    order = _random._numpy_rng(generator).permutation(n).tolist()
+    ends = np.cumsum(lengths).tolist()
+    return [Subset(dataset, order[end - length:end]) for end, length in zip(ends, lengths)]

