@@ -1,6 +1,12 @@
-"""Pointwise activations (relu, leaky_relu, elu, sigmoid, tanh) over the activation primitive."""
+"""Pointwise activations: relu, leaky_relu, elu, sigmoid, tanh over the activation
+primitive; gelu, silu and hardtanh (relu6), which have no primitive, as array code."""
+import math
+
+import numpy as np
+
 from ..autograd import Function
 from ..engines import current_engine
+from .special import erf
 
 
 class Activation(Function):
@@ -20,3 +26,74 @@ class Activation(Function):
         mode, negative_slope, alpha = ctx.args
         return ctx.engine.activation_backward(dy, y, mode, x=x, negative_slope=negative_slope,
                                               alpha=alpha)
+
+
+# ---- activations with no primitive: array code ----------------------------------------------
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TANH_CUBIC = 0.044715  # Hendrycks & Gimpel (2016), the tanh approximation of GELU
+
+
+def _sigmoid(x):
+    """1 / (1 + exp(-x)) without overflow: exp of -|x| only."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(x.dtype, copy=False)
+
+
+class GaussianErrorLinearUnit(Function):
+    """GELU: x * Phi(x), Phi the standard normal CDF = (1 + erf(x / sqrt 2)) / 2, or with
+    approximate='tanh' x/2 * (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+
+    @staticmethod
+    def forward(ctx, x, *, approximate):
+        ctx.approximate = approximate
+        if approximate == "tanh":
+            th = np.tanh(_SQRT_2_OVER_PI * (x + _TANH_CUBIC * x * x * x))
+            ctx.save_for_backward(x, th)
+            return 0.5 * x * (1.0 + th)
+        cdf = 0.5 * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
+        ctx.save_for_backward(x, cdf)
+        return x * cdf
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, saved = ctx.saved_tensors
+        if ctx.approximate == "tanh":
+            th = saved  # d/dx: (1 + th)/2 + x/2 (1 - th^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2)
+            inner = _SQRT_2_OVER_PI * (1.0 + 3.0 * _TANH_CUBIC * x * x)
+            return dy * (0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * inner)
+        cdf = saved  # d/dx x Phi(x) = Phi(x) + x phi(x)
+        return dy * (cdf + x * (_INV_SQRT_2PI * np.exp(-0.5 * x * x)))
+
+
+class SigmoidLinearUnit(Function):
+    """SiLU (swish): x * sigmoid(x); d/dx = s (1 + x (1 - s))."""
+
+    @staticmethod
+    def forward(ctx, x):
+        s = _sigmoid(x)
+        ctx.save_for_backward(x, s)
+        return x * s
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, s = ctx.saved_tensors
+        return dy * (s * (1.0 + x * (1.0 - s)))
+
+
+class HardTanh(Function):
+    """x clipped to [min_val, max_val]. As PyTorch's hardtanh_backward, the gradient passes
+    strictly inside (min_val, max_val) only: zero at the bounds themselves (clamp's passes)."""
+
+    @staticmethod
+    def forward(ctx, x, *, min_val, max_val):
+        ctx.save_for_backward(x)
+        ctx.bounds = min_val, max_val
+        return np.clip(x, min_val, max_val)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, = ctx.saved_tensors
+        lo, hi = ctx.bounds
+        return np.where((x > lo) & (x < hi), dy, 0.0).astype(dy.dtype, copy=False)

@@ -1,4 +1,9 @@
-"""2-D max and average pooling over the current engine's pooling primitive."""
+"""2-D pooling: max and average over fixed windows through the current engine's pooling
+primitive; adaptive average and max pooling (the windows follow from the input and output
+sizes, as PyTorch computes them) as array code."""
+import numpy as np
+
+from .. import devices
 from ..autograd import Function
 from ..engines import current_engine
 
@@ -30,3 +35,82 @@ class AveragePooling2D(Function):
     @staticmethod
     def backward(ctx, dy):
         return ctx.engine.pool2d_backward(dy, ctx.x_shape, mode="avg", **ctx.args)
+
+
+def adaptive_windows(size, out):
+    """(start, end) of each of the `out` windows over `size` positions, as PyTorch's adaptive
+    pooling: start_i = floor(i * size / out), end_i = ceil((i + 1) * size / out). Windows
+    cover every position, overlap by at most one, and differ in length by at most one."""
+    i = np.arange(out)
+    return (i * size) // out, -((-(i + 1) * size) // out)
+
+
+def _averaging_matrix(size, out, dtype, dev):
+    """(out, size) matrix whose row i averages window i: 1 / length over the window."""
+    start, end = adaptive_windows(size, out)
+    positions = np.arange(size)
+    inside = (positions >= start[:, None]) & (positions < end[:, None])
+    return devices.to_device((inside / (end - start)[:, None]).astype(dtype), dev)
+
+
+class AdaptiveAveragePooling2D(Function):
+    """Mean of x (N, C, H, W) over adaptive windows: out_h x out_w of them. A window's mean
+    is the mean over its rows of the mean over its columns, so the pooling is two matrix
+    products, y = A_h x A_w^T with A the averaging matrices, and its adjoint is
+    dx = A_h^T dy A_w."""
+
+    @staticmethod
+    def forward(ctx, x, *, output_size):
+        (h, w), (oh, ow), dev = x.shape[2:], output_size, devices.of(x)
+        rows = _averaging_matrix(h, oh, x.dtype, dev)
+        cols = _averaging_matrix(w, ow, x.dtype, dev)
+        ctx.save_for_backward(rows, cols)
+        return np.matmul(np.matmul(rows, x), cols.T)
+
+    @staticmethod
+    def backward(ctx, dy):
+        rows, cols = ctx.saved_tensors
+        return np.matmul(np.matmul(rows.T, dy), cols)
+
+
+def _window_positions(size, out):
+    """(out, k) positions of each window, k the longest window; shorter windows repeat their
+    last position, which leaves a maximum (and the first position holding it) unchanged."""
+    start, end = adaptive_windows(size, out)
+    k = int((end - start).max())
+    return np.minimum(start[:, None] + np.arange(k), end[:, None] - 1)
+
+
+class AdaptiveMaxPooling2D(Function):
+    """Maximum of x (N, C, H, W) over adaptive windows. Every window is gathered at once
+    (N, C, out_h, out_w, k_h * k_w) and reduced with argmax, which picks the first maximum
+    in row-major order, as PyTorch's kernel does. The int64 indices (second output, when
+    asked) are h * W + w in each input plane, as max_pool2d's."""
+
+    @staticmethod
+    def forward(ctx, x, *, output_size, return_indices):
+        (n, c, h, w), (oh, ow), dev = x.shape, output_size, devices.of(x)
+        ph, pw = _window_positions(h, oh), _window_positions(w, ow)
+        kh, kw = ph.shape[1], pw.shape[1]
+        # flat[i, j, :]: the plane offsets h * W + w of window (i, j), row-major
+        flat = (ph[:, None, :, None] * w + pw[None, :, None, :]).reshape(oh, ow, kh * kw)
+        flat = devices.to_device(flat.astype(np.int64), dev)
+        windows = x.reshape(n, c, h * w)[:, :, flat]  # (N, C, oh, ow, kh * kw)
+        best = np.argmax(windows, axis=-1)
+        y = np.take_along_axis(windows, best[..., None], axis=-1)[..., 0]
+        window = devices.to_device(np.arange(oh * ow).reshape(oh, ow), dev)
+        indices = flat.reshape(oh * ow, kh * kw)[window, best]  # (N, C, oh, ow)
+        ctx.save_for_backward(indices)
+        ctx.x_shape = x.shape
+        return (y, indices) if return_indices else y
+
+    @staticmethod
+    def backward(ctx, dy, *_):  # (the indices output has no gradient)
+        indices, = ctx.saved_tensors
+        n, c, h, w = ctx.x_shape
+        dx = devices.zeros((n * c, h * w), dy.dtype, devices.of(dy))
+        planes = devices.to_device(np.arange(n * c)[:, None], devices.of(dy))
+        # windows overlap: an input may be the maximum of several, so contributions add
+        np.add.at(dx, (planes, indices.reshape(n * c, -1)), dy.reshape(n * c, -1))
+        return dx.reshape(n, c, h, w)
+

@@ -4,9 +4,6 @@
     import minifw.nn.functional as F
 """
 from . import functional, init, utils
-from .module import Module
+from . import modules
 from .parameter import Parameter
-from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
-from .layers import (AvgPool2d, BatchNorm1d, BatchNorm2d, Conv2d, CrossEntropyLoss, Dropout, ELU,
-                     Embedding, Flatten, LeakyReLU, Linear, LocalResponseNorm, LogSoftmax, MaxPool2d,
-                     ModuleList, MSELoss, NLLLoss, ReLU, Sequential, Sigmoid, Softmax, Tanh)
+from .modules import *  # noqa: F401,F403 (every layer, as torch.nn re-exports torch.nn.modules)

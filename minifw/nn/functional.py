@@ -5,13 +5,15 @@ takes and applies one Function from minifw.functions (which reaches its
 primitive through the current engine: conv2d, pooling, activations, softmax,
 cross_entropy, LRN, batch norm, dropout, and linear as GEMMs plus the bias
 gradient, as in Caffe's inner-product layer). Operations with no primitive
-(nll_loss, mse_loss, embedding, pad) are array code in their Function.
+(nll_loss, mse_loss and the other elementwise losses, gelu, silu, hardtanh, adaptive
+pooling, channel dropout, embedding, pad) are array code in their Function.
 
 Arguments that PyTorch accepts but the primitives cannot honour (dilated
 pooling, avg_pool2d's divisor_override, sparse embedding gradients) raise a
 ValueError saying so rather than being ignored.
 """
 import numbers
+import warnings
 
 import numpy as np
 
@@ -20,13 +22,17 @@ from .. import random as _random
 from ..autograd import is_grad_enabled, no_grad
 from ..checks import check_dim, check_float_dtype_ndim
 from ..engines import current_engine
-from ..functions.activation import Activation
+from ..functions.activation import (Activation, GaussianErrorLinearUnit, HardTanh,
+                                    SigmoidLinearUnit)
 from ..functions.convolution import Convolution2D
-from ..functions.dropout import InvertedDropout
+from ..functions.dropout import ChannelDropout, InvertedDropout
 from ..functions.embedding import EmbeddingLookup
 from ..functions.linear import InnerProduct
 from ..functions.normalization import BatchNormalization, LocalResponseNormalization
-from ..functions.pooling import AveragePooling2D, MaxPooling2D
+from ..functions.losses import (AbsoluteError, BinaryCrossEntropy, BinaryCrossEntropyWithLogits,
+                                KullbackLeiblerDivergence, SmoothAbsoluteError)
+from ..functions.pooling import (AdaptiveAveragePooling2D, AdaptiveMaxPooling2D, AveragePooling2D,
+                                 MaxPooling2D)
 from ..functions.shape import Padding
 from ..functions.softmax import NegativeLogLikelihood, SoftmaxCrossEntropy, SquaredError
 from ..functions.softmax import softmax as softmax_along
@@ -189,6 +195,55 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                            count_include_pad=count_include_pad)
 
 
+def _adaptive_output_size(fn, output_size, input):
+    """output_size (an int, or a pair whose entries may be None: keep that input size) as a
+    pair of ints."""
+    sizes = _pair(output_size)
+    if len(sizes) != 2:
+        raise ValueError(f"{fn}: output_size must be an int or a pair (out_h, out_w), got "
+                         f"{output_size!r}")
+    out = []
+    for size, keep in zip(sizes, input.shape[-2:]):
+        if size is None:
+            size = keep
+        if isinstance(size, (bool, np.bool_)) or not isinstance(size, numbers.Integral) or size < 1:
+            raise ValueError(f"{fn}: output_size entries must be positive ints or None, got "
+                             f"{output_size!r}")
+        out.append(int(size))
+    return tuple(out)
+
+
+def _adaptive_input(fn, input):
+    _pool_input(fn, input)
+    if 0 in input.shape[-3:]:
+        raise ValueError(f"{fn}: input must have non-zero sizes in its (C, H, W) dims; got "
+                         f"shape {tuple(input.shape)}")
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Mean over output_size windows that tile the input's H and W as evenly as they can:
+    window i spans [floor(i * H / out_h), ceil((i + 1) * H / out_h)), likewise along W.
+    output_size: an int or (out_h, out_w); None keeps that input size."""
+    fn = "adaptive_avg_pool2d"
+    _adaptive_input(fn, input)
+    size = _adaptive_output_size(fn, output_size, input)
+    if input.ndim == 3:
+        return adaptive_avg_pool2d(input.unsqueeze(0), size).squeeze(0)
+    return AdaptiveAveragePooling2D.apply(input, output_size=size)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max over the windows of adaptive_avg_pool2d; with return_indices, also the int64
+    index h * W + w of each maximum in its input plane (as max_pool2d's)."""
+    fn = "adaptive_max_pool2d"
+    _adaptive_input(fn, input)
+    size = _adaptive_output_size(fn, output_size, input)
+    if input.ndim == 3:
+        out = adaptive_max_pool2d(input.unsqueeze(0), size, return_indices)
+        return (out[0].squeeze(0), out[1].squeeze(0)) if return_indices else out.squeeze(0)
+    return AdaptiveMaxPooling2D.apply(input, output_size=size, return_indices=bool(return_indices))
+
+
 # ---- activations ----------------------------------------------------------------------------
 
 def _activation(fn, input, mode, inplace=False, **params):
@@ -224,23 +279,74 @@ def tanh(input):
     return _activation("tanh", input, "tanh")
 
 
+def _in_place(input, out):
+    """Write out into input where PyTorch's inplace=True would: only where no graph is
+    recorded (see _activation)."""
+    if not (is_grad_enabled() and input.requires_grad) and devices.is_writeable(input._data):
+        input._data[...] = out._data
+        return input
+    return out
+
+
+def gelu(input, approximate="none"):
+    """x * Phi(x), Phi the standard normal CDF (computed with erf); approximate='tanh' uses
+    0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))."""
+    fn = "gelu"
+    _tensor(fn, "input", input)
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"{fn}: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return GaussianErrorLinearUnit.apply(input, approximate=approximate)
+
+
+def silu(input, inplace=False):
+    """x * sigmoid(x) (also called swish)."""
+    _tensor("silu", "input", input)
+    out = SigmoidLinearUnit.apply(input)
+    return _in_place(input, out) if inplace else out
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """input clipped to [min_val, max_val]; the gradient passes strictly between them."""
+    fn = "hardtanh"
+    _tensor(fn, "input", input)
+    min_val, max_val = _real(fn, "min_val", min_val), _real(fn, "max_val", max_val)
+    if max_val < min_val:
+        raise ValueError(f"{fn}: max_val cannot be less than min_val, got min_val={min_val} and "
+                         f"max_val={max_val}")
+    out = HardTanh.apply(input, min_val=min_val, max_val=max_val)
+    return _in_place(input, out) if inplace else out
+
+
+def relu6(input, inplace=False):
+    """min(max(0, x), 6): hardtanh(input, 0, 6)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
 # ---- softmax -----------------------------------------------------------------------------
 
-def _softmax(fn, input, dim, dtype, log):
+def _softmax(fn, input, dim, dtype, log, stacklevel):
     _tensor(fn, "input", input)
     if dtype is not None:
         input = input.to(dtype)
-    if dim is None:  # PyTorch's legacy choice when dim is omitted
+    if dim is None:  # PyTorch's legacy choice when dim is omitted, and its warning
         dim = 0 if input.ndim in (0, 1, 3) else 1
+        warnings.warn(f"Implicit dimension choice for {fn} has been deprecated. Change the call "
+                      f"to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
     return softmax_along(input, check_dim(fn, dim, max(input.ndim, 1)), log=log)
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
-    return _softmax("softmax", input, dim, dtype, log=False)
+    return _softmax("softmax", input, dim, dtype, False, _stacklevel)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
-    return _softmax("log_softmax", input, dim, dtype, log=True)
+    return _softmax("log_softmax", input, dim, dtype, True, _stacklevel)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-input, dim)."""
+    _tensor("softmin", "input", input)
+    return _softmax("softmin", -input, dim, dtype, False, _stacklevel)
 
 
 # ---- losses ------------------------------------------------------------------------------
@@ -334,12 +440,147 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     _tensor(fn, "target", target)
     _same_dtype(fn, input, target=target)
     reduction = _reduction(fn, reduction, size_average, reduce)
+    _regression_shapes(fn, input, target)
+    return SquaredError.apply(input, target, reduction=reduction)
+
+
+def _regression_shapes(fn, input, target):
+    """Regression losses broadcast input against target, warning as PyTorch does when their
+    shapes differ (a (N,) target against an (N, 1) output is a classic silent bug)."""
     try:
         np.broadcast_shapes(input.shape, target.shape)
     except ValueError:
         raise ValueError(f"{fn}: input of shape {tuple(input.shape)} and target of shape "
                          f"{tuple(target.shape)} do not broadcast") from None
-    return SquaredError.apply(input, target, reduction=reduction)
+    if input.shape != target.shape:
+        warnings.warn(f"{fn}: Using a target size ({tuple(target.shape)}) that is different to "
+                      f"the input size ({tuple(input.shape)}). This will likely lead to incorrect "
+                      f"results due to broadcasting. Please ensure they have the same size.",
+                      UserWarning, stacklevel=3)
+
+
+def _pair_of_tensors(fn, input, target):
+    _tensor(fn, "input", input)
+    _tensor(fn, "target", target)
+    _same_dtype(fn, input, target=target)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Mean (or sum, or elementwise) absolute difference; shapes broadcast."""
+    fn = "l1_loss"
+    _pair_of_tensors(fn, input, target)
+    reduction = _reduction(fn, reduction, size_average, reduce)
+    _regression_shapes(fn, input, target)
+    return AbsoluteError.apply(input, target, reduction=reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta, for d = input - target (the L1
+    loss when beta = 0); shapes broadcast."""
+    fn = "smooth_l1_loss"
+    _pair_of_tensors(fn, input, target)
+    reduction = _reduction(fn, reduction, size_average, reduce)
+    beta = _real(fn, "beta", beta)
+    if beta < 0:
+        raise ValueError(f"{fn}: beta must be >= 0 (smooth_l1_loss does not support negative "
+                         f"values for beta), got {beta}")
+    _regression_shapes(fn, input, target)
+    return SmoothAbsoluteError.apply(input, target, beta=beta, reduction=reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta), for d = input - target;
+    shapes broadcast. Equals delta * smooth_l1_loss(input, target, beta=delta)."""
+    fn = "huber_loss"
+    _pair_of_tensors(fn, input, target)
+    reduction = _reduction(fn, reduction)
+    delta = _real(fn, "delta", delta)
+    if delta <= 0:
+        raise ValueError(f"{fn}: delta must be > 0, got {delta}")
+    _regression_shapes(fn, input, target)
+    return SmoothAbsoluteError.apply(input, target, beta=delta, huber=True, reduction=reduction)
+
+
+def _same_shape(fn, input, target):
+    if input.shape != target.shape:
+        raise ValueError(f"{fn}: target must have the same shape as input, {tuple(input.shape)}; "
+                         f"got {tuple(target.shape)}")
+
+
+def _loss_weight(fn, name, weight, input):
+    """A constant weight tensor that broadcasts to input's shape (its data, or None)."""
+    if weight is None:
+        return None
+    _tensor(fn, name, weight)
+    _same_dtype(fn, input, **{name: weight})
+    _same_device(fn, input, **{name: weight})
+    try:
+        fits = np.broadcast_shapes(weight.shape, input.shape) == tuple(input.shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{fn}: {name} of shape {tuple(weight.shape)} must broadcast to the "
+                         f"input's shape {tuple(input.shape)}")
+    return weight._data
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """-weight * (target log(input) + (1 - target) log(1 - input)) of probabilities input
+    (each log clamped at -100, as PyTorch); target has input's shape; weight broadcasts to it."""
+    fn = "binary_cross_entropy"
+    _pair_of_tensors(fn, input, target)
+    reduction = _reduction(fn, reduction, size_average, reduce)
+    _same_shape(fn, input, target)
+    w = _loss_weight(fn, "weight", weight, input)
+    x = input._data
+    if x.size and not bool(((x >= 0) & (x <= 1)).all()):
+        raise RuntimeError(f"{fn}: all elements of input should be between 0 and 1 (probabilities; "
+                           f"for logits use binary_cross_entropy_with_logits)")
+    return BinaryCrossEntropy.apply(input, target, weight=w, reduction=reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """binary_cross_entropy(sigmoid(input), target) in a numerically stable form, with
+    pos_weight (broadcast along the last dims, e.g. one per class) weighting the positive
+    term: -[pos_weight t log s + (1 - t) log(1 - s)], s = sigmoid(input)."""
+    fn = "binary_cross_entropy_with_logits"
+    _pair_of_tensors(fn, input, target)
+    reduction = _reduction(fn, reduction, size_average, reduce)
+    _same_shape(fn, input, target)
+    w = _loss_weight(fn, "weight", weight, input)
+    pw = _loss_weight(fn, "pos_weight", pos_weight, input)
+    return BinaryCrossEntropyWithLogits.apply(input, target, weight=w, pos_weight=pw,
+                                              reduction=reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Pointwise Kullback-Leibler divergence target * (log(target) - input) of log-probabilities
+    input (target probabilities, or log-probabilities with log_target); shapes broadcast.
+
+    reduction='batchmean' (the sum over the batch divided by its size) is the KL divergence
+    of the math; 'mean' divides by the number of elements instead (batch size times the
+    number of classes), as PyTorch's does, which warns about it, and so does this."""
+    fn = "kl_div"
+    _pair_of_tensors(fn, input, target)
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(fn, reduction, size_average, reduce)
+    if reduction not in ("none", "mean", "sum", "batchmean"):
+        raise ValueError(f"{fn}: reduction must be one of 'none', 'mean', 'sum', 'batchmean'; "
+                         f"got {reduction!r}")
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size. 'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition. 'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", UserWarning, stacklevel=2)
+    try:
+        np.broadcast_shapes(input.shape, target.shape)
+    except ValueError:
+        raise ValueError(f"{fn}: input of shape {tuple(input.shape)} and target of shape "
+                         f"{tuple(target.shape)} do not broadcast") from None
+    return KullbackLeiblerDivergence.apply(input, target, log_target=bool(log_target),
+                                           reduction=reduction)
 
 
 # ---- normalization -------------------------------------------------------------------------
@@ -418,6 +659,55 @@ def dropout(input, p=0.5, training=True, inplace=False):
         input._data[...] = out._data
         return input
     return out
+
+
+def _channel_dropout(fn, input, p, training, inplace, unbatched=False):
+    p = _probability(fn, p)
+    if not training or p == 0.0:
+        return input
+    seed = _random.default_generator.random_seed()
+    if unbatched:  # (C, ...): one sample
+        out = ChannelDropout.apply(input.unsqueeze(0), p=p, seed=seed).squeeze(0)
+    else:
+        out = ChannelDropout.apply(input, p=p, seed=seed)
+    return _in_place(input, out) if inplace else out
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, L) or unbatched (C, L) input with probability p, scaling
+    the kept ones by 1 / (1 - p), in training."""
+    fn = "dropout1d"
+    _tensor(fn, "input", input, ndim=(2, 3), ndim_desc="2-D (C, L) or 3-D (N, C, L)")
+    return _channel_dropout(fn, input, p, training, inplace, unbatched=input.ndim == 2)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels (feature maps input[n, c]) of (N, C, H, W) input with probability
+    p, scaling the kept ones by 1 / (1 - p), in training (Tompson et al., 2015: neighbouring
+    pixels are correlated, so dropping single ones barely regularizes).
+
+    As PyTorch's, a 3-D input is taken as (N, C, L), with PyTorch's warning, and inputs of
+    other ranks (2-D and up) drop input[n, c] slices with a warning too."""
+    fn = "dropout2d"
+    _tensor(fn, "input", input)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "
+                      "where C is the channel dim. This behavior will change in a future release "
+                      "to interpret the input as one without a batch dimension, i.e. shape "
+                      "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch "
+                      "to using dropout1d instead.", UserWarning, stacklevel=2)
+    elif input.ndim != 4:
+        if input.ndim < 2:
+            raise ValueError(f"{fn}: input must have a channel dim, (N, C, H, W); got a "
+                             f"{input.ndim}-D tensor of shape {tuple(input.shape)}")
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
+                      f"deprecated and will result in an error in a future release. To retain "
+                      f"the behavior and silence this warning, please use dropout instead. Note "
+                      f"that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      f"spatial dimensions, a channel dimension, and an optional batch dimension "
+                      f"(i.e. 3D or 4D inputs).", UserWarning, stacklevel=2)
+    return _channel_dropout(fn, input, p, training, inplace)
 
 
 # ---- linear, embedding ---------------------------------------------------------------------

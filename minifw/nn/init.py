@@ -1,12 +1,17 @@
 """Parameter initialization, as torch.nn.init. Every function fills the tensor in
-place (without recording a graph) from minifw's global generator, or from
-`generator`, and returns it."""
+place (without recording a graph) and returns it. Random values are drawn on the host
+from minifw's global generator (minifw.manual_seed), or from `generator`, in float64,
+and copied into the tensor on its device: the same seed gives the same values on every
+device."""
 import math
+import numbers
+import warnings
 
 import numpy as np
 
 from .. import devices
 from ..autograd import no_grad
+from ..functions.special import erfinv
 from ..random import _numpy_rng
 
 
@@ -21,7 +26,12 @@ def calculate_gain(nonlinearity, param=None):
     if nonlinearity == "relu":
         return math.sqrt(2.0)
     if nonlinearity == "leaky_relu":
-        slope = 0.01 if param is None else float(param)
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, numbers.Real) and not isinstance(param, (bool, np.bool_)):
+            slope = float(param)
+        else:
+            raise ValueError(f"calculate_gain: negative_slope {param!r} not a valid number")
         return math.sqrt(2.0 / (1 + slope ** 2))
     if nonlinearity == "selu":
         return 3.0 / 4
@@ -70,6 +80,53 @@ def ones_(tensor):
     return _fill(tensor, 1)
 
 
+def eye_(tensor):
+    """The identity matrix (ones on the diagonal of a 2-D tensor, rectangular ones too)."""
+    if tensor.ndim != 2:
+        raise ValueError(f"eye_: only tensors with 2 dimensions are supported, got shape "
+                         f"{tuple(tensor.shape)}")
+    return _fill(tensor, np.eye(*tensor.shape))
+
+
+def _normal_cdf(x):
+    return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """N(mean, std^2) restricted to [a, b] (a and b are values, not numbers of stds). As
+    PyTorch: uniform draws between the normal CDF at a and at b, mapped through the inverse
+    CDF (sqrt(2) erfinv(2u - 1)), then clamped to [a, b]; it warns when mean lies more than
+    2 std outside [a, b], where that mapping is inaccurate."""
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+                      "distribution of values may be incorrect.", UserWarning, stacklevel=2)
+    lo, hi = _normal_cdf((a - mean) / std), _normal_cdf((b - mean) / std)
+    u = _numpy_rng(generator).uniform(2 * lo - 1, 2 * hi - 1, tensor.shape)
+    values = np.clip(erfinv(u) * (std * math.sqrt(2.0)) + mean, a, b)
+    return _fill(tensor, values)
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """A (semi-)orthogonal matrix times gain (Saxe et al., 2013), the tensor seen as
+    (shape[0], the rest): Q of the QR decomposition of a standard normal matrix, each column
+    signed by R's diagonal so that Q is uniformly distributed (Haar)."""
+    if tensor.ndim < 2:
+        raise ValueError(f"orthogonal_: only tensors with 2 or more dimensions are supported, "
+                         f"got shape {tuple(tensor.shape)}")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = _numpy_rng(generator).normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (gain * q).reshape(tensor.shape))
+
+
 def xavier_uniform_(tensor, gain=1.0, generator=None):
     """U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
@@ -82,13 +139,25 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
 
+def _empty_warning(tensor):
+    if 0 in tuple(tensor.shape):
+        warnings.warn("Initializing zero-element tensors is a no-op", UserWarning, stacklevel=3)
+        return True
+    return False
+
+
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """U(-b, b), b = gain * sqrt(3 / fan) (He et al., 2015)."""
+    if _empty_warning(tensor):
+        return tensor
     fan = _fan(tensor, mode)
     bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / fan)
     return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """N(0, std^2), std = gain / sqrt(fan) (He et al., 2015)."""
+    if _empty_warning(tensor):
+        return tensor
     fan = _fan(tensor, mode)
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)

@@ -22,6 +22,10 @@ from reference import (activation_ref, batch_norm_inference_ref, batch_norm_trai
 # and transcendental functions here are within a few ulp, the longer sums
 # (conv, linear, batch-norm statistics) within ~sqrt(terms) ulp; 1e-5 relative
 # with a small absolute floor covers both without hiding a wrong formula.
+# Broadcasting a regression loss's target warns, as in PyTorch (tested in
+# test_pytorch_modules.py); the broadcasting gradient checks here do it on purpose.
+pytestmark = pytest.mark.filterwarnings("ignore:.*Using a target size:UserWarning")
+
 FWD_TOL = {np.float32: dict(rtol=1e-5, atol=1e-6), np.float64: dict(rtol=1e-12, atol=1e-13)}
 DTYPES = (np.float32, np.float64)
 
@@ -193,6 +197,21 @@ GRADS = [
     Grad("batch_norm_eval", lambda x, w, b: F.batch_norm(x, c64([0.1, -0.2]), c64([0.5, 2.0]), w, b),
          lambda: [t64((2, 2, 3, 3)), t64((2,), 1, 0.5, 1.5), t64((2,), 2)]),
     Grad("dropout", lambda x: seeded_dropout(x, p=0.3), lambda: [t64((4, 6))]),
+    # ops without a primitive (each with more cases in test_pytorch_modules.py)
+    Grad("gelu", lambda x: F.gelu(x), lambda: [t64((3, 5), 0, -4, 4)]),
+    Grad("silu", lambda x: F.silu(x), lambda: [t64((3, 5), 0, -4, 4)]),
+    Grad("hardtanh", lambda x: F.hardtanh(x, -0.5, 0.5), lambda: [t64((3, 5))]),
+    Grad("dropout2d", lambda x: (minifw.manual_seed(5), F.dropout2d(x, p=0.3))[1], lambda: [t64((2, 4, 2, 2))]),
+    Grad("adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (2, 3)), lambda: [t64((2, 2, 5, 7))]),
+    Grad("adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, (2, 3)), lambda: [t64((2, 2, 5, 7))]),
+    Grad("l1_loss", lambda a, b: F.l1_loss(a, b), lambda: [t64((3, 4)), t64((3, 4), 1)]),
+    Grad("smooth_l1_loss", lambda a, b: F.smooth_l1_loss(a, b, beta=0.5), lambda: [t64((3, 4)), t64((3, 4), 1)]),
+    Grad("binary_cross_entropy", lambda x, t: F.binary_cross_entropy(x, t),
+         lambda: [t64((3, 4), 0, 0.05, 0.95), t64((3, 4), 1, 0, 1)]),
+    Grad("binary_cross_entropy_with_logits", lambda x, t: F.binary_cross_entropy_with_logits(x, t),
+         lambda: [t64((3, 4), 0, -3, 3), t64((3, 4), 1, 0, 1)]),
+    Grad("kl_div", lambda x, t: F.kl_div(x, t, reduction="batchmean"),
+         lambda: [t64((3, 4), 0, -3, 0), t64((3, 4), 1, 0.05, 1)]),
     # linear, embedding, shapes
     Grad("linear", lambda x, w, b: F.linear(x, w, b), lambda: [t64((3, 4)), t64((5, 4), 1), t64((5,), 2)]),
     Grad("linear_3d_no_bias", lambda x, w: F.linear(x, w), lambda: [t64((2, 3, 4)), t64((5, 4), 1)]),
@@ -688,8 +707,10 @@ def test_in_place_activation_without_a_graph_reuses_the_input():
 def test_softmax_dtype_argument_and_legacy_default_dim():
     x = minifw.randn(3, 4)
     assert F.softmax(x, 1, dtype=minifw.float64).dtype == minifw.float64
-    np.testing.assert_allclose(F.softmax(x).numpy(), F.softmax(x, 1).numpy())  # 2-D: dim 1
-    np.testing.assert_allclose(F.softmax(x[0]).numpy().sum(), 1.0, rtol=1e-6)  # 1-D: dim 0
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        np.testing.assert_allclose(F.softmax(x).numpy(), F.softmax(x, 1).numpy())  # 2-D: dim 1
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        np.testing.assert_allclose(F.softmax(x[0]).numpy().sum(), 1.0, rtol=1e-6)  # 1-D: dim 0
 
 
 def test_flatten_defaults_to_every_dim():

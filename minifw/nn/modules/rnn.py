@@ -23,17 +23,17 @@ import numbers
 
 import numpy as np
 
-from .. import devices
-from ..autograd import no_grad
-from ..functions.recurrent import PackedWeights, RecurrentNetwork
-from ..ops.rnn import RNNDescriptor
-from ..tensor import Tensor, cat
-from . import functional as F
-from . import init
-from .layers import _factory, _positive_int
+from ... import devices
+from ...autograd import no_grad
+from ...functions.recurrent import PackedWeights, RecurrentNetwork
+from ...ops.rnn import RNNDescriptor
+from ...tensor import Tensor, cat
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, packed_positions, pad_packed_sequence
 from .module import Module
-from .parameter import Parameter
-from .utils.rnn import PackedSequence, packed_positions, pad_packed_sequence
+from .utils import _factory, _positive_int
 
 
 class _FlatWeights(Module):

@@ -2,19 +2,22 @@
 
 Assigning a Parameter, a Module or (through register_buffer) a Tensor to an
 attribute registers it, so parameters(), state_dict() and friends find it by
-its dotted name ("conv1.weight").
+its dotted name ("conv1.weight"). Forward hooks run around forward() when the
+module is called, as PyTorch's.
 """
 import collections
 import collections.abc
 import itertools
+import warnings
+import weakref
 
 import numpy as np
 
-from ..autograd import no_grad
-from .. import devices
-from ..checks import check_tensor_dtype
-from ..tensor import Tensor, _cuda_device
-from .parameter import Parameter
+from ...autograd import no_grad
+from ... import devices
+from ...checks import check_tensor_dtype
+from ...tensor import Tensor, _cuda_device
+from ..parameter import Parameter
 
 IncompatibleKeys = collections.namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")
 
@@ -26,6 +29,36 @@ def _array_of(value):
         return value._data
     return value if devices.is_array(value) else np.asarray(value)
 
+class RemovableHandle:
+    """What register_forward_hook and register_forward_pre_hook return: remove() unregisters
+    the hook (again: nothing); as a context manager, the hook is registered for the block."""
+
+    _ids = itertools.count()  # next() on it is atomic: unique ids across threads
+
+    def __init__(self, hooks, *extra):
+        self.id = next(RemovableHandle._ids)
+        # weak: a handle kept by the user does not keep a deleted module's hooks alive
+        self._stores = [weakref.ref(hooks)] + [weakref.ref(d) for d in extra]
+
+    def remove(self):
+        for ref in self._stores:
+            store = ref()
+            if isinstance(store, dict):
+                store.pop(self.id, None)
+            elif store is not None:
+                store.discard(self.id)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class _IdSet(set):
+    """A set that a weak reference can point at (the ids of a module's with_kwargs hooks)."""
+
+
 class Module:
     """Base class of layers and models: subclass it, create sub-modules and Parameters
     in __init__, compute in forward(); call the module to run forward."""
@@ -35,13 +68,91 @@ class Module:
         object.__setattr__(self, "_buffers", collections.OrderedDict())
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", collections.OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks_with_kwargs", _IdSet())
+        object.__setattr__(self, "_forward_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_forward_hooks_with_kwargs", _IdSet())
+        object.__setattr__(self, "_forward_hooks_always_called", _IdSet())
         object.__setattr__(self, "training", True)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        d = self.__dict__
+        if not (d.get("_forward_pre_hooks") or d.get("_forward_hooks")):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    # ---- forward hooks ----------------------------------------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """hook(module, args) runs before forward(); returning something other than None
+        replaces the positional arguments (a non-tuple becomes the only one). With
+        with_kwargs=True, hook(module, args, kwargs) may return (new_args, new_kwargs)."""
+        handle = RemovableHandle(self._forward_pre_hooks, self._forward_pre_hooks_with_kwargs)
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs.add(handle.id)
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
+        """hook(module, args, output) runs after forward(); returning something other than
+        None replaces the output (later hooks see the replacement). With with_kwargs=True the
+        hook is hook(module, args, kwargs, output); with always_call=True it runs even when
+        forward (or an earlier hook) raises. Hooks run in registration order; prepend=True
+        puts this one first."""
+        handle = RemovableHandle(self._forward_hooks, self._forward_hooks_with_kwargs,
+                                 self._forward_hooks_always_called)
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs.add(handle.id)
+        if always_call:
+            self._forward_hooks_always_called.add(handle.id)
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def _call_with_hooks(self, args, kwargs):
+        result, called = None, set()
+        try:
+            for hook_id, hook in list(self._forward_pre_hooks.items()):  # a hook may remove itself
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    replaced = hook(self, args, kwargs)
+                    if replaced is not None:
+                        if not (isinstance(replaced, tuple) and len(replaced) == 2):
+                            raise RuntimeError(f"forward pre-hook must return None or a tuple of "
+                                               f"(new_args, new_kwargs), but got {replaced!r}.")
+                        args, kwargs = replaced
+                else:
+                    replaced = hook(self, args)
+                    if replaced is not None:
+                        args = replaced if isinstance(replaced, tuple) else (replaced,)
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in list(self._forward_hooks.items()):
+                called.add(hook_id)
+                replaced = self._run_forward_hook(hook_id, hook, args, kwargs, result)
+                if replaced is not None:
+                    result = replaced
+            return result
+        except Exception:
+            for hook_id, hook in list(self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called and hook_id not in called:
+                    try:
+                        replaced = self._run_forward_hook(hook_id, hook, args, kwargs, result)
+                        if replaced is not None:
+                            result = replaced
+                    except Exception as e:  # the first error is the one to report
+                        warnings.warn(f"forward hook with ``always_call=True`` raised an exception "
+                                      f"that was silenced as another error was raised in forward: "
+                                      f"{e}")
+            raise
+
+    def _run_forward_hook(self, hook_id, hook, args, kwargs, result):
+        if hook_id in self._forward_hooks_with_kwargs:
+            return hook(self, args, kwargs, result)
+        return hook(self, args, result)
 
     # ---- registration -------------------------------------------------------------
     def _check_ready(self):
@@ -132,15 +243,18 @@ class Module:
     register_module = add_module
 
     # ---- walking the tree -----------------------------------------------------------
-    def named_modules(self, memo=None, prefix=""):
-        """(dotted name, module) for this module and every descendant, each once."""
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """(dotted name, module) for this module and every descendant, depth first, children
+        in registration order. A module reachable by several paths is listed once, at the
+        first, unless remove_duplicate=False; modules in `memo` (a set) are skipped."""
         memo = set() if memo is None else memo
         stack = [(prefix, self)]
-        while stack:  # depth-first, children in registration order
+        while stack:  # pre-order, as PyTorch's recursion
             name, module = stack.pop()
-            if id(module) in memo:
+            if module in memo:
                 continue
-            memo.add(id(module))
+            if remove_duplicate:
+                memo.add(module)
             yield name, module
             children = [(f"{name}.{n}" if name else n, m) for n, m in module._modules.items()
                         if m is not None]
@@ -159,27 +273,57 @@ class Module:
     def children(self):
         return (m for _, m in self.named_children())
 
-    def _named_members(self, store, prefix, recurse):
+    def _named_members(self, store, prefix, recurse, remove_duplicate=True):
         seen = set()
-        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
         for module_name, module in modules:
             for name, t in getattr(module, store).items():
                 if t is None or id(t) in seen:
                     continue
-                seen.add(id(t))  # a shared (tied) tensor is listed once
+                if remove_duplicate:
+                    seen.add(id(t))  # a shared (tied) tensor is listed once
                 yield (f"{module_name}.{name}" if module_name else name), t
 
-    def named_parameters(self, prefix="", recurse=True):
-        return self._named_members("_parameters", prefix, recurse)
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
         return (p for _, p in self.named_parameters(recurse=recurse))
 
-    def named_buffers(self, prefix="", recurse=True):
-        return self._named_members("_buffers", prefix, recurse)
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse=True):
         return (b for _, b in self.named_buffers(recurse=recurse))
+
+    def get_submodule(self, target):
+        """The module at dotted path `target` ("" is this module): model.get_submodule("features.0")."""
+        if target == "":
+            return self
+        module = self
+        for item in target.split("."):
+            if module.__dict__.get("_modules", {}).get(item) is None:
+                raise AttributeError(f"{module._get_name()} has no attribute `{item}` (looking "
+                                     f"for submodule `{target}`)")
+            module = module._modules[item]
+        return module
+
+    def _get_member(self, target, store, kind):
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if name not in getattr(module, store):
+            raise AttributeError(f"{module._get_name()} has no {kind} `{name}` (looking for "
+                                 f"`{target}`)")
+        return getattr(module, store)[name]
+
+    def get_parameter(self, target):
+        """The Parameter at dotted path `target`: model.get_parameter("fc.weight")."""
+        return self._get_member(target, "_parameters", "parameter")
+
+    def get_buffer(self, target):
+        """The buffer at dotted path `target`: model.get_buffer("bn.running_mean")."""
+        return self._get_member(target, "_buffers", "buffer")
 
     def apply(self, fn):
         """Call fn(module) on every descendant, then on self (children first, as PyTorch)."""
@@ -208,6 +352,9 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none=True):
+        """Reset every parameter's gradient: to None (the default since PyTorch 2.0, which
+        frees the memory and lets the next backward take its gradient over without a copy),
+        or to zeros in place with set_to_none=False."""
         for p in self.parameters():
             if set_to_none:
                 p.grad = None

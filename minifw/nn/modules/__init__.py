@@ -1,0 +1,36 @@
+"""The layers, one file per family as in torch.nn.modules (module, container, linear,
+conv, pooling, activation, normalization, batchnorm, dropout, flatten, sparse, loss,
+rnn), so that both `nn.Linear` and `nn.modules.linear.Linear` name the same class."""
+from .module import Module
+from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, ReLU, ReLU6, Sigmoid, SiLU,
+                         Softmax, Softmax2d, Softmin, Tanh)
+from .batchnorm import BatchNorm1d, BatchNorm2d
+from .container import ModuleList, Sequential
+from .conv import Conv2d
+from .dropout import Dropout, Dropout1d, Dropout2d
+from .flatten import Flatten
+from .linear import Identity, Linear
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+                   MSELoss, NLLLoss, SmoothL1Loss)
+from .normalization import LocalResponseNorm
+from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, MaxPool2d
+from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
+from .sparse import Embedding
+
+__all__ = [
+    "Module",
+    # containers
+    "ModuleList", "Sequential",
+    # layers
+    "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d",
+    "Dropout", "Dropout1d", "Dropout2d", "Embedding", "Flatten", "Identity", "Linear",
+    "LocalResponseNorm", "MaxPool2d",
+    # activations
+    "ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6", "SiLU", "Sigmoid",
+    "Softmax", "Softmax2d", "Softmin", "Tanh",
+    # losses
+    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
+    "MSELoss", "NLLLoss", "SmoothL1Loss",
+    # recurrent
+    "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
+]

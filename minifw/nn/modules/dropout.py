@@ -1,0 +1,32 @@
+"""Dropout layers: elements (Dropout) or whole channels (Dropout1d, Dropout2d), in training."""
+from .. import functional as F
+from .module import Module
+
+
+class _DropoutNd(Module):
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        F._probability(type(self).__name__, p)
+        self.p, self.inplace = p, inplace
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutNd):
+    """Zero whole channels of (N, C, L) or (C, L) input."""
+
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    """Zero whole channels (feature maps) of (N, C, H, W) input."""
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)

@@ -1,0 +1,58 @@
+"""Embedding: a lookup table of vectors."""
+from ...autograd import no_grad
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+from .utils import _empty_parameter, _factory, _positive_int
+
+
+class Embedding(Module):
+    """A lookup table of num_embeddings vectors of size embedding_dim, initialized N(0, 1)."""
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
+                 norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
+                 _freeze=False, device=None, dtype=None):
+        super().__init__()
+        dtype, dev = _factory("Embedding", dtype, device)
+        self.num_embeddings = _positive_int("Embedding", "num_embeddings", num_embeddings)
+        self.embedding_dim = _positive_int("Embedding", "embedding_dim", embedding_dim)
+        if padding_idx is not None:
+            padding_idx = F._padding_index("Embedding", padding_idx, num_embeddings)
+        if sparse:
+            raise ValueError("Embedding: sparse gradients are not supported; sparse must be False")
+        self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        if _weight is None:
+            self.weight = _empty_parameter((num_embeddings, embedding_dim), dtype, dev)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError(f"Embedding: _weight must have shape {(num_embeddings, embedding_dim)}, "
+                                 f"got {tuple(_weight.shape)}")
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight._data[self.padding_idx] = 0
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
+                        norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+        rows, dim = embeddings.shape
+        return cls(rows, dim, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings, _freeze=freeze)
+
+    def forward(self, input):
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        return s

@@ -1,0 +1,35 @@
+"""Argument helpers shared by the layers (as torch.nn.modules.utils): pairs of ints,
+positive sizes, and the (dtype, device) factory arguments of parameters."""
+import numbers
+
+import numpy as np
+
+from ... import devices
+from ...checks import check_tensor_dtype
+from ...tensor import Tensor, float32
+from ..parameter import Parameter
+
+
+def _pair(v):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
+
+
+def _positive_int(cls, name, v):
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{cls}: {name} must be an int, got {type(v).__name__} {v!r}")
+    if v < 1:
+        raise ValueError(f"{cls}: {name} must be >= 1, got {v}")
+    return int(v)
+
+
+def _factory(cls, dtype, device):
+    """(dtype, device) of a layer's parameters and buffers: PyTorch's factory arguments."""
+    dev = devices.get(device, cls)
+    dtype = float32 if dtype is None else check_tensor_dtype(dtype, cls)
+    if dtype.kind != "f":
+        raise TypeError(f"{cls}: dtype must be float32 or float64, got {dtype}")
+    return dtype, dev
+
+
+def _empty_parameter(shape, dtype, dev):
+    return Parameter(Tensor._make(devices.empty(shape, dtype, dev)))
