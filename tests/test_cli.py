@@ -261,17 +261,17 @@ def test_the_example_trains_exactly_as_the_command(capsys, digits, tmp_path):
 def test_alexnet_small_trains_on_the_digits_padded_to_32x32(capsys, digits, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default checkpoint is alexnet-small.npz here
     status = cli.main(["train", "alexnet-small", "--data-dir", str(digits), "--batch-size", "8",
-                       "--epochs", "4", "--lr", "0.02", "--lr-schedule", "constant", "--shift", "0"])
+                       "--epochs", "6", "--lr", "0.02", "--lr-schedule", "constant", "--shift", "0"])
     out, err = capsys.readouterr()
     assert status == 0, err
     lines = out.splitlines()
     assert lines[0].startswith("AlexNetSmall on 48 training and 20 test digits padded to 32x32")
-    assert [line.split(":")[0] for line in lines[1:5]] == [f"epoch {i}/4" for i in range(1, 5)]
+    assert [line.split(":")[0] for line in lines[1:7]] == [f"epoch {i}/6" for i in range(1, 7)]
     saved = minifw.load("alexnet-small.npz")
-    assert saved["kind"] == "minifw train alexnet-small" and saved["epoch"] == 4
+    assert saved["kind"] == "minifw train alexnet-small" and saved["epoch"] == 6
     assert saved["model"]["conv2.weight"].shape == (64, 16, 5, 5)
     losses = saved["history"]["epoch_loss"]
-    assert losses[-1] < 0.85 * losses[0], losses  # it learns the bars (2.33 -> 1.78 measured)
+    assert losses[-1] < 0.85 * losses[0], losses  # it learns the bars (2.30 -> 1.79 measured; seeds 1-3: 0.67-0.80x)
 
 
 def test_the_caffe_engine_trains_the_same_lenet(capsys, digits, tmp_path):
