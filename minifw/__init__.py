@@ -16,8 +16,9 @@ from .devices import device
 from .engines import engine, get_engine, set_engine
 # The framework over the primitives.
 from .tensor import (Tensor, arange, bool_, cat, empty, float32, float64, from_numpy, full,
-                     full_like, int64, ones, ones_like, rand, rand_like, randint, randn, randn_like,
-                     randperm, stack, tensor, where, zeros, zeros_like)
+                     full_like, get_default_dtype, int32, int64, ones, ones_like, rand, rand_like,
+                     randint, randn, randn_like, randperm, set_default_dtype, stack, tensor, where,
+                     zeros, zeros_like)
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .random import Generator, get_rng_state, manual_seed, set_rng_state
 from . import autograd, random
@@ -81,9 +82,37 @@ def _cpu_model():
     return _platform.processor() or "unknown"
 
 
-# Functional forms of Tensor methods, as in the torch namespace.
+# Functional forms of Tensor methods, as in the torch namespace. (They shadow builtins
+# here, as torch's do: nothing in this module may call the builtin max, min, sum, abs, pow,
+# round, all, any, float, int or bool.)
 def matmul(a, b):
     return a @ b
+
+
+def add(input, other, *, alpha=1):
+    return input.add(other, alpha=alpha) if isinstance(input, Tensor) else other.__radd__(input)
+
+
+def sub(input, other, *, alpha=1):
+    return input.sub(other, alpha=alpha) if isinstance(input, Tensor) else other.__rsub__(input)
+
+
+def mul(input, other):
+    return input * other
+
+
+def div(input, other):
+    return input / other
+
+
+subtract, multiply, divide, true_divide = sub, mul, div, div
+
+
+def neg(t):
+    return -t
+
+
+negative = neg
 
 
 def exp(t):
@@ -102,8 +131,66 @@ def abs(t):
     return t.abs()
 
 
+absolute = abs
+
+
 def pow(t, exponent):
     return t ** exponent
+
+
+def sin(t):
+    return t.sin()
+
+
+def cos(t):
+    return t.cos()
+
+
+def tan(t):
+    return t.tan()
+
+
+def atan(t):
+    return t.atan()
+
+
+arctan = atan
+
+
+def exp2(t):
+    return t.exp2()
+
+
+def log1p(t):
+    return t.log1p()
+
+
+def expm1(t):
+    return t.expm1()
+
+
+def rsqrt(t):
+    return t.rsqrt()
+
+
+def sign(t):
+    return t.sign()
+
+
+def floor(t):
+    return t.floor()
+
+
+def ceil(t):
+    return t.ceil()
+
+
+def trunc(t):
+    return t.trunc()
+
+
+def round(t, *, decimals=0):
+    return t.round(decimals)
 
 
 def relu(t):
@@ -118,16 +205,100 @@ def tanh(t):
     return t.tanh()
 
 
+def softmax(t, dim):
+    return t.softmax(dim)
+
+
+def log_softmax(t, dim):
+    return t.log_softmax(dim)
+
+
 def clamp(t, min=None, max=None):
     return t.clamp(min, max)
 
 
+clip = clamp
+
+
+def clamp_min(t, min):
+    return t.clamp_min(min)
+
+
+def clamp_max(t, max):
+    return t.clamp_max(max)
+
+
+def tril(t, diagonal=0):
+    return t.tril(diagonal)
+
+
+def triu(t, diagonal=0):
+    return t.triu(diagonal)
+
+
+def masked_fill(t, mask, value):
+    return t.masked_fill(mask, value)
+
+
+def clone(t):
+    return t.clone()
+
+
+# comparisons
+def eq(input, other):
+    return input.eq(other)
+
+
+def ne(input, other):
+    return input.ne(other)
+
+
+def lt(input, other):
+    return input.lt(other)
+
+
+def le(input, other):
+    return input.le(other)
+
+
+def gt(input, other):
+    return input.gt(other)
+
+
+def ge(input, other):
+    return input.ge(other)
+
+
+not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
+
+
+def equal(input, other):
+    return input.equal(other)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return input.isclose(other, rtol, atol, equal_nan)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return input.allclose(other, rtol, atol, equal_nan)
+
+
+# reductions, scans, sorting
 def sum(t, dim=None, keepdim=False):
     return t.sum(dim, keepdim)
 
 
 def mean(t, dim=None, keepdim=False):
     return t.mean(dim, keepdim)
+
+
+def var(t, dim=None, keepdim=False, correction=1):
+    return t.var(dim, keepdim, correction)
+
+
+def std(t, dim=None, keepdim=False, correction=1):
+    return t.std(dim, keepdim, correction)
 
 
 def max(t, dim=None, keepdim=False):
@@ -138,10 +309,80 @@ def min(t, dim=None, keepdim=False):
     return t.min(dim, keepdim)
 
 
+def amax(t, dim=None, keepdim=False):
+    return t.amax(dim, keepdim)
+
+
+def amin(t, dim=None, keepdim=False):
+    return t.amin(dim, keepdim)
+
+
 def argmax(t, dim=None, keepdim=False):
     return t.argmax(dim, keepdim)
 
 
+def argmin(t, dim=None, keepdim=False):
+    return t.argmin(dim, keepdim)
+
+
+def all(t, dim=None, keepdim=False):
+    return t.all(dim, keepdim)
+
+
+def any(t, dim=None, keepdim=False):
+    return t.any(dim, keepdim)
+
+
+def cumsum(t, dim, *, dtype=None):
+    return t.cumsum(dim, dtype=dtype)
+
+
+def sort(t, dim=-1, descending=False, stable=False):
+    return t.sort(dim, descending, stable)
+
+
+def argsort(t, dim=-1, descending=False, stable=False):
+    return t.argsort(dim, descending, stable)
+
+
+def topk(t, k, dim=-1, largest=True, sorted=True):
+    return t.topk(k, dim, largest, sorted)
+
+
+# indexing
+def gather(t, dim, index, *, sparse_grad=False):
+    return t.gather(dim, index, sparse_grad=sparse_grad)
+
+
+def scatter(t, dim, index, src=None, *, value=None, reduce=None):
+    return t.scatter(dim, index, src, value=value, reduce=reduce)
+
+
+def scatter_add(t, dim, index, src):
+    return t.scatter_add(dim, index, src)
+
+
+def index_select(t, dim, index):
+    return t.index_select(dim, index)
+
+
+def index_fill(t, dim, index, value):
+    return t.index_fill(dim, index, value)
+
+
+def nonzero(t, *, as_tuple=False):
+    return t.nonzero(as_tuple=as_tuple)
+
+
+def narrow(t, dim, start, length):
+    return t.narrow(dim, start, length)
+
+
+def select(t, dim, index):
+    return t.select(dim, index)
+
+
+# shapes
 def reshape(t, shape):
     return t.reshape(shape)
 
@@ -164,3 +405,37 @@ def unsqueeze(t, dim):
 
 def squeeze(t, dim=None):
     return t.squeeze(dim)
+
+
+def chunk(t, chunks, dim=0):
+    return t.chunk(chunks, dim)
+
+
+def split(t, split_size_or_sections, dim=0):
+    return t.split(split_size_or_sections, dim)
+
+
+def unbind(t, dim=0):
+    return t.unbind(dim)
+
+
+# about tensors
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(t):
+    return t.is_floating_point()
+
+
+def numel(t):
+    return t.numel()
+
+
+# dtype names as in torch: minifw.float is float32, minifw.long int64, ... (they shadow the
+# builtins only inside this module's namespace, as torch's do)
+float = float32
+double = float64
+long = int64
+int = int32
+bool = bool_

@@ -32,6 +32,36 @@ functions keep a devices.CudaSimArray a CudaSimArray, but a few (np.where,
 np.concatenate, np.stack; a 0-d result that became a NumPy scalar) return a
 plain array: such a result is copied back onto the device here rather than
 left silently on the CPU.
+
+In-place operations and version counters, as in PyTorch. Every Tensor has a
+`VersionCounter` that each in-place operation on it increments. Tensors that
+share memory through minifw's own operations share one counter: `detach()`,
+and every output of a Function that is a view of an input's memory (reshape,
+permute, expand, basic indexing, narrow, chunk, split, ...: found in
+`Function.apply` from the array owning the memory), which also keeps that
+input (or the input's own base) as its `_base`. `Tensor.data` gets a counter
+of its own, as in PyTorch: changes through it are not tracked. A change made
+to an array directly (`t._data[...] = ...`) is not counted either; call
+`increment_version(t)` after one.
+
+When a recorded Function saved arrays, `Function.apply` notes the version of
+each input or output tensor whose memory a saved array is (or is a view of),
+and `ctx.saved_tensors` raises PyTorch's "modified by an inplace operation"
+error when one has changed since.
+
+An in-place operation that autograd records (a Tensor method ending in "_",
+or __setitem__, on a tensor that requires grad or with an operand that does)
+runs its Function out of place or into the tensor's own array, writes the
+result into the tensor's memory and makes the new node the tensor's grad_fn,
+so that gradients flow through the in-place step into the tensor's earlier
+history; what that node saved from the memory about to be overwritten is
+copied first. The other tensors sharing that memory (its base, its views,
+detach()) may now hold values their own history does not explain: PyTorch
+replays a view's history onto its base; minifw instead counts such
+operations and keeps the parts of memory they wrote (`VersionCounter.history`
+and `record`), and refuses to record an operation on a tensor whose elements
+were written that way after its history was set (a view of other elements,
+such as out[t - 1] after out[t] = h, stays usable).
 """
 import contextlib
 import threading
@@ -99,10 +129,49 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "the graph a second time or if you need to access saved tensors after calling backward.")
 
 
+class VersionCounter:
+    """How many in-place operations have changed a tensor's memory (`version`), and how
+    many of them autograd recorded (`history`), with the parts of the memory the last of
+    those wrote; one object shared by the tensors that share the memory (see "In-place
+    operations" above)."""
+
+    __slots__ = ("version", "history", "_written")
+
+    KEPT = 32  # recorded writes remembered; a tensor older than them is taken as overwritten
+
+    def __init__(self):
+        self.version = self.history = 0
+        self._written = None  # [(history after the write, the array written)], made when needed
+
+    def record(self, region):
+        """Count an in-place operation autograd recorded, which wrote the array `region`."""
+        self.history += 1
+        if self._written is None:
+            self._written = []
+        self._written.append((self.history, region))
+        del self._written[:-self.KEPT]
+
+    def written_since(self, history, array):
+        """Whether a recorded in-place operation after `history` wrote memory of `array`."""
+        written = self._written or []
+        if history < self.history - len(written):
+            return True
+        # bounds first (cheap everywhere); the exact test only where they overlap
+        return any(after > history and np.may_share_memory(array, region)
+                   and np.shares_memory(array, region) for after, region in written)
+
+
+def increment_version(tensor):
+    """Count an in-place change made to `tensor`'s array directly (as optimizers do), so
+    that a graph which saved the old values refuses to backward through them."""
+    tensor._version_counter.version += 1
+
+
 class Context:
     """What forward leaves for backward: saved arrays and any plain attributes."""
 
     _saved = ()  # None once freed
+    _saved_versions = ()  # (counter, version when saved, description) per tensor saved
 
     def save_for_backward(self, *arrays):
         self._saved = arrays
@@ -111,7 +180,20 @@ class Context:
     def saved_tensors(self):
         if self._saved is None:
             raise RuntimeError(_FREED)
+        for counter, version, what in self._saved_versions:
+            if counter.version != version:
+                raise RuntimeError(_modified_in_place(what, counter.version, version))
         return self._saved
+
+
+def _modified_in_place(what, now, expected):
+    dtype, dev, shape, producer, output_nr = what
+    made = "" if producer is None else f", which is output {output_nr} of {producer.__name__}Backward"
+    return (f"one of the variables needed for gradient computation has been modified by an inplace "
+            f"operation: [{Tensor._type_name(dtype, dev)} [{', '.join(map(str, shape))}]]{made}, "
+            f"is at version {now}; expected version {expected} instead. Hint: the in-place "
+            f"operation changed a tensor that an earlier operation saved for its gradient; do it "
+            f"out of place (y = y * 2 rather than y.mul_(2)), or on a clone()")
 
 
 class Node:
@@ -155,12 +237,17 @@ class Function:
         record = is_grad_enabled()  # under no_grad nothing needs a gradient: forward may save less
         ctx.needs_input_grad = tuple(record and isinstance(a, Tensor) and a.requires_grad
                                      for a in args)
+        if record:
+            for a in args:
+                if isinstance(a, Tensor) and a._history != a._version_counter.history:
+                    _check_history(cls.__name__, a)
         dev = common_device(cls.__name__, args)
         arrays = [_data_on(a, dev) if isinstance(a, Tensor) else a for a in args]
         out = cls.forward(ctx, *arrays, **kwargs)
         outs = out if isinstance(out, tuple) else (out,)
         dev = ctx.__dict__.get("output_device", dev)  # set by a Function that moves data (ToDevice)
         outs = [on_device(o, dev) for o in outs]
+        node = None
         if any(ctx.needs_input_grad):
             edges = tuple(_edge(a) if needs else None for a, needs in zip(args, ctx.needs_input_grad))
             node = Node(cls, ctx, edges, tuple((o.shape, o.dtype) for o in outs), dev)
@@ -168,7 +255,83 @@ class Function:
                             for i, o in enumerate(outs))
         else:
             tensors = tuple(Tensor._make(o) for o in outs)
+        _share_storage(args, tensors)
+        if node is not None and ctx._saved:
+            ctx._saved_versions = _saved_versions(cls, ctx._saved, args, tensors)
         return tensors if isinstance(out, tuple) else tensors[0]
+
+
+def storage(array):
+    """The array that owns `array`'s memory (itself, or the end of its chain of bases)."""
+    base = array.base
+    while base is not None and devices.is_array(base):
+        array, base = base, base.base
+    return array
+
+
+def _share_storage(inputs, outputs):
+    """An output that is a view of an input's memory shares the input's version counter
+    and history, and has the input's base (or the input itself) as its _base."""
+    candidates = None
+    for t in outputs:
+        if t._data.base is None:  # memory of its own: the common case
+            continue
+        if candidates is None:
+            candidates = [(storage(a._data), a) for a in inputs
+                          if isinstance(a, Tensor) and devices.is_array(a._data)]
+        memory = storage(t._data)
+        for owner, a in candidates:
+            if owner is memory:
+                t._version_counter, t._history = a._version_counter, a._history
+                t._base = a if a._base is None else a._base
+                break
+
+
+def _check_history(fn, t):
+    """t shares memory where autograd recorded in-place operations since t's history was set:
+    fine where they wrote none of t's elements, an error where they did."""
+    counter = t._version_counter
+    if counter.written_since(t._history, t._data):
+        raise RuntimeError(
+            f"{fn}: a tensor used here shares memory with another (its base, a view of it, or "
+            f"detach()) that an in-place operation recorded by autograd has changed since this "
+            f"tensor's history was set, so its history no longer explains its values. PyTorch "
+            f"replays views onto their base's history; minifw does not: take views after "
+            f"in-place operations, assign through the base (base[index] = value), or use "
+            f"out-of-place operations")
+    t._history = counter.history  # its elements were not written: its history still holds
+
+
+def _saved_versions(function, saved, inputs, outputs):
+    """(counter, version, description) of each input or output tensor whose memory one of
+    the arrays a Function saved is (or is a view of): what saved_tensors checks."""
+    tensors = [(t, t.grad_fn.function if t.grad_fn is not None else None, t._output_nr)
+               for t in inputs if isinstance(t, Tensor)]
+    tensors += [(t, function, i) for i, t in enumerate(outputs)]
+    owners = [storage(t._data) if devices.is_array(t._data) else None for t, _, _ in tensors]
+    records = []
+    for s in saved:
+        if not devices.is_array(s):
+            continue
+        memory = storage(s)
+        for (t, producer, output_nr), owner in zip(tensors, owners):
+            counter = t._version_counter
+            if owner is memory and not any(r[0] is counter for r in records):
+                records.append((counter, counter.version,
+                                (t.dtype, devices.of(t._data), t.shape, producer, output_nr)))
+    return tuple(records)
+
+
+def keep_saved_from(node, array, counter):
+    """Before an in-place operation overwrites `array` (a tensor's memory, counted by
+    `counter`), `node` (which it has just recorded) gets copies of what it saved from there."""
+    ctx = node.ctx
+    if not ctx._saved:
+        return
+    memory = storage(array)
+    ctx._saved = tuple(s.copy() if devices.is_array(s) and storage(s) is memory else s
+                       for s in ctx._saved)
+    ctx._saved_versions = tuple(r for r in ctx._saved_versions if r[0] is not counter)
 
 
 def common_device(fn, tensors):
@@ -338,4 +501,5 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
                     slots[i] = g if slots[i] is None else slots[i] + g
             if not retain_graph and node.ctx._saved:
                 node.ctx._saved = None  # frees what forward saved
+                node.ctx._saved_versions = ()
 

@@ -21,7 +21,10 @@ import numpy as np
 from . import devices
 
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-TENSOR_DTYPES = FLOAT_DTYPES + (np.dtype(np.int64), np.dtype(np.bool_))
+# int32 is a storage dtype (creation, casts, indexing, arithmetic); the native primitives take
+# float32/float64 data and int64 indices and targets only, which their own checks enforce.
+TENSOR_DTYPES = FLOAT_DTYPES + (np.dtype(np.int64), np.dtype(np.int32), np.dtype(np.bool_))
+TENSOR_DTYPE_NAMES = ", ".join(d.name for d in TENSOR_DTYPES)
 
 
 def dtype_name(dtype):
@@ -191,7 +194,7 @@ def check_tensor_dtype(dtype, fn="tensor"):
     except TypeError:
         d = None
     if d not in TENSOR_DTYPES:
-        raise TypeError(f"{fn}: dtype must be one of float32, float64, int64, bool; got {dtype!r}")
+        raise TypeError(f"{fn}: dtype must be one of {TENSOR_DTYPE_NAMES}; got {dtype!r}")
     return d
 
 

@@ -1,10 +1,18 @@
 """minifw.Tensor: one NumPy array plus what autograd needs (requires_grad, grad, grad_fn).
 
-Dtypes are float32 (the default for Python floats), float64, int64 (the
-default for Python ints) and bool (results of comparisons). Binary operations
-promote as PyTorch does: a float tensor keeps its dtype against Python
-numbers, int64 meets a float scalar as float32, float32 meets float64 as
-float64.
+Dtypes are float32 and float64 (the default for Python floats is float32, or
+what minifw.set_default_dtype chose), int64 (the default for Python ints),
+int32 and bool (results of comparisons). Binary operations promote as PyTorch
+does: a tensor keeps its dtype against Python numbers of its kind, an integer
+tensor meets a float number as the default float dtype, int32 meets int64 as
+int64, float32 meets float64 as float64, and an integer tensor meets a float
+tensor as that float dtype. int32 is a storage dtype: the native primitives
+take float32/float64 data and int64 indices, and say so when given int32.
+
+In-place methods (add_, mul_, masked_fill_, x[i] = v, ...) follow PyTorch's
+rules for autograd: they are refused on a leaf that requires grad (outside
+no_grad), recorded on other tensors, and counted by a version counter that a
+later backward checks (see minifw.autograd, "In-place operations").
 
 A tensor's device is where its array lives (minifw.devices): "cpu" (a NumPy
 array), "cuda" (a CuPy array on the GPU) or "cudasim" (a NumPy array standing for
@@ -18,30 +26,62 @@ minifw.autograd for the graph walk.
 import collections
 import math
 import numbers
+import operator
 
 import numpy as np
 
 from . import autograd as _autograd
 from . import devices
 from . import random as _random
+from .checks import TENSOR_DTYPE_NAMES as _DTYPE_NAMES
 from .checks import TENSOR_DTYPES as _DTYPES
 from .checks import check_dim as _dim
 from .checks import check_dims as _dims
+from .checks import check_int as _int
 from .checks import check_sizes as _shape_args
 from .checks import check_tensor_dtype as _dtype_arg
 from .functions import activation as _activation
 from .functions import elementwise as _elementwise
+from .functions import indexing as _indexing
 from .functions import linear as _linear
 from .functions import reductions as _reductions
 from .functions import shape as _shape
 from .functions import softmax as _softmax
+from .functions import sorting as _sorting
 
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 int64 = np.dtype(np.int64)
+int32 = np.dtype(np.int32)
 bool_ = np.dtype(np.bool_)
 
 MaxResult = collections.namedtuple("MaxResult", "values indices")
+SortResult = collections.namedtuple("SortResult", "values indices")
+TopKResult = collections.namedtuple("TopKResult", "values indices")
+
+# Tensor.type() names, as PyTorch's 'torch.FloatTensor' ('torch.cuda.FloatTensor' on a GPU)
+_TYPE_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", int64: "LongTensor",
+               int32: "IntTensor", bool_: "BoolTensor"}
+_TYPE_DTYPES = {name: dtype for dtype, name in _TYPE_NAMES.items()}
+
+_default_dtype = float32  # of Python floats and of float creation functions
+
+
+def get_default_dtype():
+    """The dtype Python floats and the float creation functions (zeros, randn, ...) get when
+    none is given: float32 unless set_default_dtype changed it, as in PyTorch."""
+    return _default_dtype
+
+
+def set_default_dtype(d):
+    """Make float32 or float64 the default float dtype (torch.set_default_dtype). Layers of
+    minifw.nn create their parameters in float32 regardless; convert them with .double()."""
+    global _default_dtype
+    dtype = _dtype_arg(d, "set_default_dtype")
+    if dtype.kind != "f":
+        raise TypeError(f"set_default_dtype: only floating point dtypes (float32, float64) can be "
+                        f"the default; got {dtype}")
+    _default_dtype = dtype
 
 
 def _natural_dtype(a):
@@ -54,7 +94,7 @@ def _natural_dtype(a):
     if kind in "iu":
         return int64
     raise TypeError(f"tensor: cannot make a tensor from data of dtype {a.dtype} (supported: "
-                    f"float32, float64, int64, bool)")
+                    f"{_DTYPE_NAMES})")
 
 
 def _infer_shape(fn, shape, old_shape):
@@ -99,7 +139,8 @@ def _category(dtype):
 
 
 def _result_dtype(*operands):
-    """PyTorch's promotion for Tensors and Python numbers (numbers never widen a float tensor)."""
+    """PyTorch's promotion for Tensors and Python numbers: numbers never widen a tensor of
+    their kind or a higher one; within a kind the wider tensor dtype wins."""
     tensor_dtypes = [o.dtype for o in operands if isinstance(o, Tensor)]
     scalars = [o for o in operands if not isinstance(o, Tensor)]
     scalar_cat = max((0 if isinstance(o, (bool, np.bool_)) else 1 if isinstance(o, numbers.Integral)
@@ -108,8 +149,41 @@ def _result_dtype(*operands):
     if tensor_cat == 2:
         return float64 if float64 in tensor_dtypes else float32
     if scalar_cat == 2:
-        return float32
-    return int64 if max(tensor_cat, scalar_cat) >= 1 else bool_
+        return _default_dtype
+    if tensor_cat == 1:
+        return int64 if int64 in tensor_dtypes else int32
+    return int64 if scalar_cat == 1 else bool_
+
+
+def _same_device(fn, t, *others):
+    """Every Tensor among `others` must be on t's device (no 0-d CPU exception: these are
+    index and mask tensors, which PyTorch wants where the data is)."""
+    for o in others:
+        if isinstance(o, Tensor) and o.device != t.device:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {t.device} and {o.device} (in {fn}); move "
+                               f"them to one device with .to(device)")
+
+
+def _index_tensor(fn, name, index, t):
+    """`index` must be an integer Tensor on t's device; returns it."""
+    if not isinstance(index, Tensor):
+        raise TypeError(f"{fn}: {name} must be a Tensor of int64 indices, got "
+                        f"{type(index).__name__}")
+    if index.dtype.kind not in "iu":
+        raise TypeError(f"{fn}: {name} must hold integers (int64), got dtype {index.dtype}")
+    _same_device(fn, t, index)
+    return index
+
+
+def _check_index_values(fn, index, size, dim):
+    """Every value of the integer tensor `index` must be in [0, size): NumPy would wrap
+    negative ones and CuPy any, where PyTorch raises."""
+    if index.numel():
+        low, high = int(index._data.min()), int(index._data.max())
+        if low < 0 or high >= size:
+            raise IndexError(f"{fn}: index {low if low < 0 else high} is out of bounds for "
+                             f"dimension {dim} with size {size}")
 
 
 class Tensor:
@@ -119,7 +193,12 @@ class Tensor:
     the same as `minifw.tensor(data)`.
     """
 
-    __slots__ = ("_data", "grad", "grad_fn", "_output_nr", "_requires_grad", "__weakref__")
+    # _version_counter, _history, _base: what in-place operations need (minifw.autograd,
+    # "In-place operations"): the counter shared with the tensors sharing this memory, the
+    # count of recorded in-place operations on that memory this tensor's history includes,
+    # and the tensor this one is a view of (None if it is not a view).
+    __slots__ = ("_data", "grad", "grad_fn", "_output_nr", "_requires_grad", "_version_counter",
+                 "_history", "_base", "__weakref__")
     __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operator
     __hash__ = object.__hash__  # __eq__ is elementwise
 
@@ -130,19 +209,24 @@ class Tensor:
     def _set(self, data, grad_fn, output_nr, requires_grad):
         self._data, self.grad, self.grad_fn = data, None, grad_fn
         self._output_nr, self._requires_grad = output_nr, requires_grad
+        self._version_counter, self._history, self._base = _autograd.VersionCounter(), 0, None
 
     @classmethod
-    def _make(cls, data, grad_fn=None, output_nr=0):
-        """Wrap an array produced inside minifw (no checks, no copy)."""
+    def _make(cls, data, grad_fn=None, output_nr=0, version_counter=None):
+        """Wrap an array produced inside minifw (no checks, no copy); with `version_counter`,
+        one that shares another tensor's memory (detach)."""
         t = object.__new__(Tensor)
         t._set(data, grad_fn, output_nr, False)
+        if version_counter is not None:
+            t._version_counter, t._history = version_counter, version_counter.history
         return t
 
     # ---- what it is -----------------------------------------------------------------
     @property
     def data(self):
         """A tensor sharing this one's storage, detached from the graph, as in PyTorch:
-        changes through it (p.data.add_(1)) change this tensor and are not recorded."""
+        changes through it (p.data.add_(1)) change this tensor and are neither recorded nor
+        counted by its version counter (detach() is the tracked way)."""
         return Tensor._make(self._data)
 
     @data.setter
@@ -153,12 +237,11 @@ class Tensor:
                             f"array with minifw.from_numpy)")
         value = value._data
         if value.dtype not in _DTYPES:
-            raise TypeError(f"Tensor.data: dtype must be one of float32, float64, int64, bool; "
-                            f"got {value.dtype}")
+            raise TypeError(f"Tensor.data: dtype must be one of {_DTYPE_NAMES}; got {value.dtype}")
         if self._requires_grad and value.dtype.kind != "f":
             raise RuntimeError(f"Tensor.data: a tensor that requires grad must hold floating point "
                                f"data; got {value.dtype}")
-        self._data = value
+        self._data, self._base = value, None
 
     shape = property(lambda self: self._data.shape)
     ndim = property(lambda self: self._data.ndim)
@@ -186,14 +269,57 @@ class Tensor:
         self._requires_grad = bool(requires_grad)
         return self
 
+    @property
+    def _version(self):
+        """How many in-place operations have changed this tensor's memory (PyTorch's t._version)."""
+        return self._version_counter.version
+
     def size(self, dim=None):
-        return self.shape if dim is None else self.shape[_dim("size", dim, self.ndim)]
+        if dim is None:
+            return self.shape
+        if self.ndim == 0:
+            raise IndexError(f"size: dimension specified as {dim} but tensor has no dimensions")
+        return self.shape[_dim("size", dim, self.ndim)]
 
     def dim(self):
         return self.ndim
 
+    ndimension = dim
+
     def numel(self):
         return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self):
+        """Bytes per element (4 for float32)."""
+        return int(self._data.itemsize)
+
+    def is_floating_point(self):
+        return self.dtype.kind == "f"
+
+    @staticmethod
+    def _type_name(dtype, device):
+        """'minifw.FloatTensor', or 'minifw.cuda.FloatTensor' on device "cuda" ('cudasim' alike):
+        PyTorch's names with minifw for torch."""
+        prefix = "minifw." if device.type == "cpu" else f"minifw.{device.type}."
+        return prefix + _TYPE_NAMES[dtype]
+
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """With no dtype, the type's name ('minifw.FloatTensor', 'minifw.cuda.LongTensor'); else
+        this tensor cast to `dtype` (a dtype or such a name: 'minifw.cuda.FloatTensor' also
+        moves it to "cuda"; 'torch.' names are accepted too), itself when nothing changes."""
+        if dtype is None:
+            return Tensor._type_name(self.dtype, self.device)
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            module, _, name = dtype.rpartition(".")
+            parts = module.split(".")
+            if (parts[0] not in ("minifw", "torch") or len(parts) > 2 or name not in _TYPE_DTYPES
+                    or (len(parts) == 2 and parts[1] not in devices.TYPES)):
+                raise TypeError(f"type: unknown tensor type {dtype!r}; expected one of "
+                                f"{', '.join(_TYPE_DTYPES)} after 'minifw.' (or 'minifw.cuda.')")
+            return self.to(parts[1] if len(parts) == 2 else "cpu", _TYPE_DTYPES[name])
+        return self.to(_dtype_arg(dtype, "type"))
 
     def __len__(self):
         if self.ndim == 0:
@@ -247,8 +373,8 @@ class Tensor:
         return int(self.item())
 
     def __index__(self):
-        if self.dtype != int64 or self.numel() != 1:
-            raise TypeError("only an int64 tensor with one element can be used as an index")
+        if self.dtype.kind not in "iu" or self.numel() != 1:
+            raise TypeError("only an integer tensor with one element can be used as an index")
         return int(self.item())
 
     def to(self, *args, dtype=None, device=None, non_blocking=False, copy=False):
@@ -297,11 +423,39 @@ class Tensor:
     def long(self):
         return self._cast(int64)
 
+    def int(self):
+        return self._cast(int32)
+
     def bool(self):
         return self._cast(bool_)
 
     def type_as(self, other):
         return self._cast(other.dtype)
+
+    # new_*: this tensor's dtype and device unless given, as in PyTorch
+    def _like(self, dtype, device):
+        return (self.dtype if dtype is None else dtype), (self.device if device is None else device)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        dtype, device = self._like(dtype, device)
+        return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        dtype, device = self._like(dtype, device)
+        return ones(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        dtype, device = self._like(dtype, device)
+        return empty(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        dtype, device = self._like(dtype, device)
+        return full(size, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        """A copy of `data` as a new leaf, in this tensor's dtype and device unless given."""
+        dtype, device = self._like(dtype, device)
+        return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
     # ---- autograd ------------------------------------------------------------------
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -316,8 +470,9 @@ class Tensor:
         _autograd.backward([self], [gradient], retain_graph=bool(retain_graph))
 
     def detach(self):
-        """The same data, cut off from the graph."""
-        return Tensor._make(self._data)
+        """The same data, cut off from the graph; it shares this tensor's version counter, so
+        an in-place change through it is seen by the graph, as in PyTorch."""
+        return Tensor._make(self._data, version_counter=self._version_counter)
 
     def detach_(self):
         self.grad_fn, self._requires_grad = None, False
@@ -337,7 +492,7 @@ class Tensor:
             return NotImplemented
         dtype = _result_dtype(self, other)
         if true_div and dtype.kind != "f":
-            dtype = float32
+            dtype = _default_dtype
         a = self._cast(dtype)
         b = other._cast(dtype) if isinstance(other, Tensor) else _scalar(other, dtype)
         return function.apply(b, a) if reverse else function.apply(a, b)
@@ -394,19 +549,30 @@ class Tensor:
     def __rmatmul__(self, other):
         return tensor(other).__matmul__(self) if isinstance(other, np.ndarray) else NotImplemented
 
-    add = __add__
-    sub = __sub__
-    mul = __mul__
-    div = __truediv__
+    def add(self, other, *, alpha=1):
+        return self + (other if alpha == 1 else other * alpha)
+
+    def sub(self, other, *, alpha=1):
+        return self - (other if alpha == 1 else other * alpha)
+
+    mul = multiply = __mul__
+    div = divide = true_divide = __truediv__
+    subtract = sub
     matmul = __matmul__
+
+    def neg(self):
+        return -self
+
+    negative = neg
 
     def pow(self, exponent):
         return self ** exponent
 
+    # ---- comparisons -----------------------------------------------------------------
     def _compare(self, other, op):
         dev = _autograd.common_device(op.__name__, (self, other))
-        other = other._data if isinstance(other, Tensor) else other
-        return Tensor._make(_autograd.on_device(op(self._data, other), dev))
+        other = _autograd._data_on(other, dev) if isinstance(other, Tensor) else other
+        return Tensor._make(_autograd.on_device(op(_autograd._data_on(self, dev), other), dev))
 
     def __eq__(self, other):
         return self._compare(other, np.equal)
@@ -426,79 +592,197 @@ class Tensor:
     def __ge__(self, other):
         return self._compare(other, np.greater_equal)
 
-    # in place: only where no graph is being recorded (autograd keeps no version counters,
-    # so changing an array a Function saved would silently corrupt its gradient)
-    def _check_inplace(self, name, other=None):
-        if _autograd.is_grad_enabled() and (self.requires_grad or (
-                isinstance(other, Tensor) and other.requires_grad)):
-            raise RuntimeError(f"{name}: in-place operations are not recorded by autograd, and "
-                               f"here a tensor that requires grad is involved; use an "
-                               f"out-of-place operation (x = x + y) or wrap the update in "
-                               f"minifw.no_grad()")
+    eq, ne, lt, le, gt, ge = __eq__, __ne__, __lt__, __le__, __gt__, __ge__
+    not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
 
-    def _inplace(self, name, other, op):
-        self._check_inplace(name, other)
-        _autograd.common_device(name, (self, other))
-        if isinstance(other, (Tensor, numbers.Number)):
-            result_dtype = _result_dtype(self, other)
-            if _category(result_dtype) > _category(self.dtype):
-                raise TypeError(f"{name}: result type {result_dtype} can't be cast to this "
-                                f"tensor's dtype {self.dtype}")
-        other = other._data if isinstance(other, Tensor) else other
-        result = op(self._data, other)
+    def equal(self, other):
+        """True when `other` has this shape and these values (a Python bool)."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"equal: other must be a Tensor, got {type(other).__name__}")
+        _autograd.common_device("equal", (self, other))
+        return self.shape == other.shape and bool((self == other).all())
+
+    def isclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        """|self - other| <= atol + rtol * |other| elementwise (bool tensor), as torch.isclose."""
+        dev = _autograd.common_device("isclose", (self, other))
+        other = _autograd._data_on(other, dev) if isinstance(other, Tensor) else other
+        return Tensor._make(_autograd.on_device(np.isclose(
+            _autograd._data_on(self, dev), other, rtol=rtol, atol=atol, equal_nan=equal_nan), dev))
+
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+        return bool(self.isclose(other, rtol, atol, equal_nan).all())
+
+    def all(self, dim=None, keepdim=False):
+        return self._logical("all", np.all, dim, keepdim)
+
+    def any(self, dim=None, keepdim=False):
+        return self._logical("any", np.any, dim, keepdim)
+
+    def _logical(self, name, reduce, dim, keepdim):
+        axes = None if self.ndim == 0 else _dims(name, dim, self.ndim)
+        return Tensor._make(_autograd.on_device(reduce(self._data, axis=axes, keepdims=keepdim),
+                                                self.device))
+
+    # ---- in place ----------------------------------------------------------------------
+    def _inplace_records(self, *operands):
+        """Whether autograd records an in-place operation on this tensor (with `operands`):
+        in grad mode, when it or an operand requires grad. Raises where PyTorch refuses one."""
+        if not _autograd.is_grad_enabled():
+            return False
+        if self._requires_grad and self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        base = self._base
+        if base is not None and base._requires_grad and base.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        return self.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in operands)
+
+    def _apply_inplace(self, name, compute, *operands, written=None):
+        """An in-place operation: compute() makes the new values as a Tensor (through Functions,
+        so autograd records it when it should), out of place or in this tensor's own array;
+        they are written into this tensor's memory, the version counter steps, and a recorded
+        operation's node becomes this tensor's grad_fn (autograd, "In-place operations").
+        `written`: the part of this tensor's array it changes, when not all of it."""
+        records = self._inplace_records(*operands)
+        dev = _autograd.common_device(name, (self,) + operands)
+        if dev != self.device:  # a 0-d CPU tensor can join another device's operands, not take them
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                               f"two devices, {self.device} and {dev} (in {name}); move them to one "
+                               f"device with .to(device)")
+        result = compute()
+        if _category(result.dtype) > _category(self.dtype):
+            raise TypeError(f"{name}: result type {result.dtype} can't be cast to this tensor's "
+                            f"dtype {self.dtype}")
         if result.shape != self.shape:
             raise ValueError(f"{name}: the result of shape {result.shape} does not fit this "
                              f"tensor's shape {self.shape}")
-        self._data[...] = result
+        result = result._cast(self.dtype)  # an operand of a wider dtype of the same kind
+        counter = self._version_counter
+        if result._data is not self._data:
+            if records and result.grad_fn is not None:
+                # the operands were promoted before the operation, so the node that may have
+                # saved this memory is the last one
+                _autograd.keep_saved_from(result.grad_fn, self._data, counter)
+            devices.assign(self._data, Ellipsis, result._data)
+        if records:
+            self.grad_fn, self._output_nr = result.grad_fn, result._output_nr
+            counter.record(self._data if written is None else written)
+            self._history = counter.history
+        counter.version += 1
         return self
 
-    def add_(self, other, alpha=1):
-        return self._inplace("add_", other, lambda a, b: a + alpha * b)
+    def _operand(self, name, other):
+        if isinstance(other, np.ndarray):
+            other = tensor(other)
+        if not isinstance(other, (Tensor, numbers.Number, np.bool_)):
+            raise TypeError(f"{name}: expected a Tensor or a number, got {type(other).__name__}")
+        return other
 
-    def sub_(self, other, alpha=1):
-        return self._inplace("sub_", other, lambda a, b: a - alpha * b)
+    def add_(self, other, *, alpha=1):
+        other = self._operand("add_", other)
+        return self._apply_inplace("add_", lambda: self.add(other, alpha=alpha), other)
+
+    def sub_(self, other, *, alpha=1):
+        other = self._operand("sub_", other)
+        return self._apply_inplace("sub_", lambda: self.sub(other, alpha=alpha), other)
 
     def mul_(self, other):
-        return self._inplace("mul_", other, np.multiply)
+        other = self._operand("mul_", other)
+        return self._apply_inplace("mul_", lambda: self * other, other)
 
     def div_(self, other):
-        return self._inplace("div_", other, np.true_divide)
+        other = self._operand("div_", other)
+        return self._apply_inplace("div_", lambda: self / other, other)
+
+    def pow_(self, exponent):
+        exponent = self._operand("pow_", exponent)
+        return self._apply_inplace("pow_", lambda: self ** exponent, exponent)
 
     __iadd__ = add_
     __isub__ = sub_
     __imul__ = mul_
     __itruediv__ = div_
+    __ipow__ = pow_
 
     def zero_(self):
         return self.fill_(0)
 
     def fill_(self, value):
-        self._check_inplace("fill_", value)
-        devices.assign(self._data, Ellipsis, value._data if isinstance(value, Tensor) else value)
-        return self
+        """Every element set to `value` (a number or a 0-d tensor, whose gradient is the sum)."""
+        if isinstance(value, Tensor):
+            if value.ndim != 0:
+                raise ValueError(f"fill_: value must be a number or a 0-d tensor, got a tensor of "
+                                 f"shape {value.shape}")
+            value = value.to(self.device)._cast(self.dtype)
+        elif not isinstance(value, (numbers.Number, np.bool_)):
+            raise TypeError(f"fill_: value must be a number or a 0-d tensor, got "
+                            f"{type(value).__name__}")
+        else:
+            value = _scalar(value, self.dtype)
+        return self._apply_inplace("fill_", lambda: _elementwise.Overwrite.apply(self, value), value)
 
-    def copy_(self, src):
-        """Copies src's values (broadcast to this shape) into this tensor, from any device."""
-        self._check_inplace("copy_", src)
-        src = src._data if isinstance(src, Tensor) else src if devices.is_array(src) else np.asarray(src)
-        if np.broadcast_shapes(src.shape, self.shape) != self.shape:  # ValueError if they don't broadcast
-            raise ValueError(f"copy_: a source of shape {src.shape} does not broadcast to {self.shape}")
-        devices.assign(self._data, Ellipsis, src)
-        return self
+    def copy_(self, src, non_blocking=False):
+        """Copies src's values (broadcast to this shape, cast to this dtype) into this tensor,
+        from any device; recorded by autograd, the gradient flows back to src."""
+        if isinstance(src, Tensor):
+            src = src.to(self.device)
+            if src.dtype.kind == "f" and self.dtype.kind == "f":
+                src = src._cast(self.dtype)
+            shape = src.shape
+        else:
+            src = src if devices.is_array(src) else np.asarray(src)
+            shape = src.shape
+        try:
+            fits = np.broadcast_shapes(shape, self.shape) == self.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"copy_: a source of shape {shape} does not broadcast to {self.shape}")
+        return self._apply_inplace("copy_", lambda: _elementwise.Overwrite.apply(self, src), src)
+
+    def _fill_random(self, name, draw):
+        values = draw(self.shape)  # on the host, from minifw's generators
+        return self._apply_inplace(name, lambda: _elementwise.Overwrite.apply(self, values))
 
     def uniform_(self, a=0.0, b=1.0, generator=None):
-        self._check_inplace("uniform_")
-        devices.assign(self._data, Ellipsis, _random._numpy_rng(generator).uniform(a, b, self.shape))
-        return self
+        rng = _random._numpy_rng(generator)
+        return self._fill_random("uniform_", lambda shape: rng.uniform(a, b, shape))
 
     def normal_(self, mean=0.0, std=1.0, generator=None):
-        self._check_inplace("normal_")
-        devices.assign(self._data, Ellipsis, _random._numpy_rng(generator).normal(mean, std, self.shape))
-        return self
+        rng = _random._numpy_rng(generator)
+        return self._fill_random("normal_", lambda shape: rng.normal(mean, std, shape))
+
+    def clamp_(self, min=None, max=None):
+        return self._apply_inplace("clamp_", lambda: self.clamp(min, max))
+
+    clip_ = clamp_
+
+    def clamp_min_(self, min):
+        return self._apply_inplace("clamp_min_", lambda: self.clamp(min=min))
+
+    def clamp_max_(self, max):
+        return self._apply_inplace("clamp_max_", lambda: self.clamp(max=max))
+
+    def masked_fill_(self, mask, value):
+        return self._apply_inplace("masked_fill_", lambda: self.masked_fill(mask, value), mask, value)
+
+    def index_fill_(self, dim, index, value):
+        return self._apply_inplace("index_fill_", lambda: self._index_fill(
+            "index_fill_", dim, index, value, inplace=True), index, value)
+
+    def scatter_(self, dim, index, src=None, *, value=None, reduce=None):
+        return self._apply_inplace("scatter_", lambda: self._scatter(
+            "scatter_", dim, index, src, value, reduce, inplace=True), index,
+            value if src is None else src)
+
+    def scatter_add_(self, dim, index, src):
+        return self._apply_inplace("scatter_add_", lambda: self._scatter(
+            "scatter_add_", dim, index, src, None, "add", inplace=True), index, src)
 
     # ---- elementwise functions -----------------------------------------------------
     def _float_input(self, name):
-        return self if self.dtype.kind == "f" else self._cast(float32)
+        return self if self.dtype.kind == "f" else self._cast(_default_dtype)
 
     def exp(self):
         return _elementwise.Exp.apply(self._float_input("exp"))
@@ -512,14 +796,90 @@ class Tensor:
     def abs(self):
         return _elementwise.Abs.apply(self)
 
+    __abs__ = absolute = abs
+
+    def _pointwise(self, name, *args):
+        return _elementwise.Pointwise.apply(self._float_input(name), name=name, args=args)
+
+    def sin(self):
+        return self._pointwise("sin")
+
+    def cos(self):
+        return self._pointwise("cos")
+
+    def tan(self):
+        return self._pointwise("tan")
+
+    def atan(self):
+        return self._pointwise("atan")
+
+    arctan = atan
+
+    def exp2(self):
+        return self._pointwise("exp2")
+
+    def log1p(self):
+        return self._pointwise("log1p")
+
+    def expm1(self):
+        return self._pointwise("expm1")
+
+    def rsqrt(self):
+        return self._pointwise("rsqrt")
+
+    def _rounding(self, name, *args):
+        # an integer (or bool) tensor is already whole: a copy, of its dtype, as in PyTorch
+        if self.dtype.kind != "f":
+            return self.clone()
+        return _elementwise.Pointwise.apply(self, name=name, args=args)
+
+    def sign(self):
+        return self._rounding("sign") if self.dtype.kind in "fb" else \
+            Tensor._make(np.sign(self._data))
+
+    def floor(self):
+        return self._rounding("floor")
+
+    def ceil(self):
+        return self._rounding("ceil")
+
+    def trunc(self):
+        return self._rounding("trunc")
+
+    def round(self, decimals=0):
+        """Round half to even (as PyTorch and NumPy), to `decimals` decimal places."""
+        return self._rounding("round", _int("round", "decimals", decimals))
+
     def clamp(self, min=None, max=None):
+        """Every element limited to [min, max] (numbers, or 0-d tensors that do not require
+        grad); the result has the dtype this tensor and the bounds promote to."""
         if min is None and max is None:
             raise ValueError("clamp: at least one of min and max must be given")
-        return _elementwise.Clamp.apply(self, min=min, max=max)
+        bounds = []
+        for name, b in (("min", min), ("max", max)):
+            if isinstance(b, Tensor):
+                if b.ndim != 0 or b.requires_grad:
+                    raise TypeError(f"clamp: {name} must be a number or a 0-d tensor that does "
+                                    f"not require grad, got a tensor of shape {b.shape}")
+                b = b.item()
+            elif b is not None and not isinstance(b, (numbers.Number, np.bool_)):
+                raise TypeError(f"clamp: {name} must be a number, got {type(b).__name__}")
+            bounds.append(b)
+        dtype = _result_dtype(self, *(b for b in bounds if b is not None))
+        low, high = (None if b is None else _scalar(b, dtype) for b in bounds)
+        return _elementwise.Clamp.apply(self._cast(dtype), min=low, max=high)
 
     clip = clamp
 
+    def clamp_min(self, min):
+        return self.clamp(min=min)
+
+    def clamp_max(self, max):
+        return self.clamp(max=max)
+
     def relu(self):
+        if self.dtype.kind in "iu":  # as PyTorch: an integer tensor stays integer
+            return Tensor._make(np.maximum(self._data, self.dtype.type(0)))
         return _activation.Activation.apply(self._float_input("relu"), mode="relu")
 
     def sigmoid(self):
@@ -534,6 +894,55 @@ class Tensor:
     def log_softmax(self, dim):
         return _softmax.softmax(self._float_input("log_softmax"),
                                 _dim("log_softmax", dim, max(self.ndim, 1)), log=True)
+
+    def tril(self, diagonal=0):
+        return self._triangle("tril", diagonal, upper=False)
+
+    def triu(self, diagonal=0):
+        return self._triangle("triu", diagonal, upper=True)
+
+    def _triangle(self, name, diagonal, upper):
+        if self.ndim < 2:
+            raise ValueError(f"{name}: input must have at least 2 dimensions, got a {self.ndim}-D "
+                             f"tensor of shape {self.shape}")
+        return _elementwise.Triangle.apply(self, diagonal=_int(name, "diagonal", diagonal),
+                                           upper=upper)
+
+    def masked_fill(self, mask, value):
+        """This tensor with `value` (a number or a 0-d tensor, cast to this dtype) where the
+        bool tensor `mask` (broadcast) is True."""
+        if not isinstance(mask, Tensor) or mask.dtype != bool_:
+            raise TypeError(f"masked_fill: mask must be a bool tensor, got "
+                            f"{getattr(mask, 'dtype', type(mask).__name__)}")
+        _same_device("masked_fill", self, mask)
+        value = self._fill_value("masked_fill", value)
+        return _elementwise.Where.apply(value, self, condition=mask._data)
+
+    def _fill_value(self, fn, value):
+        """A fill value (a number, or a 0-d tensor) as an operand of this tensor's dtype."""
+        if isinstance(value, Tensor):
+            if value.ndim != 0:
+                raise ValueError(f"{fn}: value must be a number or a 0-d tensor, got a tensor of "
+                                 f"shape {value.shape}")
+            return value._cast(self.dtype)
+        if not isinstance(value, (numbers.Number, np.bool_)):
+            raise TypeError(f"{fn}: value must be a number or a 0-d tensor, got "
+                            f"{type(value).__name__}")
+        return _scalar(value, self.dtype)
+
+    def where(self, condition, other):
+        """This tensor where `condition` is True, else `other` (torch.where(condition, self, other))."""
+        return where(condition, self, other)
+
+    def cumsum(self, dim, *, dtype=None):
+        """Running sums along `dim`; integer and bool tensors sum as int64 (unless dtype)."""
+        if dtype is not None:
+            x = self._cast(_dtype_arg(dtype, "cumsum"))
+        else:
+            x = self if self.dtype.kind == "f" else self._cast(int64)
+        if x.ndim == 0:
+            return x.reshape(1).cumsum(0).reshape(())
+        return _reductions.CumulativeSum.apply(x, dim=_dim("cumsum", dim, x.ndim))
 
     # ---- reductions ----------------------------------------------------------------
     def sum(self, dim=None, keepdim=False):
@@ -593,6 +1002,39 @@ class Tensor:
 
     def argmin(self, dim=None, keepdim=False):
         return self._arg("argmin", np.argmin, dim, keepdim)
+
+    # ---- sorting -------------------------------------------------------------------
+    def sort(self, dim=-1, descending=False, stable=False):
+        """(values, indices) sorted along `dim`. Always stable (equal elements keep their
+        order), so stable=True changes nothing; NaN sorts above every number, as in PyTorch."""
+        if self.ndim == 0:
+            return SortResult(self.clone(), zeros((), dtype=int64, device=self.device))
+        values, indices = _sorting.Sort.apply(self, dim=_dim("sort", dim, self.ndim),
+                                              descending=bool(descending))
+        return SortResult(values, indices)
+
+    def argsort(self, dim=-1, descending=False, stable=False):
+        """The indices that sort this tensor along `dim` (stably, as sort)."""
+        if self.ndim == 0:
+            return zeros((), dtype=int64, device=self.device)
+        order = _sorting.sort_order(self._data, _dim("argsort", dim, self.ndim), bool(descending))
+        return Tensor._make(_autograd.on_device(order, self.device).astype(np.int64, copy=False))
+
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        """(values, indices) of the k largest (smallest with largest=False) elements along
+        `dim`, the largest (smallest) first, also with sorted=False, where PyTorch leaves the
+        order open."""
+        size = self.shape[_dim("topk", dim, self.ndim)] if self.ndim else 1
+        k = _int("topk", "k", k)
+        if not 0 <= k <= size:
+            raise ValueError(f"topk: k ({k}) is out of range for a dimension of size {size}")
+        if self.ndim == 0:
+            values, indices = self.reshape(1).topk(k, 0, largest)
+            shape = () if k else (0,)
+            return TopKResult(values.reshape(shape), indices.reshape(shape))
+        values, indices = _sorting.Sort.apply(self, dim=_dim("topk", dim, self.ndim),
+                                              descending=bool(largest), k=k)
+        return TopKResult(values, indices)
 
     # ---- shapes --------------------------------------------------------------------
     def reshape(self, *shape):
@@ -660,6 +1102,176 @@ class Tensor:
     def expand_as(self, other):
         return self.expand(*other.shape)
 
+    def repeat(self, *sizes):
+        """This tensor tiled sizes[i] times along dim i (leading dims of size 1 added when
+        there are more sizes than dims), as torch.Tensor.repeat."""
+        sizes = _check_size("repeat", _shape_args("repeat", sizes))
+        if len(sizes) < self.ndim:
+            raise ValueError(f"repeat: the number of sizes ({len(sizes)}) must be >= the number "
+                             f"of dimensions ({self.ndim})")
+        return _shape.Repeat.apply(self, reps=sizes)
+
+    def narrow(self, dim, start, length):
+        """The `length` elements along `dim` from `start` on (a view)."""
+        if self.ndim == 0:
+            raise ValueError("narrow: cannot be applied to a 0-d tensor")
+        d = _dim("narrow", dim, self.ndim)
+        size = self.shape[d]
+        start, length = operator.index(start), _int("narrow", "length", length, minimum=0)
+        if not -size <= start <= size:
+            raise IndexError(f"narrow: start ({start}) is out of range for dimension {dim} of "
+                             f"size {size} (expected to be in [{-size}, {size}])")
+        if start < 0:
+            start += size
+        if start + length > size:
+            raise ValueError(f"narrow: start ({start}) + length ({length}) exceeds dimension "
+                             f"size ({size})")
+        return self[(slice(None),) * d + (slice(start, start + length),)]
+
+    def select(self, dim, index):
+        """The slice at `index` along `dim`, that dim removed (a view)."""
+        if self.ndim == 0:
+            raise IndexError("select: cannot be applied to a 0-d tensor")
+        d = _dim("select", dim, self.ndim)
+        i, size = operator.index(index), self.shape[d]
+        if not -size <= i < size:
+            raise IndexError(f"select: index {i} is out of range for dimension {dim} of size {size}")
+        return self[(slice(None),) * d + (i,)]
+
+    def split(self, split_size_or_sections, dim=0):
+        """Views of consecutive pieces along `dim`: of split_size elements each (the last
+        may be smaller), or of the sizes in a list, which must add up to the dim's size."""
+        if self.ndim == 0:
+            raise ValueError("split: cannot be applied to a 0-d tensor")
+        d = _dim("split", dim, self.ndim)
+        size = self.shape[d]
+        if isinstance(split_size_or_sections, (list, tuple)):
+            sizes = [_int("split", "split_sizes", s, minimum=0) for s in split_size_or_sections]
+            if sum(sizes) != size:
+                raise ValueError(f"split: split_sizes {list(sizes)} must add up to the size of "
+                                 f"dimension {dim}, {size}")
+        else:
+            step = _int("split", "split_size", split_size_or_sections, minimum=0)
+            if step == 0 and size != 0:
+                raise ValueError(f"split: split_size can be 0 only for a dimension of size 0, "
+                                 f"got size {size}")
+            sizes = [min(step, size - i) for i in range(0, size, step)] if size else [0]
+        return _shape.Split.apply(self, sizes=tuple(sizes), dim=d)
+
+    def chunk(self, chunks, dim=0):
+        """At most `chunks` views along `dim`, each of ceil(size / chunks) elements but the
+        last, which may be smaller; fewer when the size does not allow `chunks` of them."""
+        chunks = _int("chunk", "chunks", chunks, minimum=1)
+        if self.ndim == 0:
+            raise ValueError("chunk: cannot be applied to a 0-d tensor")
+        size = self.shape[_dim("chunk", dim, self.ndim)]
+        if size == 0:
+            return self.split([0] * chunks, dim)
+        return self.split(-(-size // chunks), dim)
+
+    def unbind(self, dim=0):
+        """The slices along `dim`, that dim removed (views)."""
+        if self.ndim == 0:
+            raise ValueError("unbind: cannot be applied to a 0-d tensor")
+        d = _dim("unbind", dim, self.ndim)
+        return tuple(piece.squeeze(d) for piece in self.split(1, d)) if self.shape[d] else ()
+
+    # ---- indexing along a dim -------------------------------------------------------
+    def _gather_checks(self, fn, dim, index):
+        """dim as an axis; index an integer tensor of this ndim, no larger than this tensor
+        along the other dims, its values valid along dim."""
+        d = _dim(fn, dim, self.ndim)
+        _index_tensor(fn, "index", index, self)
+        if index.ndim != self.ndim:
+            raise ValueError(f"{fn}: index must have as many dimensions as the input "
+                             f"({self.ndim}), got a {index.ndim}-D index of shape {index.shape}")
+        if any(i > n for k, (i, n) in enumerate(zip(index.shape, self.shape)) if k != d):
+            raise ValueError(f"{fn}: index of shape {index.shape} is larger than the input "
+                             f"{self.shape} along a dimension other than {dim}")
+        _check_index_values(fn, index, self.shape[d], dim)
+        return d
+
+    def gather(self, dim, index, *, sparse_grad=False):
+        """out[i][j][k] = self[index[i][j][k]][j][k] for dim 0 (and so on), as torch.gather."""
+        if sparse_grad:
+            raise NotImplementedError("gather: sparse_grad=True is not supported (minifw has no "
+                                      "sparse tensors); the gradient is dense")
+        if self.ndim == 0:
+            return self.reshape(1).gather(0, index.reshape(1)).reshape(index.shape)
+        d = self._gather_checks("gather", dim, index)
+        return _indexing.Gather.apply(self, index, dim=d)
+
+    def _scatter(self, fn, dim, index, src, value, reduce, inplace=False):
+        if reduce not in (None, "add"):
+            raise NotImplementedError(f"{fn}: reduce={reduce!r} is not supported; scatter_add_ "
+                                      f"adds")
+        if (src is None) == (value is None):
+            raise TypeError(f"{fn}: give one of src (a tensor or a number) and value")
+        src = value if src is None else src
+        if self.ndim == 0:
+            raise ValueError(f"{fn}: cannot be applied to a 0-d tensor")
+        d = self._gather_checks(fn, dim, index)
+        if isinstance(src, Tensor):
+            _same_device(fn, self, src)
+            if src.dtype != self.dtype:
+                raise TypeError(f"{fn}: src must have this tensor's dtype {self.dtype}, got "
+                                f"{src.dtype}")
+            if src.ndim != index.ndim or any(i > n for i, n in zip(index.shape, src.shape)):
+                raise ValueError(f"{fn}: src of shape {src.shape} must have index's number of "
+                                 f"dimensions and be at least as large ({index.shape})")
+        else:
+            src = self._fill_value(fn, src)
+        return _indexing.Scatter.apply(self, index, src, dim=d, accumulate=reduce == "add",
+                                       inplace=inplace)
+
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None):
+        """A copy of this tensor with src's values written at the places index names along
+        dim (self[index[i][j]][j] = src[i][j] for dim 0); src may be a number."""
+        return self._scatter("scatter", dim, index, src, value, reduce)
+
+    def scatter_add(self, dim, index, src):
+        return self._scatter("scatter_add", dim, index, src, None, "add")
+
+    def index_select(self, dim, index):
+        """The slices along `dim` that the 1-D integer tensor `index` names, in its order."""
+        if self.ndim == 0:
+            return self.reshape(1).index_select(0, index).reshape(index.shape)
+        d = _dim("index_select", dim, self.ndim)
+        index = self._vector_index("index_select", index, d, dim)
+        return _indexing.IndexSelect.apply(self, index, dim=d)
+
+    def _vector_index(self, fn, index, d, dim):
+        _index_tensor(fn, "index", index, self)
+        if index.ndim > 1:
+            raise ValueError(f"{fn}: index must be 1-D, got a {index.ndim}-D index of shape "
+                             f"{index.shape}")
+        _check_index_values(fn, index, self.shape[d], dim)
+        return index.reshape(-1)
+
+    def _index_fill(self, fn, dim, index, value, inplace=False):
+        if self.ndim == 0:
+            raise ValueError(f"{fn}: cannot be applied to a 0-d tensor")
+        d = _dim(fn, dim, self.ndim)
+        index = self._vector_index(fn, index, d, dim)
+        value = self._fill_value(fn, value)
+        return _indexing.IndexFill.apply(self, index, value, dim=d, inplace=inplace)
+
+    def index_fill(self, dim, index, value):
+        """A copy with the slices along `dim` that `index` names set to `value`."""
+        return self._index_fill("index_fill", dim, index, value)
+
+    def nonzero(self, *, as_tuple=False):
+        """The indices of the non-zero elements: an (n, ndim) int64 tensor, or with as_tuple
+        one 1-D tensor per dim, in row-major order."""
+        data = self._data.reshape(1) if self.ndim == 0 else self._data
+        found = [Tensor._make(_autograd.on_device(i, self.device).astype(np.int64, copy=False))
+                 for i in np.nonzero(data)]
+        if as_tuple:
+            return tuple(found)
+        if self.ndim == 0:
+            return zeros(found[0].numel(), 0, dtype=int64, device=self.device)
+        return stack(found, dim=1)
+
     # ---- indexing ------------------------------------------------------------------
     def _index(self, index):
         items = index if isinstance(index, tuple) else (index,)
@@ -684,12 +1296,27 @@ class Tensor:
             raise IndexError(f"index {index!r} is invalid for a tensor of shape {self.shape}: {e}") from None
 
     def __setitem__(self, index, value):
-        value_requires = isinstance(value, Tensor) and value.requires_grad
-        if _autograd.is_grad_enabled() and (self.requires_grad or value_requires):
-            raise RuntimeError("__setitem__: assigning into a tensor is not recorded by autograd; "
-                               "build the result with cat/stack/indexing instead, or assign under "
-                               "minifw.no_grad()")
-        devices.assign(self._data, self._index(index), value._data if isinstance(value, Tensor) else value)
+        """self[index] = value, an in-place operation (recorded by autograd when self or value
+        requires grad; value may live on another device, as PyTorch copies it across)."""
+        index = self._index(index)
+        if isinstance(value, (list, tuple)):
+            value = tensor(value, dtype=self.dtype, device=self.device)
+        if not self._inplace_records(value):
+            devices.assign(self._data, index, value._data if isinstance(value, Tensor) else value)
+            self._version_counter.version += 1
+            return
+        if isinstance(value, Tensor):
+            value = value.to(self.device)
+            value = value._cast(self.dtype) if value.dtype.kind == self.dtype.kind == "f" else value
+        elif isinstance(value, (numbers.Number, np.bool_)):
+            value = _scalar(value, self.dtype)
+        else:
+            value = tensor(value, dtype=self.dtype, device=self.device)  # an array
+        where = _shape._index_on(index, self.device)
+        # a basic index writes a view's elements; an advanced one is taken as writing them all
+        written = _shape.basic_view(self._data, where) if _shape._is_basic_index(where) else None
+        self._apply_inplace("__setitem__", lambda: _indexing.IndexPut.apply(self, value, index=where),
+                            value, written=written)
 
     # ---- printing ------------------------------------------------------------------
     def __repr__(self):
@@ -698,8 +1325,8 @@ class Tensor:
         extras = []
         if type(self._data) is not np.ndarray:
             extras.append(f"device='{self.device}'")  # as PyTorch shows device='cuda:0'
-        if self.size and self.dtype not in (float32, int64, bool_) or (self._data.size == 0 and
-                                                                     self.dtype != float32):
+        if self.dtype not in (_default_dtype, int64, bool_) or (self._data.size == 0 and
+                                                                self.dtype != _default_dtype):
             extras.append(f"dtype=minifw.{self.dtype.name}")
         if self.grad_fn is not None:
             extras.append(f"grad_fn={self.grad_fn!r}")
@@ -708,12 +1335,30 @@ class Tensor:
         return "tensor(" + ", ".join([body] + extras) + ")"
 
 
+def _in_place_form(name):
+    """Tensor.<name>_: self = self.<name>(...), in place (see Tensor._apply_inplace)."""
+    def method(self, *args, **kwargs):
+        return self._apply_inplace(name + "_", lambda: getattr(self, name)(*args, **kwargs))
+    method.__name__, method.__qualname__ = name + "_", f"Tensor.{name}_"
+    method.__doc__ = f"In place: this tensor becomes self.{name}(...); returns it."
+    return method
+
+
+for _name in ("exp", "log", "sqrt", "abs", "neg", "relu", "sigmoid", "tanh", "sin", "cos", "tan",
+              "atan", "exp2", "log1p", "expm1", "rsqrt", "sign", "floor", "ceil", "trunc", "round",
+              "tril", "triu"):
+    setattr(Tensor, _name + "_", _in_place_form(_name))
+Tensor.negative_, Tensor.absolute_, Tensor.arctan_ = Tensor.neg_, Tensor.abs_, Tensor.atan_
+
+
 # ---- making tensors --------------------------------------------------------------------
 
 def tensor(data, dtype=None, device=None, requires_grad=False):
     """A new tensor holding a copy of `data` (nested lists, numbers, a NumPy array
     or a Tensor) on `device` (by default the device of a Tensor or array, else the CPU).
-    Floats become float32 and ints int64 unless `dtype` says otherwise."""
+    Python floats become the default dtype (float32) and ints int64 unless `dtype` says
+    otherwise; an array keeps its dtype where minifw has it (float16 becomes float32, other
+    integer dtypes int64)."""
     if isinstance(data, Tensor):
         a = data._data
     elif devices.is_array(data) and not isinstance(data, np.ndarray):
@@ -727,7 +1372,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
             raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__} (its elements "
                             f"must be numbers of one nesting depth)")
         if dtype is None and not isinstance(data, (np.ndarray, np.generic)) and a.dtype.kind == "f":
-            a = a.astype(float32)  # Python floats: the default dtype, as in PyTorch
+            a = a.astype(_default_dtype)  # Python floats: the default dtype, as in PyTorch
     dev = devices.get(device) if device is not None else devices.of(a)
     d = _natural_dtype(a) if dtype is None else _dtype_arg(dtype)
     placed = devices.to_device(a, dev)  # a copy when it moves
@@ -741,7 +1386,7 @@ def from_numpy(array):
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
     if array.dtype not in _DTYPES:
-        raise TypeError(f"from_numpy: dtype must be one of float32, float64, int64, bool; got "
+        raise TypeError(f"from_numpy: dtype must be one of {_DTYPE_NAMES}; got "
                         f"{array.dtype} (convert it with array.astype first)")
     return Tensor._make(array)
 
@@ -750,7 +1395,7 @@ def _creation(fn, size, dtype, device, requires_grad, make):
     """A tensor of `size` made by make(size, dtype, device), on `device`."""
     size = _check_size(fn, _shape_args(fn, size))
     dev = devices.get(device, fn)
-    t = Tensor._make(make(size, float32 if dtype is None else _dtype_arg(dtype, fn), dev))
+    t = Tensor._make(make(size, _default_dtype if dtype is None else _dtype_arg(dtype, fn), dev))
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
@@ -782,13 +1427,14 @@ def empty(*size, dtype=None, device=None, requires_grad=False):
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if dtype is None:
-        dtype = _natural_dtype(np.asarray(fill_value)) if not isinstance(fill_value, float) else float32
+        dtype = _natural_dtype(np.asarray(fill_value)) if not isinstance(fill_value, float) \
+            else _default_dtype
     return _creation("full", (size,) if isinstance(size, numbers.Integral) else size, dtype, device,
                      requires_grad, _filled(fill_value))
 
 
 def _random_floats(fn, draw, size, generator, dtype, device, requires_grad):
-    dtype = float32 if dtype is None else _dtype_arg(dtype, fn)
+    dtype = _default_dtype if dtype is None else _dtype_arg(dtype, fn)
     if dtype.kind != "f":
         raise TypeError(f"{fn}: dtype must be float32 or float64, got {dtype}")
     rng = _random._numpy_rng(generator)
@@ -829,7 +1475,7 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         raise ValueError("arange: step must be nonzero")
     if dtype is None:
         ints = all(isinstance(v, numbers.Integral) for v in (start, end, step))
-        dtype = int64 if ints else float32
+        dtype = int64 if ints else _default_dtype
     dev = devices.get(device, "arange")
     values = np.arange(start, end, step).astype(_dtype_arg(dtype, "arange"))
     t = Tensor._make(devices.to_device(values, dev))
@@ -902,17 +1548,26 @@ def stack(tensors, dim=0):
     return _shape.Stack.apply(*tensors, dim=d)
 
 
-def where(condition, input, other):
-    """Elementwise `input` where condition is true, else `other` (broadcasting; numbers allowed)."""
+def where(condition, input=None, other=None):
+    """Elementwise `input` where the bool tensor `condition` is True, else `other`
+    (broadcasting; numbers allowed). With the condition alone, the indices of its True
+    elements, one tensor per dim (condition.nonzero(as_tuple=True)), as in PyTorch."""
+    if input is None and other is None:
+        if not isinstance(condition, Tensor):
+            raise TypeError(f"where: condition must be a tensor, got {type(condition).__name__}")
+        return condition.nonzero(as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where: give both input and other, or neither (the condition alone)")
     if not isinstance(condition, Tensor) or condition.dtype != bool_:
         raise TypeError(f"where: condition must be a bool tensor, got "
                         f"{getattr(condition, 'dtype', type(condition).__name__)}")
     operands = [t if isinstance(t, (Tensor, numbers.Number)) else tensor(t) for t in (input, other)]
-    _autograd.common_device("where", [condition] + operands)
+    dev = _autograd.common_device("where", [condition] + operands)
+    if not any(isinstance(t, Tensor) for t in operands):  # two numbers: the result's dtype and place
+        operands[0] = tensor(operands[0], device=dev)
     dtype = _result_dtype(*operands)
     a, b = (t._cast(dtype) if isinstance(t, Tensor) else _scalar(t, dtype) for t in operands)
-    return _elementwise.Where.apply(a, b, condition=condition._data)
-
+    return _elementwise.Where.apply(a, b, condition=_autograd._data_on(condition, dev))
 
 
 # The one reference from the autograd engine back to Tensor: Function.apply wraps its

@@ -1,7 +1,8 @@
 """Autograd: backward with and without a gradient argument, accumulation across
 calls, retain_graph and the error for a second backward through a freed
 graph, no_grad / enable_grad, detach, deep graphs without recursion, shared
-subexpressions, multiple outputs, user-defined Functions and in-place rules."""
+subexpressions, multiple outputs, user-defined Functions, in-place operations (recorded on
+non-leaf tensors, refused on leaves that require grad) and version counters."""
 import inspect
 import threading
 import weakref
@@ -450,31 +451,217 @@ def test_a_function_returning_too_few_gradients_is_reported():
         Broken.apply(a, b).sum().backward()
 
 
-# ---- in-place operations -----------------------------------------------------------------
+# ---- in-place operations: PyTorch's rules, version counters ---------------------------
 
-def test_in_place_on_a_tensor_that_requires_grad_is_refused_while_recording():
+LEAF_IN_PLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+MODIFIED = "one of the variables needed for gradient computation has been modified by an inplace operation"
+
+
+@pytest.mark.parametrize("update", [
+    pytest.param(lambda x: x.add_(1.0), id="add_"),
+    pytest.param(lambda x: x.mul_(2.0), id="mul_"),
+    pytest.param(lambda x: x.zero_(), id="zero_"),
+    pytest.param(lambda x: x.copy_(minifw.ones(2, dtype=minifw.float64)), id="copy_"),
+    pytest.param(lambda x: x.exp_(), id="exp_"),
+    pytest.param(lambda x: x.__setitem__(0, 5.0), id="setitem"),
+])
+def test_in_place_on_a_leaf_that_requires_grad_is_refused_outside_no_grad(update):
     x = leaf([1.0, 2.0])
-    with pytest.raises(RuntimeError, match="in-place operations are not recorded"):
-        x.add_(1.0)
+    with pytest.raises(RuntimeError, match=LEAF_IN_PLACE):
+        update(x)
+    assert x._version == 0 and x.tolist() == [1.0, 2.0]
     with minifw.no_grad():
-        x.add_(1.0)  # the optimizer's way
-    np.testing.assert_array_equal(x.detach().numpy(), [2.0, 3.0])
+        update(x)  # the optimizer's way: allowed, counted, not recorded
+    assert x._version == 1 and x.is_leaf and x.grad_fn is None
 
 
-def test_in_place_with_an_operand_that_requires_grad_is_refused():
+def test_in_place_on_a_view_of_such_a_leaf_is_refused():
+    x = leaf([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being "
+                                           "used in an in-place operation"):
+        x[0].add_(1.0)
+
+
+def test_in_place_arithmetic_on_a_non_leaf_is_recorded():
+    x = leaf([1.0, -2.0, 3.0])
+    y = x * 3
+    y.add_(1).mul_(x).sub_(x, alpha=2).div_(2)  # ((3x + 1) * x - 2x) / 2 = 1.5x^2 - 0.5x
+    assert repr(y.grad_fn) == "<DivBackward>" and y._version == 4
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 * np.array([1.0, -2.0, 3.0]) - 0.5)
+
+
+def test_an_operand_that_requires_grad_makes_a_plain_tensor_part_of_the_graph():
     acc = minifw.zeros(2, dtype=minifw.float64)
     x = leaf([1.0, 2.0])
-    with pytest.raises(RuntimeError, match="in-place operations are not recorded"):
-        acc += x
-    with pytest.raises(RuntimeError, match="in-place operations are not recorded"):
-        acc.copy_(x)
+    acc += x
+    acc *= x
+    assert acc.requires_grad and not acc.is_leaf and repr(acc.grad_fn) == "<MulBackward>"
+    acc.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])  # d(x * x)/dx
 
 
-def test_setitem_into_the_graph_is_refused():
+IN_PLACE = {  # name: (in place on a fresh non-leaf, the out-of-place reference)
+    "add_": (lambda t, w: t.add_(w, alpha=0.5), lambda t, w: t + 0.5 * w),
+    "sub_": (lambda t, w: t.sub_(w), lambda t, w: t - w),
+    "mul_": (lambda t, w: t.mul_(w), lambda t, w: t * w),
+    "div_": (lambda t, w: t.div_(w.exp()), lambda t, w: t / w.exp()),
+    "pow_": (lambda t, w: t.abs_().pow_(w), lambda t, w: t.abs() ** w),
+    "clamp_": (lambda t, w: t.clamp_(-0.5, 0.8).mul_(w), lambda t, w: t.clamp(-0.5, 0.8) * w),
+    "clamp_min_max_": (lambda t, w: t.clamp_min_(-0.5).clamp_max_(0.8) * w,
+                       lambda t, w: t.clamp(-0.5, 0.8) * w),
+    "exp_log_": (lambda t, w: t.exp_().add_(w.abs()).log_(), lambda t, w: (t.exp() + w.abs()).log()),
+    "sqrt_rsqrt_": (lambda t, w: t.abs_().add_(1).sqrt_().mul_(w) + (w * w).add_(1).rsqrt_(),
+                    lambda t, w: (t.abs() + 1).sqrt() * w + (w * w + 1).rsqrt()),
+    "neg_": (lambda t, w: t.neg_().mul_(w), lambda t, w: -t * w),
+    "relu_sigmoid_tanh_": (lambda t, w: t.relu_().add_(w).sigmoid_().tanh_(),
+                           lambda t, w: (t.relu() + w).sigmoid().tanh()),
+    "sin_cos_": (lambda t, w: t.sin_().mul_(w).cos_(), lambda t, w: (t.sin() * w).cos()),
+    "masked_fill_": (lambda t, w: t.masked_fill_(w > 0, 2.0).mul_(w),
+                     lambda t, w: t.masked_fill(w > 0, 2.0) * w),
+    "index_fill_": (lambda t, w: t.index_fill_(1, minifw.tensor([0, 2]), -1.0).mul_(w),
+                    lambda t, w: t.index_fill(1, minifw.tensor([0, 2]), -1.0) * w),
+    "scatter_": (lambda t, w: t.scatter_(1, minifw.tensor([[2, 0], [1, 2]]), w[:, 1:]),
+                 lambda t, w: t.scatter(1, minifw.tensor([[2, 0], [1, 2]]), w[:, 1:])),
+    "scatter_add_": (lambda t, w: t.scatter_add_(0, minifw.tensor([[1, 1, 0]]), w[:1]),
+                     lambda t, w: t.scatter_add(0, minifw.tensor([[1, 1, 0]]), w[:1])),
+    "fill_tensor_": (lambda t, w: t.fill_(w.sum()).mul_(w), lambda t, w: w.sum().expand(2, 3) * w),
+    "copy_": (lambda t, w: t.copy_(w[0]).mul_(w), lambda t, w: w[0].expand(2, 3) * w),
+    "zero_": (lambda t, w: t.zero_().add_(w), lambda t, w: t * 0 + w),
+    "setitem": (lambda t, w: _assign(t, (slice(None), 1), w[:, 0] * 2), lambda t, w: minifw.stack(
+        [t[:, 0], w[:, 0] * 2, t[:, 2]], 1)),
+}
+
+
+def _assign(t, index, value):
+    t[index] = value
+    return t
+
+
+@pytest.mark.parametrize("name", IN_PLACE)
+def test_in_place_operations_give_the_out_of_place_gradients(name):
+    in_place, reference = IN_PLACE[name]
+    rng = np.random.default_rng(1)
+    x, w = (leaf(rng.uniform(-1.0, 1.0, (2, 3))) for _ in range(2))
+    gradcheck(lambda x, w: in_place(x * 1, w), [x, w])  # x * 1: a non-leaf to change
+    got = in_place(x * 1, w)
+    want = reference(x * 1, w)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-12)
+
+
+def test_a_tensor_saved_for_backward_and_changed_in_place_is_reported():
+    x = leaf([1.0, 2.0, 3.0])
+    y = x.exp()  # Exp saves its output
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match=MODIFIED + r": \[minifw.DoubleTensor \[3\]\], which is "
+                       r"output 0 of ExpBackward, is at version 1; expected version 0 instead"):
+        y.sum().backward()
+
+
+def test_a_saved_leaf_changed_under_no_grad_is_reported():
+    w = leaf([[1.0, 2.0], [3.0, 4.0]])
+    loss = (w * w).sum()
+    with minifw.no_grad():
+        w.sub_(0.1)  # an optimizer step before backward
+    with pytest.raises(RuntimeError, match=MODIFIED + r": \[minifw.DoubleTensor \[2, 2\]\], is at "
+                                                      r"version 1; expected version 0 instead"):
+        loss.backward()
+
+
+def test_changes_through_detach_are_seen_and_through_data_are_not():
     x = leaf([1.0, 2.0])
-    with pytest.raises(RuntimeError, match="not recorded by autograd"):
-        x[0] = 5.0
+    y = x.exp()
+    y.detach().zero_()  # detach() shares the version counter, as in PyTorch
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        y.sum().backward()
+    y = x.exp()
+    y.data.mul_(0)  # .data does not: the change is not tracked
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0])
 
+
+def test_changes_through_a_view_are_seen_by_the_base():
+    x = leaf([[1.0, 2.0], [3.0, 4.0]])
+    y = x.exp()
+    with minifw.no_grad():
+        y[0].mul_(2)  # a view shares its base's counter
+    assert y._version == 1 and y[0]._version == 1
+    with pytest.raises(RuntimeError, match=MODIFIED):
+        y.sum().backward()
+
+
+def test_an_operation_that_saved_nothing_is_not_affected():
+    x = leaf([1.0, 2.0])
+    y = x * 2  # saves nothing of y; the constant 2 for x's gradient
+    y.add_(1)
+    z = x + y
+    z.mul_(3)
+    z.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [9.0, 9.0])
+
+
+def test_an_in_place_operation_keeps_what_its_own_node_saved():
+    x = leaf([1.0, 2.0, 3.0])
+    a = x * 1
+    a.mul_(a)  # Mul saved a, which the result then overwrites: it keeps a copy
+    a.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 6.0])
+
+
+def test_views_see_the_in_place_changes_of_their_base():
+    x = leaf([1.0, 2.0, 3.0])
+    y = x * 1
+    first = y[:1].detach()
+    y.add_(10)
+    assert first.tolist() == [11.0]
+
+
+def test_a_view_written_by_an_in_place_operation_on_its_base_is_refused():
+    x = leaf([1.0, 2.0, 3.0])
+    b = x * 1
+    view = b[:2]
+    b.mul_(2)  # recorded on b: view's values changed, its history (b's old one) did not
+    with pytest.raises(RuntimeError, match="shares memory with another .* that an in-place "
+                                           "operation recorded by autograd has changed"):
+        view * 3
+    (b[:2] * 3).sum().backward()  # a view taken afterwards is fine
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0, 0.0])
+
+
+def test_views_of_other_elements_stay_usable_after_an_assignment():
+    # the recurrent-loop pattern: out[t] = f(out[t - 1]) while out[t - 1] is used later
+    x = leaf([1.0, 2.0])
+    out = minifw.zeros(3, 2, dtype=minifw.float64)
+    out[0] = x
+    total = 0
+    for t in range(1, 3):
+        previous = out[t - 1]
+        out[t] = previous * 2
+        total = total + previous.sum()
+    (total + out.sum()).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1 + 2 + 1 + 2 + 4, 10.0])
+
+
+def test_a_recorded_in_place_operation_on_a_view_rebases_the_view():
+    x = leaf([[1.0, 2.0], [3.0, 4.0]])
+    b = x * 1
+    row = b[1]
+    row.mul_(x[0])
+    row.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[3.0, 4.0], [1.0, 2.0]])
+    with pytest.raises(RuntimeError, match="shares memory with another"):
+        b.sum()  # its history knows nothing of the change to row: refused, not wrong
+
+
+def test_in_place_changes_count_on_the_version_counter():
+    t = minifw.zeros(3)
+    assert t._version == 0
+    t.add_(1)
+    t[0] = 2.0
+    t.fill_(3).clamp_(0, 1)
+    assert t._version == 4
+    minifw.autograd.increment_version(t)  # a change made to the array directly
+    assert t._version == 5 and t.detach()._version == 5 and t.data._version == 0
 
 # ---- a Function's gradient becomes the leaf's .grad when nothing else holds it -------------
 def _doubling(keep):

@@ -8,9 +8,12 @@ classes with forward and backward side by side (see minifw.autograd).
     normalization   LocalResponseNormalization, BatchNormalization
     dropout         InvertedDropout
     linear          MatMul, InnerProduct
-    elementwise     Add, Sub, Mul, Div, Neg, Pow, Exp, Log, Sqrt, Abs, Clamp, Cast, Clone, Where
-    reductions      Sum, Mean, Amax, MaxDim
-    shape           Reshape, Permute, Expand, Index, Cat, Stack, Padding
+    elementwise     Add, Sub, Mul, Div, Neg, Pow, Exp, Log, Sqrt, Abs, Pointwise (sin, cos, ...,
+                    round), Clamp, Overwrite, Triangle, Cast, Clone, ToDevice, Where
+    reductions      Sum, Mean, Amax, MaxDim, CumulativeSum
+    shape           Reshape, Permute, Expand, Index, Cat, Stack, Repeat, Padding
+    indexing        Gather, Scatter, IndexSelect, IndexFill, IndexPut
+    sorting         Sort (sort, topk)
     embedding       EmbeddingLookup
     recurrent       RecurrentNetwork, PackedWeights
 
@@ -21,5 +24,5 @@ names say what they compute and never repeat a Module's name: nn.Conv2d is the
 layer, Convolution2D the operation it applies. Tensor methods and
 nn.functional (the PyTorch-signature wrappers) apply them.
 """
-from . import (activation, convolution, dropout, elementwise, embedding, linear, normalization,
-               pooling, recurrent, reductions, shape, softmax)
+from . import (activation, convolution, dropout, elementwise, embedding, indexing, linear,
+               normalization, pooling, recurrent, reductions, shape, softmax, sorting)

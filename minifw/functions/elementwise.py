@@ -1,5 +1,7 @@
 """Elementwise arithmetic and functions (NumPy broadcasting), casts and copies (to another
-device too), where."""
+device too), where, overwriting (fill_, copy_), tril/triu."""
+import math
+
 import numpy as np
 
 from .. import devices
@@ -43,28 +45,35 @@ class Sub(Function):
 class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        # each operand is saved only for the other's gradient, as PyTorch saves them: an
+        # in-place change of x after y = x * 2 must not invalidate the graph
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        ctx.shapes = np.shape(a), np.shape(b)
         return np.multiply(a, b)
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        ga = unbroadcast(g * b, np.shape(a)) if ctx.needs_input_grad[0] else None
-        gb = unbroadcast(g * a, np.shape(b)) if ctx.needs_input_grad[1] else None
+        sa, sb = ctx.shapes
+        ga = unbroadcast(g * b, sa) if ctx.needs_input_grad[0] else None
+        gb = unbroadcast(g * a, sb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
 class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None, b)
+        ctx.shapes = np.shape(a), np.shape(b)
         return np.true_divide(a, b)
 
     @staticmethod
     def backward(ctx, g):
         a, b = ctx.saved_tensors
-        ga = unbroadcast(g / b, np.shape(a)) if ctx.needs_input_grad[0] else None
-        gb = unbroadcast(-g * a / (b * b), np.shape(b)) if ctx.needs_input_grad[1] else None
+        sa, sb = ctx.shapes
+        ga = unbroadcast(g / b, sa) if ctx.needs_input_grad[0] else None
+        gb = unbroadcast(-g * a / (b * b), sb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
 
@@ -150,6 +159,49 @@ class Abs(Function):
         return g * np.sign(a)
 
 
+# Pointwise functions: name -> (forward, derivative, what the derivative reads: "a" the
+# input, "out" the result, None nothing). Constants are Python floats, which keep a float32
+# array float32 (a NumPy float64 scalar would promote it).
+_LOG2 = math.log(2.0)
+POINTWISE = {
+    "sin": (np.sin, lambda a, out: np.cos(a), "a"),
+    "cos": (np.cos, lambda a, out: -np.sin(a), "a"),
+    "tan": (np.tan, lambda a, out: 1.0 + out * out, "out"),
+    "atan": (np.arctan, lambda a, out: 1.0 / (1.0 + a * a), "a"),
+    "exp2": (np.exp2, lambda a, out: out * _LOG2, "out"),
+    "log1p": (np.log1p, lambda a, out: 1.0 / (1.0 + a), "a"),
+    "expm1": (np.expm1, lambda a, out: out + 1.0, "out"),
+    "rsqrt": (lambda a: 1.0 / np.sqrt(a), lambda a, out: -0.5 * out * out * out, "out"),
+    # piecewise constant: zero gradient almost everywhere, as PyTorch defines it
+    "sign": (np.sign, None, None),
+    "floor": (np.floor, None, None),
+    "ceil": (np.ceil, None, None),
+    "trunc": (np.trunc, None, None),
+    "round": (np.round, None, None),
+}
+
+
+class Pointwise(Function):
+    """One of POINTWISE on every element (`args`: extra arguments of the forward, e.g.
+    round's decimals)."""
+
+    @staticmethod
+    def forward(ctx, a, *, name, args=()):
+        forward, derivative, reads = POINTWISE[name]
+        out = forward(a, *args)
+        ctx.name = name
+        ctx.save_for_backward(a if reads == "a" else out if reads == "out" else None)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        saved, = ctx.saved_tensors
+        _, derivative, reads = POINTWISE[ctx.name]
+        if derivative is None:
+            return devices.zeros(g.shape, g.dtype, devices.of(g))
+        return g * (derivative(saved, None) if reads == "a" else derivative(None, saved))
+
+
 class Clamp(Function):
     @staticmethod
     def forward(ctx, a, *, min=None, max=None):
@@ -167,6 +219,40 @@ class Clamp(Function):
         if hi is not None:
             inside &= a <= hi
         return g * inside
+
+
+class Overwrite(Function):
+    """a's values replaced by b (broadcast), written into a's own array: fill_, zero_ and
+    copy_ when autograd records them. a's history gets a zero gradient (as PyTorch's)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shape_b = np.shape(b)
+        devices.assign(a, Ellipsis, b)
+        return a
+
+    @staticmethod
+    def backward(ctx, g):
+        ga = devices.zeros(g.shape, g.dtype, devices.of(g)) if ctx.needs_input_grad[0] else None
+        return ga, unbroadcast(g, ctx.shape_b) if ctx.needs_input_grad[1] else None
+
+
+class Triangle(Function):
+    """The lower (tril) or upper (triu) triangle of the last two dims, from `diagonal` on;
+    the rest zero."""
+
+    @staticmethod
+    def forward(ctx, a, *, diagonal=0, upper=False):
+        rows, cols = a.shape[-2:]
+        keep = np.tri(rows, cols, diagonal - 1 if upper else diagonal, dtype=bool)  # on the host
+        keep = devices.to_device(~keep if upper else keep, devices.of(a))
+        ctx.save_for_backward(keep)
+        return np.where(keep, a, a.dtype.type(0))
+
+    @staticmethod
+    def backward(ctx, g):
+        keep, = ctx.saved_tensors
+        return np.where(keep, g, g.dtype.type(0))
 
 
 class Cast(Function):

@@ -1,8 +1,9 @@
-"""Reductions: sum, mean, max/min over all elements or along dims."""
+"""Reductions: sum, mean, max/min over all elements or along dims; cumulative sums."""
 import numpy as np
 
 from .. import devices
 from ..autograd import Function
+from .indexing import along
 
 
 def _expand_reduced(g, in_shape, axes, keepdim):
@@ -74,5 +75,18 @@ class MaxDim(Function):
         if not keepdim:
             g = np.expand_dims(g, dim)
         dx = devices.zeros(shape, g.dtype, devices.of(g))
-        np.put_along_axis(dx, idx, g, axis=dim)
+        dx[along(idx, dim)] = g  # one index per row: an assignment, no accumulation
         return dx
+
+
+class CumulativeSum(Function):
+    """Running sums along one dim; the gradient is the running sum from the other end."""
+
+    @staticmethod
+    def forward(ctx, a, *, dim):
+        ctx.dim = dim
+        return np.cumsum(a, axis=dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.flip(np.cumsum(np.flip(g, ctx.dim), axis=ctx.dim), ctx.dim)

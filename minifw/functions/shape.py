@@ -1,4 +1,6 @@
-"""Shape changes and indexing: reshape, permute, expand, index, cat, stack, pad."""
+"""Shape changes and indexing: reshape, permute, expand, index, cat, stack, split, repeat, pad."""
+import itertools
+
 import numpy as np
 
 from .. import devices
@@ -53,11 +55,18 @@ def _index_on(index, dev):
     return tuple(map(move, index)) if isinstance(index, tuple) else move(index)
 
 
+def basic_view(a, index):
+    """a[index] for a basic index, always a view: a trailing Ellipsis changes nothing but makes
+    NumPy return a 0-d view rather than a scalar copy when every dim gets an int."""
+    items = index if isinstance(index, tuple) else (index,)
+    return a[items if any(i is Ellipsis for i in items) else items + (Ellipsis,)]
+
+
 class Index(Function):
     @staticmethod
     def forward(ctx, a, *, index):
         ctx.args = a.shape, index
-        return a[index]
+        return basic_view(a, index) if _is_basic_index(index) else a[index]  # x[0] views x
 
     @staticmethod
     def backward(ctx, g):
@@ -91,6 +100,39 @@ class Stack(Function):
     @staticmethod
     def backward(ctx, g):
         return tuple(np.moveaxis(g, ctx.dim, 0))
+
+
+class Split(Function):
+    """Views of consecutive pieces of `sizes` elements along `dim` (split, chunk, unbind): one
+    node for all of them, whose gradient joins the pieces' gradients."""
+
+    @staticmethod
+    def forward(ctx, a, *, sizes, dim):
+        ctx.dim = dim
+        ends = list(itertools.accumulate(sizes))
+        return tuple(a[(slice(None),) * dim + (slice(end - n, end),)] for n, end in zip(sizes, ends))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return np.concatenate(grads, axis=ctx.dim)
+
+
+class Repeat(Function):
+    """a tiled reps[i] times along dim i (a first gets leading dims of size 1 up to
+    len(reps)), as torch.Tensor.repeat and np.tile."""
+
+    @staticmethod
+    def forward(ctx, a, *, reps):
+        ctx.args = a.shape, reps
+        return np.tile(a, reps)
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, reps = ctx.args
+        padded = (1,) * (len(reps) - len(shape)) + tuple(shape)
+        # (r0 * n0, r1 * n1, ...) -> (r0, n0, r1, n1, ...): each copy gets its own axis to sum
+        split = tuple(x for r, n in zip(reps, padded) for x in (r, n))
+        return g.reshape(split).sum(axis=tuple(range(0, 2 * len(reps), 2))).reshape(shape)
 
 
 class Padding(Function):

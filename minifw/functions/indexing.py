@@ -1,0 +1,146 @@
+"""Indexing along a dim with integer index tensors: gather, scatter (and scatter_add),
+index_select, index_fill, and assignment into a tensor (x[index] = value) as autograd
+records it. Index arrays arrive on the data's device (Tensor methods check that); the
+position arrays made here on the host are moved there before a scatter."""
+import numpy as np
+
+from .. import devices
+from ..autograd import Function
+from .elementwise import unbroadcast
+
+
+def along(index, dim):
+    """The advanced index that picks, for every position of `index` (an integer array on the
+    data's device), the element that `index` names along `dim` and the same position along
+    every other dim: a[along(index, dim)] is torch.gather(a, dim, index)."""
+    dev = devices.of(index)
+    items = []
+    for d, n in enumerate(index.shape):
+        if d == dim:
+            items.append(index)
+        else:
+            shape = [1] * index.ndim
+            shape[d] = n
+            items.append(devices.to_device(np.arange(n).reshape(shape), dev))
+    return tuple(items)
+
+
+def _leading(index, dim):
+    """The index that selects `index` (a 1-D integer array) along `dim`."""
+    return (slice(None),) * dim + (index,)
+
+
+class Gather(Function):
+    @staticmethod
+    def forward(ctx, a, index, *, dim):
+        ctx.save_for_backward(index)
+        ctx.args = a.shape, dim
+        return a[along(index, dim)]
+
+    @staticmethod
+    def backward(ctx, g):
+        index, = ctx.saved_tensors
+        shape, dim = ctx.args
+        dx = devices.zeros(shape, g.dtype, devices.of(g))
+        np.add.at(dx, along(index, dim), g)  # an element gathered twice gets both gradients
+        return dx, None
+
+
+class Scatter(Function):
+    """a with src's values (src cut to index's shape) or one value written at the places
+    along(index, dim) names; accumulate=True adds them instead (scatter_add). In place
+    (into a's own array) for scatter_ and scatter_add_."""
+
+    @staticmethod
+    def forward(ctx, a, index, src, *, dim, accumulate=False, inplace=False):
+        where = along(index, dim)
+        out = a if inplace else a.copy()
+        values = src[tuple(slice(0, n) for n in index.shape)] if np.ndim(src) else src
+        if accumulate:
+            np.add.at(out, where, values)
+        else:
+            out[where] = values  # of repeated places one value wins, as PyTorch leaves it open
+        ctx.save_for_backward(index)
+        ctx.args = dim, np.shape(src), accumulate
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        index, = ctx.saved_tensors
+        dim, src_shape, accumulate = ctx.args
+        where = along(index, dim)
+        ga = gsrc = None
+        if ctx.needs_input_grad[0]:
+            ga = g if accumulate else g.copy()
+            if not accumulate:
+                ga[where] = 0  # overwritten values had no say in the result
+        if ctx.needs_input_grad[2]:
+            gsrc = devices.zeros(src_shape, g.dtype, devices.of(g))
+            gsrc[tuple(slice(0, n) for n in index.shape)] = g[where]
+        return ga, None, gsrc
+
+
+class IndexSelect(Function):
+    @staticmethod
+    def forward(ctx, a, index, *, dim):
+        ctx.save_for_backward(index)
+        ctx.args = a.shape, dim
+        return a[_leading(index, dim)]
+
+    @staticmethod
+    def backward(ctx, g):
+        index, = ctx.saved_tensors
+        shape, dim = ctx.args
+        dx = devices.zeros(shape, g.dtype, devices.of(g))
+        np.add.at(dx, _leading(index, dim), g)
+        return dx, None
+
+
+class IndexFill(Function):
+    """a with every slice along `dim` that `index` names set to `value` (a number or a 0-d
+    array); in place for index_fill_."""
+
+    @staticmethod
+    def forward(ctx, a, index, value, *, dim, inplace=False):
+        out = a if inplace else a.copy()
+        out[_leading(index, dim)] = value
+        ctx.save_for_backward(index)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        index, = ctx.saved_tensors
+        where = _leading(index, ctx.dim)
+        ga = gvalue = None
+        if ctx.needs_input_grad[0]:
+            ga = g.copy()
+            ga[where] = 0
+        if ctx.needs_input_grad[2]:
+            gvalue = g[where].sum()  # as PyTorch: the filled slices, as index_select picks them
+        return ga, None, gvalue
+
+
+class IndexPut(Function):
+    """a[index] = value (broadcast), written into a's own array: Tensor.__setitem__ when
+    autograd records it. `index` is NumPy's (ints, slices, arrays on a's device)."""
+
+    @staticmethod
+    def forward(ctx, a, value, *, index):
+        a[index] = value
+        ctx.args = index, np.shape(value)
+        return a
+
+    @staticmethod
+    def backward(ctx, g):
+        index, value_shape = ctx.args
+        ga = gvalue = None
+        if ctx.needs_input_grad[0]:
+            ga = g.copy()
+            ga[index] = 0
+        if ctx.needs_input_grad[1]:
+            picked = g[index]
+            if picked.ndim < len(value_shape):  # NumPy lets a value carry extra leading 1s
+                picked = picked.reshape((1,) * (len(value_shape) - picked.ndim) + picked.shape)
+            gvalue = unbroadcast(picked, value_shape)
+        return ga, gvalue
