@@ -1,6 +1,6 @@
 """minifw: a small deep-learning framework over a native library of fast primitives.
 
-The layers above Tensor (minifw.nn, optim, data, models, training) load when first
+The layers above Tensor (minifw.nn, optim, data, models, training, utils, vision) load when first
 used, as attributes (minifw.nn) or by import (import minifw.nn as nn), so that
 importing a lower layer (import minifw.tensor) never loads a higher one.
 """
@@ -19,14 +19,14 @@ from .tensor import (Tensor, arange, bool_, cat, empty, float32, float64, from_n
                      full_like, get_default_dtype, int32, int64, ones, ones_like, rand, rand_like,
                      randint, randn, randn_like, randperm, set_default_dtype, stack, tensor, where,
                      zeros, zeros_like)
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .random import Generator, get_rng_state, manual_seed, set_rng_state
-from . import autograd, random
+from . import accelerator, autograd, cuda, random
 from .serialization import load, save
 
 __version__ = "0.1.0"
 
-_UPPER_LAYERS = ("nn", "optim", "data", "models", "training")
+_UPPER_LAYERS = ("nn", "optim", "data", "models", "training", "utils", "vision")
 
 
 def __getattr__(name):

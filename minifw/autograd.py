@@ -119,6 +119,28 @@ def no_grad():
     return _GradMode(False)
 
 
+class inference_mode(contextlib.ContextDecorator):
+    """As torch.inference_mode(mode=True), a context manager or decorator: with mode True no
+    graph is recorded in the block, as under no_grad(); with False nothing changes. PyTorch
+    also marks the tensors made inside as inference tensors, which autograd later refuses;
+    minifw's are ordinary tensors."""
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode)
+
+    def _recreate_cm(self):
+        return inference_mode(self.mode)
+
+    def __enter__(self):
+        self.prev = is_grad_enabled()
+        if self.mode:
+            _state.enabled = False
+
+    def __exit__(self, *exc):
+        _state.enabled = self.prev
+        return False
+
+
 def enable_grad():
     return _GradMode(True)
 

@@ -6,7 +6,7 @@ runs whatever callables a pickle names, so this reader allows only the few that 
 dict needs, each replaced by minifw's own safe version (as torch.load(weights_only=True)
 does): OrderedDict, tensor and parameter rebuilding, the typed storages. Anything else in
 the file is refused before it runs. Tensors come back as minifw Tensors: float16 and
-bfloat16 as float32, int8/int16/int32/uint8 as int64 (minifw's dtypes).
+bfloat16 as float32, int8/int16/uint8 as int64 (minifw's dtypes).
 """
 import collections
 import io
@@ -60,6 +60,8 @@ def _as_minifw(values):
     kind = values.dtype.kind
     if kind == "f":
         return values.astype(np.float64 if values.dtype.itemsize == 8 else np.float32)
+    if kind == "i" and values.dtype.itemsize == 4:
+        return values.astype(np.int32)
     if kind in "iu":
         return values.astype(np.int64)
     return values.astype(np.bool_)

@@ -51,3 +51,29 @@ def test_cuda_reports_the_gpu_and_its_memory(emulated_cuda):
 def test_without_cupy_or_kernels_cuda_is_not_available():
     assert cuda.is_available() is False
     assert accelerator.current_accelerator(check_available=True) is None
+
+
+def test_inference_mode_records_no_graph_as_a_context_and_a_decorator():
+    x = minifw.ones(2, requires_grad=True)
+    with minifw.inference_mode():
+        assert not minifw.is_grad_enabled() and not (x * 2).requires_grad
+    with minifw.inference_mode(False):
+        assert (x * 2).requires_grad
+
+    @minifw.inference_mode()
+    def predict(t):
+        return t * 3
+
+    assert not predict(x).requires_grad and minifw.is_grad_enabled()
+
+
+def test_the_pytorch_namespaces_are_attributes_after_import_minifw(tmp_path):
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(minifw.__file__)))
+    code = ("import minifw; print(minifw.utils.data.DataLoader.__name__, minifw.vision.transforms.Compose.__name__, "
+            "minifw.accelerator.is_available() in (True, False), minifw.cuda.is_available() in (True, False))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=root), cwd=tmp_path)
+    assert out.stdout.split() == ["DataLoader", "Compose", "True", "True"]

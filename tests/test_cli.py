@@ -257,6 +257,23 @@ def test_the_example_trains_exactly_as_the_command(capsys, digits, tmp_path):
     assert (tmp_path / "lenet_example.npz").exists()
 
 
+# ---- examples/pytorch_mnist.py: a PyTorch script with its imports renamed ---------------------
+def test_the_pytorch_style_example_runs_and_learns(digits, tmp_path):
+    example = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples",
+                           "pytorch_mnist.py")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(minifw.__file__)))
+    done = subprocess.run([sys.executable, example, "--data-dir", str(digits), "--epochs", "4", "--batch-size", "8",
+                           "--log-interval", "2", "--save-model"], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=root), cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    losses = [float(v) for v in re.findall(r"Train Epoch: \d+ \[\d+/48 \(\d+%\)\]\tLoss: ([\d.]+)", done.stdout)]
+    accuracy = [int(v) for v in re.findall(r"Accuracy: (\d+)/20", done.stdout)]
+    assert len(losses) == 4 * 3 and len(accuracy) == 4, done.stdout
+    assert accuracy[-1] >= 12, done.stdout  # the bars are learnable: chance is 2/20
+    state = minifw.load(tmp_path / "mnist_cnn.pt")
+    assert state["fc1.weight"].shape == (128, 4608)
+
+
 # ---- minifw train alexnet-small -------------------------------------------------------------
 def test_alexnet_small_trains_on_the_digits_padded_to_32x32(capsys, digits, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the default checkpoint is alexnet-small.npz here

@@ -130,7 +130,7 @@ def test_views_strides_offsets_parameters_and_dtypes(tmp_path):
     assert got["same"].tolist() == list(range(12))
     assert got["param"].requires_grad and got["param"].tolist() == [1.0, 1.0, 1.0]
     assert got["half"].dtype == minifw.float32 and got["half"].tolist() == [1.5, -2.0]
-    assert got["ints"].dtype == minifw.int64 and got["ints"].tolist() == [7, 8]
+    assert got["ints"].dtype == minifw.int32 and got["ints"].tolist() == [7, 8]
     assert got["flags"].tolist() == [True, False] and got["empty"].shape == (0, 4)
     assert got["step"] == 10 and got["lr"] == [0.1, 0.01]
 

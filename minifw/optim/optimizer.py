@@ -1,11 +1,12 @@
 """Optimizer: parameter groups, per-parameter state, zero_grad, state_dict (as torch.optim)."""
 import copy
+import functools
 import numbers
 
 import numpy as np
 
 from .. import devices
-from ..autograd import enable_grad
+from ..autograd import enable_grad, increment_version
 from ..tensor import Tensor
 
 
@@ -20,6 +21,26 @@ required = _Required()
 class Optimizer:
     """Base class: holds param_groups (dicts with 'params' and hyper-parameters) and
     `state` (per-parameter buffers, keyed by the parameter). Subclasses define step()."""
+
+    def __init_subclass__(cls, **kwargs):
+        """Each subclass's step() counts its in-place change of every parameter it updated
+        (autograd's version counters, as PyTorch's optimizers' in-place updates do), so that a
+        graph that saved a parameter's old values refuses to backward after the step."""
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is None:
+            return
+
+        @functools.wraps(step)
+        def counted_step(self, *args, **kwargs):
+            result = step(self, *args, **kwargs)
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        increment_version(p)
+            return result
+
+        cls.step = counted_step
 
     def __init__(self, params, defaults):
         self.defaults = defaults

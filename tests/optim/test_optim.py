@@ -445,3 +445,17 @@ def test_schedule_state_dict_resumes_the_sequence(tmp_path):
 def test_schedule_bad_arguments(make, error, message):
     with pytest.raises(error, match=message):
         make(optim.SGD([minifw.ones(1, requires_grad=True)], lr=1.0))
+
+
+@pytest.mark.parametrize("make", [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), lambda ps: optim.Adam(ps),
+                                  lambda ps: optim.Adadelta(ps), lambda ps: optim.RMSprop(ps)],
+                         ids=["sgd", "adam", "adadelta", "rmsprop"])
+def test_backward_through_a_graph_that_saved_parameters_before_the_step_is_refused(make):
+    # as PyTorch: the step changed w in place, so the old graph's saved w is stale
+    w = minifw.nn.Parameter(minifw.ones(3))
+    opt = make([w])
+    (w * w).sum().backward()
+    loss = (w * w).sum()
+    opt.step()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()

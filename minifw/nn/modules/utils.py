@@ -6,7 +6,7 @@ import numpy as np
 
 from ... import devices
 from ...checks import check_tensor_dtype
-from ...tensor import Tensor, float32
+from ...tensor import Tensor, get_default_dtype
 from ..parameter import Parameter
 
 
@@ -25,7 +25,7 @@ def _positive_int(cls, name, v):
 def _factory(cls, dtype, device):
     """(dtype, device) of a layer's parameters and buffers: PyTorch's factory arguments."""
     dev = devices.get(device, cls)
-    dtype = float32 if dtype is None else check_tensor_dtype(dtype, cls)
+    dtype = get_default_dtype() if dtype is None else check_tensor_dtype(dtype, cls)  # as PyTorch's layers
     if dtype.kind != "f":
         raise TypeError(f"{cls}: dtype must be float32 or float64, got {dtype}")
     return dtype, dev
