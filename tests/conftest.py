@@ -55,6 +55,15 @@ def target(request, monkeypatch):
     minifw.backends.set_isa(before)
 
 
+@pytest.fixture(params=["cudasim", "cuda"])
+def dev(request, monkeypatch):
+    """A GPU device under test, as its tensors report it ('cudasim', 'cuda:0'): the emulator,
+    and "cuda" (the emulated GPU where there is none)."""
+    if request.param == "cuda" and not cuda_available():
+        emulate_cuda(monkeypatch)
+    return minifw.devices.get(request.param)
+
+
 @pytest.fixture
 def emulated_cuda(monkeypatch):
     """Device "cuda" on CuPy's stand-in and the emulator's kernels (targets.emulate_cuda)."""

@@ -60,3 +60,22 @@ def assert_on(device, *arrays):
     want = devices.get(device)
     for a in arrays:
         assert devices.of(a) == want, f"result on {devices.of(a)}, expected {want}"
+
+
+def assert_ops_match_the_cpu(dev, make, op, *, rtol=1e-4, atol=1e-5, what=""):
+    """op(*inputs) and the gradients of its sum on `dev` equal the CPU's: make() gives the
+    inputs as CPU tensors (float32 ones get requires_grad), moved to each device in turn."""
+    results = {}
+    for device in ("cpu", dev):
+        inputs = [t.to(device) for t in make()]
+        for t in inputs:
+            if t.dtype == minifw.float32:
+                t.requires_grad_()
+        out = op(*inputs)
+        out.sum().backward() if out.numel() > 1 else out.backward()
+        assert out.device == device and devices.of(out._data) == devices.get(device), what
+        assert all(t.grad is None or t.grad.device == device for t in inputs), what
+        results[device] = [out] + [t.grad for t in inputs if t.grad is not None]
+    for got, want in zip(results[dev], results["cpu"]):
+        np.testing.assert_allclose(host(got.detach()._data), want.detach().numpy(), rtol=rtol, atol=atol,
+                                   err_msg=what)

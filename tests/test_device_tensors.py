@@ -15,17 +15,10 @@ import minifw
 from minifw import devices, nn, optim
 from minifw.nn import functional as F
 from minifw.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
-from targets import cuda_available, emulate_cuda
+from targets import assert_ops_match_the_cpu, cuda_available
 
 RTOL, ATOL = 1e-5, 1e-6  # float32 sums in another order
 
-
-@pytest.fixture(params=["cudasim", "cuda"])
-def dev(request, monkeypatch):
-    """The device under test, as its tensors report it ('cudasim', 'cuda:0')."""
-    if request.param == "cuda" and not cuda_available():
-        emulate_cuda(monkeypatch)
-    return devices.get(request.param)
 
 
 def host(t):
@@ -394,19 +387,7 @@ def _recurrent(device):
 
 @pytest.mark.parametrize("name", FUNCTIONAL)
 def test_functional_ops_and_their_gradients_on_the_device_equal_the_cpus(dev, name):
-    make, op = FUNCTIONAL[name]
-    results = {}
-    for device in ("cpu", dev):
-        inputs = [t.to(device) for t in make()]
-        for t in inputs:
-            if t.dtype == minifw.float32:
-                t.requires_grad_()
-        out = op(*inputs)
-        out.sum().backward() if out.numel() > 1 else out.backward()
-        assert out.device == device and all(t.grad is None or t.grad.device == device for t in inputs)
-        results[device] = [host(out)] + [host(t.grad) for t in inputs if t.grad is not None]
-    for got, want in zip(results[dev], results["cpu"]):
-        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=name)
+    assert_ops_match_the_cpu(dev, *FUNCTIONAL[name], what=name)
 
 
 @pytest.mark.parametrize("model", ["lenet", "alexnet-small", "charlstm"])

@@ -17,7 +17,7 @@ from minifw import devices, nn
 from minifw.functions.special import erf, erfinv
 from minifw.nn import init
 from gradcheck import gradcheck
-from targets import cuda_available, emulate_cuda
+from targets import assert_ops_match_the_cpu
 
 # float64 forwards are compared with float64 formulas evaluated in another order (a few ulp);
 # float32 ones with the float64 formula (float32 rounding of a few operations).
@@ -701,13 +701,6 @@ def test_float32_gradients_stay_float32():
 
 # ---- on the devices ---------------------------------------------------------------------------------
 
-@pytest.fixture(params=["cudasim", "cuda"])
-def dev(request, monkeypatch):
-    """The device under test: "cudasim", and "cuda" (the emulated GPU where there is none)."""
-    if request.param == "cuda" and not cuda_available():
-        emulate_cuda(monkeypatch)
-    return devices.get(request.param)
-
 
 def _x(*shape, seed=5):
     return minifw.randn(*shape, generator=minifw.Generator().manual_seed(seed))
@@ -740,19 +733,7 @@ FUNCTIONAL = {  # name: (inputs, operation); CPU tensors, moved to the device un
 
 @pytest.mark.parametrize("name", FUNCTIONAL)
 def test_functional_ops_and_their_gradients_on_the_device_equal_the_cpus(dev, name):
-    make, op = FUNCTIONAL[name]
-    results = {}
-    for device in ("cpu", dev):
-        inputs = [t.to(device) for t in make()]
-        for t in inputs:
-            t.requires_grad_()
-        out = op(*inputs)
-        out.sum().backward() if out.numel() > 1 else out.backward()
-        assert out.device == device and all(t.grad is None or t.grad.device == device for t in inputs)
-        assert devices.of(out._data) == devices.get(device)
-        results[device] = [value(out)] + [value(t.grad) for t in inputs if t.grad is not None]
-    for got, want in zip(results[dev], results["cpu"]):
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
+    assert_ops_match_the_cpu(dev, *FUNCTIONAL[name], rtol=1e-5, atol=1e-6, what=name)
 
 
 def test_adaptive_max_pool2d_indices_on_the_device_equal_the_cpus(dev):

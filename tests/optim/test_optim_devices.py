@@ -8,18 +8,12 @@ import pytest
 import minifw
 from minifw import devices, nn, optim
 from minifw.optim import lr_scheduler
-from targets import cuda_available, emulate_cuda
+
 
 # Element-wise float32 arithmetic in the same order on every device; a real GPU may round a
 # square root or a division differently in the last place.
 RTOL, ATOL = 1e-6, 1e-7
 
-
-@pytest.fixture(params=["cudasim", "cuda"])
-def dev(request, monkeypatch):
-    if request.param == "cuda" and not cuda_available():
-        emulate_cuda(monkeypatch)
-    return devices.get(request.param)
 
 
 def host(t):
