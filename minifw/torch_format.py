@@ -78,6 +78,13 @@ def _rebuild_tensor(storage, offset, size, stride, requires_grad=False, backward
     if last >= values.size:
         raise TorchFormatError(f"a tensor of size {size}, stride {stride} at offset {offset} reaches past "
                                f"its storage of {values.size} elements")
+    elements = 1
+    for n in size:
+        elements *= n
+    if elements > values.size:  # overlapping or expanded (stride 0): a copy could be any size
+        raise TorchFormatError(f"a tensor of size {size} and stride {stride} has more elements than its "
+                               f"storage of {values.size}; minifw copies each tensor it loads and reads "
+                               f"no such views")
     if not all(size):
         array = np.empty(size, values.dtype)
     else:

@@ -162,6 +162,8 @@ class _Evil:
     ({"t": _Tensor(_Storage(np.arange(4, dtype=np.float32), "0"), 2, (3,), (1,))},
      r"reaches past its storage of 4 elements"),
     ({"t": _Tensor(_Storage(np.arange(4, dtype=np.float32), "0"), 0, (2, 2), (-1, 1))}, "a tensor of size"),
+    ({"t": _Tensor(_Storage(np.arange(4, dtype=np.float32), "0"), 0, (10 ** 9,), (0,))},  # 4 GB from 16 bytes
+     r"has more elements than its storage of 4"),
 ])
 def test_anything_but_tensors_and_containers_is_refused_before_it_runs(obj, message, tmp_path, capfd):
     path = tmp_path / "bad.pt"
