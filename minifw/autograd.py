@@ -182,6 +182,36 @@ class VersionCounter:
         return any(after > history and np.may_share_memory(array, region)
                    and np.shares_memory(array, region) for after, region in written)
 
+    def written_only_within(self, history, area):
+        """Whether every recorded in-place write after `history` lies inside the array `area`
+        (a view of this memory): then overwriting `area` leaves nothing those writes changed."""
+        written = self._written or []
+        if history < self.history - len(written):
+            return False
+        return all(after <= history or _within(region, area) for after, region in written)
+
+
+def _byte_span(a):
+    """[first, last + 1) byte addresses of an array's elements, on any device."""
+    start = a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
+    low = high = start
+    for n, s in zip(a.shape, a.strides):
+        if n > 1:
+            low, high = (low, high + (n - 1) * s) if s >= 0 else (low + (n - 1) * s, high)
+    return low, high + a.itemsize
+
+
+def _within(region, area):
+    """Every element of `region` is an element of `area`: the same view, or a region whose
+    bytes lie inside a C-contiguous area (whose span holds its elements and nothing else)."""
+    if region.shape == area.shape and region.strides == area.strides and \
+            _byte_span(region) == _byte_span(area):
+        return True
+    if not area.flags.c_contiguous:
+        return False
+    (low, high), (area_low, area_high) = _byte_span(region), _byte_span(area)
+    return area_low <= low and high <= area_high
+
 
 def increment_version(tensor):
     """Count an in-place change made to `tensor`'s array directly (as optimizers do), so

@@ -1315,6 +1315,13 @@ class Tensor:
         where = _shape._index_on(index, self.device)
         # a basic index writes a view's elements; an advanced one is taken as writing them all
         written = _shape.basic_view(self._data, where) if _shape._is_basic_index(where) else None
+        counter = self._version_counter
+        if written is not None and self._history != counter.history and \
+                counter.written_only_within(self._history, written):
+            # y[i] += v: Python changed the view y[i] in place, now assigns it back; what was
+            # written since y's history was set is overwritten here, so that history still
+            # explains every element IndexPut keeps
+            self._history = counter.history
         self._apply_inplace("__setitem__", lambda: _indexing.IndexPut.apply(self, value, index=where),
                             value, written=written)
 

@@ -754,3 +754,23 @@ def test_retained_graph_gradients_are_copied_and_accumulate():
     y.backward(retain_graph=True)
     y.backward()
     np.testing.assert_array_equal(x.grad.numpy(), [4, 4, 4])
+
+
+def test_augmented_assignment_into_an_index_is_recorded():
+    # y[i] += v is Python's tmp = y[i]; tmp.add_(v); y[i] = tmp: the view is changed in place,
+    # then assigned back over the same elements, as PyTorch computes it
+    xs = np.arange(12, dtype=np.float64).reshape(4, 3) / 7
+    vs = np.array([0.5, -1.0, 2.0])
+    x, v = minifw.tensor(xs, requires_grad=True), minifw.tensor(vs, requires_grad=True)
+    y = x * 1
+    y[1] += v
+    y[:, 0] *= 3
+    (y ** 2).sum().backward()
+    want = xs.copy()
+    want[1] += vs
+    scale = np.ones((4, 3))
+    scale[:, 0] = 3
+    want *= scale
+    np.testing.assert_allclose(y.detach().numpy(), want)
+    np.testing.assert_allclose(x.grad.numpy(), 2 * want * scale)
+    np.testing.assert_allclose(v.grad.numpy(), (2 * want * scale)[1])
