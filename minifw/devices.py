@@ -25,8 +25,8 @@ Devices:
 
 The native entry points of both CUDA devices read an array's data pointer, shape
 and strides from its CUDA array interface (CuPy's __cuda_array_interface__; a
-CudaSimArray's __cudasim_array_interface__), so the emulator runs the very
-binding code a GPU runs.
+CudaSimArray's __cudasim_array_interface__), so the emulator runs the binding
+code a GPU runs, instantiated for its own device.
 
 The native kernels come from one registry keyed (family, direction, dtype,
 device). Each binding file lists its entry points there (def_kernel in
@@ -295,7 +295,7 @@ def to_device(array, dev):
     """`array` on device `dev`: the same array when it is there already, else a copy
     (memory of its own, as a transfer to or from a GPU makes)."""
     src = of(array)
-    if src == dev:
+    if src == dev or src.type == dev.type == "cuda":  # one GPU: "cuda" and "cuda:<index>" are it
         return array
     if src.type == "cuda":
         array = array.get()  # to the host
@@ -344,8 +344,14 @@ class peak_memory:
         if self.device.type == "cuda":
             self._hook = _pool_peak_hook()
             self._hook.__enter__()
+            return self
+        import tracemalloc
+        self._was_tracing = tracemalloc.is_tracing()
+        if self._was_tracing:  # someone else's tracing goes on: measure from its current count
+            self._start = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
         else:
-            import tracemalloc
+            self._start = 0
             tracemalloc.start()
         return self
 
@@ -353,9 +359,10 @@ class peak_memory:
         if self.device.type == "cuda":
             self._hook.__exit__(*exc)
             self.bytes = self._hook.peak
-        else:
-            import tracemalloc
-            self.bytes = tracemalloc.get_traced_memory()[1]
+            return False
+        import tracemalloc
+        self.bytes = max(tracemalloc.get_traced_memory()[1] - self._start, 0)
+        if not self._was_tracing:
             tracemalloc.stop()
         return False
 

@@ -136,6 +136,14 @@ def _moved(obj, map_location):
     return obj
 
 
+def _not_an_archive(name, start):
+    if start[:1] == b"\x80":  # a pickle: torch.save's format before PyTorch 1.6
+        return (f"load: {name} is a PyTorch file in the old pickle format, which minifw does not read "
+                f"(unpickling can run code); re-save it with a current PyTorch's torch.save, whose zip "
+                f"format minifw reads")
+    return f"load: {name} is not a minifw checkpoint (not a .npz archive)"
+
+
 def _is_file(f, *methods):
     return not isinstance(f, (str, bytes, os.PathLike)) and all(callable(getattr(f, m, None)) for m in methods)
 
@@ -203,14 +211,15 @@ def load(path, map_location=None, *, weights_only=None):
         is_zip = zipfile.is_zipfile(path)
         path.seek(start)
         if not is_zip:
-            raise ValueError(f"load: {name} is not a minifw checkpoint (not a .npz archive)")
+            raise ValueError(_not_an_archive(name, path.read(2)))
     else:
         if not isinstance(path, (str, bytes, os.PathLike)):
             raise TypeError(f"load: path must be a file name or a binary file opened for reading, got "
                             f"{type(path).__name__}")
         path = name = os.fspath(path)
         if os.path.isfile(path) and not zipfile.is_zipfile(path):
-            raise ValueError(f"load: {path} is not a minifw checkpoint (not a .npz archive)")
+            with open(path, "rb") as f:
+                raise ValueError(_not_an_archive(path, f.read(2)))
     from . import torch_format  # PyTorch's own zip format, read without unpickling code
 
     if torch_format.is_torch_file(path):

@@ -4,8 +4,10 @@ A .pt file is a zip archive: `<name>/data.pkl`, a pickle of the saved object who
 refer to storages by key, and `<name>/data/<key>`, each storage's raw bytes. Unpickling
 runs whatever callables a pickle names, so this reader allows only the few that a state
 dict needs, each replaced by minifw's own safe version (as torch.load(weights_only=True)
-does): OrderedDict, tensor and parameter rebuilding, the typed storages. Anything else in
-the file is refused before it runs. Tensors come back as minifw Tensors: float16 and
+does): OrderedDict, tensor and parameter rebuilding, the typed storages; and the one step
+that sets attributes (BUILD) only on a state dict, for its `_metadata`. Anything else in
+the file is refused before it runs. Storages must be stored uncompressed, as torch.save
+writes them, and hold what their entry announces. Tensors come back as minifw Tensors: float16 and
 bfloat16 as float32, int8/int16/uint8 as int64 (minifw's dtypes).
 """
 import collections
@@ -59,12 +61,12 @@ def _as_minifw(values):
     """A storage's values in a minifw dtype (float32/float64, int64, bool)."""
     kind = values.dtype.kind
     if kind == "f":
-        return values.astype(np.float64 if values.dtype.itemsize == 8 else np.float32)
+        return values.astype(np.float64 if values.dtype.itemsize == 8 else np.float32, copy=False)
     if kind == "i" and values.dtype.itemsize == 4:
-        return values.astype(np.int32)
+        return values.astype(np.int32, copy=False)
     if kind in "iu":
-        return values.astype(np.int64)
-    return values.astype(np.bool_)
+        return values.astype(np.int64, copy=False)
+    return values.astype(np.bool_, copy=False)
 
 
 def _rebuild_tensor(storage, offset, size, stride, requires_grad=False, backward_hooks=None, metadata=None):
@@ -107,7 +109,22 @@ _ALLOWED = {
 }
 
 
-class _Unpickler(pickle.Unpickler):
+class _Unpickler(pickle._Unpickler):  # the Python one: its dispatch table can be restricted
+    dispatch = dict(pickle._Unpickler.dispatch)
+
+    def _build(self):
+        """BUILD (set an object's attributes from a state) only on a state dict, whose one
+        attribute is `_metadata`: never on the loader's own callables and classes."""
+        state = self.stack.pop()
+        target = self.stack[-1]
+        if type(target) is not _StateDict or not isinstance(state, dict) or set(state) - {"_metadata"}:
+            raise TorchFormatError(f"it sets the state of a {type(target).__name__}, which minifw does not "
+                                   f"allow (only a state dict's _metadata)")
+        if "_metadata" in state:
+            target._metadata = state["_metadata"]
+
+    dispatch[pickle.BUILD[0]] = _build
+
     def __init__(self, data, archive, prefix, little_endian):
         super().__init__(io.BytesIO(data))
         self.archive, self.prefix, self.little_endian = archive, prefix, little_endian
@@ -130,9 +147,14 @@ class _Unpickler(pickle.Unpickler):
         _, kind, key, _location, numel = pid
         if key not in self.storages:
             try:
-                raw = self.archive.read(f"{self.prefix}data/{key}")
+                entry = self.archive.getinfo(f"{self.prefix}data/{key}")
             except KeyError:
                 raise TorchFormatError(f"storage {key} is missing from the archive") from None
+            itemsize = 2 if kind.dtype == "bfloat16" else np.dtype(kind.dtype).itemsize
+            if entry.compress_type != zipfile.ZIP_STORED or entry.file_size > int(numel) * itemsize + 64:
+                raise TorchFormatError(f"storage {key} is compressed or larger than the {numel} elements "
+                                       f"it announces (torch.save stores storages as they are)")
+            raw = self.archive.read(entry)
             values = _storage_values(raw, kind.dtype, self.little_endian)
             if values.size < int(numel):
                 raise TorchFormatError(f"storage {key} holds {values.size} elements, {numel} announced")

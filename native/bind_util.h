@@ -135,7 +135,9 @@ DeviceArray<Device> device_array(py::handle obj) {
   int64_t elems = 1;
   for (py::handle d : cai["shape"].cast<py::tuple>()) {
     const int64_t v = d.cast<int64_t>();
-    if (v < 0 || (v > 0 && elems > (int64_t{1} << 58) / v)) throw py::value_error(where + ": bad shape");
+    // each size bounded too, so strides derived from sizes after a zero cannot overflow
+    if (v < 0 || v > (int64_t{1} << 58) || (v > 0 && elems > (int64_t{1} << 58) / v))
+      throw py::value_error(where + ": bad shape");
     elems *= v;
     a.dims.push_back(v);
   }
@@ -230,6 +232,8 @@ void check_array(const A& a, int64_t expected_elems, const char* name, bool writ
                          std::string(py::str(py::dtype::of<T>())) + ", got " +
                          std::string(py::str(a.dtype())));
   if (!is_c_contiguous(a)) throw py::value_error(std::string(name) + ": expected a C-contiguous array");
+  if (!std::is_same<A, py::array>::value && reinterpret_cast<uintptr_t>(a.data()) % alignof(T))
+    throw py::value_error(std::string(name) + ": misaligned data pointer (a GPU faults on it)");
   if (writable && !a.writeable())
     throw py::value_error(std::string(name) + ": expected a writable array");
   if (static_cast<int64_t>(a.size()) != expected_elems)

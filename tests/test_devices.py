@@ -185,3 +185,22 @@ def test_peak_memory_on_the_emulated_gpu_counts_what_arrays_hold(emulated_cuda):
         del a, before
         c = minifw.zeros(128, 1024, device=dev)      # 0.5 MiB, after a went
     assert meter.bytes == 3 * 2 ** 20 and b.numel() + c.numel() == 640 * 1024
+
+
+def test_peak_memory_on_the_cpu_nests_in_someone_elses_tracing():
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        held = np.ones(10 ** 6)  # 8 MB before the meter: not counted
+        with devices.peak_memory(devices.CPU) as meter:
+            a = np.ones(2 * 10 ** 6)  # 16 MB
+            del a
+        assert 16e6 <= meter.bytes < 17e6 and tracemalloc.is_tracing() and held.size
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_gpu_array_is_on_cuda_whether_or_not_the_device_names_its_index(emulated_cuda):
+    a = devices.to_device(np.arange(3.0), devices.get("cuda"))
+    assert devices.to_device(a, devices.device("cuda")) is a and devices.to_device(a, devices.device("cuda:0")) is a

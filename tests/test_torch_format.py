@@ -183,3 +183,64 @@ def test_a_real_pytorch_file_loads(tmp_path):
     x = np.random.default_rng(0).standard_normal((5, 2, 3)).astype(np.float32)
     want = layer(torch.from_numpy(x))[0].detach().numpy()
     np.testing.assert_allclose(mine(minifw.tensor(x))[0].detach().numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def _raw_torch_file(path, pickled, storages=(), compress=zipfile.ZIP_STORED):
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("archive/data.pkl", pickled)
+        for key, data in storages:
+            z.writestr(zipfile.ZipInfo(f"archive/data/{key}"), data, compress_type=compress)
+
+
+def test_a_pickle_may_not_set_the_state_of_the_loaders_own_callables(tmp_path):
+    from minifw import torch_format
+
+    before = torch_format._rebuild_tensor.__defaults__
+    # GLOBAL torch._utils._rebuild_tensor_v2; {"__defaults__": (True, None, None)}; BUILD
+    pickled = (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n}X\x0c\x00\x00\x00__defaults__"
+               b"(\x88NNtsb.")
+    _raw_torch_file(tmp_path / "bad.pt", pickled)
+    with pytest.raises(TorchFormatError, match="sets the state of a function"):
+        minifw.load(tmp_path / "bad.pt")
+    assert torch_format._rebuild_tensor.__defaults__ == before
+
+
+def test_compressed_or_oversized_storages_are_refused(tmp_path):
+    path = tmp_path / "linear.pt"
+    torch_save(_linear_state(), path)
+    with zipfile.ZipFile(path) as z:
+        entries = {n: z.read(n) for n in z.namelist()}
+    with zipfile.ZipFile(tmp_path / "deflated.pt", "w") as z:
+        for name, data in entries.items():
+            z.writestr(name, data, compress_type=zipfile.ZIP_DEFLATED if "/data/" in name else zipfile.ZIP_STORED)
+    with pytest.raises(TorchFormatError, match="storage 0 is compressed or larger"):
+        minifw.load(tmp_path / "deflated.pt")
+    entries["archive/data/0"] += bytes(4096)  # far more than the 6 floats it announces
+    with zipfile.ZipFile(tmp_path / "padded.pt", "w") as z:
+        for name, data in entries.items():
+            z.writestr(name, data)
+    with pytest.raises(TorchFormatError, match="storage 0 is compressed or larger"):
+        minifw.load(tmp_path / "padded.pt")
+
+
+def test_a_file_in_pytorchs_old_pickle_format_is_refused_with_what_to_do(tmp_path):
+    (tmp_path / "old.pt").write_bytes(b"\x80\x02\x8a\x0alZ\xfc\x9cF\xf9 j\xa8P\x19.")
+    with pytest.raises(ValueError, match="old pickle format, which minifw does not read"):
+        minifw.load(tmp_path / "old.pt")
+
+
+def test_a_pytorch_adam_checkpoint_loads_into_minifws_adam(tmp_path):
+    torch = pytest.importorskip("torch")
+    layer = torch.nn.Linear(3, 2)
+    opt = torch.optim.Adam(layer.parameters(), lr=0.01)
+    layer(torch.ones(1, 3)).sum().backward()
+    opt.step()
+    torch.save({"model": layer.state_dict(), "optimizer": opt.state_dict()}, tmp_path / "ck.pt")
+    saved = minifw.load(tmp_path / "ck.pt")
+    mine = minifw.nn.Linear(3, 2)
+    mine.load_state_dict(saved["model"])
+    adam = minifw.optim.Adam(mine.parameters(), lr=0.01)
+    adam.load_state_dict(saved["optimizer"])
+    assert adam.state[mine.weight]["step"] == 1
+    np.testing.assert_allclose(adam.state[mine.weight]["exp_avg"], opt.state[layer.weight]["exp_avg"].numpy(),
+                               rtol=1e-6)

@@ -144,7 +144,10 @@ class Optimizer:
                     continue
                 entry = {}
                 for k, v in saved_state[int(index)].items():
-                    if isinstance(v, Tensor) or devices.is_array(v):
+                    if k == "step" and (v.numel() == 1 if isinstance(v, Tensor) else
+                                        devices.is_array(v) and v.size == 1):
+                        v = int(v.item())  # PyTorch's Adam, Adagrad, RMSprop keep it as a 0-d tensor
+                    elif isinstance(v, Tensor) or devices.is_array(v):
                         array = v._data if isinstance(v, Tensor) else v
                         if array.shape != p.shape:
                             raise ValueError(f"loaded state {k!r} has shape {array.shape} for a "

@@ -10,12 +10,13 @@ namespace minifw {
 namespace MINIFW_CUDA_NS {
 #ifdef __CUDACC__
 namespace {
-void check_call(cudaError_t status, const char* call) {
+void check_call(cudaError_t status, const char* call, const char* note = "") {
   if (status != cudaSuccess)
     throw std::runtime_error(std::string("CUDA error in ") + call + ": " + cudaGetErrorName(status) + ": " +
-                             cudaGetErrorString(status) +
-                             " (an error of a kernel launched earlier on this stream shows here)");
+                             cudaGetErrorString(status) + note);
 }
+// What a synchronizing call reports may come from any kernel queued before it.
+constexpr const char* kEarlier = " (an error of a kernel launched earlier on this stream shows here)";
 }  // namespace
 
 void* device_alloc(size_t bytes, void* stream) {
@@ -30,8 +31,8 @@ void device_free(void* pointer, void* stream) {
 
 void copy_to_host(void* host, const void* device, size_t bytes, void* stream) {
   const cudaStream_t st = static_cast<cudaStream_t>(stream);
-  check_call(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, st), "cudaMemcpyAsync");
-  check_call(cudaStreamSynchronize(st), "cudaStreamSynchronize");
+  check_call(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, st), "cudaMemcpyAsync", kEarlier);
+  check_call(cudaStreamSynchronize(st), "cudaStreamSynchronize", kEarlier);
 }
 #else
 // The emulator runs every launch to completion before it returns: nothing to wait for.

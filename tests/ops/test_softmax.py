@@ -361,6 +361,10 @@ BINDING_CASES = {
                              ValueError, "null data pointer"),
     "cudasim_negative_shape": ("on_cudasim(_native.softmax_forward_cudasim_f32)(2, 4, 1, Fake(x.ctypes.data, (-8,)), "
                                "y, False)", ValueError, "bad shape"),
+    "cudasim_misaligned": ("on_cudasim(_native.softmax_forward_cudasim_f32)(2, 4, 1, Fake(x.ctypes.data + 1, (8,)), "
+                           "y, False)", ValueError, "x: misaligned data pointer"),
+    "cudasim_huge_after_zero": ("on_cudasim(_native.softmax_forward_cudasim_f32)(2, 4, 1, Fake(x.ctypes.data, "
+                                "(0, 2 ** 62)), y, False)", ValueError, "bad shape"),
     "cudasim_readonly_output": ("on_cudasim(_native.softmax_forward_cudasim_f32)(2, 4, 1, x, Fake(y.ctypes.data, "
                                 "(8,), True), False)", ValueError, "y: expected a writable array"),
     "cudasim_ce_backward_dlogits_is_log_probs": ("on_cudasim(_native.cross_entropy_backward_cudasim_f32)(2, 4, 1, buf[:8], "
