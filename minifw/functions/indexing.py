@@ -30,20 +30,27 @@ def _leading(index, dim):
     return (slice(None),) * dim + (index,)
 
 
-class Gather(Function):
-    @staticmethod
+def _picking(name, where, doc):
+    """A Function that takes a[where(index, dim)]; its backward adds g back at those places
+    (an element picked twice gets both gradients)."""
     def forward(ctx, a, index, *, dim):
         ctx.save_for_backward(index)
         ctx.args = a.shape, dim
-        return a[along(index, dim)]
+        return a[where(index, dim)]
 
-    @staticmethod
     def backward(ctx, g):
         index, = ctx.saved_tensors
         shape, dim = ctx.args
         dx = devices.zeros(shape, g.dtype, devices.of(g))
-        np.add.at(dx, along(index, dim), g)  # an element gathered twice gets both gradients
+        np.add.at(dx, where(index, dim), g)
         return dx, None
+
+    return type(name, (Function,), {"__doc__": doc, "__module__": __name__, "forward": staticmethod(forward),
+                                    "backward": staticmethod(backward)})
+
+
+Gather = _picking("Gather", along, "a's elements at index along dim (torch.gather).")
+IndexSelect = _picking("IndexSelect", _leading, "a's slices along dim that index names (torch.index_select).")
 
 
 class Scatter(Function):
@@ -78,22 +85,6 @@ class Scatter(Function):
             gsrc = devices.zeros(src_shape, g.dtype, devices.of(g))
             gsrc[tuple(slice(0, n) for n in index.shape)] = g[where]
         return ga, None, gsrc
-
-
-class IndexSelect(Function):
-    @staticmethod
-    def forward(ctx, a, index, *, dim):
-        ctx.save_for_backward(index)
-        ctx.args = a.shape, dim
-        return a[_leading(index, dim)]
-
-    @staticmethod
-    def backward(ctx, g):
-        index, = ctx.saved_tensors
-        shape, dim = ctx.args
-        dx = devices.zeros(shape, g.dtype, devices.of(g))
-        np.add.at(dx, _leading(index, dim), g)
-        return dx, None
 
 
 class IndexFill(Function):

@@ -11,20 +11,9 @@ import pytest
 
 import minifw
 from minifw import optim
+from test_optim import run_steps  # the same one-parameter stepping
 
 RTOL = 1e-10  # the expected values are exact or rounded to 12 significant digits
-
-
-def run_steps(make_optimizer, grads, p0=1.0):
-    """The parameter after each step, when step i sees gradient grads[i]."""
-    p = minifw.tensor(np.array([p0], dtype=np.float64), requires_grad=True)
-    opt = make_optimizer([p])
-    values = []
-    for g in grads:
-        p.grad = minifw.tensor(np.array([g], dtype=np.float64))
-        opt.step()
-        values.append(p.item())
-    return values
 
 
 ADADELTA_CASES = [
