@@ -16,11 +16,32 @@ load(map_location=...) says otherwise, as in PyTorch. The
 file is written to a temporary file in the same directory, flushed to disk,
 then renamed over the target, so a crash mid-write never leaves a half-written
 checkpoint behind.
+
+Temporary files. A save to DIR/NAME writes DIR/.NAME.HOST.PID.RANDOM.tmp (HOST: this
+machine's name, PID: the writing process). A process killed mid-write (SIGKILL, a power
+cut) cannot remove its temporary file, so every save to DIR/NAME first removes the temporary
+files of that same target that no live writer can own: those of this host whose process is
+no longer running, those of this very process that none of its threads is writing, and
+those in the older naming (.NAME.RANDOM.tmp, no process recorded) that nothing has
+written to for an hour. Temporary files of other targets, and those of other
+hosts (a shared network file system, where a process id says nothing), are left alone. (A
+process id reused by a new process keeps a stale file until that process ends.)
+
+Loading checks the file before it believes it: every entry must be a .npy array of a
+bool, integer or float dtype (allow_pickle stays False: no code from the file runs), the
+sizes its headers declare must fit the file's real size before anything is allocated, and
+the JSON header may nest containers at most MAX_DEPTH deep and must use only the entries
+above with values of the right types. Any violation raises CheckpointError (a ValueError)
+saying "not a valid minifw checkpoint", the file and what is wrong.
 """
 import json
 import math
 import numbers
 import os
+import re
+import socket
+import threading
+import time
 import uuid
 import zipfile
 
@@ -31,9 +52,25 @@ from .tensor import Tensor
 
 FORMAT = "minifw-checkpoint"
 VERSION = 1
+MAX_DEPTH = 64         # containers (dict, list, tuple) nested in a saved object
+NUMERIC_KINDS = "biuf"  # the dtype kinds an array entry may have: bool, int, uint, float
+DEFLATE_MAX_RATIO = 1032  # deflate's largest possible expansion: bounds a compressed entry's size
+LEGACY_TEMP_AGE = 3600  # seconds without a write after which an old-style temporary file is stale
 
 
-def _encode(obj, arrays, where):
+class CheckpointError(ValueError):
+    """A file that load() cannot read as a minifw checkpoint: the message names it and says
+    what is wrong."""
+
+    def __init__(self, name, problem):
+        super().__init__(f"load: not a valid minifw checkpoint: {name}: {problem}")
+        self.path, self.problem = name, problem
+
+
+def _encode(obj, arrays, where, depth=0):
+    if depth > MAX_DEPTH:
+        raise ValueError(f"save: obj nests containers more than {MAX_DEPTH} deep (at {where[:200]}...), "
+                         f"which load() refuses")
     if obj is None or isinstance(obj, (bool, str)):
         return obj
     if isinstance(obj, np.bool_):
@@ -55,12 +92,12 @@ def _encode(obj, arrays, where):
         for k, v in obj.items():
             if isinstance(k, (bool, np.bool_)) or not isinstance(k, (str, numbers.Integral)):
                 raise TypeError(f"save: dict keys must be str or int; {where} has a key {k!r}")
-            items.append([k if isinstance(k, str) else int(k), _encode(v, arrays, f"{where}[{k!r}]")])
+            items.append([k if isinstance(k, str) else int(k), _encode(v, arrays, f"{where}[{k!r}]", depth + 1)])
         return {"__dict__": items}
     if isinstance(obj, tuple):
-        return {"__tuple__": [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(obj)]}
+        return {"__tuple__": [_encode(v, arrays, f"{where}[{i}]", depth + 1) for i, v in enumerate(obj)]}
     if isinstance(obj, list):
-        return [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(obj)]
+        return [_encode(v, arrays, f"{where}[{i}]", depth + 1) for i, v in enumerate(obj)]
     if callable(getattr(obj, "state_dict", None)):  # a Module, an optimizer, a scheduler
         raise TypeError(f"save: cannot store {where}, a {type(obj).__name__}: minifw pickles no objects "
                         f"(so that loading a file never runs code from it); save {where}.state_dict() "
@@ -96,25 +133,69 @@ def _load_device(saved, map_location):
                            f"map_location='cpu')") from None
 
 
-def _decode(node, arrays, map_location):
-    if isinstance(node, list):
-        return [_decode(v, arrays, map_location) for v in node]
-    if not isinstance(node, dict):
+_MARKERS = {"__tensor__": {"requires_grad", "device"}, "__array__": {"device"},
+            "__dict__": set(), "__tuple__": set(), "__float__": set()}
+
+
+def _decode(node, arrays, map_location, name, where="obj", depth=0):
+    """The object the header's `node` describes; a malformed node raises CheckpointError."""
+    def bad(problem):
+        return CheckpointError(name, f"header entry {where[:200]}: {problem}")
+
+    if depth > MAX_DEPTH:
+        raise bad(f"containers nest more than {MAX_DEPTH} deep")
+    if node is None or isinstance(node, (bool, int, float, str)):
         return node
-    if "__tensor__" in node or "__array__" in node:
-        array = arrays[node.get("__tensor__", node.get("__array__"))]
-        array = devices.to_device(array, _load_device(node.get("device", "cpu"), map_location))
-        if "__array__" in node:
+    if isinstance(node, list):
+        return [_decode(v, arrays, map_location, name, f"{where}[{i}]", depth + 1)
+                for i, v in enumerate(node)]
+    if not isinstance(node, dict):
+        raise bad(f"a JSON value of type {type(node).__name__}")
+    markers = [k for k in node if k in _MARKERS]
+    if len(markers) != 1 or set(node) - {markers[0]} - _MARKERS[markers[0]]:
+        raise bad(f"unknown entry with keys {sorted(map(str, node))[:10]}")
+    marker, value = markers[0], node[markers[0]]
+    if marker in ("__tensor__", "__array__"):
+        if not isinstance(value, str) or value not in arrays:
+            raise bad(f"refers to array {value!r}, which the file does not hold")
+        saved = node.get("device", "cpu")
+        try:
+            devices.device(saved)
+        except (TypeError, ValueError):
+            raise bad(f"device must be a device name such as 'cpu'; got {saved!r}") from None
+        requires_grad = node.get("requires_grad", False)
+        if not isinstance(requires_grad, bool):
+            raise bad(f"requires_grad must be true or false; got {requires_grad!r}")
+        array = arrays[value]
+        if requires_grad and array.dtype.kind != "f":
+            raise bad(f"requires_grad is set on an array of {array.dtype}; only float tensors "
+                      f"have gradients")
+        array = devices.to_device(array, _load_device(saved, map_location))
+        if marker == "__array__":
             return array
         t = Tensor._make(array)
-        return t.requires_grad_(True) if node.get("requires_grad") else t
-    if "__dict__" in node:
-        return {k: _decode(v, arrays, map_location) for k, v in node["__dict__"]}
-    if "__tuple__" in node:
-        return tuple(_decode(v, arrays, map_location) for v in node["__tuple__"])
-    if "__float__" in node:
-        return float(node["__float__"])
-    raise ValueError(f"load: unknown entry in the checkpoint header: {sorted(node)}")
+        return t.requires_grad_(True) if requires_grad else t
+    if marker == "__dict__":
+        if not isinstance(value, list):
+            raise bad(f"__dict__ must be a list of [key, value] pairs; got {type(value).__name__}")
+        out = {}
+        for i, item in enumerate(value):
+            if not (isinstance(item, list) and len(item) == 2 and not isinstance(item[0], bool)
+                    and isinstance(item[0], (str, int))):
+                raise bad(f"item {i} of __dict__ must be a [key, value] pair with a str or int key; "
+                          f"got {str(item)[:80]}")
+            key = item[0]
+            out[key] = _decode(item[1], arrays, map_location, name, f"{where}[{key!r}]", depth + 1)
+        return out
+    if marker == "__tuple__":
+        if not isinstance(value, list):
+            raise bad(f"__tuple__ must be a list; got {type(value).__name__}")
+        return tuple(_decode(v, arrays, map_location, name, f"{where}[{i}]", depth + 1)
+                     for i, v in enumerate(value))
+    try:  # __float__: the repr of a non-finite float
+        return float(value) if isinstance(value, str) else float("x")
+    except ValueError:
+        raise bad(f"__float__ must be a string such as 'inf' or 'nan'; got {str(value)[:80]!r}") from None
 
 
 def _moved(obj, map_location):
@@ -138,14 +219,171 @@ def _moved(obj, map_location):
 
 def _not_an_archive(name, start):
     if start[:1] == b"\x80":  # a pickle: torch.save's format before PyTorch 1.6
-        return (f"load: {name} is a PyTorch file in the old pickle format, which minifw does not read "
-                f"(unpickling can run code); re-save it with a current PyTorch's torch.save, whose zip "
-                f"format minifw reads")
-    return f"load: {name} is not a minifw checkpoint (not a .npz archive)"
+        return ValueError(f"load: {name} is a PyTorch file in the old pickle format, which minifw "
+                          f"does not read (unpickling can run code); re-save it with a current "
+                          f"PyTorch's torch.save, whose zip format minifw reads")
+    return CheckpointError(name, f"not a .npz (zip) archive: it starts with bytes "
+                                 f"{start.hex() or 'nothing (it is empty)'}")
+
+
+def _read_archive(source, name):
+    """(header, {key: array}) of the .npz at `source` (a path or a seekable binary file), each
+    entry checked before it is read: a .npy array of a NUMERIC_KINDS dtype whose declared size
+    is the entry's size, and no entry larger than the file can hold."""
+    if isinstance(source, (str, bytes)):
+        file_size = os.path.getsize(source)  # a missing file: FileNotFoundError, as open() says
+    else:
+        start = source.tell()
+        file_size = source.seek(0, os.SEEK_END)
+        source.seek(start)
+    try:
+        archive = zipfile.ZipFile(source)
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError) as e:
+        raise CheckpointError(name, f"not a readable zip archive ({e})") from None
+    with archive:
+        entries = archive.infolist()
+        keys = [info.filename[:-4] for info in entries]
+        for info in entries:
+            if not info.filename.endswith(".npy") or info.is_dir():
+                raise CheckpointError(name, f"entry {info.filename[:80]!r} is not a .npy array")
+            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                raise CheckpointError(name, f"entry {info.filename[:80]!r} uses zip compression "
+                                            f"method {info.compress_type}; only stored and deflated "
+                                            f"entries are read")
+            if info.header_offset + info.compress_size > file_size:
+                raise CheckpointError(name, f"entry {info.filename[:80]!r} declares "
+                                            f"{info.compress_size} bytes at offset "
+                                            f"{info.header_offset}, past the end of the file "
+                                            f"({file_size} bytes): truncated or corrupt")
+            most = (info.compress_size if info.compress_type == zipfile.ZIP_STORED
+                    else DEFLATE_MAX_RATIO * info.compress_size)
+            if info.file_size > most:
+                raise CheckpointError(name, f"entry {info.filename[:80]!r} declares {info.file_size} "
+                                            f"bytes, more than its {info.compress_size} stored bytes "
+                                            f"can hold")
+        if len(set(keys)) != len(keys):
+            raise CheckpointError(name, "the archive holds an entry twice")
+        if "header" not in keys:
+            raise CheckpointError(name, f"the archive has no header entry (it holds "
+                                        f"{', '.join(keys[:5]) or 'nothing'})")
+        arrays = {key: _read_npy(archive, info, key, name) for key, info in zip(keys, entries)}
+    raw = arrays.pop("header")
+    if raw.dtype != np.uint8 or raw.ndim != 1:
+        raise CheckpointError(name, f"the header entry must be a 1-D uint8 array (UTF-8 JSON); got "
+                                    f"{raw.dtype} of shape {raw.shape}")
+    try:
+        header = json.loads(raw.tobytes().decode("utf-8"))
+    except RecursionError:
+        raise CheckpointError(name, "its JSON header nests too deeply to parse") from None
+    except (UnicodeDecodeError, ValueError) as e:
+        raise CheckpointError(name, f"its header is not UTF-8 JSON ({e})") from None
+    return header, arrays
+
+
+def _read_npy(archive, info, key, name):
+    """The array in the .npy entry `info`, its header checked and its size matched to the
+    entry's before the array is allocated; never unpickles."""
+    def bad(problem):
+        return CheckpointError(name, f"entry {key[:80]!r}: {problem}")
+
+    try:
+        with archive.open(info) as f:
+            version = np.lib.format.read_magic(f)
+            if version == (1, 0):
+                shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(f)
+            elif version == (2, 0):
+                shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(f)
+            else:
+                raise bad(f".npy format version {version} is not read")
+            if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.subdtype is not None:
+                raise bad(f"an array must hold bool, integer or float numbers; this one holds "
+                          f"{dtype}")
+            nbytes = math.prod(shape) * dtype.itemsize  # Python ints: no overflow
+            available = info.file_size - f.tell()
+            if nbytes != available:
+                raise bad(f"its .npy header declares shape {shape} of {dtype} ({nbytes} bytes), "
+                          f"but the entry holds {available} bytes of data")
+            array = np.empty(math.prod(shape), dtype)
+            buffer, done = array.view(np.uint8), 0
+            while done < nbytes:
+                chunk = f.read(min(1 << 24, nbytes - done))
+                if not chunk:
+                    raise bad(f"the data ends after {done} of {nbytes} bytes")
+                buffer[done:done + len(chunk)] = np.frombuffer(chunk, np.uint8)
+                done += len(chunk)
+            f.read(1)  # at the entry's end: zipfile checks its CRC
+    except CheckpointError:
+        raise
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, SyntaxError, TypeError) as e:
+        raise bad(f"unreadable ({type(e).__name__}: {e})") from None
+    return array.reshape(shape, order="F" if fortran_order else "C")
 
 
 def _is_file(f, *methods):
     return not isinstance(f, (str, bytes, os.PathLike)) and all(callable(getattr(f, m, None)) for m in methods)
+
+
+# ---- temporary files (the rule is in the module's docstring) ----
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:63] or "host"
+_TEMP_SUFFIX = re.compile(r"(?P<host>[A-Za-z0-9-]{1,63})\.(?P<pid>[0-9]{1,19})\.[0-9a-f]{32}\.tmp")
+_LEGACY_TEMP_SUFFIX = re.compile(r"[0-9a-f]{32}\.tmp")
+_writing = set()  # the temporary files this process's save() calls are writing now
+_writing_lock = threading.Lock()
+
+
+def _process_is_running(pid):
+    if os.name == "nt":  # os.kill would terminate it there: assume it runs
+        return True
+    if pid <= 0:
+        return True  # never a writer's pid; os.kill(0, ...) would mean the process group
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    except (OverflowError, ValueError):  # larger than any pid
+        return False
+    return True
+
+
+def _is_stale(folder, name, base):
+    """Whether `name` in `folder` is a temporary file of save(..., folder/base) that no live
+    writer can own."""
+    prefix = f".{base}."
+    if not name.startswith(prefix):
+        return False
+    rest = name[len(prefix):]
+    match = _TEMP_SUFFIX.fullmatch(rest)
+    if match is not None:
+        if match["host"] != _HOST:
+            return False  # another machine's process: its pid says nothing here
+        pid = int(match["pid"])
+        if pid == os.getpid():
+            with _writing_lock:
+                return os.path.join(folder, name) not in _writing
+        return not _process_is_running(pid)
+    if _LEGACY_TEMP_SUFFIX.fullmatch(rest):
+        try:
+            return time.time() - os.stat(os.path.join(folder, name)).st_mtime > LEGACY_TEMP_AGE
+        except OSError:
+            return False
+    return False
+
+
+def _remove_stale_temp_files(folder, base):
+    try:
+        names = [entry.name for entry in os.scandir(folder) if entry.name.startswith(f".{base}.")]
+    except OSError:
+        return
+    for name in names:
+        if _is_stale(folder, name, base):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:  # removed by another process meanwhile, or not ours to remove
+                pass
 
 
 def save(obj, path):
@@ -166,8 +404,17 @@ def save(obj, path):
         raise FileNotFoundError(f"save: cannot write {path}: directory {folder} does not exist")
     # A unique name next to the target (os.replace is atomic only within one file system),
     # opened with O_EXCL and the usual 0o666 & ~umask mode (mkstemp would make it 0o600).
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    base = os.path.basename(path)
+    _remove_stale_temp_files(folder, base)
+    tmp = os.path.join(folder, f".{base}.{_HOST}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+    with _writing_lock:
+        _writing.add(tmp)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    except BaseException:
+        with _writing_lock:
+            _writing.discard(tmp)
+        raise
     try:
         with os.fdopen(fd, "wb") as f:
             np.savez(f, **arrays)
@@ -180,6 +427,9 @@ def save(obj, path):
         except FileNotFoundError:
             pass
         raise
+    finally:
+        with _writing_lock:
+            _writing.discard(tmp)
     try:  # make the rename itself durable
         dir_fd = os.open(folder, os.O_RDONLY)
         try:
@@ -211,7 +461,7 @@ def load(path, map_location=None, *, weights_only=None):
         is_zip = zipfile.is_zipfile(path)
         path.seek(start)
         if not is_zip:
-            raise ValueError(_not_an_archive(name, path.read(2)))
+            raise _not_an_archive(name, path.read(4))
     else:
         if not isinstance(path, (str, bytes, os.PathLike)):
             raise TypeError(f"load: path must be a file name or a binary file opened for reading, got "
@@ -219,24 +469,24 @@ def load(path, map_location=None, *, weights_only=None):
         path = name = os.fspath(path)
         if os.path.isfile(path) and not zipfile.is_zipfile(path):
             with open(path, "rb") as f:
-                raise ValueError(_not_an_archive(path, f.read(2)))
+                raise _not_an_archive(path, f.read(4))
     from . import torch_format  # PyTorch's own zip format, read without unpickling code
 
     if torch_format.is_torch_file(path):
         return _moved(torch_format.read(path, name), map_location)
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            if not isinstance(npz, np.lib.npyio.NpzFile) or "header" not in npz.files:
-                raise ValueError("no header entry")
-            header = json.loads(npz["header"].tobytes().decode("utf-8"))
-            arrays = {name: npz[name] for name in npz.files if name != "header"}
-    except FileNotFoundError:
-        raise
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError, UnicodeDecodeError) as e:
-        raise ValueError(f"load: {name} is not a readable minifw checkpoint ({e})") from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise ValueError(f"load: {name} is not a minifw checkpoint")
-    if header.get("version", 0) > VERSION:
+    header, arrays = _read_archive(path, name)
+    if not isinstance(header, dict):
+        raise CheckpointError(name, f"its header is a JSON {type(header).__name__}, not an object")
+    if header.get("format") != FORMAT:
+        raise CheckpointError(name, f"its header names format {str(header.get('format'))[:80]!r}, "
+                                    f"not {FORMAT!r}")
+    version = header.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise CheckpointError(name, f"its header's version must be a positive int; got "
+                                    f"{str(version)[:80]!r}")
+    if version > VERSION:
         raise ValueError(f"load: {name} was written by a newer minifw (format version "
-                         f"{header['version']}, this one reads up to {VERSION})")
-    return _decode(header["object"], arrays, map_location)
+                         f"{version}, this one reads up to {VERSION})")
+    if "object" not in header:
+        raise CheckpointError(name, "its header has no 'object' entry")
+    return _decode(header["object"], arrays, map_location, name)

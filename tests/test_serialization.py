@@ -165,13 +165,13 @@ def test_load_a_missing_file(tmp_path):
 
 
 @pytest.mark.parametrize("make, message", [
-    pytest.param(lambda p: p.write_bytes(b"hello"), "not a minifw checkpoint", id="not-a-zip"),
-    pytest.param(lambda p: np.savez(p, x=np.ones(2)), "not a readable minifw checkpoint",
+    pytest.param(lambda p: p.write_bytes(b"hello"), "not a valid minifw checkpoint: .*not a .npz", id="not-a-zip"),
+    pytest.param(lambda p: np.savez(p, x=np.ones(2)), "not a valid minifw checkpoint: .*no header entry",
                  id="npz-without-header"),
     pytest.param(lambda p: p.write_bytes(_truncated_checkpoint(p)), "minifw checkpoint",
                  id="truncated"),
     pytest.param(lambda p: np.savez(p, header=np.frombuffer(b'{"format": "other"}', np.uint8)),
-                 "not a minifw checkpoint", id="foreign-header"),
+                 "not a valid minifw checkpoint: .*format .other.", id="foreign-header"),
     pytest.param(lambda p: np.savez(p, header=np.frombuffer(
         b'{"format": "minifw-checkpoint", "version": 99, "object": 1}', np.uint8)),
                  "newer minifw", id="newer-version"),
@@ -209,7 +209,7 @@ def test_save_to_and_load_from_open_binary_files(tmp_path):
 def test_a_file_that_is_not_a_checkpoint_is_refused_by_name(tmp_path):
     import io
 
-    with pytest.raises(ValueError, match="not a minifw checkpoint"):
+    with pytest.raises(ValueError, match="not a valid minifw checkpoint: the file: not a .npz"):
         minifw.load(io.BytesIO(b"PK not really a zip"))
     with pytest.raises(TypeError, match="weights_only must be None, True or False"):
         minifw.load(io.BytesIO(), weights_only="yes")
