@@ -16,8 +16,10 @@ for bit.
 import argparse
 import importlib.util
 import json
+import math
 import os
 import sys
+import tempfile
 import time
 
 import minifw
@@ -32,8 +34,18 @@ RECIPE_OPTIONS = ("lr", "momentum", "weight_decay", "lr_schedule", "shift", "seq
                   "dropout", "tie_weights", "min_count")
 
 
+MAX_THREADS = 1024  # --threads: more than any CPU minifw runs on; beyond, OpenMP may fail to start
+MAX_SHIFT = 27       # --shift: 28 pixels or more could move a 28x28 digit out of its image
+
+
 class CommandError(Exception):
-    """A problem the user can fix; main() prints it and returns 1."""
+    """A problem the user can fix; main() prints it and returns `status`: 2 (argparse's status
+    for usage errors) for what is found before the work starts (an option's value, the data, a
+    checkpoint), 1 for a run that fails on the way (a loss that becomes NaN)."""
+
+    def __init__(self, message, status=2):
+        super().__init__(message)
+        self.status = status
 
 
 # ---- argument types: argparse turns their ValueError/ArgumentTypeError into a usage error ----
@@ -50,19 +62,35 @@ def _int_at_least(minimum, what):
     return parse
 
 
+def _int_in(minimum, maximum, what):
+    parse_at_least = _int_at_least(minimum, what)
+
+    def parse(text):
+        value = parse_at_least(text)
+        if value > maximum:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+        return value
+
+    return parse
+
+
 _positive_int = _int_at_least(1, "a positive integer")
 _non_negative_int = _int_at_least(0, "an integer >= 0")
+_thread_count = _int_in(1, MAX_THREADS, f"an integer from 1 to {MAX_THREADS}")
 
 
-def _float_in(minimum, strict):
-    bound = f"> {minimum}" if strict else f">= {minimum}"
+def _float_in(minimum, strict, below=None):
+    """A finite float > minimum (strict) or >= minimum, and < below when given."""
+    bound = (f"> {minimum}" if strict else f">= {minimum}") + ("" if below is None else f" and < {below}")
 
     def parse(text):
         try:
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a number {bound}, got {text!r}") from None
-        if not (value > minimum if strict else value >= minimum):  # NaN fails too
+        if not math.isfinite(value):  # inf would train on NaN from the first step
+            raise argparse.ArgumentTypeError(f"expected a finite number {bound}, got {text!r}")
+        if not (value > minimum if strict else value >= minimum) or (below is not None and value >= below):
             raise argparse.ArgumentTypeError(f"expected a number {bound}, got {text!r}")
         return value
 
@@ -94,14 +122,15 @@ def build_parser():
     train.add_argument("--lr", type=_float_in(0.0, strict=True),
                        help=f"learning rate: SGD's (default: {DEFAULTS['lr']}), Adam's for "
                             f"charlstm and wordlm (default: {LM_DEFAULTS['lr']})")
-    train.add_argument("--momentum", type=_float_in(0.0, strict=False),
+    train.add_argument("--momentum", type=_float_in(0.0, strict=False, below=1.0),
                        help=f"SGD momentum (default: {DEFAULTS['momentum']})")
     train.add_argument("--weight-decay", type=_float_in(0.0, strict=False),
                        help=f"L2 weight decay (default: {DEFAULTS['weight_decay']})")
     train.add_argument("--lr-schedule", choices=["cosine", "constant"],
                        help="cosine: lr falls from --lr to 0 along a half cosine over the "
                             f"epochs; constant: --lr throughout (default: {DEFAULTS['lr_schedule']})")
-    train.add_argument("--shift", type=_non_negative_int, metavar="PIXELS",
+    train.add_argument("--shift", type=_int_in(0, MAX_SHIFT, f"an integer from 0 to {MAX_SHIFT}"),
+                       metavar="PIXELS",
                        help="shift each training digit by a random offset of up to this many "
                             f"pixels each way, 0 for none (default: {DEFAULTS['shift']})")
     train.add_argument("--seed", type=_non_negative_int,
@@ -130,7 +159,7 @@ def build_parser():
     word = train.add_argument_group("wordlm")
     word.add_argument("--mode", choices=list(training.WordLM.MODES),
                       help=f"the recurrent layers (default: {WORD_DEFAULTS['mode']})")
-    word.add_argument("--dropout", type=_float_in(0.0, strict=False),
+    word.add_argument("--dropout", type=_float_in(0.0, strict=False, below=1.0),
                       help="dropout on the embeddings, between the layers and before the decoder "
                            f"(default: {WORD_DEFAULTS['dropout']})")
     word.add_argument("--tie-weights", action="store_true", default=None,
@@ -146,7 +175,7 @@ def build_parser():
                        help="how the layers are computed: the native primitives, or the classic "
                             "Caffe way (im2col + NumPy's GEMM, NumPy for the rest) (default: "
                             "%(default)s)")
-    train.add_argument("--threads", type=_positive_int,
+    train.add_argument("--threads", type=_thread_count,
                        help="CPU threads of the native kernels (default: minifw's, "
                             f"{minifw.get_num_threads()} here)")
     train.add_argument("--data-dir", metavar="DIR",
@@ -171,7 +200,7 @@ def build_parser():
     sample.add_argument("--prompt", default="\n", help="text to start from (default: a new line)")
     sample.add_argument("--length", type=_non_negative_int, default=500,
                         help="characters (wordlm: words) to generate (default: %(default)s)")
-    sample.add_argument("--temperature", type=float, default=0.8,
+    sample.add_argument("--temperature", type=_float_in(0.0, strict=True), default=0.8,
                         help="> 0; lower is more conservative, higher more varied "
                              "(default: %(default)s)")
     sample.add_argument("--seed", type=_non_negative_int, default=0,
@@ -197,7 +226,7 @@ def build_parser():
     bench.add_argument("--engine", default="caffe,primitives", metavar="ENGINES",
                        help="comma-separated engines, the first the baseline of the speedup "
                             f"({', '.join(benchmark.ENGINES)}; default: %(default)s)")
-    bench.add_argument("--threads", type=_positive_int,
+    bench.add_argument("--threads", type=_thread_count,
                        help="CPU threads of the native kernels (default: minifw's)")
     bench.add_argument("--device", default="cpu", help="where to run (default: %(default)s)")
     bench.add_argument("--json", metavar="PATH", help="also write the results as JSON")
@@ -215,7 +244,7 @@ def main(argv=None):
         return args.handler(args)
     except CommandError as e:
         print(f"minifw {args.command}: error: {e}", file=sys.stderr)
-        return 1
+        return e.status
 
 
 # ---- minifw info -------------------------------------------------------------------------
@@ -260,9 +289,8 @@ def run_train(args):
     if args.checkpoint is None:
         args.checkpoint = f"{args.model}.npz"
     for option, path in (("--checkpoint", args.checkpoint), ("--plot", args.plot)):
-        folder = os.path.dirname(os.path.abspath(path)) if path else None
-        if folder and not os.path.isdir(folder):
-            raise CommandError(f"{option} {path}: directory {folder} does not exist")
+        if path:
+            _check_writable(option, path)
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         print(f"minifw train: matplotlib is not installed, so --plot {args.plot} will not be "
               f"written (pip install matplotlib)", file=sys.stderr)
@@ -310,6 +338,13 @@ def run_train(args):
     try:
         with minifw.engine(args.engine):
             results = run.fit(checkpoint_path=args.checkpoint, on_epoch=report, progress=progress)
+    except training.TrainingDiverged as e:
+        kept = (f"; {args.checkpoint} still holds epoch {run.epochs_done}, the last with finite "
+                f"parameters" if args.checkpoint and run.epochs_done else "")
+        option = "--lr" if "lr" in recipe.defaults else "the learning rate"
+        raise CommandError(f"{e}{kept}. Most often the steps are too large: try a lower {option}"
+                           + (" or a smaller --clip" if "clip" in recipe.defaults else "")
+                           + " and start again", status=1) from None
     except KeyboardInterrupt:
         saved = (f"; {args.checkpoint} holds epoch {run.epochs_done}: continue with --resume "
                  f"{args.checkpoint}") if args.checkpoint and run.epochs_done else ""
@@ -330,6 +365,24 @@ def run_train(args):
     return 0
 
 
+def _check_writable(option, path):
+    """Refuse, before any training, an output path that cannot be written: a directory, or a
+    file in a directory that does not exist or that this process cannot write to."""
+    if os.path.isdir(path):
+        raise CommandError(f"{option} {path}: is a directory; give a file name, e.g. "
+                           f"{os.path.join(path, 'run.npz' if option == '--checkpoint' else 'run.png')}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        what = "is not a directory" if os.path.exists(folder) else "does not exist"
+        raise CommandError(f"{option} {path}: {folder} {what}")
+    try:  # the real test (os.access is blind to read-only file systems and more)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        raise CommandError(f"{option} {path}: cannot write to directory {folder} "
+                           f"({e.strerror or e})") from None
+
+
 def _settings_and_checkpoint(args, recipe):
     """The run's settings as given (the recipe's defaults fill in the rest), or on --resume the
     checkpoint's, and the checkpoint."""
@@ -345,8 +398,10 @@ def _settings_and_checkpoint(args, recipe):
         return given, None
     try:
         checkpoint = minifw.load(args.resume)
-    except (FileNotFoundError, ValueError) as e:
+    except ValueError as e:
         raise CommandError(f"--resume: {e}") from None
+    except OSError as e:  # missing, a directory, unreadable
+        raise CommandError(f"--resume {args.resume}: {e.strerror or e}") from None
     try:
         return training.resumed_settings(recipe, checkpoint, given), checkpoint
     except training.SettingConflict as e:
@@ -363,8 +418,10 @@ def _settings_and_checkpoint(args, recipe):
 def run_sample(args):
     try:
         checkpoint = minifw.load(args.checkpoint)  # arrays and plain values only: no code runs
-    except (FileNotFoundError, ValueError) as e:
+    except ValueError as e:
         raise CommandError(f"{args.checkpoint}: {e}") from None
+    except OSError as e:
+        raise CommandError(f"{args.checkpoint}: {e.strerror or e}") from None
     try:
         model, vocab = training.load_language_model(checkpoint)
     except training.TrainingError as e:

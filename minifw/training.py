@@ -52,6 +52,15 @@ class TrainingError(Exception):
     that does not belong to the run. The message says why."""
 
 
+class TrainingDiverged(TrainingError):
+    """The training loss (or, after an epoch, a parameter) became NaN or infinite; raised before
+    the epoch is recorded or checkpointed, so the last checkpoint keeps finite parameters."""
+
+    def __init__(self, message, epoch, iteration=None):
+        super().__init__(message)
+        self.epoch, self.iteration = epoch, iteration
+
+
 class SettingConflict(TrainingError):
     """A resumed run was asked for a setting different from its checkpoint's."""
 
@@ -197,6 +206,11 @@ class Run:
             self.train_set, self.test_set = self.recipe.datasets(s, self.generators)
         except (FileNotFoundError, ValueError) as e:
             raise TrainingError(str(e)) from e
+        for data, which in ((self.train_set, "training"), (self.test_set, "test")):
+            if len(data) == 0:  # nothing to learn from or to measure (and a mean of nothing)
+                source = f" in {s['data_dir']}" if s["data_dir"] else ""
+                raise TrainingError(f"{self.recipe.title}: the {which} set{source} holds no "
+                                    f"samples")
         try:
             self.train_loader, self.test_loader = self.recipe.loaders(self)
         except ValueError as e:
@@ -224,6 +238,11 @@ class Run:
             for inputs, targets in self.train_loader:
                 inputs, targets = inputs.to(self.device), targets.to(self.device)
                 loss, samples = self.recipe.train_step(self, inputs, targets)
+                if not math.isfinite(loss):
+                    raise TrainingDiverged(
+                        f"training diverged: the loss became {loss} at epoch {self.epochs_done + 1}, "
+                        f"iteration {len(batch_losses) + 1}", self.epochs_done + 1,
+                        len(batch_losses) + 1)
                 batch_losses.append(loss)
                 if bar is not None:
                     bar.update(samples)
@@ -233,6 +252,11 @@ class Run:
         finally:
             if bar is not None:
                 bar.close()
+        if not batch_losses:
+            raise TrainingError(f"{self.recipe.title}: the training data gave no batches")
+        if not _parameters_are_finite(self.model):  # the last step's update overflowed
+            raise TrainingDiverged(f"training diverged: the parameters became NaN or infinite at "
+                                   f"the end of epoch {self.epochs_done + 1}", self.epochs_done + 1)
         if self.scheduler is not None:
             self.scheduler.step()
         fields, entries = self.recipe.evaluate(self)
@@ -249,7 +273,8 @@ class Run:
     def fit(self, checkpoint_path=None, on_epoch=None, progress=None):
         """Train the epochs left (train_epoch, with `progress`); after each, call on_epoch(result),
         then write the checkpoint to checkpoint_path when one is given. Returns the EpochResults
-        of this call."""
+        of this call. A loss or parameter that becomes NaN or infinite raises TrainingDiverged
+        before its epoch is checkpointed."""
         results = []
         while self.epochs_done < self.settings["epochs"]:
             result = self.train_epoch(progress)
@@ -305,6 +330,10 @@ def resumed_settings(recipe, checkpoint, given=None):
                 raise SettingConflict(name, value, settings.get(name))
             settings[name] = value
     return settings
+
+
+def _parameters_are_finite(model):
+    return all(np.isfinite(p.detach().cpu().numpy()).all() for p in model.parameters())
 
 
 def _device_of(model):
@@ -373,8 +402,16 @@ class LeNetRecipe(Recipe):
     def datasets(self, settings, generators):
         shift = settings["shift"]
         augment = RandomCrop(28, padding=shift, generator=generators["shift"]) if shift else None
-        return (MNIST(settings["data_dir"], train=True, transform=augment),
-                MNIST(settings["data_dir"], train=False))
+        return (self.digits(settings, True, augment), self.digits(settings, False, None))
+
+    def digits(self, settings, train, transform):
+        """The MNIST split, refused unless its images are 28x28 (what the model is built for)."""
+        data = MNIST(settings["data_dir"], train=train, transform=transform)
+        if data.data.shape[1:] != (28, 28):
+            raise ValueError(f"{self.title} trains on 28x28 MNIST digits; the "
+                             f"{'training' if train else 'test'} images in {settings['data_dir']} "
+                             f"are {'x'.join(map(str, data.data.shape[1:]))}")
+        return data
 
     def model(self, settings):
         return LeNet()
@@ -416,8 +453,7 @@ class AlexNetSmallRecipe(LeNetRecipe):
         # pad 2 + shift on each side, then crop 32x32 at random: the digit moves up to `shift`
         augment = RandomCrop(32, padding=2 + shift, generator=generators["shift"])
         centered = RandomCrop(32, padding=2)  # one position only: the digit in the middle
-        return (MNIST(settings["data_dir"], train=True, transform=augment),
-                MNIST(settings["data_dir"], train=False, transform=centered))
+        return self.digits(settings, True, augment), self.digits(settings, False, centered)
 
     def model(self, settings):
         return AlexNetSmall()

@@ -71,7 +71,7 @@ def test_plot(capsys, tmp_path):
 
 
 def test_options_of_other_models_are_refused(capsys):
-    assert cli.main(["train", "charlstm", "--momentum", "0.5", "--checkpoint", ""]) == 1
+    assert cli.main(["train", "charlstm", "--momentum", "0.5", "--checkpoint", ""]) == 2
     assert "--momentum does not apply to charlstm" in capsys.readouterr().err
 
 
@@ -83,7 +83,10 @@ def checkpoint(capsys, tmp_path):
 
 
 def sample(capsys, *options):
-    status = cli.main(["sample", *options])
+    try:
+        status = cli.main(["sample", *options])
+    except SystemExit as e:  # a usage error found while parsing the arguments
+        status = e.code
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 
@@ -96,21 +99,21 @@ def test_sample_is_seeded(capsys, checkpoint):
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--temperature", "0"], "temperature must be > 0, got 0.0"),
-    (["--temperature", "-1"], "temperature must be > 0, got -1.0"),
+    (["--temperature", "0"], "--temperature: expected a number > 0.0, got '0'"),
+    (["--temperature=-1"], "--temperature: expected a number > 0.0, got '-1'"),
     (["--prompt", "Zebra#"], "outside the model's vocabulary of 17: '#', 'Z'"),
     (["--prompt", ""], "must be a non-empty string"),
 ], ids=["zero-temperature", "negative-temperature", "unknown-characters", "empty-prompt"])
 def test_sample_errors(capsys, checkpoint, options, message):
     status, _, err = sample(capsys, checkpoint, *options)
-    assert status == 1 and message in err, err
+    assert status == 2 and message in err, err
 
 
 def test_sample_refuses_other_checkpoints(capsys, tmp_path):
     path = str(tmp_path / "other.npz")
     minifw.save({"kind": "minifw train lenet"}, path)
     status, _, err = sample(capsys, path)
-    assert status == 1 and "not a checkpoint written by `minifw train charlstm`" in err
+    assert status == 2 and "not a checkpoint written by `minifw train charlstm`" in err
 
 
 def test_bench_charlstm_json(capsys, tmp_path, monkeypatch):

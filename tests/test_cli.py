@@ -186,12 +186,12 @@ def test_plot_without_matplotlib_says_so_and_still_trains(capsys, digits, tmp_pa
                  "integer, got 'big'", id="batch-size-text"),
     pytest.param(["train", "lenet", "--lr", "-0.1"], "argument --lr: expected a number > 0.0, got '-0.1'",
                  id="negative-lr"),
-    pytest.param(["train", "lenet", "--lr", "nan"], "argument --lr: expected a number > 0.0", id="nan-lr"),
+    pytest.param(["train", "lenet", "--lr", "nan"], "argument --lr: expected a finite number > 0.0", id="nan-lr"),
     pytest.param(["train", "lenet", "--momentum", "x"], "argument --momentum: expected a number >= 0.0",
                  id="momentum-text"),
     pytest.param(["train", "lenet", "--device", "tpu"], "argument --device: invalid choice: 'tpu'",
                  id="unknown-device"),
-    pytest.param(["train", "lenet", "--threads", "0"], "argument --threads: expected a positive integer",
+    pytest.param(["train", "lenet", "--threads", "0"], "argument --threads: expected an integer from 1 to 1024, got '0'",
                  id="threads-0"),
     pytest.param(["train", "lenet", "--bogus"], "unrecognized arguments: --bogus", id="unknown-option"),
 ])
@@ -209,15 +209,16 @@ def test_bad_arguments_are_usage_errors(argv, message, capsys):
                  id="missing-data-dir"),
     pytest.param(["--data-dir", "{tmp}"], "has no train-images-idx3-ubyte", id="empty-data-dir"),
     pytest.param(["--checkpoint", "{tmp}/no/such/dir/c.npz"], "--checkpoint {tmp}/no/such/dir/c.npz: "
-                 "directory {tmp}/no/such/dir does not exist", id="checkpoint-dir"),
-    pytest.param(["--resume", "{tmp}/missing.npz"], "--resume: ", id="resume-missing"),
+                 "{tmp}/no/such/dir does not exist", id="checkpoint-dir"),
+    pytest.param(["--resume", "{tmp}/missing.npz"], "--resume {tmp}/missing.npz: No such file or directory",
+                 id="resume-missing"),
     pytest.param(["--resume", "{tmp}/other.npz"], "not a checkpoint written by `minifw train lenet`",
                  id="resume-foreign-checkpoint"),
 ])
 def test_problems_are_reported_clearly(options, message, capsys, tmp_path):
     minifw.save({"model": {}}, tmp_path / "other.npz")
     options = [o.format(tmp=tmp_path) for o in options]
-    assert cli.main(["train", "lenet", "--epochs", "1", *options]) == 1
+    assert cli.main(["train", "lenet", "--epochs", "1", *options]) == 2
     err = capsys.readouterr().err
     assert err.startswith("minifw train: error: ") and message.format(tmp=tmp_path) in err
 
@@ -232,7 +233,7 @@ def test_resume_refuses_different_settings(option, value, message, capsys, digit
     path = str(tmp_path / "c.npz")
     assert train(capsys, digits, "--epochs", "1", "--checkpoint", path)[0] == 0
     status, _, err = train(capsys, digits, "--resume", path, option, value)
-    assert status == 1 and message in err
+    assert status == 2 and message in err
 
 
 # ---- examples/train_lenet.py ---------------------------------------------------------------

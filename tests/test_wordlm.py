@@ -90,24 +90,28 @@ def test_tied_weights_train_one_matrix(capsys, tmp_path):
 
 @pytest.mark.parametrize("options, message", [
     (["--tie-weights"], "embedding_dim must equal hidden_size; got 8 and 16"),
-    (["--dropout", "1"], "dropout must be in [0, 1); got 1.0"),
+    (["--dropout", "1"], "--dropout: expected a number >= 0.0 and < 1.0, got '1'"),
     (["--momentum", "0.5"], "--momentum does not apply to wordlm"),
     (["--batch-size", "400"], "too short for a validation tail"),
 ], ids=["tied-unequal-sizes", "dropout-of-one", "foreign-option", "text-too-short"])
 def test_train_errors(capsys, options, message):
-    assert cli.main(["train", "wordlm", *TINY, "--checkpoint", "", *options]) == 1
+    try:
+        status = cli.main(["train", "wordlm", *TINY, "--checkpoint", "", *options])
+    except SystemExit as e:  # a usage error found while parsing the arguments
+        status = e.code
+    assert status == 2
     assert message in capsys.readouterr().err
 
 
 def test_wordlm_options_are_refused_by_charlstm(capsys):
-    assert cli.main(["train", "charlstm", "--mode", "gru", "--checkpoint", ""]) == 1
+    assert cli.main(["train", "charlstm", "--mode", "gru", "--checkpoint", ""]) == 2
     assert "--mode does not apply to charlstm" in capsys.readouterr().err
 
 
 def test_resume_refuses_a_different_mode(capsys, tmp_path):
     path = tmp_path / "c.npz"
     train(capsys, "--epochs", "1", "--checkpoint", str(path))
-    assert cli.main(["train", "wordlm", "--mode", "gru", "--resume", str(path)]) == 1
+    assert cli.main(["train", "wordlm", "--mode", "gru", "--resume", str(path)]) == 2
     assert "--mode gru differs from the checkpoint's lstm" in capsys.readouterr().err
 
 
@@ -119,7 +123,10 @@ def checkpoint(capsys, tmp_path):
 
 
 def sample(capsys, *options):
-    status = cli.main(["sample", *options])
+    try:
+        status = cli.main(["sample", *options])
+    except SystemExit as e:  # a usage error found while parsing the arguments
+        status = e.code
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 
@@ -144,18 +151,18 @@ def test_sample_reads_unknown_prompt_words_as_unk(capsys, checkpoint):
 @pytest.mark.parametrize("options, message", [
     (["--prompt", ""], "must be a non-empty string"),
     (["--prompt", "   "], "the prompt has no words"),
-    (["--temperature", "0"], "temperature must be > 0, got 0.0"),
+    (["--temperature", "0"], "--temperature: expected a number > 0.0, got '0'"),
 ], ids=["empty-prompt", "blank-prompt", "zero-temperature"])
 def test_sample_errors(capsys, checkpoint, options, message):
     status, _, err = sample(capsys, checkpoint, *options)
-    assert status == 1 and message in err, err
+    assert status == 2 and message in err, err
 
 
 def test_sample_refuses_other_checkpoints(capsys, tmp_path):
     path = str(tmp_path / "other.npz")
     minifw.save({"kind": "minifw train lenet"}, path)
     status, _, err = sample(capsys, path)
-    assert status == 1 and "`minifw train charlstm` or `minifw train wordlm`" in err
+    assert status == 2 and "`minifw train charlstm` or `minifw train wordlm`" in err
 
 
 @pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="needs matplotlib")

@@ -7,6 +7,7 @@ Caffe's LeNet example uses (0.00390625); labels are ints 0-9.
 import functools
 import gzip
 import importlib.util
+import math
 import os
 import struct
 import zlib
@@ -61,7 +62,7 @@ def read_idx(path):
                          f"{data_start} bytes, the file has {len(raw)}")
     shape = struct.unpack(f">{ndim}I", raw[4:data_start])
     dtype = np.dtype(IDX_DTYPES[raw[2]])
-    count = int(np.prod(shape, dtype=np.int64))
+    count = math.prod(shape)  # Python ints: sizes whose product overflows int64 stay exact
     expected, found = count * dtype.itemsize, len(raw) - data_start
     if found < expected:
         raise ValueError(f"{path}: truncated IDX file: shape {shape} of {dtype.name} needs "
