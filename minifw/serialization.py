@@ -25,10 +25,11 @@ no longer running, those of this very process that none of its threads is writin
 those in the older naming (.NAME.RANDOM.tmp, no process recorded) that nothing has
 written to for an hour. Temporary files of other targets, and those of other
 hosts (a shared network file system, where a process id says nothing), are left alone. (A
-process id reused by a new process keeps a stale file until that process ends.)
+process id reused by a new process keeps a stale file until that process ends; on Windows,
+where probing a process could end it, other processes' files are left alone.)
 
 Loading checks the file before it believes it: every entry must be a .npy array of a
-bool, integer or float dtype (allow_pickle stays False: no code from the file runs), the
+bool, integer or float dtype (nothing is unpickled: no code from the file runs), the
 sizes its headers declare must fit the file's real size before anything is allocated, and
 the JSON header may nest containers at most MAX_DEPTH deep and must use only the entries
 above with values of the right types. Any violation raises CheckpointError (a ValueError)
