@@ -41,7 +41,7 @@ class NCCLGroup:
         uid = mpi_group.comm.bcast(uid, root=0)
         self.comm = nccl.NcclCommunicator(self.size, uid, self.rank)
         self._types = {np.dtype(np.float32): nccl.NCCL_FLOAT32, np.dtype(np.float64): nccl.NCCL_FLOAT64,
-                       np.dtype(np.float16): nccl.NCCL_FLOAT16, np.dtype(np.int32): nccl.NCCL_INT32,
+                       np.dtype(np.int32): nccl.NCCL_INT32,
                        np.dtype(np.int64): nccl.NCCL_INT64, np.dtype(np.bool_): nccl.NCCL_UINT8}
         self._ops = {"sum": nccl.NCCL_SUM, "avg": nccl.NCCL_SUM, "max": nccl.NCCL_MAX,
                      "min": nccl.NCCL_MIN}
