@@ -12,7 +12,6 @@ import atexit
 import datetime
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -53,6 +52,7 @@ class Backend:
 
 
 _group = None  # the one process group (the default group of PyTorch); no subgroups
+_failed_groups = []  # groups destroyed after a failure: the process aborts the job at exit
 
 
 def launched_by_mpi():
@@ -173,10 +173,16 @@ def get_backend():
 
 
 def destroy_process_group():
-    """Leave the group. MPI itself is finalized at exit (mpi4py does it)."""
+    """Leave the group. MPI itself is finalized at exit (mpi4py does it). After a failure the
+    group is only forgotten: its requests in flight cannot be freed, so the process aborts the
+    job when it exits, as it would have."""
     global _group
-    group = _current("destroy_process_group")
-    group.close()
+    if _group is None:
+        _current("destroy_process_group")  # the "not initialized" error
+    if _group.broken is None:
+        _group.close()
+    else:
+        _failed_groups.append(_group)
     _group = None
 
 
@@ -266,6 +272,7 @@ def _check_rank(caller, name, value, size):
 def _abort_if_broken():
     """A timed-out collective cannot be cancelled, and MPI_Finalize would wait for it: a
     process leaving after such a failure aborts the job, so that no rank is left waiting."""
-    if _group is not None and _group.broken is not None:
-        sys.stderr.flush()
-        _group.abort()
+    for group in [_group] + _failed_groups:
+        if group is not None and group.broken is not None:
+            sys.stderr.flush()
+            group.abort()

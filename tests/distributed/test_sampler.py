@@ -1,5 +1,4 @@
 """DistributedSampler: every epoch's shares are disjoint and together the epoch, as PyTorch's."""
-import numpy as np
 import pytest
 
 from minifw.data import DistributedSampler
