@@ -91,7 +91,19 @@ def ddp():
     wrapped = DDP(model, bucket_cap_mb=0.05)
     assert len(wrapped._buckets) > 2, len(wrapped._buckets)
     assert list(wrapped.state_dict())[0].startswith("module."), list(wrapped.state_dict())[:2]
+    group, launched_while_pending = wrapped._group, []
+    start_all_reduce = group.start_all_reduce
+
+    def recording(*args):  # how many gradients were still to come when a bucket started
+        launched_while_pending.append(sum(b.pending for b in wrapped._buckets))
+        return start_all_reduce(*args)
+    group.start_all_reduce = recording
     _lenet_steps(wrapped, batches, 4, ddp_rank=r, world=p)
+    group.start_all_reduce = start_all_reduce
+    per_step = len(wrapped._buckets)
+    assert len(launched_while_pending) == 4 * per_step
+    # the first buckets started while backward still had gradients to produce
+    assert launched_while_pending[0] > 0 and launched_while_pending[per_step - 1] == 0, launched_while_pending
     for (name, a), b in zip(model.named_parameters(), reference.parameters()):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=RTOL, atol=ATOL, err_msg=name)
 
