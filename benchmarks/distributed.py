@@ -1,5 +1,6 @@
-"""Data-parallel training on one machine: 1 process x T threads against P processes x T/P
-threads, the same global batch, time per global batch and the share of it spent in all-reduce.
+"""Data-parallel training on one machine: 1 process x C threads against C processes x 1
+thread (and 1 x 1), the same global batch, time per global batch and the share of it spent in
+all-reduce.
 
     python benchmarks/distributed.py [--iterations 20] [--cores 2]
 
@@ -100,8 +101,8 @@ def main():
     print(f"{'model':<13} {'ranks x threads':>15} {'global batch':>12} {'ms / step':>10} "
           f"{'reduce ms':>10} {'share':>6} {'blocking all-reduce ms':>23}")
     for model, (_, _, batch) in MODELS.items():
-        for ranks in (1, args.cores):
-            threads = args.cores // ranks
+        # 1 x 1: the baseline without parallelism, beside the two ways of using every core
+        for ranks, threads in ((1, 1), (1, args.cores), (args.cores, 1)):
             out = subprocess.run([mpiexec, "-n", str(ranks), sys.executable, os.path.abspath(__file__),
                                   "--worker", model, str(batch), str(args.iterations), str(threads)],
                                  capture_output=True, text=True, env=env, check=True, timeout=1800)
