@@ -16,6 +16,7 @@ import sys
 import numpy as np
 
 from .. import devices
+from .mpi import DistBackendError
 
 __all__ = ["Backend", "DistBackendError", "ReduceOp", "all_gather", "all_reduce", "barrier",
            "broadcast", "destroy_process_group", "get_backend", "get_rank", "get_world_size",
@@ -28,11 +29,6 @@ DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)
 # What MPI launchers put into the environment of each process they start: MPICH/Hydra (and
 # Intel MPI) set PMI_RANK, Open MPI OMPI_COMM_WORLD_SIZE, PMIx-based launchers PMIX_RANK.
 _LAUNCHER_VARIABLES = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK")
-
-
-class DistBackendError(RuntimeError):
-    """A collective failed or timed out (as torch.distributed.DistBackendError). The group
-    cannot be used after it: the process should exit (the other ranks are stopped with it)."""
 
 
 class ReduceOp:

@@ -12,6 +12,11 @@ DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64,
 _MAX_NDIM = 8
 
 
+class DistBackendError(RuntimeError):
+    """A collective failed or timed out (as torch.distributed.DistBackendError). The group
+    cannot be used after it: the process should exit (the other ranks are stopped with it)."""
+
+
 class Work:
     """A collective in flight (as torch.distributed.Work): wait() returns True once it is done
     on this rank, or raises DistBackendError when the group's timeout passes first."""
@@ -70,7 +75,6 @@ class MPIGroup:
             if elapsed > limit:
                 self.broken = (f"{caller} on rank {self.rank} of {self.size} timed out after {limit:g} s "
                                f"waiting for the other ranks")
-                from . import DistBackendError
                 raise DistBackendError(
                     f"{self.broken}: a rank died, stalled, or did not call the same collective "
                     f"(every rank must issue the same collectives in the same order). The group "
