@@ -473,6 +473,43 @@ def _accumulate_leaf(t, g, owned=False):
         t.grad._data += g
 
 
+class HookHandle:
+    """What Tensor.register_post_accumulate_grad_hook returns: remove() unregisters the hook."""
+    _next_id = 0
+
+    def __init__(self, hooks, hook):
+        HookHandle._next_id += 1
+        self.id, self._hooks = HookHandle._next_id, hooks
+        hooks[self.id] = hook
+
+    def remove(self):
+        self._hooks.pop(self.id, None)
+
+
+def _leaves_with_hooks(order, roots):
+    """For each leaf with post-accumulate-grad hooks: [leaf, how many of its gradient edges
+    this backward will still visit, whether one of them carried a gradient]."""
+    hooked = {}
+    edges = [e for node in order for e in node.edges] + roots
+    for e in edges:
+        if isinstance(e, Tensor) and e._post_accumulate_grad_hooks:
+            hooked.setdefault(id(e), [e, 0, False])[1] += 1
+    return hooked
+
+
+def _leaf_edge_done(hooked, t, got_gradient):
+    """One gradient edge into the leaf t was visited: after the last, its hooks run, if any
+    edge carried a gradient (as PyTorch runs them after AccumulateGrad)."""
+    entry = hooked.get(id(t))
+    if entry is None:
+        return
+    entry[1] -= 1
+    entry[2] = entry[2] or got_gradient
+    if entry[1] == 0 and entry[2]:
+        for hook in list(t._post_accumulate_grad_hooks.values()):
+            hook(t)
+
+
 def _references_of_an_unshared_result():
     """What sys.getrefcount reports, in this interpreter, for an array held only by a
     tuple and one local name (as backward holds a Function's result)."""
@@ -499,6 +536,7 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
     tensors = list(tensors)
     grad_tensors = [None] * len(tensors) if grad_tensors is None else list(grad_tensors)
     buffers = {}  # node -> list with the gradient of each of its outputs
+    leaf_roots = []
     for t, g in zip(tensors, grad_tensors):
         if not t.requires_grad:
             raise RuntimeError("backward: the tensor does not require grad and has no grad_fn "
@@ -519,16 +557,22 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
             g = g.astype(t.dtype, copy=False)
         if t.grad_fn is None:
             _accumulate_leaf(t, g)
+            leaf_roots.append(t)
         else:
             slots = buffers.setdefault(t.grad_fn, [None] * len(t.grad_fn.outputs))
             i = t._output_nr
             slots[i] = g if slots[i] is None else slots[i] + g
 
     order = _topological_order(list(buffers))
+    hooked = _leaves_with_hooks(order, leaf_roots)
     with no_grad():
+        for t in leaf_roots:
+            _leaf_edge_done(hooked, t, True)
         for node in reversed(order):
             slots = buffers.pop(node, None)
             if slots is None:
+                for edge in node.edges if hooked else ():
+                    _leaf_edge_done(hooked, edge, False)
                 continue
             # an output nobody used gets zeros; integer outputs (indices) never get a gradient
             grads = [devices.zeros(shape, dtype, node.device) if g is None and dtype.kind == "f"
@@ -541,11 +585,15 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
                                    f"{len(node.edges)} inputs")
             for k in range(len(in_grads)):
                 edge, g = node.edges[k], in_grads[k]
-                if edge is None or g is None:
+                if edge is None:
+                    continue
+                if g is None:
+                    _leaf_edge_done(hooked, edge, False)
                     continue
                 if isinstance(edge, Tensor):
                     owned = not retain_graph and _owned(g, in_grads[:k] + in_grads[k + 1:] + tuple(grads))
                     _accumulate_leaf(edge, g, owned=owned)
+                    _leaf_edge_done(hooked, edge, True)
                 else:
                     parent, i = edge
                     g = on_device(g, parent.device)

