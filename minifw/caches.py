@@ -29,6 +29,7 @@ import collections
 import threading
 
 _registry = {}
+_MISSING = object()
 
 
 def register(name, cache):
@@ -93,13 +94,13 @@ class LRUCache:
         """The value under `key` (now the most recently used), or `default`. An unhashable
         key raises TypeError, as a dict's."""
         with self._lock:
-            try:
-                self._data.move_to_end(key)
-            except KeyError:
+            value = self._data.get(key, _MISSING)
+            if value is _MISSING:
                 self.misses += 1
                 return default
+            self._data.move_to_end(key)
             self.hits += 1
-            return self._data[key]
+            return value
 
     def put(self, key, value):
         with self._lock:

@@ -301,3 +301,17 @@ def test_flags_must_be_bools(call):
 def test_no_grad_forward_is_checked_too():
     with detect_anomaly(), minifw.no_grad(), pytest.raises(RuntimeError, match="'Log' returned inf"):
         minifw.tensor([0.0]).log()
+
+
+def test_on_the_gpu_devices(dev):
+    """"cudasim", and "cuda" (the emulated GPU where there is none): the checks run with the
+    device's array library, whose answer comes back to the host."""
+    x = leaf([0.0, 4.0], dev)
+    with detect_anomaly():
+        with pytest.raises(RuntimeError, match="^Function 'Log' returned inf values in its 0th output"):
+            x.log()
+        loss = (x.sqrt() * 0).sum()
+        with pytest.raises(RuntimeError, match="^Function 'SqrtBackward' returned nan values in its 0th"):
+            loss.backward()
+    (x * 2).sum().backward()  # off again: nothing checked
+    assert x.grad.device == x.device
