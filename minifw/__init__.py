@@ -19,9 +19,10 @@ from .tensor import (Tensor, arange, bool_, cat, empty, float32, float64, from_n
                      full_like, get_default_dtype, int32, int64, ones, ones_like, rand, rand_like,
                      randint, randn, randn_like, randperm, set_default_dtype, stack, tensor, where,
                      zeros, zeros_like)
-from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (enable_grad, inference_mode, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                       is_grad_enabled, no_grad, set_grad_enabled)
 from .random import Generator, get_rng_state, manual_seed, set_rng_state
-from . import accelerator, autograd, cuda, random
+from . import accelerator, autograd, caches, cuda, random
 from .serialization import load, save
 
 __version__ = "0.1.0"

@@ -62,9 +62,23 @@ operations and keeps the parts of memory they wrote (`VersionCounter.history`
 and `record`), and refuses to record an operation on a tensor whose elements
 were written that way after its history was set (a view of other elements,
 such as out[t - 1] after out[t] = h, stays usable).
+
+Anomaly detection, as torch.autograd.detect_anomaly: with it on, `Function.apply`
+records where each call was made (the user's frames of the Python stack, the
+minifw frames left out) and, with check_nan, checks what every forward returned
+and every backward returned for nan and inf, raising a RuntimeError that names
+the first Function that produced one, with that call's place in the user's code
+and where its inputs were made. With it off (the default) the cost is one test
+of a module flag per Function call and per node walked. On "cuda" each check
+copies a flag back from the GPU, so it waits for the GPU to finish each op.
+docs/anomaly.md says where minifw differs from PyTorch (it checks forward too,
+and counts inf as an anomaly).
 """
 import contextlib
+import linecache
+import os
 import threading
+import warnings
 
 import sys
 
@@ -143,6 +157,184 @@ class inference_mode(contextlib.ContextDecorator):
 
 def enable_grad():
     return _GradMode(True)
+
+
+# ---- anomaly detection ----------------------------------------------------------------
+
+# Global, not per thread, as PyTorch's AnomalyMode; read on every Function call, hence plain
+# module globals (one lookup each).
+_anomaly_enabled = False
+_anomaly_check_nan = True
+
+
+def is_anomaly_enabled():
+    """Whether anomaly detection is on (torch.is_anomaly_enabled)."""
+    return _anomaly_enabled
+
+
+def is_anomaly_check_nan_enabled():
+    """Whether anomaly detection, when on, checks results for nan and inf."""
+    return _anomaly_check_nan
+
+
+def _set_anomaly(enabled, check_nan):
+    global _anomaly_enabled, _anomaly_check_nan
+    _anomaly_enabled, _anomaly_check_nan = enabled, check_nan
+
+
+def _check_flag(fn, name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{fn}: {name} must be a bool, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
+class detect_anomaly(contextlib.ContextDecorator):
+    """Context manager (or decorator) that turns anomaly detection on for its block and
+    restores the previous setting afterwards, as torch.autograd.detect_anomaly:
+
+        with minifw.autograd.detect_anomaly():
+            loss = model(x)          # a Function whose forward returns nan/inf raises here
+            loss.backward()          # ... or whose backward does, here
+
+    The error names the Function and shows the user's line that called it. check_nan=False
+    records those lines (shown when a backward raises) without checking values. Slow: for
+    debugging only."""
+
+    def __init__(self, check_nan=True):
+        self.check_nan = _check_flag("detect_anomaly", "check_nan", check_nan)
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                      "and should only be enabled for debugging.", stacklevel=2)
+
+    def _recreate_cm(self):
+        fresh = object.__new__(detect_anomaly)  # no second warning per decorated call
+        fresh.check_nan = self.check_nan
+        return fresh
+
+    def __enter__(self):
+        self.prev = (_anomaly_enabled, _anomaly_check_nan)
+        _set_anomaly(True, self.check_nan)
+        return self
+
+    def __exit__(self, *exc):
+        _set_anomaly(*self.prev)
+        return False
+
+
+class set_detect_anomaly:
+    """Turn anomaly detection on or off now (torch.autograd.set_detect_anomaly); in a `with`
+    statement, switch back to the previous setting afterwards."""
+
+    def __init__(self, mode, check_nan=True):
+        mode = _check_flag("set_detect_anomaly", "mode", mode)
+        check_nan = _check_flag("set_detect_anomaly", "check_nan", check_nan)
+        self.prev = (_anomaly_enabled, _anomaly_check_nan)
+        _set_anomaly(mode, check_nan)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _set_anomaly(*self.prev)
+        return False
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_SITE_FRAMES = 8  # innermost user frames kept per call: the lines a reader needs
+
+
+def _user_frames():
+    """(file, line, function) of the innermost user frames of the current stack, outermost
+    first; frames of minifw's own files are left out. Source lines are read only when an
+    error is reported."""
+    frames = []
+    f = sys._getframe(1)
+    while f is not None and len(frames) < _SITE_FRAMES:
+        code = f.f_code
+        if not code.co_filename.startswith(_PACKAGE_DIR):
+            frames.append((code.co_filename, f.f_lineno, code.co_name))
+        f = f.f_back
+    frames.reverse()
+    return tuple(frames)
+
+
+def _format_frames(frames, indent="  "):
+    if not frames:
+        return f"{indent}(no frame outside minifw)"
+    lines = []
+    for file, line, name in frames:
+        lines.append(f'{indent}File "{file}", line {line}, in {name}')
+        source = linecache.getline(file, line).strip()
+        if source:
+            lines.append(f"{indent}  {source}")
+    return "\n".join(lines)
+
+
+def _nonfinite(a):
+    """'nan' or 'inf' when the float array (or scalar) `a` holds one (nan first), else None.
+    On "cuda" the answer comes back from the GPU: a synchronization."""
+    if isinstance(a, np.generic):
+        a = np.asarray(a)
+    elif not devices.is_array(a):
+        return None
+    if a.dtype.kind not in "fc" or bool(np.isfinite(a).all()):
+        return None
+    return "nan" if bool(np.isnan(a).any()) else "inf"
+
+
+def _first_nonfinite(arrays):
+    for i, a in enumerate(arrays):
+        kind = None if a is None else _nonfinite(a)
+        if kind is not None:
+            return i, kind
+    return None
+
+
+def _inputs_made_at(edges):
+    """Where the inputs of a call were made: the innermost user frame of each input's
+    recorded producer (anomaly detection records one per call)."""
+    lines = []
+    for k, edge in enumerate(edges):
+        if isinstance(edge, Tensor):
+            edge = (edge.grad_fn, edge._output_nr) if edge.grad_fn is not None else None
+        if not isinstance(edge, tuple):
+            continue
+        producer, i = edge
+        site = getattr(producer, "site", None)
+        if site:
+            lines.append(f"input {k} is output {i} of {producer.name()}, made at:\n"
+                         f"{_format_frames(site[-1:], '    ')}")
+    return "".join("\n  " + line for line in lines)
+
+
+def _forward_anomaly(cls, index, kind, site, args):
+    edges = [a if isinstance(a, Tensor) else None for a in args]
+    return RuntimeError(
+        f"Function '{cls.__name__}' returned {kind} values in its {index}th output during "
+        f"forward.\nForward call (most recent call last):\n{_format_frames(site)}"
+        f"{_inputs_made_at(edges)}")
+
+
+def _run_backward_checked(node, grads):
+    """node's backward under anomaly detection: an error inside it is reported with the
+    forward call that made the node (as a warning, as PyTorch does, then re-raised), and
+    with check_nan a nan or inf in what it returns is an error."""
+    site = getattr(node, "site", None)
+    try:
+        in_grads = node.function.backward(node.ctx, *grads)
+    except Exception:
+        if site is not None:
+            warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
+                          f"the error (most recent call last):\n{_format_frames(site)}", stacklevel=3)
+        raise
+    if _anomaly_check_nan:
+        bad = _first_nonfinite(in_grads if isinstance(in_grads, tuple) else (in_grads,))
+        if bad is not None:
+            where = ("(it was made before anomaly detection was enabled)" if site is None else
+                     f"Traceback of forward call that caused the error (most recent call last):\n"
+                     f"{_format_frames(site)}{_inputs_made_at(node.edges)}")
+            raise RuntimeError(f"Function '{node.name()}' returned {bad[1]} values in its "
+                               f"{bad[0]}th output.\n{where}")
+    return in_grads
 
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
@@ -254,7 +446,8 @@ class Node:
     `edges[i]` says where the gradient of positional input i goes: a leaf
     Tensor (accumulate into .grad), a (node, output_index) pair, or None."""
 
-    __slots__ = ("function", "ctx", "edges", "outputs", "device", "__weakref__")
+    # site: where the call was made (user frames), set only under anomaly detection
+    __slots__ = ("function", "ctx", "edges", "outputs", "device", "site", "__weakref__")
 
     def __init__(self, function, ctx, edges, outputs, device):
         self.function, self.ctx, self.edges = function, ctx, edges
@@ -295,14 +488,21 @@ class Function:
                     _check_history(cls.__name__, a)
         dev = common_device(cls.__name__, args)
         arrays = [_data_on(a, dev) if isinstance(a, Tensor) else a for a in args]
+        site = _user_frames() if _anomaly_enabled else None
         out = cls.forward(ctx, *arrays, **kwargs)
         outs = out if isinstance(out, tuple) else (out,)
         dev = ctx.__dict__.get("output_device", dev)  # set by a Function that moves data (ToDevice)
         outs = [on_device(o, dev) for o in outs]
+        if site is not None and _anomaly_check_nan:
+            bad = _first_nonfinite(outs)
+            if bad is not None:
+                raise _forward_anomaly(cls, *bad, site, args)
         node = None
         if any(ctx.needs_input_grad):
             edges = tuple(_edge(a) if needs else None for a, needs in zip(args, ctx.needs_input_grad))
             node = Node(cls, ctx, edges, tuple((o.shape, o.dtype) for o in outs), dev)
+            if site is not None:
+                node.site = site
             tensors = tuple(Tensor._make(o, node, i) if o.dtype.kind == "f" else Tensor._make(o)
                             for i, o in enumerate(outs))
         else:
@@ -577,7 +777,10 @@ def backward(tensors, grad_tensors=None, retain_graph=False):
             # an output nobody used gets zeros; integer outputs (indices) never get a gradient
             grads = [devices.zeros(shape, dtype, node.device) if g is None and dtype.kind == "f"
                      else g for g, (shape, dtype) in zip(slots, node.outputs)]
-            in_grads = node.function.backward(node.ctx, *grads)
+            if _anomaly_enabled:
+                in_grads = _run_backward_checked(node, grads)
+            else:
+                in_grads = node.function.backward(node.ctx, *grads)
             if not isinstance(in_grads, tuple):
                 in_grads = (in_grads,)
             if len(in_grads) != len(node.edges):

@@ -35,7 +35,8 @@ native/registry.h), so a new primitive family adds keys, not code here.
 The workspace is one allocator per device that every primitive asks for
 scratch memory (convolution's lowered matrix now): a buffer per thread that
 grows to the largest request and is kept, as frameworks over cuDNN keep
-theirs, with an optional size limit, statistics and clear().
+theirs, with a limit per request, a bound on what it keeps (max_cached_bytes),
+statistics and clear().
 """
 import sys
 import threading
@@ -43,7 +44,7 @@ import time
 
 import numpy as np
 
-from . import _native
+from . import _native, caches
 
 TYPES = ("cpu", "cudasim", "cuda")
 
@@ -437,15 +438,26 @@ class Workspace:
 
     get(nbytes) returns a byte buffer of at least nbytes, one per thread, grown to the
     largest request and then kept, so repeated calls pay neither allocation nor first
-    touch. `limit` (bytes, None for no limit) bounds one request: auto-chosen convolution
-    algorithms keep under it, and an explicit request over it raises MemoryError.
-    `current_bytes` is what the buffers hold now, `peak_bytes` the most they have held
-    since the last clear() or reset_peak().
+    touch. Two limits, both settable:
+
+    - `limit` (bytes, None for no limit, the default) bounds one request: auto-chosen
+      convolution algorithms keep under it, and an explicit request over it raises
+      MemoryError.
+    - `max_cached_bytes` (bytes, 1 GiB by default: AlexNet's largest lowered matrix at
+      batch 64 is under half of it) bounds what the buffers of all threads keep between
+      calls: a request that would take them over it gets a buffer of its own, freed when
+      the primitive lets go of it. A thread's buffer goes when the thread has ended.
+
+    `current_bytes` is what the buffers hold now, `peak_bytes` the most scratch memory out
+    at once (kept buffers and one-off ones) since the last clear() or reset_peak().
     """
+
+    DEFAULT_MAX_CACHED_BYTES = 1 << 30
 
     def __init__(self, dev):
         self.device = dev
         self._limit = None
+        self._max_cached = self.DEFAULT_MAX_CACHED_BYTES
         self._buffers = {}  # thread ident -> buffer
         self._lock = threading.Lock()
         self._peak = 0
@@ -462,6 +474,20 @@ class Workspace:
             raise ValueError(f"Workspace.limit: expected None or an int >= 0 (bytes), got {nbytes!r}")
         self._limit = nbytes
 
+    @property
+    def max_cached_bytes(self):
+        return self._max_cached
+
+    @max_cached_bytes.setter
+    def max_cached_bytes(self, nbytes):
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
+            raise ValueError(f"Workspace.max_cached_bytes: expected an int >= 0 (bytes), got "
+                             f"{nbytes!r}")
+        with self._lock:
+            self._max_cached = nbytes
+            while self._buffers and self.current_bytes > nbytes:  # largest first
+                del self._buffers[max(self._buffers, key=lambda i: self._buffers[i].size)]
+
     def fits(self, nbytes):
         return self._limit is None or nbytes <= self._limit
 
@@ -477,13 +503,21 @@ class Workspace:
         ident = threading.get_ident()
         buf = self._buffers.get(ident)
         if buf is None or buf.size < nbytes:
-            with self._lock:  # release the smaller buffer before allocating the larger one
+            with self._lock:  # release the smaller buffer (and those of ended threads) first
                 self._buffers.pop(ident, None)
+                alive = {t.ident for t in threading.enumerate()}
+                for gone in [i for i in self._buffers if i not in alive]:
+                    del self._buffers[gone]
             buf = None
             buf = empty(nbytes, np.uint8, self.device)
             with self._lock:
-                self._buffers[ident] = buf
-                self._peak = max(self._peak, self.current_bytes)
+                held = self.current_bytes
+                if held + nbytes <= self._max_cached:
+                    self._buffers[ident] = buf
+                    held += nbytes
+                    self._peak = max(self._peak, held)
+                else:  # a buffer of its own, not kept
+                    self._peak = max(self._peak, held + nbytes)
         return buf
 
     @property
@@ -506,11 +540,12 @@ class Workspace:
 
     def stats(self):
         return {"current_bytes": self.current_bytes, "peak_bytes": self.peak_bytes,
-                "limit_bytes": self._limit}
+                "limit_bytes": self._limit, "max_cached_bytes": self._max_cached}
 
     def __repr__(self):
         return (f"Workspace(device='{self.device}', current_bytes={self.current_bytes}, "
-                f"peak_bytes={self.peak_bytes}, limit={self._limit})")
+                f"peak_bytes={self.peak_bytes}, limit={self._limit}, "
+                f"max_cached_bytes={self._max_cached})")
 
 
 _workspaces = {}
@@ -522,4 +557,5 @@ def workspace(dev=CPU):
     ws = _workspaces.get(dev)
     if ws is None:
         ws = _workspaces.setdefault(dev, Workspace(dev))
+        caches.register(f"workspace:{dev}", ws)
     return ws

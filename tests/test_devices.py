@@ -132,7 +132,8 @@ def workspace():
 
 def test_workspace_grows_keeps_and_clears(workspace):
     assert workspace is devices.workspace(minifw.device("cpu"))
-    assert workspace.stats() == {"current_bytes": 0, "peak_bytes": 0, "limit_bytes": None}
+    assert workspace.stats() == {"current_bytes": 0, "peak_bytes": 0, "limit_bytes": None,
+                                "max_cached_bytes": 1 << 30}
     a = workspace.get(1000)
     assert a.nbytes >= 1000 and workspace.current_bytes == a.nbytes
     assert workspace.get(10) is a  # smaller requests reuse the buffer

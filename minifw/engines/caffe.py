@@ -51,7 +51,7 @@ import threading
 
 import numpy as np
 
-from .. import devices
+from .. import caches, devices
 from ..checks import check_array, check_bool, check_float_array, check_like, check_same_device, contiguous
 from ..ops.activation import check_activation_backward_args, check_activation_forward_args
 from ..ops.batchnorm import (check_batch_norm_backward_args, check_batch_norm_inference_args,
@@ -66,18 +66,82 @@ from ..ops.softmax import check_classes as _check_classes
 from ..ops.softmax import check_cross_entropy_args as _check_cross_entropy_args
 from ..ops.softmax import check_cross_entropy_backward_args
 
-_local = threading.local()  # its __dict__: this thread's buffers, by (name, device)
+class _Buffers:
+    """The engine's scratch buffers (col buffer, padded copy, ...), kept between calls as
+    Caffe keeps its col_buffer_: one per (name, device) and thread, grown to the largest
+    request. What all threads keep together is bounded by `max_cached_bytes` (1 GiB by
+    default, settable: minifw.caches.get("caffe.buffers").max_cached_bytes = n): a request
+    that would take them over it gets a buffer of its own, freed after the call. A thread's
+    buffers go when the thread has ended; clear() frees every thread's."""
+
+    DEFAULT_MAX_CACHED_BYTES = 1 << 30
+
+    def __init__(self):
+        self._max_cached = self.DEFAULT_MAX_CACHED_BYTES
+        self._threads = {}  # thread ident -> {(name, device): buffer}
+        self._lock = threading.Lock()
+
+    @property
+    def max_cached_bytes(self):
+        return self._max_cached
+
+    @max_cached_bytes.setter
+    def max_cached_bytes(self, nbytes):
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
+            raise ValueError(f"caffe buffers max_cached_bytes: expected an int >= 0 (bytes), got "
+                             f"{nbytes!r}")
+        self._max_cached = nbytes
+        if self.current_bytes > nbytes:
+            self.clear()
+
+    def get(self, name, size, dtype, dev, fill=None):
+        """A 1-D buffer of at least `size` elements of `dtype` on `dev` (filled with `fill` when
+        it is new)."""
+        buffers = self._threads.get(threading.get_ident())
+        buf = None if buffers is None else buffers.get((name, dev))
+        if buf is not None and buf.size >= size and buf.dtype == dtype:
+            return buf
+        with self._lock:  # the smaller buffer (and those of ended threads) go first
+            if buffers is None:
+                alive = {t.ident for t in threading.enumerate()}
+                for gone in [i for i in self._threads if i not in alive]:
+                    del self._threads[gone]
+                buffers = self._threads[threading.get_ident()] = {}
+            buffers.pop((name, dev), None)
+        buf = None
+        buf = devices.empty(size, dtype, dev)
+        if fill is not None:
+            buf.fill(fill)
+        with self._lock:
+            if self.current_bytes + buf.nbytes <= self._max_cached:
+                buffers[(name, dev)] = buf
+        return buf
+
+    @property
+    def current_bytes(self):
+        return sum(b.nbytes for buffers in list(self._threads.values()) for b in list(buffers.values()))
+
+    def release(self):
+        """Free this thread's buffers."""
+        with self._lock:
+            self._threads.pop(threading.get_ident(), None)
+
+    def clear(self):
+        """Free every thread's buffers (one in use by a running layer lives until it returns)."""
+        with self._lock:
+            self._threads.clear()
+
+    def stats(self):
+        return {"current_bytes": self.current_bytes, "max_cached_bytes": self._max_cached}
+
+
+_buffers = caches.register("caffe.buffers", _Buffers())
 
 
 def _buffer(name, shape, dtype, dev=devices.CPU):
     """A cached buffer on `dev`, grown when needed (Caffe keeps its col buffer per layer)."""
     size = int(np.prod(shape))
-    buffers, key = _local.__dict__, (name, dev)
-    buf = buffers.get(key)
-    if buf is None or buf.size < size or buf.dtype != dtype:
-        buffers.pop(key, None)  # the smaller buffer goes before the larger one is made
-        buf = buffers[key] = devices.empty(size, dtype, dev)
-    return buf[:size].reshape(shape)
+    return _buffers.get(name, size, dtype, dev)[:size].reshape(shape)
 
 
 def _xp(a):
@@ -102,8 +166,9 @@ def _on_device_of(ref, array):
 
 def release_buffers():
     """Free this thread's cached buffers (col buffer, padded copy, ...) on every device
-    (Caffe keeps them per layer)."""
-    _local.__dict__.clear()
+    (Caffe keeps them per layer); minifw.caches.get("caffe.buffers").clear() frees every
+    thread's."""
+    _buffers.release()
 
 
 def col_buffer_bytes(problem, device="cpu"):
@@ -346,12 +411,7 @@ def _gpu_conv2d_backward_filter(x, dy, p):
 
 def _ones(size, dtype, dev=devices.CPU):
     """A cached vector of ones on `dev` (Caffe's bias_multiplier_)."""
-    key = ("ones", dev)
-    ones = _local.__dict__.get(key)
-    if ones is None or ones.size < size or ones.dtype != dtype:
-        ones = _local.__dict__[key] = devices.empty(size, dtype, dev)
-        ones.fill(1)
-    return ones[:size]
+    return _buffers.get("ones", size, dtype, dev, fill=1)[:size]
 
 
 def bias_backward(dy):

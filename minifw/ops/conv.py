@@ -36,7 +36,7 @@ import threading
 
 import numpy as np
 
-from .. import backends, devices
+from .. import backends, caches, devices
 from .tensor_ops import bias_backward
 from ..checks import (check_choice, check_dtype_arg, check_float_array, check_int, check_pair,
                       check_same_device, check_shape)
@@ -126,7 +126,9 @@ class ConvProblem:
         return 2 * n * k * ho * wo * cg * r * s
 
 
-_problems = {}
+# The memos below are bounded (minifw.caches: least recently used dropped first): a program
+# that sees ever new shapes must not grow them without end.
+_problems = caches.register("conv.problems", caches.LRUCache("conv.problems", 1024))
 
 
 def _plain_ints(v):
@@ -151,9 +153,7 @@ def _cached_problem(fn, x_shape, w_shape, stride, padding, dilation, groups, dty
         return problem
     problem = ConvProblem(x_shape, w_shape, stride=stride, padding=padding, dilation=dilation,
                           groups=groups, dtype=dtype, _fn=fn)
-    if len(_problems) > 1024:
-        _problems.clear()
-    _problems[key] = problem
+    _problems.put(key, problem)
     return problem
 
 
@@ -218,20 +218,21 @@ def _runner(problem, direction, algo, x, w, dy):
 
 # ---- choosing an algorithm -------------------------------------------------------
 
-_autotune = {}
-_autotune_lock = threading.Lock()
+_autotune = caches.register("conv.autotune", caches.LRUCache("conv.autotune", 1024))
+_autotune_lock = threading.Lock()  # one search at a time: concurrent timings would disturb each other
 
 
 def autotune_cache():
     """A copy of the choices made under minifw.backends.benchmark = True:
-    {(direction, problem, device, isa, threads): algorithm}."""
-    with _autotune_lock:
-        return dict(_autotune)
+    {(direction, problem, device, isa, threads): algorithm}. At most
+    minifw.caches.get("conv.autotune").maxsize (1024 by default) are kept, the least
+    recently used dropped first."""
+    return dict(_autotune.items())
 
 
 def clear_autotune_cache():
-    with _autotune_lock:
-        _autotune.clear()
+    """Forget every autotuned choice (the next call per problem times the algorithms again)."""
+    _autotune.clear()
 
 
 def _heuristic(problem, direction, dev):
@@ -260,7 +261,7 @@ def _heuristic(problem, direction, dev):
     return "implicit_gemm"
 
 
-_heuristic_choice = {}
+_heuristic_choice = caches.register("conv.heuristic", caches.LRUCache("conv.heuristic", 1024))
 
 
 def conv_algorithm(problem, direction, device="cpu"):
@@ -275,15 +276,17 @@ def _choose(problem, direction, dev):
     if not backends.benchmark:
         algo = _heuristic_choice.get((problem, direction, dev))
         if algo is None:
-            algo = _heuristic_choice[problem, direction, dev] = _heuristic(problem, direction, dev)
+            algo = _heuristic(problem, direction, dev)
+            _heuristic_choice.put((problem, direction, dev), algo)
         return algo
     key = (direction, problem, str(dev), backends.get_isa(), backends.get_num_threads())
-    with _autotune_lock:
-        algo = _autotune.get(key)
+    algo = _autotune.get(key)
     if algo is None:
-        algo = find_conv_algorithms(problem, direction, device=dev)[0].algo
         with _autotune_lock:
-            _autotune[key] = algo
+            algo = _autotune.get(key)
+            if algo is None:
+                algo = find_conv_algorithms(problem, direction, device=dev)[0].algo
+                _autotune.put(key, algo)
     return algo
 
 

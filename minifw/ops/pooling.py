@@ -15,7 +15,7 @@ Average pooling divides by the window's area clipped to the padded input
 """
 import numpy as np
 
-from .. import devices
+from .. import caches, devices
 from .geometry import window_out_size
 from ..checks import (check_array, check_bool, check_choice, check_dtype_arg, check_float_array,
                       check_pair, check_same_device, check_shape, contiguous)
@@ -82,7 +82,8 @@ class PoolProblem:
                 f"count_include_pad={self.count_include_pad}, dtype='{self.dtype.name}')")
 
 
-_problems = {}
+# bounded (minifw.caches): a program that sees ever new shapes must not grow it without end
+_problems = caches.register("pool.problems", caches.LRUCache("pool.problems", 1024))
 
 
 def _typed(v):
@@ -99,17 +100,15 @@ def pool_problem(fn, x_shape, kernel_size, stride, padding, mode, ceil_mode, cou
     key = (fn, dtype) + tuple(_typed(v) for v in (x_shape, kernel_size, stride, padding, mode, ceil_mode,
                                                   count_include_pad))
     try:
-        return _problems[key]
-    except KeyError:
-        pass
+        problem = _problems.get(key)
     except TypeError:  # unhashable arguments (e.g. lists): no caching
-        key = None
+        key = problem = None
+    if problem is not None:
+        return problem
     problem = PoolProblem(x_shape, kernel_size, stride=stride, padding=padding, mode=mode, ceil_mode=ceil_mode,
                           count_include_pad=count_include_pad, dtype=dtype, _fn=fn)
     if key is not None:
-        if len(_problems) > 1024:
-            _problems.clear()
-        _problems[key] = problem
+        _problems.put(key, problem)
     return problem
 
 
