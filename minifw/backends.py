@@ -62,8 +62,9 @@ class _Tf32Switch:
 
     def __setattr__(self, name, value):
         if name != "allow_tf32":  # a misspelt switch would otherwise do nothing, silently
+            *others, last = self._settings
             raise AttributeError(f"{self._name} has no setting {name!r}; it has "
-                                 f"{' and '.join(self._settings)}")
+                                 f"{', '.join(others) + ' and ' if others else ''}{last}")
         object.__setattr__(self, name, value)
 
     def __repr__(self):
