@@ -11,7 +11,9 @@ import platform as _platform
 from . import _native
 from . import backends, devices
 from . import ops
-from .backends import get_num_threads, set_num_threads
+from .backends import (are_deterministic_algorithms_enabled, get_num_threads,
+                       is_deterministic_algorithms_warn_only_enabled, set_num_threads,
+                       use_deterministic_algorithms)
 from .devices import device
 from .engines import engine, get_engine, set_engine
 # The framework over the primitives.

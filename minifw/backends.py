@@ -5,8 +5,17 @@ on the CUDA devices may use TF32 tensor cores.
 ``minifw.backends.benchmark = True`` makes the first call of each convolution
 problem time every supported algorithm and cache the fastest (like
 ``torch.backends.cudnn.benchmark``; ``minifw.backends.cudnn.benchmark`` is the same
-switch, for scripts written for PyTorch). Every CPU algorithm is deterministic:
-its results do not depend on the thread count or on timing.
+switch, for scripts written for PyTorch).
+
+``minifw.use_deterministic_algorithms(True)`` (as ``torch.use_deterministic_algorithms``)
+makes every primitive bit-reproducible from run to run and across thread counts:
+algorithm choices stop depending on timings (``algo="auto"`` takes the heuristic's
+choice even with ``benchmark`` set), the CPU GEMM stops splitting a sum over its
+threads, and an operation with no deterministic implementation on its device raises
+RuntimeError naming it (or warns, with ``warn_only=True``).
+``minifw.backends.cudnn.deterministic = True`` makes convolutions reproducible the same
+way without the errors. docs/determinism.md lists what is deterministic and what the
+mode changes.
 
 ``minifw.backends.cuda.matmul.allow_tf32 = True`` lets float32 GEMMs on the CUDA
 devices ("cuda", and "cudasim", which runs the same kernels) use TF32 tensor
@@ -19,9 +28,14 @@ algorithm and direction). Both are False by default, so float32 results on a GPU
 match the CPU's unless asked; PyTorch's ``torch.backends.cudnn.allow_tf32``
 defaults to True. float64 and the CPU kernels never use TF32.
 """
+import warnings
+
 from . import _native
 
 benchmark = False
+_deterministic = False            # use_deterministic_algorithms(mode)
+_deterministic_warn_only = False  # its warn_only
+_cudnn_deterministic = False      # cudnn.deterministic
 
 
 class _Tf32Switch:
@@ -48,8 +62,9 @@ class _Tf32Switch:
 
     def __setattr__(self, name, value):
         if name != "allow_tf32":  # a misspelt switch would otherwise do nothing, silently
+            *others, last = self._settings
             raise AttributeError(f"{self._name} has no setting {name!r}; it has "
-                                 f"{' and '.join(self._settings)}")
+                                 f"{', '.join(others) + ' and ' if others else ''}{last}")
         object.__setattr__(self, name, value)
 
     def __repr__(self):
@@ -72,12 +87,26 @@ class _CudaBackend:
 
 class _CudnnBackend(_Tf32Switch):
     """``minifw.backends.cudnn``, named as ``torch.backends.cudnn`` so that scripts setting it
-    run: ``allow_tf32`` (convolutions on TF32 tensor cores) and ``benchmark``, the same switch
-    as ``minifw.backends.benchmark`` (autotuning, on every device). minifw calls no cuDNN:
+    run: ``allow_tf32`` (convolutions on TF32 tensor cores), ``benchmark``, the same switch
+    as ``minifw.backends.benchmark`` (autotuning, on every device), and ``deterministic``
+    (convolutions reproducible: see ``use_deterministic_algorithms``). minifw calls no cuDNN:
     these steer minifw's own convolution kernels."""
 
     __slots__ = ()
-    _settings = ("allow_tf32", "benchmark")
+    _settings = ("allow_tf32", "benchmark", "deterministic")
+
+    @property
+    def deterministic(self):
+        return _cudnn_deterministic
+
+    @deterministic.setter
+    def deterministic(self, value):
+        global _cudnn_deterministic
+        if not isinstance(value, bool):
+            raise TypeError(f"minifw.backends.cudnn.deterministic must be a bool (True or False), "
+                            f"got {type(value).__name__} {value!r}")
+        _cudnn_deterministic = value
+        _sync_native()
 
     @property
     def benchmark(self):
@@ -92,17 +121,75 @@ class _CudnnBackend(_Tf32Switch):
         benchmark = value
 
     def __setattr__(self, name, value):
-        if name == "benchmark":
+        if name in ("benchmark", "deterministic"):
             object.__setattr__(self, name, value)
         else:
             super().__setattr__(name, value)
 
     def __repr__(self):
-        return f"<minifw.backends.cudnn: allow_tf32={self.allow_tf32}, benchmark={self.benchmark}>"
+        return (f"<minifw.backends.cudnn: allow_tf32={self.allow_tf32}, benchmark={self.benchmark}, "
+                f"deterministic={self.deterministic}>")
 
 
 cuda = _CudaBackend()
 cudnn = _CudnnBackend("conv", "minifw.backends.cudnn")
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """As ``torch.use_deterministic_algorithms``: with mode=True every primitive gives the
+    same bits from run to run and for any thread count (minifw.set_num_threads), on every
+    device. Algorithm choices no longer depend on timings (``algo="auto"`` takes the
+    heuristic's choice even under ``benchmark = True``), the CPU GEMM no longer splits a
+    sum over threads, and an operation with no deterministic implementation on its device
+    raises RuntimeError naming it, or, with warn_only=True, warns (UserWarning) and runs.
+    docs/determinism.md says what is deterministic where."""
+    global _deterministic, _deterministic_warn_only
+    if not isinstance(mode, bool):
+        raise TypeError(f"use_deterministic_algorithms: mode must be a bool (True or False), got "
+                        f"{type(mode).__name__} {mode!r}")
+    if not isinstance(warn_only, bool):
+        raise TypeError(f"use_deterministic_algorithms: warn_only must be a bool (True or False), "
+                        f"got {type(warn_only).__name__} {warn_only!r}")
+    _deterministic, _deterministic_warn_only = mode, warn_only
+    _sync_native()
+
+
+def are_deterministic_algorithms_enabled():
+    """Whether use_deterministic_algorithms(True) is in effect."""
+    return _deterministic
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    """Whether use_deterministic_algorithms(True, warn_only=True) is in effect."""
+    return _deterministic_warn_only
+
+
+def deterministic_choice():
+    """Whether algorithm choices must not depend on timings: the deterministic mode or
+    cudnn.deterministic (read by minifw.ops when it picks a convolution algorithm)."""
+    return _deterministic or _cudnn_deterministic
+
+
+def _sync_native():
+    # One native flag serves both switches: the CPU GEMM that convolutions use is the
+    # one every other primitive uses.
+    _native.set_deterministic(_deterministic or _cudnn_deterministic)
+
+
+def alert_not_deterministic(caller):
+    """Called by an operation that has no deterministic implementation where it runs (as
+    PyTorch's alertNotDeterministic): nothing outside the mode; in it, RuntimeError naming
+    `caller`, or a UserWarning under warn_only=True."""
+    if not _deterministic:
+        return
+    message = (f"{caller} does not have a deterministic implementation, but "
+               f"minifw.use_deterministic_algorithms(True) is set. Turn the mode off around "
+               f"this operation, or call minifw.use_deterministic_algorithms(True, warn_only=True) "
+               f"to be warned instead (see docs/determinism.md).")
+    if _deterministic_warn_only:
+        warnings.warn(message, UserWarning, stacklevel=3)
+    else:
+        raise RuntimeError(message)
 
 
 def set_num_threads(n):

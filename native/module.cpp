@@ -29,6 +29,9 @@ PYBIND11_MODULE(_native, m) {
   // A CUDA kernel that broke a rule of the hardware under the emulator (device "cudasim").
   py::register_exception<cudasim::Fault>(m, "CudaSimError", PyExc_RuntimeError);
   m.def("get_num_threads", &minifw::get_num_threads);
+  m.def("set_deterministic", &minifw::set_deterministic, py::arg("on"),
+        "Deterministic mode of the CPU kernels: no reduction is split by the thread count.");
+  m.def("get_deterministic", &minifw::deterministic);
   m.def("isa", [] { return minifw::isa_name(minifw::active_isa()); });
   m.def("set_isa", [](const std::string& name) { minifw::set_active_isa(minifw::parse_isa(name)); },
         py::arg("name"));

@@ -51,7 +51,7 @@ import threading
 
 import numpy as np
 
-from .. import caches, devices
+from .. import backends, caches, devices
 from ..checks import check_array, check_bool, check_float_array, check_like, check_same_device, contiguous
 from ..ops.activation import check_activation_backward_args, check_activation_forward_args
 from ..ops.batchnorm import (check_batch_norm_backward_args, check_batch_norm_inference_args,
@@ -567,8 +567,37 @@ def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="m
         dx = devices.zeros(n * c * h * w, dy.dtype, dev)
         dx[at.ravel()] = dy.ravel()
         return dx.reshape(p.x_shape)
+    if backends.are_deterministic_algorithms_enabled():
+        dx = _max_pool_backward_by_taps(dy, indices, p)
+        if dx is not None:
+            return dx
+        if dev.type == "cuda":
+            backends.alert_not_deterministic("caffe engine's pool2d_backward (max, overlapping windows, "
+                                             "an index outside its window) on 'cuda'")
+    # CuPy's bincount adds the weights with atomicAdd: on a GPU the order, and so the bits,
+    # may change from run to run; NumPy's adds in index order
     dx = xp.bincount(at.ravel(), weights=dy.ravel(), minlength=n * c * h * w)
     return _on_device_of(dy, dx.astype(dy.dtype, copy=False).reshape(p.x_shape))
+
+
+def _max_pool_backward_by_taps(dy, indices, p):
+    """Max pooling's dx without a scatter, for the deterministic mode: per kernel tap, in the
+    windows' row-major order, dy is added where the window's index names that tap (a tap
+    reads each input at most once, so each add is a plain strided one). Every input gets its
+    contributions in tap order on every device. None if an index lies outside its window
+    (no tap names it)."""
+    xp, dev = _xp(dy), devices.of(dy)
+    w = p.x_shape[3]
+    dx = devices.zeros(p.x_shape, dy.dtype, dev)
+    named = devices.zeros(p.out_shape, np.bool_, dev)
+    for y_at, x_at in _pool_taps(p):
+        rows, cols = x_at[1], x_at[2]
+        flat = np.add.outer(np.arange(rows.start, rows.stop, rows.step) * w,
+                            np.arange(cols.start, cols.stop, cols.step))
+        hit = indices[y_at] == devices.to_device(flat.astype(np.int64), dev)
+        dx[x_at] += xp.where(hit, dy[y_at], dy.dtype.type(0))
+        named[y_at] |= hit
+    return dx if bool(named.all()) else None
 
 
 def _check_indices_in_planes(indices, p):

@@ -1,7 +1,7 @@
 """Embedding lookup: rows of a weight matrix picked by integer indices."""
 import numpy as np
 
-from .. import devices
+from .. import backends, devices
 from ..autograd import Function
 
 
@@ -22,6 +22,8 @@ class EmbeddingLookup(Function):
             counts = np.bincount(flat, minlength=shape[0])
             g = g / counts[flat][:, None].astype(g.dtype)
         dw = devices.zeros(shape, g.dtype, devices.of(g))
+        if devices.of(dw).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
+            backends.alert_not_deterministic("EmbeddingLookup.backward on 'cuda'")
         np.add.at(dw, flat, g)  # a row picked k times gets k contributions
         if padding_idx is not None:
             dw[padding_idx] = 0

@@ -4,7 +4,7 @@ records it. Index arrays arrive on the data's device (Tensor methods check that)
 position arrays made here on the host are moved there before a scatter."""
 import numpy as np
 
-from .. import devices
+from .. import backends, devices
 from ..autograd import Function
 from .elementwise import unbroadcast
 
@@ -42,6 +42,8 @@ def _picking(name, where, doc):
         index, = ctx.saved_tensors
         shape, dim = ctx.args
         dx = devices.zeros(shape, g.dtype, devices.of(g))
+        if devices.of(dx).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
+            backends.alert_not_deterministic(name + ".backward on 'cuda'")
         np.add.at(dx, where(index, dim), g)
         return dx, None
 
@@ -64,6 +66,8 @@ class Scatter(Function):
         out = a if inplace else a.copy()
         values = src[tuple(slice(0, n) for n in index.shape)] if np.ndim(src) else src
         if accumulate:
+            if devices.of(out).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
+                backends.alert_not_deterministic("scatter_add on 'cuda'")
             np.add.at(out, where, values)
         else:
             out[where] = values  # of repeated places one value wins, as PyTorch leaves it open

@@ -3,7 +3,7 @@ primitive; adaptive average and max pooling (the windows follow from the input a
 sizes, as PyTorch computes them) as array code."""
 import numpy as np
 
-from .. import devices
+from .. import backends, devices
 from ..autograd import Function
 from ..engines import current_engine
 
@@ -110,6 +110,8 @@ class AdaptiveMaxPooling2D(Function):
         n, c, h, w = ctx.x_shape
         dx = devices.zeros((n * c, h * w), dy.dtype, devices.of(dy))
         planes = devices.to_device(np.arange(n * c)[:, None], devices.of(dy))
+        if devices.of(dx).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
+            backends.alert_not_deterministic("AdaptiveMaxPooling2D.backward on 'cuda'")
         # windows overlap: an input may be the maximum of several, so contributions add
         np.add.at(dx, (planes, indices.reshape(n * c, -1)), dy.reshape(n * c, -1))
         return dx.reshape(n, c, h, w)

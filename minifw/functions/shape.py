@@ -3,7 +3,7 @@ import itertools
 
 import numpy as np
 
-from .. import devices
+from .. import backends, devices
 from ..autograd import Function
 from .elementwise import unbroadcast
 
@@ -75,6 +75,8 @@ class Index(Function):
         if _is_basic_index(index):
             dx[index] = g
         else:
+            if devices.of(dx).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
+                backends.alert_not_deterministic("Index.backward (advanced indexing) on 'cuda'")
             np.add.at(dx, _index_on(index, devices.of(g)), g)  # an element may be picked several times
         return dx
 
@@ -163,6 +165,11 @@ class Padding(Function):
         for (axis, src), before in reversed(list(zip(sources, intermediate))):
             keep = src >= 0
             dx = devices.zeros(before, g.dtype, devices.of(g))
+            # CuPy's add.at adds with atomicAdd: where an input feeds several outputs (reflect,
+            # replicate, circular padding) the order of its additions varies
+            if (devices.of(dx).type == "cuda" and backends.are_deterministic_algorithms_enabled()
+                    and bool((np.bincount(src[keep]) > 1).any())):
+                backends.alert_not_deterministic("Padding.backward (reflect, replicate, circular) on 'cuda'")
             np.add.at(dx, (slice(None),) * axis + (src[keep],), np.compress(keep, g, axis=axis))
             g = dx
         return g

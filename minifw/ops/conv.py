@@ -21,7 +21,11 @@ algorithm          directions                  what it does
                                                already the GEMM operand, no lowering
 =================  ==========================  ============================================
 
-Every algorithm is deterministic: results do not depend on the thread count.
+Every algorithm gives the same bits from run to run at a given thread count;
+with minifw.use_deterministic_algorithms(True) (or backends.cudnn.deterministic)
+also for any thread count, and algo="auto" takes the heuristic's choice even
+under backends.benchmark, so timings never pick the algorithm
+(docs/determinism.md).
 
 On the CUDA kernels (device "cuda", and "cudasim", the emulator) the
 algorithms are the GPU's own: ``implicit_gemm`` (the lowered tiles gathered
@@ -266,14 +270,15 @@ _heuristic_choice = caches.register("conv.heuristic", caches.LRUCache("conv.heur
 
 def conv_algorithm(problem, direction, device="cpu"):
     """The algorithm algo="auto" runs for `problem` in `direction` on `device` now: the
-    heuristic's, or with minifw.backends.benchmark = True the autotuned one."""
+    heuristic's, or with minifw.backends.benchmark = True the autotuned one (the heuristic's
+    again in deterministic mode, where timings must not choose)."""
     _check_problem("conv_algorithm", problem)
     check_choice("conv_algorithm", "direction", direction, DIRECTIONS)
     return _choose(problem, direction, devices.get(device, "conv_algorithm"))
 
 
 def _choose(problem, direction, dev):
-    if not backends.benchmark:
+    if not backends.benchmark or backends.deterministic_choice():
         algo = _heuristic_choice.get((problem, direction, dev))
         if algo is None:
             algo = _heuristic(problem, direction, dev)

@@ -316,12 +316,14 @@ void gemm_packed(int64_t M, int64_t N, int64_t K, T alpha, PackSource<T> a, Pack
   // from its share of both operands (nothing is packed twice) and the partial
   // products are summed at the end. It wins when C has too few tiles to share
   // (a backward-filter GEMM: C is a small filter bank, K runs over every pixel
-  // of the batch) and K is long enough to pay for the sum.
+  // of the batch) and K is long enough to pay for the sum. Its K ranges follow
+  // the thread count, and so do the bits of the result: deterministic mode never
+  // takes it, so every element of C is summed over K by one thread in one order.
   const int64_t Mp = tiles_m * kern.mr, Np = tiles_n * kern.nr;
   const double split_k_cost =
       (static_cast<double>(Mp) * Np + kPackCost * (Mp + Np)) / nthreads +
       static_cast<double>(M) * N * nthreads * kPackCost / std::max<int64_t>(K, 1);
-  if (!b.packed && K >= 2 * kern.kc * nthreads && split_k_cost < 0.8 * best_cost) {
+  if (!b.packed && !deterministic() && K >= 2 * kern.kc * nthreads && split_k_cost < 0.8 * best_cost) {
     gemm_split_k(kern, M, N, K, alpha, a, b, beta, out, nthreads);
     return;
   }

@@ -1,5 +1,6 @@
 #include "parallel.h"
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -9,4 +10,10 @@ void set_num_threads(int n) {
   omp_set_num_threads(n);
 }
 int get_num_threads() { return omp_get_max_threads(); }
+
+namespace {
+std::atomic<bool> g_deterministic{false};
+}
+void set_deterministic(bool on) { g_deterministic.store(on, std::memory_order_relaxed); }
+bool deterministic() { return g_deterministic.load(std::memory_order_relaxed); }
 }  // namespace minifw

@@ -324,7 +324,8 @@ def test_switches_set_the_native_flags_and_are_independent():
     backends.cudnn.allow_tf32 = True
     backends.cuda.matmul.allow_tf32 = False
     assert _native.get_tf32("matmul") is False and _native.get_tf32("conv") is True
-    assert repr(backends.cudnn) == "<minifw.backends.cudnn: allow_tf32=True, benchmark=False>"
+    assert repr(backends.cudnn) == ("<minifw.backends.cudnn: allow_tf32=True, benchmark=False, "
+                                    "deterministic=False>")
 
 
 @pytest.mark.parametrize("value", [1, 0, "True", None, np.bool_(True)], ids=repr)
@@ -339,7 +340,7 @@ def test_switches_take_only_bools(value):
 
 def test_misspelt_settings_are_refused():
     with pytest.raises(AttributeError, match=r"minifw\.backends\.cudnn has no setting 'allow_tf23'; it has "
-                                             r"allow_tf32 and benchmark$"):
+                                             r"allow_tf32, benchmark and deterministic$"):
         backends.cudnn.allow_tf23 = True
     with pytest.raises(AttributeError, match=r"minifw\.backends\.cuda\.matmul has no setting 'benchmark'; "
                                              r"it has allow_tf32$"):
