@@ -12,13 +12,10 @@ element is kept with probability 1 - p (to within 2**-32). p = 1 drops
 everything (y = 0, no division by zero); p = 0 keeps everything (y == x).
 Any shape is accepted (the operation is elementwise).
 """
-import numbers
-
 import numpy as np
 
 from .. import devices
-from ..checks import check_array, check_float_array, check_real, check_same_device, contiguous
-
+from ..checks import check_array, check_float_array, check_real, check_same_device, contiguous, is_int
 
 
 def check_dropout_p(fn, p):
@@ -30,7 +27,7 @@ def dropout_forward(x, p, *, seed):
     fn = "dropout_forward"
     x = check_float_array(fn, "x", x)
     p = check_dropout_p(fn, p)
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+    if not is_int(seed):  # the caffe engine makes the same checks with the same messages
         raise TypeError(f"{fn}: seed must be an int, got {type(seed).__name__} {seed!r}")
     seed = int(seed)
     if not 0 <= seed < 2 ** 64:
