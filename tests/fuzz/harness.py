@@ -90,7 +90,9 @@ def callable_name(key):
 
 # ---- mutations ------------------------------------------------------------------------------
 # A mutation is (name, make(value) -> new value, flags). Flags: "same" (same math: results must
-# equal the base call's), "refuse" (returning is a failure). make may raise NotApplicable.
+# equal the base call's), "refuse" (returning is a failure), "relational" (an array of another
+# valid dtype or shape: it may be refused for not matching another array argument, so a
+# message naming that other argument is clear too). make may raise NotApplicable.
 
 class NotApplicable(Exception):
     pass
@@ -218,16 +220,16 @@ ARRAY_MUTATIONS = [
     ("int64", _astype(np.int64), set()),
     ("uint8", _astype(np.uint8), set()),
     ("float16", _astype(np.float16), set()),
-    ("float32", _astype(np.float32), set()),
-    ("float64", _astype(np.float64), set()),
+    ("float32", _astype(np.float32), {"relational"}),
+    ("float64", _astype(np.float64), {"relational"}),
     ("complex64", _astype(np.complex64), set()),
     ("bool", _astype(np.bool_), set()),
-    ("rank_plus1", lambda a: a[None].copy(), set()),
-    ("rank_minus1", _drop_dim, set()),
+    ("rank_plus1", lambda a: a[None].copy(), {"relational"}),
+    ("rank_minus1", _drop_dim, {"relational"}),
     ("rank0", lambda a: np.array(a.reshape(-1)[0] if a.size else 0, a.dtype), set()),
-    ("zero_first", _zero_first, set()),
-    ("zero_last", _zero_last, set()),
-    ("grow_last", _grow_last, set()),
+    ("zero_first", _zero_first, {"relational"}),
+    ("zero_last", _zero_last, {"relational"}),
+    ("grow_last", _grow_last, {"relational"}),
     ("nan", _filled(np.nan), set()),
     ("inf", _filled(np.inf), set()),
     ("neg_inf", _filled(-np.inf), set()),
@@ -507,9 +509,10 @@ def _names_argument(message, arg):
     if len(arg) > 2:
         return re.search(rf"(?<![\w.]){re.escape(arg)}(?!\w)", message) is not None
     # A one- or two-letter name ("x", "dy", "p") must read as the subject of the message, not
-    # as a word ("got a 3-D array"): followed by a verb, a possessive, "=" or punctuation.
+    # as a word ("got a 3-D array"): followed by a verb, a possessive, "=", its shape in
+    # parentheses or punctuation.
     return re.search(rf"(?<![\w.]){re.escape(arg)}(?=\s+(must|has|have|is|of|and|or|with|to|needs|"
-                     rf"does|cannot|should|was|are|at|holds|needs)\b|'s|=|\)|,|:|\.|$)",
+                     rf"does|cannot|should|was|are|at|holds|needs)\b|\s*\(|'s|=|\)|,|:|\.|$)",
                      message) is not None
 
 
@@ -566,7 +569,10 @@ def run_call(call_id):
         missing = []
         if not re.search(rf"(?<!\w){re.escape(fn_name)}(?!\w)", message):
             missing.append(f"the function {fn_name!r}")
-        if not any(_names_argument(message, arg) for arg in mutated):
+        named = list(mutated)
+        if "relational" in flags:
+            named += [k for k, v in kwargs.items() if isinstance(v, np.ndarray) or _is_tensor(v)]
+        if not any(_names_argument(message, arg) for arg in named):
             missing.append("the argument " + " or ".join(repr(a) for a in mutated))
         if missing:
             return dict(id=call_id, ok=False, kind="unclear-message",
