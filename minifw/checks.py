@@ -12,6 +12,21 @@ Tensors with the same functions (check_float_dtype_ndim is shared), and Tensor
 methods normalize dims, sizes and dtypes with check_dims, check_sizes and
 check_tensor_dtype. It imports nothing of minifw but minifw.devices (which
 arrays count as arrays).
+
+The vocabulary for arguments that are not arrays, used by every public entry point
+of minifw.ops and minifw.nn.functional:
+
+- check_int / check_ints: a Python or NumPy integer (never a bool, a float or an
+  array), or an int-or-tuple of k of them, within bounds; sizes handed to the
+  native library are bounded by MAX_SIZE, the largest it indexes, and every int
+  by the int64 the bindings take.
+- check_real: a real number (never a bool), finite unless told otherwise, and,
+  given the dtype of the data it is applied to, representable in it (1e308 is a
+  finite double but overflows float32, which would turn results into inf/NaN).
+- check_bool: a bool or numpy.bool_ (never 1, 'True' or None).
+- check_choice: a string from a fixed set.
+- check_float_array: dtype and rank first, then the size, and only then a copy of a
+  non-contiguous array (a broadcast view of a few bytes can stand for terabytes).
 """
 import math
 import numbers
@@ -56,18 +71,45 @@ def check_array(fn, name, a):
     return a
 
 
-def check_float_array(fn, name, a, *, ndim=None, ndim_desc=None, dtype=None):
+def check_float_array(fn, name, a, *, ndim=None, ndim_desc=None, dtype=None, copy=True):
     """`a` must be a float32/float64 array (of `dtype` when given) with `ndim`
-    dimensions (an int or a tuple of allowed ranks). Returns it C-contiguous."""
+    dimensions (an int or a tuple of allowed ranks) and at most MAX_SIZE elements.
+    Returns it C-contiguous (with copy=False as it is: the caller checks the sizes
+    of its problem first and then calls contiguous_for)."""
     check_array(fn, name, a)
     check_float_dtype_ndim(fn, name, a, ndim=ndim, ndim_desc=ndim_desc, dtype=dtype)
-    return contiguous(a)
+    check_elements(fn, name, a)
+    return contiguous_for(fn, name, a) if copy else a
+
+
+def check_elements(fn, name, a):
+    """At most MAX_SIZE elements (a broadcast view can have any number)."""
+    size = math.prod(a.shape)
+    if size > MAX_SIZE:
+        raise ValueError(f"{fn}: {name} must have at most 2**58 elements (the largest array the "
+                         f"native library indexes), got shape {tuple(a.shape)} ({size} elements)")
+    return a
 
 
 def contiguous(a):
     """`a` itself when C-contiguous, else a C-contiguous copy on its device
     (np.ascontiguousarray would turn a device's array into a host one)."""
     return a if a.flags.c_contiguous else a.copy(order="C")
+
+
+def contiguous_for(fn, name, a):
+    """contiguous(a), saying which argument could not be copied when memory runs out (a
+    broadcast view such as np.broadcast_to(x, (2**20, 2**20)) takes a few bytes but
+    copies to terabytes)."""
+    if a.flags.c_contiguous:
+        return a
+    try:
+        return a.copy(order="C")
+    except MemoryError:
+        raise MemoryError(f"{fn}: {name} is a non-contiguous view of shape {tuple(a.shape)} "
+                          f"(strides {tuple(a.strides)}) whose C-contiguous copy needs "
+                          f"{math.prod(a.shape) * a.itemsize} bytes, more than can be "
+                          f"allocated") from None
 
 
 def check_same_device(fn, **arrays):
@@ -80,31 +122,80 @@ def check_same_device(fn, **arrays):
     return next(iter(found.values()), devices.CPU)
 
 
-def check_int(fn, name, v, *, minimum=None):
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+# The most elements (and so the largest size, stride or padding) any buffer the native
+# library indexes may have: native/bind_util.h's kMaxElements, far enough below 2**63
+# that sums and products of a few sizes cannot wrap.
+MAX_SIZE = 2 ** 58
+INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
+
+
+def _bound_text(v):
+    """2**58 rather than 288230376151711744 in messages."""
+    for e in (58, 63, 64, 31, 32):
+        for sign, text in ((1, ""), (-1, "-")):
+            if v == sign * 2 ** e:
+                return f"{text}2**{e}"
+            if v == sign * 2 ** e - 1:
+                return f"{text}2**{e} - 1"
+    return repr(v)
+
+
+def is_int(v):
+    """A Python or NumPy integer, not a bool (True == 1 would otherwise pass as a size)."""
+    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+
+
+def _int_range(fn, name, v, minimum, maximum, got):
+    lo = INT64_MIN if minimum is None else minimum
+    hi = INT64_MAX if maximum is None else maximum
+    if lo <= v <= hi:
+        return
+    if minimum is not None and v < minimum:
+        raise ValueError(f"{fn}: {name} must be >= {minimum}, got {got}")
+    why = (" (the largest size the native library indexes)" if hi == MAX_SIZE else
+           " (it must fit int64)" if hi == INT64_MAX or lo == INT64_MIN else "")
+    raise ValueError(f"{fn}: {name} must be in [{_bound_text(lo)}, {_bound_text(hi)}]{why}, got {got}")
+
+
+def check_int(fn, name, v, *, minimum=None, maximum=None):
+    """A Python or NumPy integer (not bool, float or array) in [minimum, maximum],
+    which default to int64's range (what the native bindings take). Returns an int."""
+    if not is_int(v):
         raise TypeError(f"{fn}: {name} must be an int, got {type(v).__name__} {v!r}")
     v = int(v)
-    if minimum is not None and v < minimum:
-        raise ValueError(f"{fn}: {name} must be >= {minimum}, got {v}")
+    _int_range(fn, name, v, minimum, maximum, v)
     return v
 
 
-def check_pair(fn, name, v, *, minimum):
-    """An int or a pair of ints, each >= minimum. Returns a tuple of two ints."""
+def check_size(fn, name, v, *, minimum=1):
+    """An int in [minimum, MAX_SIZE]: a size, stride or count handed to native code."""
+    return check_int(fn, name, v, minimum=minimum, maximum=MAX_SIZE)
+
+
+def check_ints(fn, name, v, k, *, minimum=None, maximum=MAX_SIZE):
+    """An int, or a tuple or list of k ints, each in [minimum, maximum]. Returns a
+    tuple of k ints. (A NumPy array is refused: its truth value is ambiguous, and a
+    scalar one would stand for k equal values only by accident.)"""
+    want = "an int or a pair of ints" if k == 2 else f"an int or a tuple of {k} ints"
     if isinstance(v, (tuple, list)):
-        if len(v) != 2:
-            raise ValueError(f"{fn}: {name} must be an int or a pair of ints, got {v!r}")
+        if len(v) != k:
+            raise ValueError(f"{fn}: {name} must be {want}, got {len(v)} values {v!r}")
         items = tuple(v)
+    elif is_int(v):
+        items = (v,) * k
     else:
-        items = (v, v)
-    out = []
+        raise TypeError(f"{fn}: {name} must be {want}, got {v!r} ({type(v).__name__})")
     for item in items:
-        if isinstance(item, (bool, np.bool_)) or not isinstance(item, numbers.Integral):
-            raise TypeError(f"{fn}: {name} must be an int or a pair of ints, got {v!r}")
-        if item < minimum:
-            raise ValueError(f"{fn}: {name} must be >= {minimum}, got {v!r}")
-        out.append(int(item))
-    return tuple(out)
+        if not is_int(item):
+            raise TypeError(f"{fn}: {name} must be {want}, got {v!r} (an element of type "
+                            f"{type(item).__name__})")
+        _int_range(fn, name, int(item), minimum, maximum, repr(v))
+    return tuple(int(i) for i in items)
+
+
+def check_pair(fn, name, v, *, minimum, maximum=MAX_SIZE):
+    """An int or a pair of ints, each in [minimum, maximum]. Returns a tuple of two ints."""
+    return check_ints(fn, name, v, 2, minimum=minimum, maximum=maximum)
 
 
 def check_shape(fn, name, shape, ndim):
@@ -112,10 +203,13 @@ def check_shape(fn, name, shape, ndim):
         raise ValueError(f"{fn}: {name} must be a tuple of {ndim} ints, got {shape!r}")
     out = []
     for s in shape:
-        if isinstance(s, (bool, np.bool_)) or not isinstance(s, numbers.Integral):
+        if not is_int(s):
             raise TypeError(f"{fn}: {name} must be a tuple of {ndim} ints, got {shape!r}")
         if s < 1:
             raise ValueError(f"{fn}: {name} must have every dimension >= 1, got {tuple(shape)}")
+        if s > MAX_SIZE:
+            raise ValueError(f"{fn}: {name} must have every dimension <= 2**58 (the largest size "
+                             f"the native library indexes), got {tuple(shape)}")
         out.append(int(s))
     return tuple(out)
 
@@ -131,15 +225,22 @@ def check_dtype_arg(fn, name, dtype):
 
 
 def check_choice(fn, name, v, choices):
+    """A string from `choices`."""
+    if not isinstance(v, str):
+        raise TypeError(f"{fn}: {name} must be a string, one of "
+                        f"{', '.join(repr(c) for c in choices)}; got {type(v).__name__} {v!r}")
     if v not in choices:
         raise ValueError(f"{fn}: {name} must be one of {', '.join(repr(c) for c in choices)}; "
                          f"got {v!r}")
     return v
 
 
-def check_real(fn, name, v, *, minimum=None, maximum=None, min_open=False, max_open=False, finite=True):
+def check_real(fn, name, v, *, minimum=None, maximum=None, min_open=False, max_open=False, finite=True,
+               dtype=None):
     """A real number (not bool; finite unless finite=False) within the given
-    bounds. Returns a float."""
+    bounds. With `dtype` (the float dtype of the data it is applied to), a finite
+    value must also be representable in that dtype: |v| <= finfo(dtype).max.
+    Returns a float."""
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
         raise TypeError(f"{fn}: {name} must be a real number, got {type(v).__name__} {v!r}")
     v = float(v)
@@ -149,6 +250,11 @@ def check_real(fn, name, v, *, minimum=None, maximum=None, min_open=False, max_o
         raise ValueError(f"{fn}: {name} must be {'>' if min_open else '>='} {minimum}, got {v!r}")
     if maximum is not None and (v >= maximum if max_open else v > maximum):
         raise ValueError(f"{fn}: {name} must be {'<' if max_open else '<='} {maximum}, got {v!r}")
+    if dtype is not None and math.isfinite(v):
+        dtype = np.dtype(dtype)
+        if dtype.kind == "f" and abs(v) > float(np.finfo(dtype).max):
+            raise ValueError(f"{fn}: {name} must be representable in {dtype.name}, the dtype of the "
+                             f"data (|{name}| <= {float(np.finfo(dtype).max):.8g}), got {v!r}")
     return v
 
 

@@ -686,7 +686,7 @@ def cross_entropy_backward(grad_loss, log_probs, target, *, ignore_index=-100, l
 def _lrn_params(fn, x, size, alpha, beta, k):
     if x.shape[1] < 1:
         raise ValueError(f"{fn}: x must have at least one channel, got shape {tuple(x.shape)}")
-    return check_lrn_params(fn, size, alpha, beta, k)
+    return check_lrn_params(fn, size, alpha, beta, k, x.dtype)
 
 
 def _channel_window_sums(a, before, after):

@@ -144,7 +144,11 @@ class Padding(Function):
         out = x
         sources = [(axis, devices.to_device(src, devices.of(x))) for axis, src in sources]
         for axis, src in sources:
-            out = np.take(out, np.maximum(src, 0), axis=axis)
+            if out.shape[axis]:
+                out = np.take(out, np.maximum(src, 0), axis=axis)
+            else:  # an empty axis padded with the fill value: nothing to gather
+                out = devices.zeros(out.shape[:axis] + (len(src),) + out.shape[axis + 1:], out.dtype,
+                                    devices.of(out))
             if (src < 0).any():
                 where = [slice(None)] * out.ndim
                 where[axis] = src < 0

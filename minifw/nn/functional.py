@@ -11,8 +11,18 @@ pooling, channel dropout, embedding, pad) are array code in their Function.
 Arguments that PyTorch accepts but the primitives cannot honour (dilated
 pooling, avg_pool2d's divisor_override, sparse embedding gradients) raise a
 ValueError saying so rather than being ignored.
+
+Every argument is checked here, before any Function runs, with the vocabulary of
+minifw.checks, so that an error names the function called (max_pool2d, not the
+pooling primitive beneath it) and the argument as PyTorch names it. Ints must be
+ints (not bools or floats), flags must be bools, and float parameters must be
+finite and representable in the input's dtype. PyTorch refuses a value that
+overflows the dtype in some functions (elu's alpha, leaky_relu's slope,
+hardtanh's bounds, pad's value) and silently gives inf or NaN in others
+(local_response_norm, batch_norm's eps): here every one is refused (ValueError).
+pad's value may be +-inf (a common fill before a max), as in PyTorch.
 """
-import numbers
+import math
 import warnings
 
 import numpy as np
@@ -20,7 +30,10 @@ import numpy as np
 from .. import devices
 from .. import random as _random
 from ..autograd import is_grad_enabled, no_grad
-from ..checks import check_dim, check_float_dtype_ndim
+from ..checks import (check_bool, check_choice, check_dim, check_float_dtype_ndim, check_int,
+                      check_pair, check_real, check_size, is_int)
+from ..ops.conv import _cached_problem as _conv_problem
+from ..ops.pooling import pool_problem as _pool_problem
 from ..engines import current_engine
 from ..functions.activation import (Activation, GaussianErrorLinearUnit, HardTanh,
                                     SigmoidLinearUnit)
@@ -81,28 +94,26 @@ def _target(fn, target, shape_desc, expected_shape):
 
 def _reduction(fn, reduction, size_average=None, reduce=None):
     """PyTorch's deprecated size_average/reduce flags, when given, decide the reduction."""
+    for name, flag in (("size_average", size_average), ("reduce", reduce)):
+        if flag is not None:
+            check_bool(fn, name, flag)
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
         reduction = "none" if not reduce else "mean" if size_average else "sum"
-    if reduction not in ("none", "mean", "sum"):
-        raise ValueError(f"{fn}: reduction must be one of 'none', 'mean', 'sum'; got {reduction!r}")
-    return reduction
+    return check_choice(fn, "reduction", reduction, ("none", "mean", "sum"))
 
 
-def _real(fn, name, v):
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{fn}: {name} must be a real number, got {type(v).__name__} {v!r}")
-    return float(v)
+def _real(fn, name, v, input=None, **bounds):
+    """A finite real number; with `input`, representable in its dtype (a float parameter
+    that overflows float32 would give inf or NaN)."""
+    dtype = input.dtype if input is not None and input.dtype.kind == "f" else None
+    return check_real(fn, name, v, dtype=dtype, **bounds)
 
 
-def _pair(v):
-    return tuple(v) if isinstance(v, (tuple, list)) else (v, v)
-
-
-def _plain(v):
-    """Tuples become plain ints so problem descriptors compare equal (and errors read well)."""
-    return tuple(int(i) for i in v) if isinstance(v, (tuple, list)) else v
+def _ignore_index(fn, ignore_index):
+    """An int that fits int64, as PyTorch's (never a bool, a float, a string or None)."""
+    return check_int(fn, "ignore_index", ignore_index)
 
 
 # ---- convolution --------------------------------------------------------------------------
@@ -116,7 +127,12 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if bias is not None:
         _tensor(fn, "bias", bias, ndim=1, ndim_desc="1-D (K,)")
     _same_dtype(fn, input, weight=weight, bias=bias)
-    if isinstance(groups, int) and input.shape[-3] != weight.shape[1] * groups:
+    stride = check_pair(fn, "stride", stride, minimum=1)
+    dilation = check_pair(fn, "dilation", dilation, minimum=1)
+    groups = check_size(fn, "groups", groups)
+    if not isinstance(padding, str):
+        padding = check_pair(fn, "padding", padding, minimum=0)
+    if input.shape[-3] != weight.shape[1] * groups:
         raise ValueError(f"{fn}: input must have {weight.shape[1] * groups} channels to match "
                          f"weight of shape {tuple(weight.shape)} with groups={groups}; got input "
                          f"of shape {tuple(input.shape)}")
@@ -124,8 +140,12 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         return conv2d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
     if isinstance(padding, str):
         padding, input = _string_padding(fn, input, weight, padding, stride, dilation)
-    return Convolution2D.apply(input, weight, bias, stride=_plain(stride), padding=_plain(padding),
-                        dilation=_plain(dilation), groups=groups)
+        padding = check_pair(fn, "padding", padding, minimum=0)
+    # The problem's own checks (output size, sizes the native library can index), naming conv2d.
+    _conv_problem(fn, tuple(input.shape), tuple(weight.shape), stride, padding, dilation, groups,
+                  input.dtype)
+    return Convolution2D.apply(input, weight, bias, stride=stride, padding=padding,
+                               dilation=dilation, groups=groups)
 
 
 def _string_padding(fn, input, weight, padding, stride, dilation):
@@ -136,9 +156,9 @@ def _string_padding(fn, input, weight, padding, stride, dilation):
     if padding != "same":
         raise ValueError(f"{fn}: padding must be an int, a pair of ints, 'valid' or 'same'; "
                          f"got {padding!r}")
-    if _pair(stride) != (1, 1):
+    if stride != (1, 1):
         raise ValueError(f"{fn}: padding='same' needs stride 1, got stride={stride!r}")
-    totals = [d * (k - 1) for d, k in zip(_pair(dilation), weight.shape[2:])]
+    totals = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
     if all(t % 2 == 0 for t in totals):
         return tuple(t // 2 for t in totals), input
     th, tw = totals
@@ -150,7 +170,7 @@ def _string_padding(fn, input, weight, padding, stride, dilation):
 
 def _no_pool_dilation(fn, dilation):
     """Refuse what the pooling primitive cannot do (the layer refuses it when built)."""
-    if _pair(dilation) != (1, 1):
+    if check_pair(fn, "dilation", dilation, minimum=1) != (1, 1):
         raise ValueError(f"{fn}: the pooling primitive has no dilation; dilation must be 1, "
                          f"got {dilation!r}")
 
@@ -165,6 +185,19 @@ def _pool_input(fn, input):
     return _tensor(fn, "input", input, ndim=(3, 4), ndim_desc="3-D (C, H, W) or 4-D (N, C, H, W)")
 
 
+def _pool_args(fn, input, kernel_size, stride, padding, mode, ceil_mode, count_include_pad):
+    """The pooling arguments as the primitive takes them, checked here (with the problem's
+    own checks: output size, sizes it can index) so that errors name `fn`."""
+    kernel_size = check_pair(fn, "kernel_size", kernel_size, minimum=1)
+    stride = None if stride is None else check_pair(fn, "stride", stride, minimum=1)
+    padding = check_pair(fn, "padding", padding, minimum=0)
+    ceil_mode = check_bool(fn, "ceil_mode", ceil_mode)
+    count_include_pad = check_bool(fn, "count_include_pad", count_include_pad)
+    _pool_problem(fn, (1,) * (4 - input.ndim) + tuple(input.shape), kernel_size, stride, padding,
+                  mode, ceil_mode, count_include_pad, input.dtype)
+    return dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode)
+
+
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Max over kernel_size windows; stride defaults to kernel_size. With
@@ -172,13 +205,12 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     fn = "max_pool2d"
     _pool_input(fn, input)
     _no_pool_dilation(fn, dilation)
+    args = _pool_args(fn, input, kernel_size, stride, padding, "max", ceil_mode, True)
+    return_indices = check_bool(fn, "return_indices", return_indices)
     if input.ndim == 3:
-        out = max_pool2d(input.unsqueeze(0), kernel_size, stride, padding, dilation, ceil_mode,
-                         return_indices)
+        out = MaxPooling2D.apply(input.unsqueeze(0), return_indices=return_indices, **args)
         return (out[0].squeeze(0), out[1].squeeze(0)) if return_indices else out.squeeze(0)
-    return MaxPooling2D.apply(input, kernel_size=_plain(kernel_size), stride=_plain(stride),
-                           padding=_plain(padding), ceil_mode=ceil_mode,
-                           return_indices=bool(return_indices))
+    return MaxPooling2D.apply(input, return_indices=return_indices, **args)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -187,28 +219,37 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     fn = "avg_pool2d"
     _pool_input(fn, input)
     _no_divisor_override(fn, divisor_override)
+    args = _pool_args(fn, input, kernel_size, stride, padding, "avg", ceil_mode, count_include_pad)
+    args["count_include_pad"] = check_bool(fn, "count_include_pad", count_include_pad)
     if input.ndim == 3:
-        return avg_pool2d(input.unsqueeze(0), kernel_size, stride, padding, ceil_mode,
-                          count_include_pad).squeeze(0)
-    return AveragePooling2D.apply(input, kernel_size=_plain(kernel_size), stride=_plain(stride),
-                           padding=_plain(padding), ceil_mode=ceil_mode,
-                           count_include_pad=count_include_pad)
+        return AveragePooling2D.apply(input.unsqueeze(0), **args).squeeze(0)
+    return AveragePooling2D.apply(input, **args)
 
 
 def _adaptive_output_size(fn, output_size, input):
     """output_size (an int, or a pair whose entries may be None: keep that input size) as a
     pair of ints."""
-    sizes = _pair(output_size)
-    if len(sizes) != 2:
-        raise ValueError(f"{fn}: output_size must be an int or a pair (out_h, out_w), got "
-                         f"{output_size!r}")
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != 2:
+            raise ValueError(f"{fn}: output_size must be an int or a pair (out_h, out_w), got "
+                             f"{output_size!r}")
+        sizes = tuple(output_size)
+    elif is_int(output_size) or output_size is None:
+        sizes = (output_size, output_size)
+    else:
+        raise TypeError(f"{fn}: output_size must be an int or a pair (out_h, out_w) of ints or "
+                        f"None, got {type(output_size).__name__} {output_size!r}")
     out = []
     for size, keep in zip(sizes, input.shape[-2:]):
         if size is None:
             size = keep
-        if isinstance(size, (bool, np.bool_)) or not isinstance(size, numbers.Integral) or size < 1:
+        if not is_int(size):
+            raise TypeError(f"{fn}: output_size entries must be ints or None, got {output_size!r}")
+        if size < 1:
             raise ValueError(f"{fn}: output_size entries must be positive ints or None, got "
                              f"{output_size!r}")
+        if size > 2 ** 58:
+            raise ValueError(f"{fn}: output_size entries must be at most 2**58, got {output_size!r}")
         out.append(int(size))
     return tuple(out)
 
@@ -238,18 +279,21 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     fn = "adaptive_max_pool2d"
     _adaptive_input(fn, input)
     size = _adaptive_output_size(fn, output_size, input)
+    return_indices = check_bool(fn, "return_indices", return_indices)
     if input.ndim == 3:
         out = adaptive_max_pool2d(input.unsqueeze(0), size, return_indices)
         return (out[0].squeeze(0), out[1].squeeze(0)) if return_indices else out.squeeze(0)
-    return AdaptiveMaxPooling2D.apply(input, output_size=size, return_indices=bool(return_indices))
+    return AdaptiveMaxPooling2D.apply(input, output_size=size,
+                                      return_indices=check_bool(fn, "return_indices", return_indices))
 
 
 # ---- activations ----------------------------------------------------------------------------
 
 def _activation(fn, input, mode, inplace=False, **params):
     _tensor(fn, "input", input)
+    inplace = check_bool(fn, "inplace", inplace)
     for name, v in params.items():
-        params[name] = _real(fn, name, v)
+        params[name] = _real(fn, name, v, input)
     if inplace and not (is_grad_enabled() and input.requires_grad) and devices.is_writeable(input._data) \
             and input._data.flags.c_contiguous:
         # In place only where no graph is recorded: autograd keeps no version counters, so
@@ -293,14 +337,14 @@ def gelu(input, approximate="none"):
     0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))."""
     fn = "gelu"
     _tensor(fn, "input", input)
-    if approximate not in ("none", "tanh"):
-        raise ValueError(f"{fn}: approximate must be 'none' or 'tanh', got {approximate!r}")
+    check_choice(fn, "approximate", approximate, ("none", "tanh"))
     return GaussianErrorLinearUnit.apply(input, approximate=approximate)
 
 
 def silu(input, inplace=False):
     """x * sigmoid(x) (also called swish)."""
     _tensor("silu", "input", input)
+    inplace = check_bool("silu", "inplace", inplace)
     out = SigmoidLinearUnit.apply(input)
     return _in_place(input, out) if inplace else out
 
@@ -309,7 +353,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """input clipped to [min_val, max_val]; the gradient passes strictly between them."""
     fn = "hardtanh"
     _tensor(fn, "input", input)
-    min_val, max_val = _real(fn, "min_val", min_val), _real(fn, "max_val", max_val)
+    min_val, max_val = _real(fn, "min_val", min_val, input), _real(fn, "max_val", max_val, input)
+    inplace = check_bool(fn, "inplace", inplace)
     if max_val < min_val:
         raise ValueError(f"{fn}: max_val cannot be less than min_val, got min_val={min_val} and "
                          f"max_val={max_val}")
@@ -319,7 +364,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 def relu6(input, inplace=False):
     """min(max(0, x), 6): hardtanh(input, 0, 6)."""
-    return hardtanh(input, 0.0, 6.0, inplace)
+    _tensor("relu6", "input", input)
+    return hardtanh(input, 0.0, 6.0, check_bool("relu6", "inplace", inplace))
 
 
 # ---- softmax -----------------------------------------------------------------------------
@@ -376,18 +422,38 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     fn = "cross_entropy"
     _tensor(fn, "input", input)
     reduction = _reduction(fn, reduction, size_average, reduce)
+    ignore_index = _ignore_index(fn, ignore_index)
     label_smoothing = _real(fn, "label_smoothing", label_smoothing)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"{fn}: label_smoothing must be in [0, 1], got {label_smoothing}")
     logits, target2, loss_shape = _class_layout(fn, input, target)
     _same_device(fn, input, target=target, weight=weight)
+    _class_targets(fn, target2._data, logits.shape[1], ignore_index)
     if weight is None:
-        loss = SoftmaxCrossEntropy.apply(logits, target=target2._data, ignore_index=int(ignore_index),
+        loss = SoftmaxCrossEntropy.apply(logits, target=target2._data, ignore_index=ignore_index,
                                   label_smoothing=label_smoothing, reduction=reduction)
     else:
-        loss = _weighted_cross_entropy(logits, target2, weight, int(ignore_index), reduction,
+        _class_weight(fn, weight, input, logits.shape[1])
+        loss = _weighted_cross_entropy(logits, target2, weight, ignore_index, reduction,
                                        label_smoothing)
     return loss.reshape(loss_shape) if reduction == "none" else loss
+
+
+def _class_targets(fn, t, c, ignore_index):
+    """Every target a class index in [0, c) or ignore_index (checked here, so that the
+    error names `fn` rather than the primitive)."""
+    bad = (t != ignore_index) & ((t < 0) | (t >= c))
+    if bad.any():
+        raise ValueError(f"{fn}: target values must be class indices in [0, {c}) or ignore_index "
+                         f"({ignore_index}); got {int(t[bad].flat[0])}")
+
+
+def _class_weight(fn, weight, input, c):
+    _tensor(fn, "weight", weight, ndim=1)
+    if weight.shape[0] != c:
+        raise ValueError(f"{fn}: weight must have shape ({c},), one per class; got "
+                         f"{tuple(weight.shape)}")
+    _same_dtype(fn, input, weight=weight)
 
 
 def _weighted_cross_entropy(logits, target, weight, ignore_index, reduction, label_smoothing):
@@ -414,22 +480,16 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     fn = "nll_loss"
     _tensor(fn, "input", input)
     reduction = _reduction(fn, reduction, size_average, reduce)
+    ignore_index = _ignore_index(fn, ignore_index)
     log_probs, target2, loss_shape = _class_layout(fn, input, target)
     _same_device(fn, input, target=target, weight=weight)
     c = log_probs.shape[1]
     t = target2._data
-    bad = (t != ignore_index) & ((t < 0) | (t >= c))
-    if bad.any():
-        raise ValueError(f"{fn}: target values must be in [0, {c - 1}] (or ignore_index="
-                         f"{ignore_index}); got {int(t[bad].flat[0])}")
+    _class_targets(fn, t, c, ignore_index)
     if weight is not None:
-        _tensor(fn, "weight", weight, ndim=1)
-        if weight.shape[0] != c:
-            raise ValueError(f"{fn}: weight must have shape ({c},), one per class; got "
-                             f"{tuple(weight.shape)}")
-        _same_dtype(fn, input, weight=weight)
+        _class_weight(fn, weight, input, c)
     loss = NegativeLogLikelihood.apply(log_probs, target=t, weight=None if weight is None else weight._data,
-                         ignore_index=int(ignore_index), reduction=reduction)
+                         ignore_index=ignore_index, reduction=reduction)
     return loss.reshape(loss_shape) if reduction == "none" else loss
 
 
@@ -480,7 +540,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     fn = "smooth_l1_loss"
     _pair_of_tensors(fn, input, target)
     reduction = _reduction(fn, reduction, size_average, reduce)
-    beta = _real(fn, "beta", beta)
+    beta = _real(fn, "beta", beta, input)
     if beta < 0:
         raise ValueError(f"{fn}: beta must be >= 0 (smooth_l1_loss does not support negative "
                          f"values for beta), got {beta}")
@@ -494,7 +554,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     fn = "huber_loss"
     _pair_of_tensors(fn, input, target)
     reduction = _reduction(fn, reduction)
-    delta = _real(fn, "delta", delta)
+    delta = _real(fn, "delta", delta, input)
     if delta <= 0:
         raise ValueError(f"{fn}: delta must be > 0, got {delta}")
     _regression_shapes(fn, input, target)
@@ -566,9 +626,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     _pair_of_tensors(fn, input, target)
     if size_average is not None or reduce is not None:
         reduction = _reduction(fn, reduction, size_average, reduce)
-    if reduction not in ("none", "mean", "sum", "batchmean"):
-        raise ValueError(f"{fn}: reduction must be one of 'none', 'mean', 'sum', 'batchmean'; "
-                         f"got {reduction!r}")
+    check_choice(fn, "reduction", reduction, ("none", "mean", "sum", "batchmean"))
+    log_target = check_bool(fn, "log_target", log_target)
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
                       "support size. 'batchmean' divides only by the batch size, and aligns with "
@@ -579,7 +638,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     except ValueError:
         raise ValueError(f"{fn}: input of shape {tuple(input.shape)} and target of shape "
                          f"{tuple(target.shape)} do not broadcast") from None
-    return KullbackLeiblerDivergence.apply(input, target, log_target=bool(log_target),
+    return KullbackLeiblerDivergence.apply(input, target, log_target=log_target,
                                            reduction=reduction)
 
 
@@ -592,10 +651,14 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     if input.ndim < 3:
         raise ValueError(f"{fn}: input must be 3-D or more (N, C, ...); got a {input.ndim}-D "
                          f"tensor of shape {tuple(input.shape)}")
+    size = check_size(fn, "size", size)
+    alpha, beta, k = (_real(fn, "alpha", alpha, input), _real(fn, "beta", beta, input),
+                      _real(fn, "k", k, input))
     shape = input.shape
+    if shape[1] < 1:
+        raise ValueError(f"{fn}: input must have at least one channel, got shape {tuple(shape)}")
     x4 = input if input.ndim == 4 else input.reshape(shape[0], shape[1], -1, 1)
-    y = LocalResponseNormalization.apply(x4, size=size, alpha=_real(fn, "alpha", alpha),
-                                beta=_real(fn, "beta", beta), k=_real(fn, "k", k))
+    y = LocalResponseNormalization.apply(x4, size=size, alpha=alpha, beta=beta, k=k)
     return y if input.ndim == 4 else y.reshape(shape)
 
 
@@ -617,6 +680,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     _same_dtype(fn, input, weight=weight, bias=bias)
     _same_device(fn, input, running_mean=running_mean, running_var=running_var, weight=weight,
                  bias=bias)
+    training = check_bool(fn, "training", training)
+    momentum = _real(fn, "momentum", momentum, minimum=0.0, maximum=1.0)
+    eps = _real(fn, "eps", eps, input, minimum=0.0)
+    if c < 1:
+        raise ValueError(f"{fn}: input must have at least one channel, got shape "
+                         f"{tuple(input.shape)}")
     if (running_mean is None) != (running_var is None):
         raise ValueError(f"{fn}: give both running_mean and running_var, or neither")
     if not training and running_mean is None:
@@ -631,8 +700,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     y = BatchNormalization.apply(x4, weight, bias,
                         running_mean=None if running_mean is None else running_mean._data,
                         running_var=None if running_var is None else running_var._data,
-                        training=bool(training), momentum=_real(fn, "momentum", momentum),
-                        eps=_real(fn, "eps", eps))
+                        training=training, momentum=momentum, eps=eps)
     return y.reshape(shape)
 
 
@@ -646,12 +714,17 @@ def _probability(fn, p):
     return p
 
 
+def _dropout_flags(fn, training, inplace):
+    return check_bool(fn, "training", training), check_bool(fn, "inplace", inplace)
+
+
 def dropout(input, p=0.5, training=True, inplace=False):
     """Zero each element with probability p and scale the rest by 1 / (1 - p), in training.
     The mask's seed comes from minifw's global generator (minifw.manual_seed)."""
     fn = "dropout"
     _tensor(fn, "input", input)
     p = _probability(fn, p)
+    training, inplace = _dropout_flags(fn, training, inplace)
     if not training or p == 0.0:
         return input
     out = InvertedDropout.apply(input, p=p, seed=_random.default_generator.random_seed())
@@ -663,6 +736,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 def _channel_dropout(fn, input, p, training, inplace, unbatched=False):
     p = _probability(fn, p)
+    training, inplace = _dropout_flags(fn, training, inplace)
     if not training or p == 0.0:
         return input
     seed = _random.default_generator.random_seed()
@@ -733,6 +807,7 @@ def linear(input, weight, bias=None):
 
 def _padding_index(fn, padding_idx, n):
     """padding_idx in [-n, n) as an index in [0, n) (nn.Embedding checks it when built)."""
+    padding_idx = check_int(fn, "padding_idx", padding_idx)
     if not -n <= padding_idx < n:
         raise ValueError(f"{fn}: padding_idx must be in [-{n}, {n - 1}], got {padding_idx}")
     return padding_idx % n
@@ -746,8 +821,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if not isinstance(input, Tensor) or input.dtype.kind not in "iu":
         raise TypeError(f"{fn}: input must be an int64 tensor of indices, got "
                         f"{getattr(input, 'dtype', type(input).__name__)}")
-    if sparse:
+    if check_bool(fn, "sparse", sparse):
         raise ValueError(f"{fn}: sparse gradients are not supported; sparse must be False")
+    scale_grad_by_freq = check_bool(fn, "scale_grad_by_freq", scale_grad_by_freq)
+    norm_type = _real(fn, "norm_type", norm_type, weight)
+    if max_norm is not None:
+        max_norm = _real(fn, "max_norm", max_norm, weight, minimum=0.0)
     _same_device(fn, weight, "weight", input=input)
     n = weight.shape[0]
     idx = input._data.astype(np.int64, copy=False)
@@ -764,13 +843,26 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             too_long = norms > max_norm
             weight._data[rows[too_long]] *= (max_norm / (norms[too_long] + 1e-7))[:, None]
     return EmbeddingLookup.apply(weight, indices=idx, padding_idx=padding_idx,
-                           scale_grad_by_freq=bool(scale_grad_by_freq))
+                           scale_grad_by_freq=scale_grad_by_freq)
 
 
 # ---- shapes --------------------------------------------------------------------------------
 
 def flatten(input, start_dim=0, end_dim=-1):
-    return input.flatten(start_dim, end_dim)
+    """input with dims start_dim..end_dim merged into one; a 0-d input becomes 1-D. A
+    zero-size input flattens too: (0, 3, 8, 8) from dim 1 is (0, 192), as in PyTorch."""
+    fn = "flatten"
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}: input must be a minifw.Tensor, got {type(input).__name__}")
+    start_dim, end_dim = check_int(fn, "start_dim", start_dim), check_int(fn, "end_dim", end_dim)
+    ndim = max(input.ndim, 1)
+    s, e = check_dim(fn, start_dim, ndim), check_dim(fn, end_dim, ndim)
+    if s > e:
+        raise ValueError(f"{fn}: start_dim ({start_dim}) must not come after end_dim ({end_dim})")
+    if input.ndim == 0:
+        return input.reshape(1)
+    shape = tuple(input.shape)
+    return input.reshape(shape[:s] + (int(np.prod(shape[s:e + 1], dtype=np.int64)),) + shape[e + 1:])
 
 
 def pad(input, pad, mode="constant", value=None):
@@ -779,15 +871,25 @@ def pad(input, pad, mode="constant", value=None):
     fn = "pad"
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}: input must be a minifw.Tensor, got {type(input).__name__}")
-    if not isinstance(pad, (tuple, list)) or len(pad) % 2 or not all(
-            isinstance(p, numbers.Integral) and not isinstance(p, bool) for p in pad):
+    if not isinstance(pad, (tuple, list)) or len(pad) % 2:
         raise ValueError(f"{fn}: pad must be a tuple of an even number of ints, got {pad!r}")
+    for p in pad:
+        if not is_int(p):
+            raise TypeError(f"{fn}: pad must be a tuple of an even number of ints, got {pad!r} "
+                            f"(an element of type {type(p).__name__})")
+        if abs(p) > 2 ** 58:
+            raise ValueError(f"{fn}: pad entries must be in [-2**58, 2**58], got {pad!r}")
     if len(pad) // 2 > input.ndim:
         raise ValueError(f"{fn}: pad {tuple(pad)} pads {len(pad) // 2} dims but input has only "
                          f"{input.ndim}")
-    if mode not in ("constant", "reflect", "replicate", "circular"):
-        raise ValueError(f"{fn}: mode must be 'constant', 'reflect', 'replicate' or 'circular'; "
-                         f"got {mode!r}")
+    check_choice(fn, "mode", mode, ("constant", "reflect", "replicate", "circular"))
+    if value is not None:
+        # +-inf is a fill PyTorch takes (e.g. before a max); a finite value must fit the dtype.
+        value = check_real(fn, "value", value, finite=False,
+                           dtype=input.dtype if input.dtype.kind == "f" else None)
+        if input.dtype.kind != "f" and not (math.isfinite(value) and value == int(value)):
+            raise ValueError(f"{fn}: value must be a whole number for a tensor of dtype "
+                             f"{input.dtype}, got {value!r}")
     if mode != "constant" and value not in (None, 0):
         raise ValueError(f"{fn}: value only applies to mode='constant', got value={value!r} with "
                          f"mode={mode!r}")
@@ -796,9 +898,12 @@ def pad(input, pad, mode="constant", value=None):
         axis = input.ndim - 1 - i
         left, right = int(pad[2 * i]), int(pad[2 * i + 1])
         n = input.shape[axis]
-        positions = np.arange(-left, n + right)
-        if positions.size <= 0:
+        if n + left + right <= 0:
             raise ValueError(f"{fn}: pad {tuple(pad)} leaves dim {axis} (size {n}) empty")
+        if n == 0 and mode != "constant":
+            raise ValueError(f"{fn}: mode={mode!r} needs a non-empty dim to copy from; dim {axis} "
+                             f"has size 0 (only mode='constant' pads it)")
+        positions = np.arange(-left, n + right)
         if mode == "constant":
             src = np.where((positions >= 0) & (positions < n), positions, -1)
         elif mode == "replicate":

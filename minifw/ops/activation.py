@@ -18,26 +18,33 @@ MODES = ("relu", "leaky_relu", "sigmoid", "tanh", "elu", "relu6")
 
 
 
-def check_activation_params(fn, mode, negative_slope, alpha):
+def check_activation_params(fn, mode, negative_slope, alpha, dtype=None):
+    """(slope, alpha): finite and, given the data's dtype, representable in it (an alpha
+    of 1e308 on float32 data would make every negative output NaN)."""
     check_choice(fn, "mode", mode, MODES)
-    return check_real(fn, "negative_slope", negative_slope), check_real(fn, "alpha", alpha)
+    return (check_real(fn, "negative_slope", negative_slope, dtype=dtype),
+            check_real(fn, "alpha", alpha, dtype=dtype))
 
 
 def check_activation_forward_args(x, mode, negative_slope, alpha, inplace, fn="activation_forward"):
     """(x, slope, alpha, inplace), checked for both engines; with inplace, x must already be a
     writable, C-contiguous array (it is written, so it cannot be copied)."""
-    slope, alpha = check_activation_params(fn, mode, negative_slope, alpha)
+    check_choice(fn, "mode", mode, MODES)
     inplace = check_bool(fn, "inplace", inplace)
     if inplace:
         check_array(fn, "x", x)
         if not x.flags.c_contiguous or not devices.is_writeable(x):
             raise ValueError(f"{fn}: inplace=True needs x to be a writable, C-contiguous array")
+    x = check_float_array(fn, "x", x, copy=False)
+    slope, alpha = check_activation_params(fn, mode, negative_slope, alpha, x.dtype)
     return check_float_array(fn, "x", x), slope, alpha, inplace
 
 
 def check_activation_backward_args(dy, y, mode, x, negative_slope, alpha, fn="activation_backward"):
     """(dy, y, x or None, slope, alpha), checked for both engines."""
-    slope, alpha = check_activation_params(fn, mode, negative_slope, alpha)
+    check_choice(fn, "mode", mode, MODES)
+    y = check_float_array(fn, "y", y, copy=False)
+    slope, alpha = check_activation_params(fn, mode, negative_slope, alpha, y.dtype)
     y = check_float_array(fn, "y", y)
     dy = check_like(fn, "dy", dy, y, "y")
     if x is not None:

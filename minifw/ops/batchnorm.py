@@ -53,7 +53,7 @@ def check_batch_norm_training_args(x, weight, bias, running_mean, running_var, m
     running_mean = check_optional_channel_vector(fn, "running_mean", running_mean, x, writable=True)
     running_var = check_optional_channel_vector(fn, "running_var", running_var, x, writable=True)
     momentum = check_real(fn, "momentum", momentum, minimum=0.0, maximum=1.0)
-    eps = check_real(fn, "eps", eps, minimum=0.0)
+    eps = check_real(fn, "eps", eps, minimum=0.0, dtype=x.dtype)
     check_same_device(fn, x=x, weight=weight, bias=bias, running_mean=running_mean, running_var=running_var)
     return x, weight, bias, running_mean, running_var, momentum, eps
 
@@ -84,7 +84,8 @@ def check_batch_norm_inference_args(x, weight, bias, running_mean, running_var, 
     running_mean = check_channel_vector(fn, "running_mean", running_mean, x.shape[1], x.dtype)
     running_var = check_channel_vector(fn, "running_var", running_var, x.shape[1], x.dtype)
     check_same_device(fn, x=x, weight=weight, bias=bias, running_mean=running_mean, running_var=running_var)
-    return x, weight, bias, running_mean, running_var, check_real(fn, "eps", eps, minimum=0.0)
+    return x, weight, bias, running_mean, running_var, check_real(fn, "eps", eps, minimum=0.0,
+                                                                  dtype=x.dtype)
 
 
 def batch_norm_forward_inference(x, weight, bias, running_mean, running_var, *, eps=1e-5):

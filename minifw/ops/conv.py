@@ -38,8 +38,8 @@ import numpy as np
 
 from .. import backends, devices
 from .tensor_ops import bias_backward
-from ..checks import (check_choice, check_dtype_arg, check_float_array, check_int, check_pair,
-                      check_same_device, check_shape)
+from ..checks import (MAX_SIZE, check_choice, check_dtype_arg, check_float_array, check_int, check_pair,
+                      check_same_device, check_shape, check_size, contiguous_for)
 
 DIRECTIONS = ("forward", "backward_data", "backward_filter")
 ALGORITHMS = {
@@ -74,7 +74,7 @@ class ConvProblem:
         stride = check_pair(_fn, "stride", stride, minimum=1)
         padding = check_pair(_fn, "padding", padding, minimum=0)
         dilation = check_pair(_fn, "dilation", dilation, minimum=1)
-        groups = check_int(_fn, "groups", groups, minimum=1)
+        groups = check_size(_fn, "groups", groups)
         dtype = check_dtype_arg(_fn, "dtype", dtype)
         n, c, h, w = x_shape
         k, cg, r, s = w_shape
@@ -97,9 +97,11 @@ class ConvProblem:
         # The native library bounds every buffer it indexes by these products.
         hp, wp = h + 2 * padding[0], w + 2 * padding[1]
         lowered = n * c * r * s * hp * wp
-        if max(lowered, n * max(c, k) * hp * wp, k * cg * r * s) > 2 ** 58:
-            raise ValueError(f"{_fn}: problem too large to index: x_shape={x_shape}, "
-                             f"w_shape={w_shape} (the lowered matrix would have {lowered} elements)")
+        if max(lowered, n * max(c, k) * hp * wp, k * cg * r * s) > MAX_SIZE:
+            raise ValueError(
+                f"{_fn}: problem too large to index: x_shape={x_shape} padded by padding={padding} "
+                f"is {hp}x{wp}, and with w_shape={w_shape} the lowered matrix would have {lowered} "
+                f"elements (at most 2**58, the largest array the native library indexes)")
         self.x_shape, self.w_shape = x_shape, w_shape
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
         self.dtype = dtype
@@ -181,13 +183,19 @@ def conv_workspace_size(problem, direction, algo, device="cpu"):
     return explicit + packing
 
 
+# find_conv_algorithms times each algorithm at most this many times: a median of 1000
+# runs is as steady as a timing gets, and a larger count would only keep the caller waiting.
+MAX_REPEATS = 1000
+
+
 def find_conv_algorithms(problem, direction, *, repeats=3, device="cpu"):
     """Time every algorithm that supports `problem` on `device` (and whose workspace is
-    within the limit of minifw.devices.workspace(device)) on random data; return
-    ConvAlgoPerf results fastest first (like cudnnFindConvolutionForwardAlgorithm)."""
+    within the limit of minifw.devices.workspace(device)) on random data, `repeats`
+    times each (1 to MAX_REPEATS = 1000) after a warm-up run; return ConvAlgoPerf
+    results fastest first (like cudnnFindConvolutionForwardAlgorithm)."""
     _check_problem("find_conv_algorithms", problem)
     check_choice("find_conv_algorithms", "direction", direction, DIRECTIONS)
-    repeats = check_int("find_conv_algorithms", "repeats", repeats, minimum=1)
+    repeats = check_int("find_conv_algorithms", "repeats", repeats, minimum=1, maximum=MAX_REPEATS)
     dev = devices.get(device, "find_conv_algorithms")
     rng = np.random.default_rng(0)
     x, w, dy = (devices.to_device(rng.standard_normal(shape).astype(problem.dtype), dev)
@@ -342,10 +350,11 @@ def _run(direction, problem, algo, auto, *arrays):
 def conv2d_forward(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1, algo="auto"):
     """y = conv2d(x, w) + bias, NCHW. x: (N, C, H, W); w: (K, C // groups, R, S); bias: (K,)."""
     fn = "conv2d_forward"
-    w = check_float_array(fn, "w", w, ndim=4, ndim_desc="4-D (K, C/groups, R, S)")
-    x = check_float_array(fn, "x", x, ndim=4, dtype=w.dtype,
+    w = check_float_array(fn, "w", w, ndim=4, ndim_desc="4-D (K, C/groups, R, S)", copy=False)
+    x = check_float_array(fn, "x", x, ndim=4, dtype=w.dtype, copy=False,
                           ndim_desc=f"4-D (N, C, H, W) to match weight of shape {w.shape}")
     problem = _cached_problem(fn, x.shape, w.shape, stride, padding, dilation, groups, w.dtype)
+    w, x = contiguous_for(fn, "w", w), contiguous_for(fn, "x", x)
     if bias is not None:
         bias = check_float_array(fn, "bias", bias, ndim=1, dtype=w.dtype)
         if bias.shape[0] != w.shape[0]:
@@ -362,10 +371,12 @@ def conv2d_forward(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1
 def conv2d_backward_data(dy, w, x_shape, *, stride=1, padding=0, dilation=1, groups=1, algo="auto"):
     """dx: the gradient of conv2d_forward with respect to x, of shape x_shape."""
     fn = "conv2d_backward_data"
-    w = check_float_array(fn, "w", w, ndim=4, ndim_desc="4-D (K, C/groups, R, S)")
-    dy = check_float_array(fn, "dy", dy, ndim=4, dtype=w.dtype, ndim_desc="4-D (N, K, Ho, Wo)")
+    w = check_float_array(fn, "w", w, ndim=4, ndim_desc="4-D (K, C/groups, R, S)", copy=False)
+    dy = check_float_array(fn, "dy", dy, ndim=4, dtype=w.dtype, ndim_desc="4-D (N, K, Ho, Wo)",
+                           copy=False)
     problem = _cached_problem(fn, x_shape, w.shape, stride, padding, dilation, groups, w.dtype)
     _check_dy(fn, dy, problem)
+    w, dy = contiguous_for(fn, "w", w), contiguous_for(fn, "dy", dy)
     dev = check_same_device(fn, dy=dy, w=w)
     auto = algo == "auto"
     algo = _resolve(fn, problem, "backward_data", algo, dev)
@@ -377,10 +388,12 @@ def conv2d_backward_data(dy, w, x_shape, *, stride=1, padding=0, dilation=1, gro
 def conv2d_backward_filter(x, dy, w_shape, *, stride=1, padding=0, dilation=1, groups=1, algo="auto"):
     """dw: the gradient of conv2d_forward with respect to w, of shape w_shape."""
     fn = "conv2d_backward_filter"
-    x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)")
-    dy = check_float_array(fn, "dy", dy, ndim=4, dtype=x.dtype, ndim_desc="4-D (N, K, Ho, Wo)")
+    x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)", copy=False)
+    dy = check_float_array(fn, "dy", dy, ndim=4, dtype=x.dtype, ndim_desc="4-D (N, K, Ho, Wo)",
+                           copy=False)
     problem = _cached_problem(fn, x.shape, w_shape, stride, padding, dilation, groups, x.dtype)
     _check_dy(fn, dy, problem)
+    x, dy = contiguous_for(fn, "x", x), contiguous_for(fn, "dy", dy)
     dev = check_same_device(fn, x=x, dy=dy)
     auto = algo == "auto"
     algo = _resolve(fn, problem, "backward_filter", algo, dev)
@@ -391,8 +404,9 @@ def conv2d_backward_filter(x, dy, w_shape, *, stride=1, padding=0, dilation=1, g
 
 def conv2d_backward_bias(dy):
     """db[k] = sum of dy[:, k] over N, H, W: the bias primitive's gradient (ops.bias_backward)."""
-    check_float_array("conv2d_backward_bias", "dy", dy, ndim=4, ndim_desc="4-D (N, K, Ho, Wo)")
-    return bias_backward(dy)
+    fn = "conv2d_backward_bias"
+    check_float_array(fn, "dy", dy, ndim=4, ndim_desc="4-D (N, K, Ho, Wo)", copy=False)
+    return bias_backward(dy, _fn=fn)
 
 
 def _check_dy(fn, dy, problem):

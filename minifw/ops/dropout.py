@@ -12,14 +12,10 @@ element is kept with probability 1 - p (to within 2**-32). p = 1 drops
 everything (y = 0, no division by zero); p = 0 keeps everything (y == x).
 Any shape is accepted (the operation is elementwise).
 """
-import numbers
-
 import numpy as np
 
 from .. import devices
-from ..checks import check_array, check_float_array, check_real, check_same_device, contiguous
-
-
+from ..checks import check_array, check_float_array, check_int, check_real, check_same_device, contiguous
 
 def check_dropout_p(fn, p):
     return check_real(fn, "p", p, minimum=0.0, maximum=1.0)
@@ -30,11 +26,7 @@ def dropout_forward(x, p, *, seed):
     fn = "dropout_forward"
     x = check_float_array(fn, "x", x)
     p = check_dropout_p(fn, p)
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
-        raise TypeError(f"{fn}: seed must be an int, got {type(seed).__name__} {seed!r}")
-    seed = int(seed)
-    if not 0 <= seed < 2 ** 64:
-        raise ValueError(f"{fn}: seed must be in [0, 2**64), got {seed}")
+    seed = check_int(fn, "seed", seed, minimum=0, maximum=2 ** 64 - 1)
     y = np.empty_like(x)
     mask = devices.empty(x.shape, np.uint8, devices.of(x))
     devices.kernel_for("dropout", "forward", x)(x, p, seed, y, mask)

@@ -37,8 +37,9 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     a = _check_operand("a", a)
     b = _check_operand("b", b, dtype=a.dtype)
     check_same_device("gemm", a=a, b=b, c=c if devices.is_array(c) else None)
-    alpha = check_real("gemm", "alpha", alpha, finite=False)  # as BLAS: inf and NaN propagate
-    beta = check_real("gemm", "beta", beta, finite=False)
+    # As BLAS: inf and NaN propagate; a finite value must fit the dtype (sgemm takes a float).
+    alpha = check_real("gemm", "alpha", alpha, finite=False, dtype=a.dtype)
+    beta = check_real("gemm", "beta", beta, finite=False, dtype=a.dtype)
     trans_a = check_bool("gemm", "trans_a", trans_a)
     trans_b = check_bool("gemm", "trans_b", trans_b)
     m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape

@@ -14,15 +14,15 @@ slide their window sums along the channels, so the cost does not grow with size.
 import numpy as np
 
 from .. import devices
-from ..checks import check_float_array, check_int, check_like, check_real
+from ..checks import check_float_array, check_like, check_real, check_size
 
 
-
-def check_lrn_params(fn, size, alpha, beta, k):
-    size = check_int(fn, "size", size, minimum=1)
-    if size >= 2 ** 63:
-        raise ValueError(f"{fn}: size must fit in int64, got {size}")
-    return size, check_real(fn, "alpha", alpha), check_real(fn, "beta", beta), check_real(fn, "k", k)
+def check_lrn_params(fn, size, alpha, beta, k, dtype=None):
+    """(size, alpha, beta, k): size in [1, 2**58]; the floats finite and, given the data's
+    dtype, representable in it (alpha = 1e308 on float32 data gives NaN)."""
+    size = check_size(fn, "size", size)
+    return (size, check_real(fn, "alpha", alpha, dtype=dtype), check_real(fn, "beta", beta, dtype=dtype),
+            check_real(fn, "k", k, dtype=dtype))
 
 
 def _layout(fn, x):
@@ -36,7 +36,7 @@ def lrn_forward(x, size, *, alpha=1e-4, beta=0.75, k=1.0):
     """(y, scale), both of x's shape."""
     fn = "lrn_forward"
     x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)")
-    size, alpha, beta, k = check_lrn_params(fn, size, alpha, beta, k)
+    size, alpha, beta, k = check_lrn_params(fn, size, alpha, beta, k, x.dtype)
     y = np.empty_like(x)
     scale = np.empty_like(x)
     devices.kernel_for("lrn", "forward", x)(*_layout(fn, x), size, alpha, beta, k, x, y, scale)
@@ -51,7 +51,7 @@ def lrn_backward(dy, x, y, scale, size, *, alpha=1e-4, beta=0.75, k=1.0):
     dy = check_like(fn, "dy", dy, x, "x")
     y = check_like(fn, "y", y, x, "x")
     scale = check_like(fn, "scale", scale, x, "x")
-    size, alpha, beta, k = check_lrn_params(fn, size, alpha, beta, k)
+    size, alpha, beta, k = check_lrn_params(fn, size, alpha, beta, k, x.dtype)
     dx = np.empty_like(x)
     kernel = devices.kernel_for("lrn", "backward", x)
     kernel(*_layout(fn, x), size, alpha, beta, k, dy, x, y, scale, dx)

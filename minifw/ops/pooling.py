@@ -18,7 +18,7 @@ import numpy as np
 from .. import devices
 from .geometry import window_out_size
 from ..checks import (check_array, check_bool, check_choice, check_dtype_arg, check_float_array,
-                      check_pair, check_same_device, check_shape, contiguous)
+                      check_pair, check_same_device, check_shape, contiguous, contiguous_for)
 
 MODES = ("max", "avg")
 
@@ -46,9 +46,6 @@ class PoolProblem:
         count_include_pad = check_bool(_fn, "count_include_pad", count_include_pad)
         dtype = check_dtype_arg(_fn, "dtype", dtype)
         n, c, h, w = x_shape
-        if max(kernel_size + stride + padding) > 2 ** 58:  # the native library's bound on any size
-            raise ValueError(f"{_fn}: kernel_size, stride and padding must be at most 2**58; got "
-                             f"kernel_size={kernel_size}, stride={stride}, padding={padding}")
         for axis, k, p in (("height", kernel_size[0], padding[0]), ("width", kernel_size[1], padding[1])):
             if 2 * p > k:
                 raise ValueError(f"{_fn}: padding must be at most half the kernel size; got padding={padding} "
@@ -118,10 +115,11 @@ def pool_problem(fn, x_shape, kernel_size, stride, padding, mode, ceil_mode, cou
 def check_pool_forward_args(x, kernel_size, stride, padding, mode, ceil_mode, count_include_pad,
                             return_indices, fn="pool2d_forward"):
     """(x C-contiguous, its PoolProblem, return_indices as a bool)."""
-    x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)")
+    x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)", copy=False)
     return_indices = check_bool(fn, "return_indices", return_indices)
     problem = pool_problem(fn, x.shape, kernel_size, stride, padding, mode, ceil_mode,
                            count_include_pad, x.dtype)
+    x = contiguous_for(fn, "x", x)  # after the problem's size checks
     if return_indices and problem.mode != "max":
         raise ValueError(f"{fn}: return_indices=True needs mode='max', got mode={mode!r}")
     return x, problem, return_indices
@@ -130,12 +128,13 @@ def check_pool_forward_args(x, kernel_size, stride, padding, mode, ceil_mode, co
 def check_pool_backward_args(dy, x_shape, kernel_size, stride, padding, mode, ceil_mode,
                              count_include_pad, indices, fn="pool2d_backward"):
     """(dy C-contiguous, the PoolProblem, indices C-contiguous or None)."""
-    dy = check_float_array(fn, "dy", dy, ndim=4, ndim_desc="4-D (N, C, Ho, Wo)")
+    dy = check_float_array(fn, "dy", dy, ndim=4, ndim_desc="4-D (N, C, Ho, Wo)", copy=False)
     problem = pool_problem(fn, x_shape, kernel_size, stride, padding, mode, ceil_mode,
                            count_include_pad, dy.dtype)
     if dy.shape != problem.out_shape:
         raise ValueError(f"{fn}: dy must have the output shape {problem.out_shape} of this problem "
                          f"({problem}), got {tuple(dy.shape)}")
+    dy = contiguous_for(fn, "dy", dy)
     indices = check_pool_indices(fn, indices, problem)
     check_same_device(fn, dy=dy, indices=indices)
     return dy, problem, indices

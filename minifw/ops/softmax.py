@@ -13,16 +13,14 @@ label_smoothing and the mean/sum/none reductions mean exactly what they mean
 there (the mean divides by the number of non-ignored targets; over none it is
 nan).
 """
-import numbers
-
 import numpy as np
 
 from .. import devices
-from ..checks import check_bool, check_choice, check_float_array, check_like, check_real, check_same_device, contiguous
+from ..checks import (check_bool, check_choice, check_float_array, check_int, check_like, check_real,
+                      check_same_device, contiguous)
 
 REDUCTIONS = ("mean", "sum", "none")
 NDIM_DESC = "2-D (N, classes) or 4-D (N, C, H, W)"
-
 
 
 def _layout(shape):
@@ -65,12 +63,7 @@ def check_cross_entropy_args(fn, scores_name, scores, target, ignore_index, labe
     """Checks shared by both directions; returns (target as C-contiguous int64,
     ignore_index, label_smoothing)."""
     check_classes(fn, scores_name, scores)
-    if isinstance(ignore_index, (bool, np.bool_)) or not isinstance(ignore_index, numbers.Integral):
-        raise TypeError(f"{fn}: ignore_index must be an int, got {type(ignore_index).__name__} "
-                        f"{ignore_index!r}")
-    ignore_index = int(ignore_index)
-    if not -2 ** 63 <= ignore_index < 2 ** 63:
-        raise ValueError(f"{fn}: ignore_index must fit in int64, got {ignore_index}")
+    ignore_index = check_int(fn, "ignore_index", ignore_index)  # int64, as the kernels take it
     label_smoothing = check_real(fn, "label_smoothing", label_smoothing, minimum=0.0, maximum=1.0)
     check_choice(fn, "reduction", reduction, REDUCTIONS)
     if not devices.is_array(target):
@@ -138,7 +131,8 @@ def check_cross_entropy_backward_args(grad_loss, log_probs, target, ignore_index
             raise ValueError(f"{fn}: grad_loss must be a scalar for reduction={reduction!r}, got an "
                              f"array of shape {tuple(grad_loss.shape)}")
         grad_loss = grad_loss.reshape(()).item()
-    return log_probs, target, ignore_index, eps, check_real(fn, "grad_loss", grad_loss, finite=False)
+    return log_probs, target, ignore_index, eps, check_real(fn, "grad_loss", grad_loss, finite=False,
+                                                            dtype=log_probs.dtype)
 
 
 def cross_entropy_backward(grad_loss, log_probs, target, *, ignore_index=-100, label_smoothing=0.0,

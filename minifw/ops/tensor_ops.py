@@ -41,9 +41,9 @@ def bias_add(x, bias):
     return y
 
 
-def bias_backward(dy):
+def bias_backward(dy, *, _fn="bias_backward"):
     """The gradient of bias_add's bias: dy summed over every axis but 1, shape (C,)."""
-    fn = "bias_backward"
+    fn = _fn
     dy = check_float_array(fn, "dy", dy, ndim=(2, 4), ndim_desc=_NDIM_DESC)
     layout = _layout(fn, "dy", dy)
     db = devices.empty(dy.shape[1], dy.dtype, devices.of(dy))
@@ -64,8 +64,8 @@ def add_tensor(a, c, *, alpha=1.0, beta=0.0):
     if a.ndim != c.ndim or any(sa not in (1, sc) for sa, sc in zip(a.shape, c.shape)):
         raise ValueError(f"{fn}: a must have c's rank and, along each axis, c's size or 1 (to broadcast); "
                          f"got a of shape {tuple(a.shape)} for c of shape {tuple(c.shape)}")
-    alpha = check_real(fn, "alpha", alpha)
-    beta = check_real(fn, "beta", beta)
+    alpha = check_real(fn, "alpha", alpha, dtype=c.dtype)
+    beta = check_real(fn, "beta", beta, dtype=c.dtype)
     out = np.empty_like(c)
     devices.kernel_for("tensor", "add", c)(a, c, out, alpha, beta)
     return out
@@ -75,7 +75,7 @@ def scale_tensor(x, alpha):
     """alpha * x as a new array."""
     fn = "scale_tensor"
     x = check_float_array(fn, "x", x)
-    alpha = check_real(fn, "alpha", alpha)
+    alpha = check_real(fn, "alpha", alpha, dtype=x.dtype)
     y = np.empty_like(x)
     devices.kernel_for("tensor", "scale", x)(x, y, alpha)
     return y
