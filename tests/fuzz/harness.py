@@ -571,7 +571,7 @@ def run_call(call_id):
             missing.append(f"the function {fn_name!r}")
         named = list(mutated)
         if "relational" in flags:
-            named += [k for k, v in kwargs.items() if isinstance(v, np.ndarray) or _is_tensor(v)]
+            named += list(kwargs)
         if not any(_names_argument(message, arg) for arg in named):
             missing.append("the argument " + " or ".join(repr(a) for a in mutated))
         if missing:
