@@ -41,9 +41,15 @@ def wrong_strides(x, n):
     return flat[:x.size].reshape(x.shape) * n
 
 
+def allocates(x, n):
+    """Asks NumPy for 8 TiB when n is not 2: a bare MemoryError, naming no argument."""
+    return np.empty(2 ** 40) if n != 2 else x * n
+
+
 def _base():
     return dict(x=np.arange(6, dtype=np.float32).reshape(2, 3), n=2)
 
 
 CASES = {name: Case(_base, (), (), lambda r: r, {})
-         for name in ("checked", "crashes", "hangs", "unclear", "wrong_strides")}
+         for name in ("checked", "crashes", "hangs", "unclear", "wrong_strides", "allocates")}
+

@@ -226,7 +226,7 @@ ARRAY_MUTATIONS = [
     ("bool", _astype(np.bool_), set()),
     ("rank_plus1", lambda a: a[None].copy(), {"relational"}),
     ("rank_minus1", _drop_dim, {"relational"}),
-    ("rank0", lambda a: np.array(a.reshape(-1)[0] if a.size else 0, a.dtype), set()),
+    ("rank0", lambda a: np.array(a.reshape(-1)[0] if a.size else 0, a.dtype), {"relational"}),
     ("zero_first", _zero_first, {"relational"}),
     ("zero_last", _zero_last, {"relational"}),
     ("grow_last", _grow_last, {"relational"}),
@@ -557,10 +557,10 @@ def run_call(call_id):
     mutated = [arg for arg, _ in muts]
     try:
         result = _invoke(fn, kwargs)
-    except MemoryError as e:
-        return dict(id=call_id, ok=False, kind="memory-error", detail=f"MemoryError: {e}")
     except Exception as e:
-        allowed = (TypeError, ValueError) + case.raises
+        # MemoryError counts as a clear refusal only when the function raised it itself, naming
+        # the argument that asked for too much (NumPy's own names neither).
+        allowed = (TypeError, ValueError, MemoryError) + case.raises
         message = str(e)
         if not isinstance(e, allowed) or type(e) in (RecursionError,):
             tb = traceback.extract_tb(e.__traceback__)[-1]
@@ -574,6 +574,8 @@ def run_call(call_id):
             named += list(kwargs)
         if not any(_names_argument(message, arg) for arg in named):
             missing.append("the argument " + " or ".join(repr(a) for a in mutated))
+        if missing and isinstance(e, MemoryError):
+            return dict(id=call_id, ok=False, kind="memory-error", detail=f"MemoryError: {message}")
         if missing:
             return dict(id=call_id, ok=False, kind="unclear-message",
                         detail=f"{type(e).__name__}: {message} (does not name {' and '.join(missing)})")

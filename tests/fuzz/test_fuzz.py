@@ -47,6 +47,7 @@ def test_fuzz_sample():
     ("faulty.checked|x:object", "raised"),
     ("faulty.wrong_strides|x:noncontig", "mismatch"),
     ("faulty.unclear|n:float_frac", "unclear-message"),
+    ("faulty.allocates|n:zero", "memory-error"),
 ])
 def test_the_harness_tells_faults_apart(call_id, kind):
     (verdict,) = harness.run_batch([call_id], timeout=3)
@@ -60,3 +61,32 @@ def test_a_crash_in_a_batch_is_blamed_on_its_call_and_the_batch_goes_on():
     assert [v["id"] for v in verdicts] == ids
     assert [v["ok"] for v in verdicts] == [True, False, True]
     assert verdicts[1]["kind"] == "crash" and "SIGSEGV" in verdicts[1]["detail"]
+
+
+# Calls that failed before the fixes the fuzzer led to, all run on every CI run (the sample
+# draws only some of them).
+FIXED_AFTER_FUZZING = [
+    "F.softmax|dtype:object",                       # a dtype compared equal to None: taken as float64
+    "F.batch_norm|running_mean:noncontig",          # a strided running_mean: updated through a copy
+    "F.batch_norm|running_var:readonly",
+    "F.nll_loss|weight:list",                       # AttributeError before the weight's own check
+    "F.cross_entropy|weight:str",
+    "F.conv2d|bias:grow_last",                      # named conv2d_forward, not conv2d
+    "F.conv2d|input:zero_first",                    # named x_shape, not input
+    "ops.conv2d_forward|w:zero_last",
+    "ops.pool2d_forward|x:zero_first",
+    "ops.pool2d_forward|kernel_size:2**31",         # "the kernel 2147483648x2147483648"
+    "ops.gemm|trans_a:bool",                        # op(a) named, trans_a not
+    "F.embedding|input:idx_max",                    # "index ... out of range", input not named
+    "F.flatten|start_dim:2**31",                    # "dimension out of range", start_dim not named
+    "F.softmax|dim:-2**63",
+    "F.pad|input:int32",
+    "F.pad|pad:item_2**31",                         # NumPy's bare MemoryError
+    "F.adaptive_avg_pool2d|output_size:item_2**31",
+]
+
+
+def test_calls_fixed_after_fuzzing():
+    verdicts = harness.run_batch(FIXED_AFTER_FUZZING)
+    failures = [v for v in verdicts if not v["ok"]]
+    assert not failures, "\n".join(harness.format_failure(v) for v in failures)
