@@ -187,7 +187,7 @@ def check_ints(fn, name, v, k, *, minimum=None, maximum=MAX_SIZE):
     want = "an int or a pair of ints" if k == 2 else f"an int or a tuple of {k} ints"
     if isinstance(v, (tuple, list)):
         if len(v) != k:
-            raise ValueError(f"{fn}: {name} must be {want}, got {len(v)} values {v!r}")
+            raise ValueError(f"{fn}: {name} must be {want}, got {v!r} ({len(v)} values)")
         items = tuple(v)
     elif is_int(v):
         items = (v,) * k

@@ -12,6 +12,8 @@ import pytest
 import minifw
 import minifw.nn.functional as F
 from minifw import ops
+from reference import batch_norm_backward_ref
+from targets import host
 
 
 def f32(*shape, seed=0):
@@ -209,6 +211,42 @@ def test_float_overflow_refusals_agree_with_torch_where_torch_refuses():
                    lambda: tF.pad(torch.zeros(2), (1, 1), value=1e308)):
         with pytest.raises(RuntimeError, match="overflow"):
             theirs()
+
+
+def _bn_backward_pair(x, dy, weight, device):
+    """(dx on `device`, brought back to the host; the float64 reference's dx)."""
+    xd, dyd, wd = (minifw.devices.to_device(a, minifw.device(device)) for a in (x, dy, weight))
+    _, mean, invstd = ops.batch_norm_forward_training(xd, wd, None, None, None)
+    dx = host(ops.batch_norm_backward(dyd, xd, wd, mean, invstd)[0])
+    with np.errstate(all="ignore"):
+        ref = batch_norm_backward_ref(dy, x, weight)[0].astype(x.dtype)
+    return dx, ref
+
+
+@pytest.mark.parametrize("device", ["cpu", "cudasim"])
+@pytest.mark.parametrize("w0", [np.inf, -np.inf, np.nan], ids=["inf", "-inf", "nan"])
+def test_batch_norm_backward_non_finite_weight_agrees_with_reference(w0, device):
+    """The chain rule through mean and variance gives inf * 0 and inf - inf: NaN over the
+    whole channel; the other channels are untouched."""
+    x, dy = f32(3, 2, 2, 2, seed=1), f32(3, 2, 2, 2, seed=2)
+    weight = np.array([w0, 0.5], np.float32)
+    dx, ref = _bn_backward_pair(x, dy, weight, device)
+    assert np.isnan(ref[:, 0]).all()
+    np.testing.assert_array_equal(dx[:, 0], ref[:, 0])
+    np.testing.assert_allclose(dx[:, 1], ref[:, 1], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cudasim"])
+def test_batch_norm_backward_weight_near_float32_max_agrees_with_reference(device):
+    """w * invstd overflows float32 though the gradient need not: computed in double, as
+    the reference, then rounded (to +-inf where it does not fit)."""
+    x, dy = f32(2, 1, 1, 2, seed=3), f32(2, 1, 1, 2, seed=4)
+    weight = np.array([3e38], np.float32)
+    dx, ref = _bn_backward_pair(x, dy, weight, device)
+    assert not np.isnan(dx).any()
+    np.testing.assert_array_equal(np.isinf(dx), np.isinf(ref))
+    finite = np.isfinite(ref)
+    np.testing.assert_allclose(dx[finite], ref[finite], rtol=1e-4)
 
 
 # ---- the walk: every public function -------------------------------------------------------

@@ -6,6 +6,17 @@ to a contiguous array first (outputs are always new contiguous arrays). Arrays a
 primitive updates in place (batch norm's running statistics, x of an activation
 with inplace=True, sgd_step's parameter and momentum buffer) cannot be copied:
 they must be writable and C-contiguous.
+
+Every argument is checked before anything reaches native code, with minifw.checks,
+and a refusal names the function, the argument, what was expected and what arrived:
+ints must be Python or NumPy integers (never bools or floats) that fit int64, and
+sizes, strides, paddings and counts at most 2**58 (the largest buffer the native
+library indexes); float parameters must be finite (gemm's alpha and beta and
+cross_entropy_backward's grad_loss may be inf or NaN, as in BLAS) and representable
+in the dtype of the data (alpha=1e308 for float32 data is refused rather than turned
+into inf or NaN); flags must be bools; modes and directions strings from their set.
+Shapes and problem sizes are checked before a non-contiguous input is copied.
+find_conv_algorithms times each algorithm at most conv.MAX_REPEATS (1000) times.
 """
 from .gemm import gemm
 from .conv import (ConvAlgoPerf, ConvProblem, autotune_cache, clear_autotune_cache, conv2d_backward_bias,

@@ -8,7 +8,9 @@
 #include "batchnorm.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "split_work.h"
@@ -223,14 +225,25 @@ void batch_norm_backward(const BnShape& s, const T* dy, const T* x, const T* wei
     };
     // dx = w * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)), written as
     // k_dy * dy + k_x * (x - mean) + k_0 (subtracting the mean first, as in the forward).
+    // A coefficient too large for T (a weight near T's maximum) would turn into inf and
+    // the sum into inf - inf: such a channel is computed again in double. A non-finite
+    // w * invstd (an infinite weight) makes the channel NaN, as the chain rule through
+    // the mean and variance does (inf * 0 and inf - inf).
     std::vector<T> k_dy(static_cast<size_t>(n)), k_x(static_cast<size_t>(n)), k_0(static_cast<size_t>(n));
+    std::vector<std::array<double, 3>> wide(static_cast<size_t>(n));
+    std::vector<char> exact(static_cast<size_t>(n));  // 0: T is enough; 1: in double; 2: NaN
     auto coefficients = [&](int64_t a, int64_t b) {
       for (int64_t c = a; c < b; ++c) {
         const double invstd = save_invstd[c], w = weight ? static_cast<double>(weight[c]) : 1.0;
         const double g = w * invstd, mean_dy = sum_dy[c - c0] / M, mean_dyx = sum_dy_xhat[c - c0] / M;
-        k_dy[c - c0] = static_cast<T>(g);
-        k_x[c - c0] = static_cast<T>(-g * mean_dyx * invstd);
-        k_0[c - c0] = static_cast<T>(-g * mean_dy);
+        const std::array<double, 3> k{g, -g * mean_dyx * invstd, -g * mean_dy};
+        k_dy[c - c0] = static_cast<T>(k[0]);
+        k_x[c - c0] = static_cast<T>(k[1]);
+        k_0[c - c0] = static_cast<T>(k[2]);
+        wide[c - c0] = k;
+        const double top = static_cast<double>(std::numeric_limits<T>::max());
+        exact[c - c0] = !std::isfinite(g) ? 2 : (std::fabs(k[0]) > top || std::fabs(k[1]) > top ||
+                                                 std::fabs(k[2]) > top) ? 1 : 0;
         dweight[c] = static_cast<T>(sum_dy_xhat[c - c0]);
         dbias[c] = static_cast<T>(sum_dy[c - c0]);
       }
@@ -240,6 +253,16 @@ void batch_norm_backward(const BnShape& s, const T* dy, const T* x, const T* wei
       channel_map(s, a, b, dx, [dy, x, kd, kx, k0, save_mean, c0](int64_t i, int64_t c) {
         return kd[c - c0] * dy[i] + (kx[c - c0] * (x[i] - save_mean[c]) + k0[c - c0]);
       });
+      for (int64_t c = a; c < b; ++c) {
+        if (!exact[c - c0]) continue;
+        const std::array<double, 3>& k = wide[c - c0];
+        const double m = static_cast<double>(save_mean[c]);
+        for (int64_t q = 0; q < s.outer; ++q)
+          for (int64_t i = q * s.C * s.inner + c * s.inner, e = i + s.inner; i < e; ++i)
+            dx[i] = exact[c - c0] == 2 ? std::numeric_limits<T>::quiet_NaN()
+                                       : static_cast<T>(k[0] * static_cast<double>(dy[i]) +
+                                                        (k[1] * (static_cast<double>(x[i]) - m) + k[2]));
+      }
     };
     if (s.inner >= kWideInner) {
       for (int64_t c = c0; c < c1; ++c) {  // one channel at a time, while it is in cache

@@ -161,13 +161,16 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 // dx = w * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)), as the CPU writes it:
-// k_dy * dy + (k_x * (x - mean) + k_0).
+// k_dy * dy + (k_x * (x - mean) + k_0); as there, a channel whose coefficients do not fit
+// T is computed in double, and one with a non-finite w * invstd is NaN.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     bn_backward(Tiling t, const T* dy, const T* x, const T* weight, const T* save_mean, const T* save_invstd,
                 T* dx, T* dweight, T* dbias) {
   __shared__ double sum_dy[kColumns], sum_dy_xc[kColumns];
   __shared__ T k_dy[kColumns], k_x[kColumns], k_0[kColumns];
+  __shared__ double w_dy[kColumns], w_x[kColumns], w_0[kColumns];
+  __shared__ int exact[kColumns];
   const double M = double(t.outer * t.inner);
   const int tid = int(threadIdx.y * blockDim.x + threadIdx.x);
   for (int64_t gi = blockIdx.x; gi < t.groups; gi += gridDim.x) {
@@ -187,15 +190,27 @@ __global__ void __launch_bounds__(kThreads)
       const double invstd = double(save_invstd[c]), w = weight ? double(weight[c]) : 1.0;
       const double sum_dy_xhat = sum_dy_xc[tid] * invstd;
       const double scale = w * invstd, mean_dy = sum_dy[tid] / M, mean_dy_xhat = sum_dy_xhat / M;
-      k_dy[tid] = T(scale);
-      k_x[tid] = T(-scale * mean_dy_xhat * invstd);
-      k_0[tid] = T(-scale * mean_dy);
+      w_dy[tid] = scale;
+      w_x[tid] = -scale * mean_dy_xhat * invstd;
+      w_0[tid] = -scale * mean_dy;
+      k_dy[tid] = T(w_dy[tid]);
+      k_x[tid] = T(w_x[tid]);
+      k_0[tid] = T(w_0[tid]);
+      const double top = sizeof(T) == 4 ? 3.4028234663852886e38 : 1.7976931348623157e308;  // T's max
+      exact[tid] = !isfinite(scale) ? 2 : (fabs(w_dy[tid]) > top || fabs(w_x[tid]) > top || fabs(w_0[tid]) > top);
       dweight[c] = T(sum_dy_xhat);
       dbias[c] = T(sum_dy[tid]);
     }
     __syncthreads();
     const T a_dy = k_dy[k], a_x = k_x[k], a_0 = k_0[k];
-    for_my_values(t, g, [&](int64_t i) { dx[i] = a_dy * dy[i] + (a_x * (x[i] - mean) + a_0); });
+    if (exact[k] == 0) {
+      for_my_values(t, g, [&](int64_t i) { dx[i] = a_dy * dy[i] + (a_x * (x[i] - mean) + a_0); });
+    } else if (exact[k] == 1) {
+      const double d_dy = w_dy[k], d_x = w_x[k], d_0 = w_0[k], d_mean = double(mean);
+      for_my_values(t, g, [&](int64_t i) { dx[i] = T(d_dy * double(dy[i]) + (d_x * (double(x[i]) - d_mean) + d_0)); });
+    } else {
+      for_my_values(t, g, [&](int64_t i) { dx[i] = T(NAN); });
+    }
   }
 }
 
