@@ -95,10 +95,13 @@ def _target(fn, target, shape_desc, expected_shape):
 
 
 def _reduction(fn, reduction, size_average=None, reduce=None):
-    """PyTorch's deprecated size_average/reduce flags, when given, decide the reduction."""
+    """PyTorch's deprecated size_average/reduce flags, when given, decide the reduction
+    (reduction, which they override, must still be one of the choices)."""
     for name, flag in (("size_average", size_average), ("reduce", reduce)):
         if flag is not None:
             check_bool(fn, name, flag)
+    check_choice(fn, "reduction", reduction, ("none", "mean", "sum", "batchmean")
+                 if fn == "kl_div" else ("none", "mean", "sum"))
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
@@ -922,6 +925,8 @@ def pad(input, pad, mode="constant", value=None):
         if input.dtype.kind != "f" and not (math.isfinite(value) and value == int(value)):
             raise ValueError(f"{fn}: value must be a whole number for input of dtype "
                              f"{input.dtype}, got {value!r}")
+        if input.dtype.kind in "iu" and not (np.iinfo(input.dtype).min <= value <= np.iinfo(input.dtype).max):
+            raise ValueError(f"{fn}: value must fit input's dtype {input.dtype}, got {value!r}")
     if mode != "constant" and value not in (None, 0):
         raise ValueError(f"{fn}: value only applies to mode='constant', got value={value!r} with "
                          f"mode={mode!r}")
