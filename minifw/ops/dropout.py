@@ -15,7 +15,8 @@ Any shape is accepted (the operation is elementwise).
 import numpy as np
 
 from .. import devices
-from ..checks import check_array, check_float_array, check_int, check_real, check_same_device, contiguous
+from ..checks import check_array, check_float_array, check_real, check_same_device, contiguous, is_int
+
 
 def check_dropout_p(fn, p):
     return check_real(fn, "p", p, minimum=0.0, maximum=1.0)
@@ -26,7 +27,11 @@ def dropout_forward(x, p, *, seed):
     fn = "dropout_forward"
     x = check_float_array(fn, "x", x)
     p = check_dropout_p(fn, p)
-    seed = check_int(fn, "seed", seed, minimum=0, maximum=2 ** 64 - 1)
+    if not is_int(seed):  # the caffe engine makes the same checks with the same messages
+        raise TypeError(f"{fn}: seed must be an int, got {type(seed).__name__} {seed!r}")
+    seed = int(seed)
+    if not 0 <= seed < 2 ** 64:
+        raise ValueError(f"{fn}: seed must be in [0, 2**64), got {seed}")
     y = np.empty_like(x)
     mask = devices.empty(x.shape, np.uint8, devices.of(x))
     devices.kernel_for("dropout", "forward", x)(x, p, seed, y, mask)
