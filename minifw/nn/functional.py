@@ -191,9 +191,9 @@ def _no_divisor_override(fn, divisor_override):
                          f"got {divisor_override!r}")
 
 
-def _pool_input(fn, input):
+def _pool_input(fn, input, nonempty=True):
     _tensor(fn, "input", input, ndim=(3, 4), ndim_desc="3-D (C, H, W) or 4-D (N, C, H, W)")
-    return check_no_zero_dims(fn, "input", input)
+    return check_no_zero_dims(fn, "input", input) if nonempty else input
 
 
 def _pool_args(fn, input, kernel_size, stride, padding, mode, ceil_mode, count_include_pad):
@@ -274,7 +274,7 @@ def _too_large(fn, name, value, shape, dtype):
 
 
 def _adaptive_input(fn, input):
-    _pool_input(fn, input)
+    _pool_input(fn, input, nonempty=False)  # a batch of 0 is pooled (to an empty batch)
     if 0 in input.shape[-3:]:
         raise ValueError(f"{fn}: input must have non-zero sizes in its (C, H, W) dims; got "
                          f"shape {tuple(input.shape)}")
