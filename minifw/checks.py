@@ -63,6 +63,14 @@ def check_float_dtype_ndim(fn, name, a, *, ndim=None, ndim_desc=None, dtype=None
     return a
 
 
+def check_no_zero_dims(fn, name, a):
+    """Every dimension of `a` (an array or a Tensor) >= 1: a primitive whose problem describes
+    its shape (convolution, pooling) refuses zero-size input under the argument's own name."""
+    if 0 in tuple(a.shape):
+        raise ValueError(f"{fn}: {name} must have every dimension >= 1, got shape {tuple(a.shape)}")
+    return a
+
+
 def check_array(fn, name, a):
     """`a` must be an array of an available device (a numpy.ndarray on the CPU)."""
     if not devices.is_array(a):
@@ -299,33 +307,35 @@ def check_tensor_dtype(dtype, fn="tensor"):
         d = np.dtype(dtype)
     except TypeError:
         d = None
-    if d not in TENSOR_DTYPES:
+    # (not `d not in TENSOR_DTYPES` alone: a dtype compares equal to None, as np.dtype(None) is float64)
+    if d is None or d not in TENSOR_DTYPES:
         raise TypeError(f"{fn}: dtype must be one of {TENSOR_DTYPE_NAMES}; got {dtype!r}")
     return d
 
 
-def check_dims(fn, dim, ndim):
-    """dim (int, tuple of ints or None) -> a tuple of non-negative axes, or None for all."""
+def check_dims(fn, dim, ndim, name="dim"):
+    """dim (int, tuple of ints or None) -> a tuple of non-negative axes, or None for all.
+    `name` is the argument's name in messages (flatten's start_dim, ...)."""
     if dim is None:
         return None
     items = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
     out = []
     for d in items:
         if isinstance(d, (bool, np.bool_)) or not isinstance(d, numbers.Integral):
-            raise TypeError(f"{fn}: dim must be an int or a tuple of ints, got {dim!r}")
+            raise TypeError(f"{fn}: {name} must be an int or a tuple of ints, got {dim!r}")
         lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
         if not lo <= d <= hi:
-            raise IndexError(f"{fn}: dimension out of range (expected to be in range of [{lo}, {hi}], "
-                             f"but got {d})")
+            raise IndexError(f"{fn}: {name}: dimension out of range (expected to be in range of "
+                             f"[{lo}, {hi}], but got {d})")
         out.append(int(d) % max(ndim, 1))
     if len(set(out)) != len(out):
-        raise ValueError(f"{fn}: dim {dim!r} names an axis twice")
+        raise ValueError(f"{fn}: {name} {dim!r} names an axis twice")
     return tuple(out)
 
 
-def check_dim(fn, dim, ndim):
+def check_dim(fn, dim, ndim, name="dim"):
     """One dim as a non-negative axis."""
-    return check_dims(fn, dim, ndim)[0]
+    return check_dims(fn, dim, ndim, name)[0]
 
 
 def check_sizes(fn, args):

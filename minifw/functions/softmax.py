@@ -15,6 +15,9 @@ class SoftmaxAlongDim(Function):
     @staticmethod
     def forward(ctx, x, *, dim, log):
         engine = ctx.engine = current_engine()
+        if x.size == 0:  # nothing to normalize (and reshape(-1, 0) would be ambiguous)
+            ctx.args = None
+            return x.copy()
         direct = (x.ndim == 2 and dim == 1) or (x.ndim == 4 and dim == 1)
         if direct:
             y = engine.softmax_forward(x, log=log)
@@ -28,6 +31,8 @@ class SoftmaxAlongDim(Function):
 
     @staticmethod
     def backward(ctx, dy):
+        if ctx.args is None:
+            return dy.copy()
         y, = ctx.saved_tensors
         dim, log, direct = ctx.args
         if direct:

@@ -31,7 +31,8 @@ from .. import devices
 from .. import random as _random
 from ..autograd import is_grad_enabled, no_grad
 from ..checks import (check_bool, check_choice, check_dim, check_float_dtype_ndim, check_int,
-                      check_pair, check_real, check_size, is_int)
+                      check_no_zero_dims, check_pair, check_real, check_size, check_tensor_dtype,
+                      is_int)
 from ..ops.conv import _cached_problem as _conv_problem
 from ..ops.pooling import pool_problem as _pool_problem
 from ..engines import current_engine
@@ -69,9 +70,10 @@ def _same_dtype(fn, x, **others):
 
 def _same_device(fn, x, x_name="input", **others):
     """Tensors that reach a Function as keyword arguments (targets, running statistics, indices)
-    must be on x's device; Function.apply checks only the positional ones."""
+    must be on x's device; Function.apply checks only the positional ones. Anything not a
+    Tensor is left to that argument's own check."""
     for name, t in others.items():
-        if t is not None and t.device != x.device:
+        if isinstance(t, Tensor) and t.device != x.device:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
                                f"two devices, {x.device} and {t.device} ({fn}: {name} is on "
                                f"{t.device}, {x_name} on {x.device}); move it with "
@@ -93,10 +95,13 @@ def _target(fn, target, shape_desc, expected_shape):
 
 
 def _reduction(fn, reduction, size_average=None, reduce=None):
-    """PyTorch's deprecated size_average/reduce flags, when given, decide the reduction."""
+    """PyTorch's deprecated size_average/reduce flags, when given, decide the reduction
+    (reduction, which they override, must still be one of the choices)."""
     for name, flag in (("size_average", size_average), ("reduce", reduce)):
         if flag is not None:
             check_bool(fn, name, flag)
+    check_choice(fn, "reduction", reduction, ("none", "mean", "sum", "batchmean")
+                 if fn == "kl_div" else ("none", "mean", "sum"))
     if size_average is not None or reduce is not None:
         size_average = True if size_average is None else size_average
         reduce = True if reduce is None else reduce
@@ -127,6 +132,11 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     if bias is not None:
         _tensor(fn, "bias", bias, ndim=1, ndim_desc="1-D (K,)")
     _same_dtype(fn, input, weight=weight, bias=bias)
+    if bias is not None and bias.shape[0] != weight.shape[0]:
+        raise ValueError(f"{fn}: bias must have shape ({weight.shape[0]},) to match weight of shape "
+                         f"{tuple(weight.shape)}, got {tuple(bias.shape)}")
+    check_no_zero_dims(fn, "input", input)
+    check_no_zero_dims(fn, "weight", weight)
     stride = check_pair(fn, "stride", stride, minimum=1)
     dilation = check_pair(fn, "dilation", dilation, minimum=1)
     groups = check_size(fn, "groups", groups)
@@ -181,8 +191,9 @@ def _no_divisor_override(fn, divisor_override):
                          f"got {divisor_override!r}")
 
 
-def _pool_input(fn, input):
-    return _tensor(fn, "input", input, ndim=(3, 4), ndim_desc="3-D (C, H, W) or 4-D (N, C, H, W)")
+def _pool_input(fn, input, nonempty=True):
+    _tensor(fn, "input", input, ndim=(3, 4), ndim_desc="3-D (C, H, W) or 4-D (N, C, H, W)")
+    return check_no_zero_dims(fn, "input", input) if nonempty else input
 
 
 def _pool_args(fn, input, kernel_size, stride, padding, mode, ceil_mode, count_include_pad):
@@ -254,8 +265,16 @@ def _adaptive_output_size(fn, output_size, input):
     return tuple(out)
 
 
+def _too_large(fn, name, value, shape, dtype):
+    """The MemoryError of a valid request for an output larger than can be allocated, naming
+    the argument that asked for it (NumPy's own names only the array it failed to make)."""
+    nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+    return MemoryError(f"{fn}: {name}={value!r} asks for an output of shape {tuple(shape)} "
+                       f"({nbytes} bytes), more than can be allocated")
+
+
 def _adaptive_input(fn, input):
-    _pool_input(fn, input)
+    _pool_input(fn, input, nonempty=False)  # a batch of 0 is pooled (to an empty batch)
     if 0 in input.shape[-3:]:
         raise ValueError(f"{fn}: input must have non-zero sizes in its (C, H, W) dims; got "
                          f"shape {tuple(input.shape)}")
@@ -270,7 +289,10 @@ def adaptive_avg_pool2d(input, output_size):
     size = _adaptive_output_size(fn, output_size, input)
     if input.ndim == 3:
         return adaptive_avg_pool2d(input.unsqueeze(0), size).squeeze(0)
-    return AdaptiveAveragePooling2D.apply(input, output_size=size)
+    try:
+        return AdaptiveAveragePooling2D.apply(input, output_size=size)
+    except MemoryError:
+        raise _too_large(fn, "output_size", output_size, input.shape[:-2] + size, input.dtype) from None
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
@@ -283,8 +305,10 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     if input.ndim == 3:
         out = adaptive_max_pool2d(input.unsqueeze(0), size, return_indices)
         return (out[0].squeeze(0), out[1].squeeze(0)) if return_indices else out.squeeze(0)
-    return AdaptiveMaxPooling2D.apply(input, output_size=size,
-                                      return_indices=check_bool(fn, "return_indices", return_indices))
+    try:
+        return AdaptiveMaxPooling2D.apply(input, output_size=size, return_indices=return_indices)
+    except MemoryError:
+        raise _too_large(fn, "output_size", output_size, input.shape[:-2] + size, input.dtype) from None
 
 
 # ---- activations ----------------------------------------------------------------------------
@@ -373,7 +397,7 @@ def relu6(input, inplace=False):
 def _softmax(fn, input, dim, dtype, log, stacklevel):
     _tensor(fn, "input", input)
     if dtype is not None:
-        input = input.to(dtype)
+        input = input.to(check_tensor_dtype(dtype, fn))
     if dim is None:  # PyTorch's legacy choice when dim is omitted, and its warning
         dim = 0 if input.ndim in (0, 1, 3) else 1
         warnings.warn(f"Implicit dimension choice for {fn} has been deprecated. Change the call "
@@ -677,10 +701,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             if t.shape[0] != c:
                 raise ValueError(f"{fn}: {name} must have shape ({c},), one value per channel of "
                                  f"input {tuple(input.shape)}; got {tuple(t.shape)}")
-    _same_dtype(fn, input, weight=weight, bias=bias)
+    _same_dtype(fn, input, running_mean=running_mean, running_var=running_var, weight=weight, bias=bias)
     _same_device(fn, input, running_mean=running_mean, running_var=running_var, weight=weight,
                  bias=bias)
     training = check_bool(fn, "training", training)
+    if training:
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is not None and not devices.is_writeable(t._data):
+                raise ValueError(f"{fn}: {name} is updated in place in training, so it must be "
+                                 f"writable; got a read-only tensor (an expanded view?)")
     momentum = _real(fn, "momentum", momentum, minimum=0.0, maximum=1.0)
     eps = _real(fn, "eps", eps, input, minimum=0.0)
     if c < 1:
@@ -697,10 +726,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                              f"input of shape {tuple(input.shape)}")
     shape = input.shape
     x4 = input.reshape(shape + (1,) * (4 - input.ndim))
-    y = BatchNormalization.apply(x4, weight, bias,
-                        running_mean=None if running_mean is None else running_mean._data,
-                        running_var=None if running_var is None else running_var._data,
-                        training=training, momentum=momentum, eps=eps)
+    # The primitive updates C-contiguous statistics in place: a strided view (a slice of a
+    # larger tensor) is updated through a contiguous copy, written back after.
+    stats = [None if t is None else t._data if t._data.flags.c_contiguous else t._data.copy()
+             for t in (running_mean, running_var)]
+    y = BatchNormalization.apply(x4, weight, bias, running_mean=stats[0], running_var=stats[1],
+                                 training=training, momentum=momentum, eps=eps)
+    for t, updated in zip((running_mean, running_var), stats):
+        if training and t is not None and updated is not t._data:
+            t._data[...] = updated
     return y.reshape(shape)
 
 
@@ -832,7 +866,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     idx = input._data.astype(np.int64, copy=False)
     if idx.size and (idx.min() < -n or idx.max() >= n):
         bad = idx[(idx < -n) | (idx >= n)].flat[0]
-        raise IndexError(f"{fn}: index {bad} is out of range for {n} embeddings")
+        raise IndexError(f"{fn}: input holds index {bad}, which is out of range for {n} embeddings "
+                         f"(the rows of weight)")
     idx = idx % n  # negative indices count from the end, as in NumPy
     if padding_idx is not None:
         padding_idx = _padding_index(fn, padding_idx, n)
@@ -856,7 +891,7 @@ def flatten(input, start_dim=0, end_dim=-1):
         raise TypeError(f"{fn}: input must be a minifw.Tensor, got {type(input).__name__}")
     start_dim, end_dim = check_int(fn, "start_dim", start_dim), check_int(fn, "end_dim", end_dim)
     ndim = max(input.ndim, 1)
-    s, e = check_dim(fn, start_dim, ndim), check_dim(fn, end_dim, ndim)
+    s, e = check_dim(fn, start_dim, ndim, "start_dim"), check_dim(fn, end_dim, ndim, "end_dim")
     if s > e:
         raise ValueError(f"{fn}: start_dim ({start_dim}) must not come after end_dim ({end_dim})")
     if input.ndim == 0:
@@ -888,38 +923,46 @@ def pad(input, pad, mode="constant", value=None):
         value = check_real(fn, "value", value, finite=False,
                            dtype=input.dtype if input.dtype.kind == "f" else None)
         if input.dtype.kind != "f" and not (math.isfinite(value) and value == int(value)):
-            raise ValueError(f"{fn}: value must be a whole number for a tensor of dtype "
+            raise ValueError(f"{fn}: value must be a whole number for input of dtype "
                              f"{input.dtype}, got {value!r}")
+        if input.dtype.kind in "iu" and not (np.iinfo(input.dtype).min <= value <= np.iinfo(input.dtype).max):
+            raise ValueError(f"{fn}: value must fit input's dtype {input.dtype}, got {value!r}")
     if mode != "constant" and value not in (None, 0):
         raise ValueError(f"{fn}: value only applies to mode='constant', got value={value!r} with "
                          f"mode={mode!r}")
-    sources = []
-    for i in range(len(pad) // 2):
-        axis = input.ndim - 1 - i
-        left, right = int(pad[2 * i]), int(pad[2 * i + 1])
-        n = input.shape[axis]
-        if n + left + right <= 0:
-            raise ValueError(f"{fn}: pad {tuple(pad)} leaves dim {axis} (size {n}) empty")
-        if n == 0 and mode != "constant":
-            raise ValueError(f"{fn}: mode={mode!r} needs a non-empty dim to copy from; dim {axis} "
-                             f"has size 0 (only mode='constant' pads it)")
-        positions = np.arange(-left, n + right)
-        if mode == "constant":
-            src = np.where((positions >= 0) & (positions < n), positions, -1)
-        elif mode == "replicate":
-            src = np.clip(positions, 0, n - 1)
-        elif mode == "circular":
-            if max(left, right) > n:
-                raise ValueError(f"{fn}: circular padding of dim {axis} needs pad <= its size {n}")
-            src = positions % n
-        else:  # reflect: mirror without repeating the edge element
-            if max(left, right) >= n:
-                raise ValueError(f"{fn}: reflect padding of dim {axis} needs pad < its size {n}, "
-                                 f"got {(left, right)}")
-            period = 2 * (n - 1)
-            src = np.abs((positions + period) % period if period else positions * 0)
-            src = np.where(src >= n, period - src, src)
-        sources.append((axis, src.astype(np.int64)))
-    if input.dtype.kind != "f" and input.requires_grad:
-        raise TypeError(f"{fn}: input must be floating point to carry a gradient")
-    return Padding.apply(input, sources=sources, value=0.0 if value is None else value)
+    try:  # a pad of 2**31 is a valid request, for more memory than there may be
+        sources = []
+        for i in range(len(pad) // 2):
+            axis = input.ndim - 1 - i
+            left, right = int(pad[2 * i]), int(pad[2 * i + 1])
+            n = input.shape[axis]
+            if n + left + right <= 0:
+                raise ValueError(f"{fn}: pad {tuple(pad)} leaves dim {axis} (size {n}) empty")
+            if n == 0 and mode != "constant":
+                raise ValueError(f"{fn}: mode={mode!r} needs a non-empty dim to copy from; dim {axis} "
+                                 f"has size 0 (only mode='constant' pads it)")
+            positions = np.arange(-left, n + right)
+            if mode == "constant":
+                src = np.where((positions >= 0) & (positions < n), positions, -1)
+            elif mode == "replicate":
+                src = np.clip(positions, 0, n - 1)
+            elif mode == "circular":
+                if max(left, right) > n:
+                    raise ValueError(f"{fn}: circular padding of dim {axis} needs pad <= its size {n}")
+                src = positions % n
+            else:  # reflect: mirror without repeating the edge element
+                if max(left, right) >= n:
+                    raise ValueError(f"{fn}: reflect padding of dim {axis} needs pad < its size {n}, "
+                                     f"got {(left, right)}")
+                period = 2 * (n - 1)
+                src = np.abs((positions + period) % period if period else positions * 0)
+                src = np.where(src >= n, period - src, src)
+            sources.append((axis, src.astype(np.int64)))
+        if input.dtype.kind != "f" and input.requires_grad:
+            raise TypeError(f"{fn}: input must be floating point to carry a gradient")
+        return Padding.apply(input, sources=sources, value=0.0 if value is None else value)
+    except MemoryError:
+        out_shape = list(input.shape)
+        for i in range(len(pad) // 2):
+            out_shape[input.ndim - 1 - i] += int(pad[2 * i]) + int(pad[2 * i + 1])
+        raise _too_large(fn, "pad", pad, out_shape, input.dtype) from None

@@ -43,7 +43,7 @@ import numpy as np
 from .. import backends, caches, devices
 from .tensor_ops import bias_backward
 from ..checks import (MAX_SIZE, check_choice, check_dtype_arg, check_float_array, check_int, check_pair,
-                      check_same_device, check_shape, check_size, contiguous_for)
+                      check_no_zero_dims, check_same_device, check_shape, check_size, contiguous_for)
 
 DIRECTIONS = ("forward", "backward_data", "backward_filter")
 ALGORITHMS = {
@@ -361,6 +361,8 @@ def conv2d_forward(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1
     w = check_float_array(fn, "w", w, ndim=4, ndim_desc="4-D (K, C/groups, R, S)", copy=False)
     x = check_float_array(fn, "x", x, ndim=4, dtype=w.dtype, copy=False,
                           ndim_desc=f"4-D (N, C, H, W) to match weight of shape {w.shape}")
+    check_no_zero_dims(fn, "x", x)
+    check_no_zero_dims(fn, "w", w)
     problem = _cached_problem(fn, x.shape, w.shape, stride, padding, dilation, groups, w.dtype)
     w, x = contiguous_for(fn, "w", w), contiguous_for(fn, "x", x)
     if bias is not None:
@@ -382,6 +384,7 @@ def conv2d_backward_data(dy, w, x_shape, *, stride=1, padding=0, dilation=1, gro
     w = check_float_array(fn, "w", w, ndim=4, ndim_desc="4-D (K, C/groups, R, S)", copy=False)
     dy = check_float_array(fn, "dy", dy, ndim=4, dtype=w.dtype, ndim_desc="4-D (N, K, Ho, Wo)",
                            copy=False)
+    check_no_zero_dims(fn, "w", w)
     problem = _cached_problem(fn, x_shape, w.shape, stride, padding, dilation, groups, w.dtype)
     _check_dy(fn, dy, problem)
     w, dy = contiguous_for(fn, "w", w), contiguous_for(fn, "dy", dy)
@@ -399,6 +402,7 @@ def conv2d_backward_filter(x, dy, w_shape, *, stride=1, padding=0, dilation=1, g
     x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)", copy=False)
     dy = check_float_array(fn, "dy", dy, ndim=4, dtype=x.dtype, ndim_desc="4-D (N, K, Ho, Wo)",
                            copy=False)
+    check_no_zero_dims(fn, "x", x)
     problem = _cached_problem(fn, x.shape, w_shape, stride, padding, dilation, groups, x.dtype)
     _check_dy(fn, dy, problem)
     x, dy = contiguous_for(fn, "x", x), contiguous_for(fn, "dy", dy)

@@ -46,7 +46,8 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     kb, n = (b.shape[1], b.shape[0]) if trans_b else b.shape
     if k != kb:
         raise ValueError(f"gemm: inner dimensions must match: op(a) has shape {(m, k)} and op(b) "
-                         f"has shape {(kb, n)}")
+                         f"has shape {(kb, n)} (a {a.shape} with trans_a={trans_a}, b {b.shape} with "
+                         f"trans_b={trans_b})")
     if c is None:
         if beta != 0.0:
             raise ValueError(f"gemm: beta must be 0 when c is None (nothing to scale), got {beta}")

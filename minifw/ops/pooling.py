@@ -18,7 +18,8 @@ import numpy as np
 from .. import caches, devices
 from .geometry import window_out_size
 from ..checks import (check_array, check_bool, check_choice, check_dtype_arg, check_float_array,
-                      check_pair, check_same_device, check_shape, contiguous, contiguous_for)
+                      check_no_zero_dims, check_pair, check_same_device, check_shape, contiguous,
+                      contiguous_for)
 
 MODES = ("max", "avg")
 
@@ -52,7 +53,7 @@ class PoolProblem:
                                  f"with kernel_size={kernel_size} ({axis})")
         if h + 2 * padding[0] < kernel_size[0] or w + 2 * padding[1] < kernel_size[1]:
             raise ValueError(f"{_fn}: output size would be < 1: padded input {h + 2 * padding[0]}x"
-                             f"{w + 2 * padding[1]} is smaller than the kernel {kernel_size[0]}x{kernel_size[1]} "
+                             f"{w + 2 * padding[1]} is smaller than the kernel, kernel_size={kernel_size} "
                              f"(x_shape={x_shape}, padding={padding})")
         if h * w >= 2 ** 31 or n * c * h * w * 8 >= 2 ** 62:
             raise ValueError(f"{_fn}: problem too large to index: x_shape={x_shape}")
@@ -115,6 +116,7 @@ def check_pool_forward_args(x, kernel_size, stride, padding, mode, ceil_mode, co
                             return_indices, fn="pool2d_forward"):
     """(x C-contiguous, its PoolProblem, return_indices as a bool)."""
     x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)", copy=False)
+    check_no_zero_dims(fn, "x", x)
     return_indices = check_bool(fn, "return_indices", return_indices)
     problem = pool_problem(fn, x.shape, kernel_size, stride, padding, mode, ceil_mode,
                            count_include_pad, x.dtype)

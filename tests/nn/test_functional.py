@@ -648,7 +648,7 @@ def test_embedding_max_norm_renormalizes_the_rows_it_looks_up():
 
 @pytest.mark.parametrize("call, error, message", [
     pytest.param(lambda: F.embedding(targets([4]), minifw.ones(4, 2)), IndexError,
-                 "index 4 is out of range for 4 embeddings", id="embedding_index"),
+                 "input holds index 4, which is out of range for 4 embeddings", id="embedding_index"),
     pytest.param(lambda: F.embedding(minifw.tensor([0.0]), minifw.ones(4, 2)), TypeError,
                  "input must be an int64 tensor of indices", id="embedding_float_indices"),
     pytest.param(lambda: F.embedding(targets([0]), minifw.ones(4, 2), sparse=True), ValueError,

@@ -149,7 +149,7 @@ BAD = [
     case("backward_filter", ValueError, r"w_shape must have every dimension >= 1, got \(6, 2, 3, -3\)",
          w_shape=(6, 2, 3, -3)),
     # empty arrays: refused by name
-    case("forward", ValueError, r"x_shape must have every dimension >= 1, got \(0, 4, 7, 7\)", x=X[:0]),
+    case("forward", ValueError, r"x must have every dimension >= 1, got shape \(0, 4, 7, 7\)", x=X[:0]),
     # algorithms
     case("forward", ValueError, r"algo must be 'auto' or one of .*; got 'fft'", algo="fft"),
     case("forward", ValueError, r"algo must be 'auto' or one of .*; got 'Winograd'", algo="Winograd"),
