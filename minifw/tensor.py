@@ -1067,7 +1067,8 @@ class Tensor:
         s, e = _dim("flatten", start_dim, self.ndim), _dim("flatten", end_dim, self.ndim)
         if s > e:
             raise ValueError(f"flatten: start_dim ({start_dim}) must not come after end_dim ({end_dim})")
-        return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:])
+        # the merged size itself, not -1: a zero-size tensor's -1 would be ambiguous
+        return self.reshape(self.shape[:s] + (math.prod(self.shape[s:e + 1]),) + self.shape[e + 1:])
 
     def permute(self, *dims):
         dims = _shape_args("permute", dims)

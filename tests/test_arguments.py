@@ -130,6 +130,10 @@ def test_flatten_of_an_empty_batch():
     assert F.flatten(x).shape == (0,)
     assert F.flatten(x, 1, 2).shape == (0, 24, 8)
     assert F.flatten(minifw.tensor(3.0)).shape == (1,)
+    # the Tensor method and nn.Flatten agree with the function
+    assert x.flatten(1).shape == (0, 192)
+    assert x.flatten(0, 1).shape == (0, 8, 8)
+    assert minifw.nn.Flatten()(x).shape == (0, 192)
 
 
 def test_pad_of_an_empty_dim():
