@@ -70,8 +70,8 @@ def int_or_pair(draw, lo, hi):
 
 def coefficients(limit, signed=True):
     """0 (and +-1 when signed), or a magnitude in [1e-6, limit]. Values below float32's
-    range, nonzero in float64 but 0 once rounded, are left out: the float32 kernels take
-    such a coefficient for 0 (docs/property_tests.md)."""
+    range, nonzero in float64 but 0 once rounded, are left out: the float32 kernels of
+    GEMM and add_tensor take such a coefficient for 0 (docs/property_tests.md)."""
     magnitude = st.floats(1e-6, limit)
     if not signed:
         return st.one_of(st.just(0.0), magnitude)
