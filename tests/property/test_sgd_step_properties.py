@@ -1,20 +1,21 @@
 """The fused SGD step on drawn problems, on every device: momentum (0, with no buffer, or
-drawn), dampening, Nesterov, weight decay, maximize, first step or a later one, learning
-rate, any shape (0-D and empty included), both dtypes; p and the buffer against the
-float64 reference (PyTorch's formulas), and the gradient left as it was."""
+drawn, values below float32's range included), dampening (up to 1), Nesterov, weight
+decay, maximize, first step or a later one, learning rate, any shape (0-D and empty
+included), both dtypes; p and the buffer against the float64 reference (PyTorch's
+formulas), and the gradient left as it was."""
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from minifw import ops
 from ops.test_sgd_step import RTOL  # tests/ops/test_sgd_step.py: the error bound and its reason
-from problems import coefficients, dtypes, examples, normal, on_every_device, on_gpu, seeds
+from problems import dtypes, examples, normal, on_every_device, on_gpu, seeds
 from reference import assert_within_bound, sgd_step_ref
 from targets import assert_on, place
 
 FLAGS = st.fixed_dictionaries(dict(
-    lr=coefficients(1), momentum=coefficients(1, signed=False), dampening=coefficients(1, signed=False),
-    weight_decay=coefficients(1, signed=False),
+    lr=st.one_of(st.just(0.0), st.floats(-1, 1)), momentum=st.one_of(st.just(0.0), st.floats(0, 1)),
+    dampening=st.one_of(st.just(0.0), st.floats(0, 1)), weight_decay=st.one_of(st.just(0.0), st.floats(0, 1)),
     nesterov=st.booleans(), maximize=st.booleans(), first_step=st.booleans()))
 # The SGD step has no ISA variants (tests/ops/test_sgd_step.py): the CPU runs as it is.
 
