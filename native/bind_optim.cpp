@@ -33,20 +33,23 @@ void sgd_step_entry(Array<Device> p, Array<Device> grad, std::optional<Array<Dev
   T* bp = nullptr;
   if (momentum_buffer) {
     require_shape_of_p(*momentum_buffer, p, "momentum_buffer");
-    bp = out_ptr<T>(*momentum_buffer, n, "momentum_buffer");
+    T* const buffer = out_ptr<T>(*momentum_buffer, n, "momentum_buffer");
     require_disjoint({{&p, "p"}, {&*momentum_buffer, "momentum_buffer"}}, {{&grad, "grad"}});
+    // "momentum != 0" and keep = 1 - dampening in double, before rounding to T (cpu/optim.h)
+    if (momentum != 0) bp = buffer;
   } else {
     require(momentum == 0, "momentum_buffer: required when momentum != 0");
     require_disjoint({{&p, "p"}}, {{&grad, "grad"}});
   }
   void* const stream = Device::stream();
   py::gil_scoped_release release;
+  const T keep = static_cast<T>(1.0 - dampening);
   if constexpr (on_cpu<Device>)
-    sgd_step<T>(n, pp, gp, bp, static_cast<T>(lr), static_cast<T>(momentum), static_cast<T>(dampening),
-                static_cast<T>(weight_decay), nesterov, maximize, first_step, get_num_threads());
+    sgd_step<T>(n, pp, gp, bp, static_cast<T>(lr), static_cast<T>(momentum), keep, static_cast<T>(weight_decay),
+                nesterov, maximize, first_step, get_num_threads());
   else
-    MINIFW_ON_GPU(Device, sgd_step<T>(n, pp, gp, bp, static_cast<T>(lr), static_cast<T>(momentum), static_cast<T>(dampening),
-                         static_cast<T>(weight_decay), nesterov, maximize, first_step, stream));
+    MINIFW_ON_GPU(Device, sgd_step<T>(n, pp, gp, bp, static_cast<T>(lr), static_cast<T>(momentum), keep,
+                                      static_cast<T>(weight_decay), nesterov, maximize, first_step, stream));
 }
 
 template <typename Device>

@@ -53,12 +53,12 @@ SgdRange<T> sgd_variant(bool momentum, bool nesterov, bool first_step) {
 }  // namespace
 
 template <typename T>
-void sgd_step(int64_t n, T* p, const T* g, T* buf, T lr, T momentum, T dampening, T weight_decay,
+void sgd_step(int64_t n, T* p, const T* g, T* buf, T lr, T momentum, T keep, T weight_decay,
               bool nesterov, bool maximize, bool first_step, int nthreads) {
-  const bool use_momentum = momentum != T(0);
+  const bool use_momentum = buf != nullptr;
   const SgdRange<T> range = weight_decay != T(0) ? sgd_variant<T, true>(use_momentum, nesterov, first_step)
                                                  : sgd_variant<T, false>(use_momentum, nesterov, first_step);
-  const SgdCoefficients<T> c{lr, maximize ? T(-1) : T(1), momentum, T(1) - dampening, weight_decay};
+  const SgdCoefficients<T> c{lr, maximize ? T(-1) : T(1), momentum, keep, weight_decay};
   for_each_range(n, nthreads, kParallelGrain, [&](int64_t b, int64_t e) { range(b, e, p, g, buf, c); });
 }
 

@@ -9,13 +9,16 @@ namespace minifw {
 // PyTorch's SGD step (torch.optim.SGD) on n elements, in place:
 //   g' = (maximize ? -g : g) + weight_decay * p
 //   buf = g'                                        (momentum != 0, first step)
-//   buf = momentum * buf + (1 - dampening) * g'     (momentum != 0, later steps)
+//   buf = momentum * buf + keep * g'                (momentum != 0, later steps)
 //   d = nesterov ? g' + momentum * buf : buf        (momentum != 0; d = g' otherwise)
 //   p = p - lr * d
-// g is only read. With momentum == 0, buf is neither read nor written and may be
-// null. p, g and buf must not overlap.
+// keep = 1 - dampening and "momentum != 0" are the caller's, decided in double before
+// rounding to T (as PyTorch does): 1 - float(dampening) loses all accuracy as dampening
+// nears 1, and a momentum below float's range is still momentum. buf null means
+// momentum == 0: then buf is neither read nor written. g is only read. p, g and buf
+// must not overlap.
 template <typename T>
-void sgd_step(int64_t n, T* p, const T* g, T* buf, T lr, T momentum, T dampening, T weight_decay,
+void sgd_step(int64_t n, T* p, const T* g, T* buf, T lr, T momentum, T keep, T weight_decay,
               bool nesterov, bool maximize, bool first_step, int nthreads);
 
 }  // namespace minifw

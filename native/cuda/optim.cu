@@ -38,11 +38,12 @@ __global__ void sgd_step_kernel(int64_t n, T* p, const T* g, T* buf, SgdCoeffici
 }  // namespace
 
 template <typename T>
-void sgd_step(int64_t n, T* p, const T* g, T* buf, T lr, T momentum, T dampening, T weight_decay, bool nesterov,
+void sgd_step(int64_t n, T* p, const T* g, T* buf, T lr, T momentum, T keep, T weight_decay, bool nesterov,
               bool maximize, bool first_step, void* stream) {
   if (n == 0) return;
-  const Momentum mode = momentum == T(0) ? Momentum::none : first_step ? Momentum::first_step : Momentum::later_step;
-  const SgdCoefficients<T> c{lr,           maximize ? T(-1) : T(1), momentum, T(1) - dampening, weight_decay,
+  // keep = 1 - dampening and buf (null: no momentum) as cpu/optim.h says
+  const Momentum mode = buf == nullptr ? Momentum::none : first_step ? Momentum::first_step : Momentum::later_step;
+  const SgdCoefficients<T> c{lr,           maximize ? T(-1) : T(1), momentum, keep, weight_decay,
                              weight_decay != T(0), nesterov, mode};
   launch("sgd_step", sgd_step_kernel<T>, elementwise_grid(n), dim3(kElementwiseThreads), 0,
          static_cast<cudaStream_t>(stream), n, p, g, buf, c);

@@ -7,6 +7,6 @@
 
 #define MINIFW_OPTIM_LAUNCHERS                                                                                \
   template <typename T>                                                                                        \
-  void sgd_step(int64_t n, T* p, const T* g, T* buf, T lr, T momentum, T dampening, T weight_decay,           \
+  void sgd_step(int64_t n, T* p, const T* g, T* buf, T lr, T momentum, T keep, T weight_decay,           \
                 bool nesterov, bool maximize, bool first_step, void* stream);
 MINIFW_DECLARE_CUDA_LAUNCHERS(MINIFW_OPTIM_LAUNCHERS)
