@@ -82,7 +82,7 @@ CPU_SELECTION = {
                         f"threaded_100003 or empty) and (no_momentum or nesterov) and not maximize and not caffe "
                         f"or {THREADS} and cpu "
                         f"or test_a_non_contiguous or {BINDINGS}",
-    "test_tensor_ops.py": f"float32 and (test_add_tensor_matches and mixed or test_bias_add_and_backward "
+    "test_tensor_ops.py": f"cpu and float32 and (test_add_tensor_matches and mixed or test_bias_add_and_backward "
                           f"or test_scale_tensor) or {THREADS} and cpu or {BINDINGS}",
     "test_dropout.py": f"cpu and float32 and test_mask_is_the_defined_philox_mask and (partial_block or "
                        f"seed_high_word) or test_same_mask_for_any_thread_count_and_isa or {BINDINGS}",
