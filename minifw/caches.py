@@ -26,6 +26,7 @@ and hand out a buffer of its own (freed when the caller lets go of it) for a req
 that would take them over; see minifw.devices.Workspace and minifw.engines.caffe.
 """
 import collections
+import numbers
 import threading
 
 _registry = {}
@@ -64,9 +65,11 @@ def clear():
 
 def check_size_limit(fn, name, value):
     """An int >= 0 (entries or bytes), as the limits take."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{fn}: {name} must be an int >= 0, got {type(value).__name__} {value!r}")
+    if value < 0:
         raise ValueError(f"{fn}: {name} must be an int >= 0, got {value!r}")
-    return value
+    return int(value)
 
 
 class LRUCache:

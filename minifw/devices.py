@@ -480,9 +480,7 @@ class Workspace:
 
     @max_cached_bytes.setter
     def max_cached_bytes(self, nbytes):
-        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
-            raise ValueError(f"Workspace.max_cached_bytes: expected an int >= 0 (bytes), got "
-                             f"{nbytes!r}")
+        nbytes = caches.check_size_limit("Workspace", "max_cached_bytes", nbytes)
         with self._lock:
             self._max_cached = nbytes
             while self._buffers and self.current_bytes > nbytes:  # largest first

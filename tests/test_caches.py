@@ -57,13 +57,14 @@ def test_lru_cache_keeps_the_most_recently_used():
         cache.get(["unhashable"])
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, True, None])
-def test_limits_must_be_ints(bad):
-    with pytest.raises(ValueError, match=r"conv\.problems\.maxsize: maxsize must be an int >= 0, got"):
+@pytest.mark.parametrize("bad, error", [(-1, ValueError), (1.5, TypeError), (True, TypeError),
+                                        (None, TypeError)])
+def test_limits_must_be_ints(bad, error):
+    with pytest.raises(error, match=r"conv\.problems\.maxsize: maxsize must be an int >= 0, got"):
         caches.get("conv.problems").maxsize = bad
-    with pytest.raises(ValueError, match="max_cached_bytes: expected an int >= 0"):
+    with pytest.raises(error, match="Workspace: max_cached_bytes must be an int >= 0, got"):
         devices.workspace("cpu").max_cached_bytes = bad
-    with pytest.raises(ValueError, match="max_cached_bytes: expected an int >= 0"):
+    with pytest.raises(error, match="caffe buffers: max_cached_bytes must be an int >= 0, got"):
         caches.get("caffe.buffers").max_cached_bytes = bad
     assert caches.get("conv.problems").maxsize == 1024
 

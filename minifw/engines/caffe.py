@@ -87,9 +87,7 @@ class _Buffers:
 
     @max_cached_bytes.setter
     def max_cached_bytes(self, nbytes):
-        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 0:
-            raise ValueError(f"caffe buffers max_cached_bytes: expected an int >= 0 (bytes), got "
-                             f"{nbytes!r}")
+        nbytes = caches.check_size_limit("caffe buffers", "max_cached_bytes", nbytes)
         self._max_cached = nbytes
         if self.current_bytes > nbytes:
             self.clear()
