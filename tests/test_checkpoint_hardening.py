@@ -19,6 +19,7 @@ import pytest
 import minifw
 from minifw import serialization
 from minifw.serialization import CheckpointError
+from childenv import child_env
 
 
 # ---- files built by hand -----------------------------------------------------------------------
@@ -268,10 +269,8 @@ def temp_files(folder):
 
 def test_a_save_killed_mid_write_leaves_a_temp_file_that_the_next_save_removes(tmp_path):
     path = tmp_path / "c.npz"
-    root = os.path.dirname(os.path.dirname(os.path.abspath(minifw.__file__)))
-    env = dict(os.environ, PYTHONPATH=root)
     writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(path)], stdout=subprocess.PIPE,
-                              text=True, env=env)
+                              text=True, env=child_env())
     try:
         assert writer.stdout.readline() == "writing\n"
     finally:

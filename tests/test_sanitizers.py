@@ -25,6 +25,7 @@ import subprocess
 import pytest
 
 import sanitize
+from childenv import child_env
 from sanitize import ROOT, run_pytest, run_python, sanitizer_reported
 
 # What runs on "cudasim" under AddressSanitizer: the emulator's tests and, per
@@ -147,7 +148,7 @@ def test_the_selection_covers_every_family_isa_and_algorithm():
     each ISA, every convolution algorithm in each direction, 2 threads, and cudasim."""
     import minifw
     from minifw import ops
-    done = run_pytest(ROOT, dict(os.environ), "--collect-only", *[str(ROOT / f) for f in ASAN_FILES],
+    done = run_pytest(ROOT, child_env(), "--collect-only", *[str(ROOT / f) for f in ASAN_FILES],
                       "-k", ASAN_SELECTION)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     ids = [line for line in done.stdout.splitlines() if "::" in line]

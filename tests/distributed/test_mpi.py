@@ -13,6 +13,7 @@ import pytest
 
 import minifw
 from minifw import distributed as dist
+from childenv import child_env
 
 WORKER = os.path.join(os.path.dirname(__file__), "worker.py")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -34,7 +35,7 @@ needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason="mpi4py or mpiexec is not
 
 
 def launch(*args, n=2, timeout=120, cwd=None):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")])}
+    env = child_env(tests_importable=True)
     env.pop("PMI_RANK", None)
     # ranks x threads within the 2 cores of CI
     env["OMP_NUM_THREADS"] = "1"

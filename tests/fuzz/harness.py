@@ -612,8 +612,14 @@ def child_main():
 # ---- the runner, in the parent ----------------------------------------------------------------
 
 def _child_env():
+    """The child imports the parent's minifw (the installed package in CI, where the source
+    tree's has no built extension: PYTHONSAFEPATH keeps the working directory off sys.path)
+    and this package, from the repository root (tests/childenv.py says more)."""
+    import minifw
     env = dict(os.environ)
-    env["PYTHONPATH"] = REPO_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(minifw.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([package_parent, REPO_ROOT] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONSAFEPATH"] = "1"
     env.setdefault("OMP_NUM_THREADS", "1")
     return env
 
