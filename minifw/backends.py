@@ -38,6 +38,13 @@ _deterministic_warn_only = False  # its warn_only
 _cudnn_deterministic = False      # cudnn.deterministic
 
 
+def _check_bool(what, value):
+    """The switches take True or False only (1, "yes" or None would be read as truth values)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{what} must be a bool (True or False), got {type(value).__name__} {value!r}")
+    return value
+
+
 class _Tf32Switch:
     """One TF32 switch: ``allow_tf32``, a bool held by the native library, which the
     CUDA launchers read at every call."""
@@ -55,9 +62,7 @@ class _Tf32Switch:
 
     @allow_tf32.setter
     def allow_tf32(self, value):
-        if not isinstance(value, bool):
-            raise TypeError(f"{self._name}.allow_tf32 must be a bool (True or False), got "
-                            f"{type(value).__name__} {value!r}")
+        _check_bool(f"{self._name}.allow_tf32", value)
         _native.set_tf32(self._kind, value)
 
     def __setattr__(self, name, value):
@@ -102,9 +107,7 @@ class _CudnnBackend(_Tf32Switch):
     @deterministic.setter
     def deterministic(self, value):
         global _cudnn_deterministic
-        if not isinstance(value, bool):
-            raise TypeError(f"minifw.backends.cudnn.deterministic must be a bool (True or False), "
-                            f"got {type(value).__name__} {value!r}")
+        _check_bool("minifw.backends.cudnn.deterministic", value)
         _cudnn_deterministic = value
         _sync_native()
 
@@ -115,9 +118,7 @@ class _CudnnBackend(_Tf32Switch):
     @benchmark.setter
     def benchmark(self, value):
         global benchmark
-        if not isinstance(value, bool):
-            raise TypeError(f"minifw.backends.cudnn.benchmark must be a bool (True or False), got "
-                            f"{type(value).__name__} {value!r}")
+        _check_bool("minifw.backends.cudnn.benchmark", value)
         benchmark = value
 
     def __setattr__(self, name, value):
@@ -144,12 +145,8 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
     raises RuntimeError naming it, or, with warn_only=True, warns (UserWarning) and runs.
     docs/determinism.md says what is deterministic where."""
     global _deterministic, _deterministic_warn_only
-    if not isinstance(mode, bool):
-        raise TypeError(f"use_deterministic_algorithms: mode must be a bool (True or False), got "
-                        f"{type(mode).__name__} {mode!r}")
-    if not isinstance(warn_only, bool):
-        raise TypeError(f"use_deterministic_algorithms: warn_only must be a bool (True or False), "
-                        f"got {type(warn_only).__name__} {warn_only!r}")
+    _check_bool("use_deterministic_algorithms: mode", mode)
+    _check_bool("use_deterministic_algorithms: warn_only", warn_only)
     _deterministic, _deterministic_warn_only = mode, warn_only
     _sync_native()
 
