@@ -101,15 +101,16 @@ const CpuCaches& cpu_caches() {
 
 template <typename T>
 GemmKernel<T> cache_blocks(GemmKernel<T> k, const CpuCaches& caches) {
-  constexpr double kTunedL1 = 48 * 1024, kTunedL2 = 2 * 1024 * 1024;
-  const double f1 = caches.l1d > 0 ? std::clamp(caches.l1d / kTunedL1, 0.5, 2.0) : 1.0;
-  const double f2 = caches.l2 > 0 ? std::clamp(caches.l2 / kTunedL2, 0.25, 2.0) : 1.0;
-  const int64_t kc = std::max<int64_t>(64, static_cast<int64_t>(k.kc * f1) / 8 * 8);
-  // blocks of kc rows in the L2: their other side grows as kc shrinks
-  const double l2_share = f2 * static_cast<double>(k.kc) / kc;
-  k.mc = std::max<int64_t>(k.mr, static_cast<int64_t>(k.mc * l2_share) / k.mr * k.mr);
-  if (k.a_outer) k.nc = std::max<int64_t>(k.nr, static_cast<int64_t>(k.nc * l2_share) / k.nr * k.nr);
-  k.kc = kc;
+  const int64_t size = sizeof(T);
+  if (caches.l1d > 0) {  // the kc x nr micro-panel of B, reused by every micro-tile of A, stays in the L1d
+    const int64_t kc_max = caches.l1d / (k.nr * size) / 8 * 8;
+    k.kc = std::max<int64_t>(64, std::min(k.kc, kc_max));
+  }
+  if (caches.l2 > 0) {  // the mc x kc block of A (with a_outer also B's kc x nc) in half the L2
+    const int64_t half = caches.l2 / 2;
+    k.mc = std::max<int64_t>(k.mr, std::min(k.mc, half / (k.kc * size) / k.mr * k.mr));
+    if (k.a_outer) k.nc = std::max<int64_t>(k.nr, std::min(k.nc, half / (k.kc * size) / k.nr * k.nr));
+  }
   return k;
 }
 
@@ -340,16 +341,48 @@ void gemm_packed(int64_t M, int64_t N, int64_t K, T alpha, PackSource<T> a, Pack
 }
 
 namespace {
-template <typename T>
-void pack_strided(const void* self, T* dst, int64_t outer0, int64_t outer_len, int64_t k0,
-                  int64_t kc, int width) {
-  const auto& m = *static_cast<const StridedMatrix<T>*>(self);
+// Micro-panels of width W (a compile-time constant for the register blocks'
+// widths, so that the copies unroll; W = 0: `width` at run time).
+template <typename T, int W>
+void pack_strided_w(const StridedMatrix<T>& m, T* dst, int64_t outer0, int64_t outer_len, int64_t k0, int64_t kc,
+                    int width) {
+  if (W) width = W;
   if (m.trans) {
     // Op(outer, k) = data[k * ld + outer]: row k of the source holds all the
-    // block's outer values contiguously. Walk the source row by row (one long
-    // sequential read each, which the prefetcher follows) and deal each row
-    // out to the micro-panels.
+    // block's outer values contiguously.
     const int64_t full = outer_len / width, tail = outer_len % width;
+    if (W) {
+      // A known width: G panels at a time, each source row's G * W values
+      // copied as G blocks, so that every panel is written in order and the
+      // rows, ld apart, are fetched a few ahead of their use. (Dealing each
+      // whole row out to all the panels at once writes to as many places,
+      // kc * W apart, as there are panels; the GEMM then spent half as long
+      // again packing.)
+      constexpr int64_t G = 4, kAhead = 8;
+      for (int64_t p0 = 0; p0 < full; p0 += G) {
+        const int64_t g = std::min(G, full - p0);
+        T* dp = dst + p0 * kc * W;
+        const T* sp = m.data + k0 * m.ld + outer0 + p0 * W;
+        for (int64_t k = 0; k < kc; ++k) {
+          for (int64_t q = 0; q < g; ++q) {
+            if (k + kAhead < kc) __builtin_prefetch(sp + (k + kAhead) * m.ld + q * W);
+            std::memcpy(dp + (q * kc + k) * W, sp + k * m.ld + q * W, sizeof(T) * W);
+          }
+        }
+      }
+      if (tail) {
+        T* dp = dst + full * kc * W;
+        const T* sp = m.data + k0 * m.ld + outer0 + full * W;
+        for (int64_t k = 0; k < kc; ++k) {
+          int r = 0;
+          for (; r < tail; ++r) dp[k * W + r] = sp[k * m.ld + r];
+          for (; r < W; ++r) dp[k * W + r] = T(0);
+        }
+      }
+      return;
+    }
+    // Any width: walk the source row by row (one long sequential read each)
+    // and deal each row out to the micro-panels.
     for (int64_t k = 0; k < kc; ++k) {
       const T* s = m.data + (k0 + k) * m.ld + outer0;
       T* d = dst + k * width;
@@ -368,16 +401,26 @@ void pack_strided(const void* self, T* dst, int64_t outer0, int64_t outer_len, i
     }
     return;
   }
-  // Op(outer, k) = data[outer * ld + k]: read each source row sequentially,
-  // write it down a column of the micro-panel. The panel is written in slices
-  // of kSlice values of k: a slice (kSlice x width) stays in the L1 while all
-  // `width` source rows are written into it, where the whole kc x width panel
-  // would not, and every write would miss.
+  // Op(outer, k) = data[outer * ld + k]: each micro-panel interleaves `width`
+  // source rows. A full panel with a known width reads its rows side by side
+  // (one stream each) and writes the panel in order; otherwise each source row
+  // is read sequentially and written down a column of the panel, in slices of
+  // kSlice values of k, so that the slice (kSlice x width) being written stays
+  // in the L1 while all the rows are dealt into it.
   constexpr int64_t kSlice = 64;
   for (int64_t p = 0; p < outer_len; p += width) {
     const int64_t w = std::min<int64_t>(width, outer_len - p);
     T* d = dst + p * kc;
     const T* src = m.data + (outer0 + p) * m.ld + k0;
+    if (W && w == W) {
+      const T* rows[W > 0 ? W : 1];
+      for (int r = 0; r < W; ++r) rows[r] = src + r * m.ld;
+      for (int64_t k = 0; k < kc; ++k) {
+#pragma GCC unroll 32
+        for (int r = 0; r < W; ++r) d[k * W + r] = rows[r][k];
+      }
+      continue;
+    }
     for (int64_t ks = 0; ks < kc; ks += kSlice) {
       const int64_t ke = std::min(kc, ks + kSlice);
       for (int64_t r = 0; r < w; ++r) {
@@ -387,6 +430,22 @@ void pack_strided(const void* self, T* dst, int64_t outer0, int64_t outer_len, i
     }
     for (int64_t r = w; r < width; ++r)
       for (int64_t k = 0; k < kc; ++k) d[k * width + r] = T(0);
+  }
+}
+
+template <typename T>
+void pack_strided(const void* self, T* dst, int64_t outer0, int64_t outer_len, int64_t k0,
+                  int64_t kc, int width) {
+  const auto& m = *static_cast<const StridedMatrix<T>*>(self);
+  switch (width) {
+    case 4: return pack_strided_w<T, 4>(m, dst, outer0, outer_len, k0, kc, width);
+    case 6: return pack_strided_w<T, 6>(m, dst, outer0, outer_len, k0, kc, width);
+    case 8: return pack_strided_w<T, 8>(m, dst, outer0, outer_len, k0, kc, width);
+    case 10: return pack_strided_w<T, 10>(m, dst, outer0, outer_len, k0, kc, width);
+    case 14: return pack_strided_w<T, 14>(m, dst, outer0, outer_len, k0, kc, width);
+    case 16: return pack_strided_w<T, 16>(m, dst, outer0, outer_len, k0, kc, width);
+    case 32: return pack_strided_w<T, 32>(m, dst, outer0, outer_len, k0, kc, width);
+    default: return pack_strided_w<T, 0>(m, dst, outer0, outer_len, k0, kc, width);
   }
 }
 }  // namespace

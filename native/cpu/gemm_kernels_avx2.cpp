@@ -8,13 +8,16 @@ namespace minifw {
 namespace {
 // (The few-row kernel's 4 x 2 tile: 8 accumulators + 2 B vectors + 1 A vector.)
 // 6 x 16 floats: 12 accumulators + 2 B vectors + 1 broadcast = 15 of 16 ymm.
+// Four steps of K per loop iteration (fewer loop instructions among the
+// FMAs): on a Zen 3 that alone took the 1024^3 product from 0.82x to about
+// 0.9x OpenBLAS's speed.
 void sgemm_avx2_6x16(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha,
                      float beta) {
-  micro_kernel_impl<F32x8, 6, 2>(kc, a, b, c, ldc, alpha, beta);
+  micro_kernel_impl<F32x8, 6, 2, 4>(kc, a, b, c, ldc, alpha, beta);
 }
 void dgemm_avx2_6x8(int64_t kc, const double* a, const double* b, double* c, int64_t ldc,
                     double alpha, double beta) {
-  micro_kernel_impl<F64x4, 6, 2>(kc, a, b, c, ldc, alpha, beta);
+  micro_kernel_impl<F64x4, 6, 2, 4>(kc, a, b, c, ldc, alpha, beta);
 }
 }  // namespace
 

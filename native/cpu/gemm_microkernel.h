@@ -14,7 +14,7 @@
 
 namespace minifw {
 
-template <typename V, int MR, int NV>
+template <typename V, int MR, int NV, int KU = 1>
 inline void micro_kernel_impl(int64_t kc, const typename V::T* __restrict a,
                               const typename V::T* __restrict b, typename V::T* __restrict c,
                               int64_t ldc, typename V::T alpha, typename V::T beta) {
@@ -33,17 +33,29 @@ inline void micro_kernel_impl(int64_t kc, const typename V::T* __restrict a,
     V::prefetch(c + i * ldc + NV * L - 1);
   }
 
-  for (int64_t k = 0; k < kc; ++k) {
+  // One step of K: an outer product of MR values of A and NV vectors of B.
+  auto step = [&](const T* ak, const T* bk) __attribute__((always_inline)) {
     typename V::reg bv[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) bv[v] = V::load(b + v * L);
-    V::prefetch(b + 8 * NV * L);
+    for (int v = 0; v < NV; ++v) bv[v] = V::load(bk + v * L);
+    V::prefetch(bk + 8 * NV * L);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
-      typename V::reg ai = V::broadcast(a + i);
+      typename V::reg ai = V::broadcast(ak + i);
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[i][v] = V::fma(ai, bv[v], acc[i][v]);
     }
+  };
+  // KU steps per iteration: fewer loop branches and pointer updates among the FMAs.
+  int64_t k = 0;
+  for (; k + KU <= kc; k += KU) {
+#pragma GCC unroll 8
+    for (int u = 0; u < KU; ++u) step(a + u * MR, b + u * NV * L);
+    a += KU * MR;
+    b += KU * NV * L;
+  }
+  for (; k < kc; ++k) {
+    step(a, b);
     a += MR;
     b += NV * L;
   }

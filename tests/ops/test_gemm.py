@@ -300,22 +300,37 @@ TUNED_CACHES = (48 * 1024, 2 * 1024 * 1024)  # what the ISA tables were tuned on
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("caches", [TUNED_CACHES, (32 * 1024, 1024 * 1024), (48 * 1024, 1024 * 1024),
-                                    (64 * 1024, 4 * 1024 * 1024), (16 * 1024, 256 * 1024)],
+@pytest.mark.parametrize("caches", [TUNED_CACHES, (32 * 1024, 512 * 1024), (32 * 1024, 1024 * 1024),
+                                    (48 * 1024, 1024 * 1024), (64 * 1024, 4 * 1024 * 1024),
+                                    (16 * 1024, 256 * 1024), (4 * 1024, 32 * 1024)],
                          ids=lambda c: f"L1d{c[0] // 1024}K_L2{c[1] // 1024}K")
 def test_cache_blocks_fit_the_caches(isa, dtype, caches):
-    tuned = _native.gemm_blocking(dtype, 0, *TUNED_CACHES)
+    table = _native.gemm_blocking(dtype, 0, *TUNED_CACHES)
     k = _native.gemm_blocking(dtype, 0, *caches)
     itemsize = np.dtype(dtype).itemsize
+    l1, l2 = caches
     assert (k["l1d_bytes"], k["l2_bytes"]) == caches
+    assert (k["mr"], k["nr"]) == (table["mr"], table["nr"])
     assert k["kc"] % 8 == 0 and k["mc"] % k["mr"] == 0 and k["nc"] % k["nr"] == 0
-    l1_ratio, l2_ratio = caches[0] / TUNED_CACHES[0], caches[1] / TUNED_CACHES[1]
-    # kc follows the L1d (within rounding to 8), clamped to [1/2, 2] of the table's
-    assert abs(k["kc"] - tuned["kc"] * min(max(l1_ratio, 0.5), 2)) < 8
-    # the A block keeps its share of the L2 (within rounding to mr)
-    share = k["mc"] * k["kc"] / (tuned["mc"] * tuned["kc"])
-    assert share == pytest.approx(min(max(l2_ratio, 0.25), 2), abs=k["mr"] / tuned["mc"] * 2)
-    assert k["mc"] * k["kc"] * itemsize <= 0.9 * max(caches[1], TUNED_CACHES[1] / 4)
+    # never larger than the tuned blocks
+    assert k["kc"] <= table["kc"] and k["mc"] <= table["mc"] and k["nc"] <= table["nc"]
+    # the kc x nr micro-panel of B fits in the L1d (kc is at least 64), and kc is the
+    # largest multiple of 8 that does, up to the table's
+    assert k["kc"] * k["nr"] * itemsize <= l1 or k["kc"] == 64
+    assert k["kc"] == table["kc"] or k["kc"] == 64 or (k["kc"] + 8) * k["nr"] * itemsize > l1
+    # the mc x kc block of A fits in half the L2 (mc is at least one micro-tile)
+    assert k["mc"] * k["kc"] * itemsize <= l2 / 2 or k["mc"] == k["mr"]
+    assert k["mc"] == table["mc"] or k["mc"] == k["mr"] or (k["mc"] + k["mr"]) * k["kc"] * itemsize > l2 / 2
+
+
+def test_tuned_blocks_are_kept_on_the_cpu_they_were_tuned_on(isa):
+    # on the caches the tables were tuned on, the caps leave every block as it is:
+    # the same blocks as with caches too large to bind
+    huge = (1 << 30, 1 << 32)
+    for dtype in ("float32", "float64"):
+        for m in (0, 8, 10, 14):
+            assert _native.gemm_blocking(dtype, m, *TUNED_CACHES) == dict(
+                _native.gemm_blocking(dtype, m, *huge), l1d_bytes=TUNED_CACHES[0], l2_bytes=TUNED_CACHES[1])
 
 
 def test_blocks_on_this_cpu_are_the_reported_caches():
