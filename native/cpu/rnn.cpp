@@ -405,10 +405,16 @@ void rnn_backward_weights(const RnnShape& s, const T* x, const T* reserve, const
         if (rows > 0)
           gemm<T>(true, false, GH, H, rows, T(1), dg_rows.data(), GH, h_rows.data(), H, T(1), dwt.w_hh, H, nthreads);
       }
-      if (s.bias) {  // column sums, accumulated in double
+      if (s.bias) {  // column sums, accumulated in double; the threads share the columns,
+                     // so each column is summed in the same order at any thread count
         std::vector<double> si(GH, 0.0), sh(GH, 0.0);
-        for (int64_t q = 0; q < steps; ++q)
-          for (int64_t j = 0; j < GH; ++j) si[j] += r.dgates[q * GH + j], sh[j] += r.dgates_h[q * GH + j];
+        for_each_range(GH, nthreads, grain_for(2 * steps), [&](int64_t j0, int64_t j1) {
+          for (int64_t q = 0; q < steps; ++q) {
+            const T* gi = r.dgates + q * GH;
+            const T* gh = r.dgates_h + q * GH;
+            for (int64_t j = j0; j < j1; ++j) si[j] += gi[j], sh[j] += gh[j];
+          }
+        });
         for (int64_t j = 0; j < GH; ++j) {
           dwt.b_ih[j] += static_cast<T>(si[j]);
           dwt.b_hh[j] += static_cast<T>(sh[j]);
