@@ -1,9 +1,22 @@
-"""Shared helpers for the benchmarks: timing, environment checks, table output."""
+"""Shared helpers for the benchmarks: timing, environment checks, table output.
+
+Imported before minifw by every benchmark. Run as `python benchmarks/X.py` from a
+checkout whose extension is built in place (minifw/_native*.so, as the developer
+build leaves it), a benchmark measures that checkout, not another minifw installed
+in site-packages, which Python would otherwise find first (a script's own folder,
+not the working directory, starts sys.path). PYTHONPATH, when set, decides
+instead. The header names the minifw measured."""
+import glob
 import itertools
 import os
+import sys
 import time
 
 import numpy as np
+
+_CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if "PYTHONPATH" not in os.environ and glob.glob(os.path.join(_CHECKOUT, "minifw", "_native*")):
+    sys.path.insert(0, _CHECKOUT)
 
 
 def warn_openblas_env():
@@ -51,6 +64,7 @@ def header(title, command, info=None, extra=()):
     if info is None:
         import minifw
         info = minifw.info()
+        print(f"(measuring the minifw in {os.path.dirname(os.path.abspath(minifw.__file__))})", file=sys.stderr)
     lines = [f"## {title}", "",
              f"- date: {time.strftime('%Y-%m-%d')}",
              f"- CPU: {info['cpu']} ({os.cpu_count()} cores), minifw ISA {info['isa']}, "
