@@ -11,7 +11,9 @@ backward weights; no optimizer), three engines timed in one run:
 
 Times are medians of --repeats timed steps, each engine timed in blocks of three
 steps (after a warm-up step) that alternate between engines. "speedup vs X" is
-X's time / the primitives' time. Peak memory is measured apart from the timing,
+X's time / the primitives' time. minifw's engines fill one reserve, allocated once,
+at every step, as minifw.nn's recurrent layers reuse theirs (a new one each step is
+tens of MiB of fresh pages to fault in). Peak memory is measured apart from the timing,
 over building the inputs and weights and one step: tracemalloc for minifw's
 engines (NumPy reports its arrays to it; memory the native kernels allocate
 themselves is not seen), PyTorch's profiler memory events for torch.
@@ -64,9 +66,12 @@ def minifw_step(engine, desc, a):
     """A function running one step on `engine` (minifw.ops or minifw.engines.caffe); it
     returns (dx, dw)."""
     dw = np.zeros_like(a["w"])
+    # One reserve, filled by every step's forward, as nn's recurrent layers reuse theirs.
+    t, n = a["x"].shape[:2]
+    reserve = np.empty(desc.reserve_size(t, n), a["x"].dtype)
 
     def step():
-        _, _, _, reserve = engine.rnn_forward(desc, a["x"], a["h0"], a["c0"], a["w"], True)
+        engine.rnn_forward(desc, a["x"], a["h0"], a["c0"], a["w"], True, reserve=reserve)
         dx, _, _ = engine.rnn_backward_data(desc, a["x"], a["w"], reserve, a["h0"], a["c0"], a["dy"],
                                             None, None)
         dw[...] = 0

@@ -18,12 +18,14 @@ name                       what                                            defau
 ``pool.problems``          PoolProblem per call's arguments                1024 entries
 ``workspace:<device>``     the primitives' scratch memory (per thread)     1 GiB kept
 ``caffe.buffers``          the caffe engine's col buffer and the like      1 GiB kept
+``rnn.reserves``           a spare training reserve per recurrent shape    1 GiB kept
 =========================  ==============================================  ================
 
 The entry caches (`LRUCache`) drop the least recently used entry when full; their
-`maxsize` is settable. The two byte caches keep their buffers up to `max_cached_bytes`
+`maxsize` is settable. The byte caches keep their buffers up to `max_cached_bytes`
 and hand out a buffer of its own (freed when the caller lets go of it) for a request
-that would take them over; see minifw.devices.Workspace and minifw.engines.caffe.
+that would take them over; see minifw.devices.Workspace, minifw.engines.caffe and
+minifw.functions.recurrent.SpareReserves.
 """
 import collections
 import numbers

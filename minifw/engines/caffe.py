@@ -1058,9 +1058,10 @@ def _rnn_output(states, masks):
     return states if masks is None else states * masks
 
 
-def rnn_forward(desc, x, h0, c0, weights, training=True, *, lengths=None):
+def rnn_forward(desc, x, h0, c0, weights, training=True, *, lengths=None, reserve=None):
     """As minifw.ops.rnn_forward, a loop over the steps with one GEMM each. Training
-    writes every step's gates and states into the reserve; inference keeps none."""
+    writes every step's gates and states into the reserve (the caller's `reserve`,
+    zeroed first, when given); inference keeps none."""
     from ..ops import rnn as rnn_ops
     fn = "rnn_forward"
     rnn_ops._check_desc(fn, desc)
@@ -1075,7 +1076,12 @@ def rnn_forward(desc, x, h0, c0, weights, training=True, *, lengths=None):
     masks = _rnn_lengths(fn, lengths, t, n, dev)
     mode, hs, d = desc.mode, desc.hidden_size, desc.num_directions
     lstm = mode == "lstm"
-    reserve = devices.zeros(desc.reserve_size(t, n), desc.dtype, dev) if training else None
+    if reserve is None:
+        reserve = devices.zeros(desc.reserve_size(t, n), desc.dtype, dev) if training else None
+    else:
+        reserve = rnn_ops._reserve_out(fn, desc, reserve, training, t, n, dev)
+        check_same_device(fn, x=x, reserve=reserve)
+        reserve[...] = 0
     parts = _rnn_reserve_views(desc, reserve, t, n) if training else None
     h_n, c_n = xp.empty_like(h0), xp.empty_like(c0)
     inp = x

@@ -22,6 +22,7 @@ calls.
     w = np.zeros(desc.weight_count(), np.float32); desc.views(w)["weight_ih_l0"][...] = ...
     y, h_n, c_n, reserve = rnn_forward(desc, x, h0, c0, w, lengths=[5, 2, 7])
     y, h_n, c_n, _ = rnn_forward(desc, x, h0, c0, w, training=False)   # inference: no reserve
+    rnn_forward(desc, x, h0, c0, w, reserve=reserve)   # training into a reserve kept from step to step
     dx, dh0, dc0 = rnn_backward_data(desc, x, w, reserve, h0, c0, dy, dh_n, dc_n, lengths=[5, 2, 7])
     rnn_backward_weights(desc, x, reserve, h0, dw, lengths=[5, 2, 7])   # dw += ..., the layout of w
 
@@ -240,9 +241,12 @@ def _sizes(desc, x):
     return desc._sizes(x.shape[0], x.shape[1])
 
 
-def rnn_forward(desc, x, h0, c0, weights, training=True, lengths=None):
+def rnn_forward(desc, x, h0, c0, weights, training=True, lengths=None, *, reserve=None):
     """(y (T, N, D*H), h_n (L*D, N, H), c_n (LSTM) or None, reserve (training) or None).
-    h0 (and c0) may be None for zeros; lengths None (all T) or N sequence lengths."""
+    h0 (and c0) may be None for zeros; lengths None (all T) or N sequence lengths.
+    `reserve`: training only, an array of desc.reserve_size(T, N) elements to fill and
+    return instead of a new one (as cuDNN's caller passes its reserve space): a caller
+    that trains step after step reuses one, as nn.LSTM/GRU/RNN do."""
     fn = "rnn_forward"
     _check_desc(fn, desc)
     x = _check_x(fn, desc, x)
@@ -259,12 +263,24 @@ def rnn_forward(desc, x, h0, c0, weights, training=True, lengths=None):
     c_n = devices.empty(c0.shape, desc.dtype, dev)
     # Only training keeps every step's gates and states; inference's one block of gates and one
     # layer output are scratch.
-    reserve = devices.empty(desc.reserve_size(t, n) if training else 0, desc.dtype, dev)
+    reserve = _reserve_out(fn, desc, reserve, training, t, n, dev)
+    check_same_device(fn, x=x, reserve=reserve)
     scratch = devices.workspace(dev).get(desc.workspace_size(t, n, training, device=dev)
                                          * np.dtype(desc.dtype).itemsize)
     devices.kernel_for("rnn", "forward", x)(*_sizes(desc, x), training, x, h0, c0, weights, y, h_n, c_n, reserve,
                                             scratch, lengths)
     return y, h_n, (c_n if desc.mode == "lstm" else None), (reserve if training else None)
+
+
+def _reserve_out(fn, desc, reserve, training, t, n, dev):
+    """The forward's reserve: a new array, or the caller's `reserve` once checked."""
+    if reserve is None:
+        return devices.empty(desc.reserve_size(t, n) if training else 0, desc.dtype, dev)
+    if not training:
+        raise ValueError(f"{fn}: reserve is filled by a training forward only; got one with training=False")
+    if devices.is_array(reserve) and not reserve.flags.c_contiguous:
+        raise ValueError(f"{fn}: reserve must be C-contiguous")
+    return _check_reserve(fn, desc, reserve, t, n)
 
 
 def _check_reserve(fn, desc, reserve, t, n):

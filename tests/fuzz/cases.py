@@ -295,8 +295,9 @@ def _rnn_setup(r):
 @case("ops.rnn_forward", result=lambda r: r[:3])
 def _rnn_fwd():
     s = _rnn_setup(_rng())
+    t, n = s["x"].shape[:2]
     return dict(desc=s["desc"], x=s["x"], h0=s["h0"], c0=s["c0"], weights=s["weights"], training=True,
-                lengths=s["lengths"])
+                lengths=s["lengths"], reserve=np.zeros(s["desc"].reserve_size(t, n), np.float32))
 
 
 def _rnn_after_forward(r):
