@@ -14,11 +14,11 @@ call and, on few cores, slow whatever runs next.
 Peak memory is measured apart from the timing, in a fresh state for each engine:
 the most bytes of arrays held at once while the model was built and trained for
 two iterations (minifw.devices.peak_memory): parameters, gradients, optimizer
-state, activations, the scratch memory the primitives take from minifw.devices and
-the caffe engine's col buffer. On the CPU that is what tracemalloc traced (NumPy
-reports its arrays there, beside the far smaller Python objects; the packing
-buffers the native GEMM allocates per thread are not counted); on "cuda" the GPU
-memory CuPy's pool handed to arrays.
+state, activations, the scratch memory the primitives take from minifw.devices,
+the caffe engine's col buffer and the recurrent layers' reserves. On the CPU that
+is what tracemalloc traced (NumPy reports its arrays there, beside the far smaller
+Python objects; the packing buffers the native GEMM allocates per thread are not
+counted); on "cuda" the GPU memory CuPy's pool handed to arrays.
 
 With engine "torch" (PyTorch, when it is installed; never a dependency), the same
 architecture is built from torch.nn layers holding a copy of the model's initial
@@ -40,6 +40,7 @@ from typing import NamedTuple
 
 import minifw
 from minifw import engines, nn, optim
+from minifw.functions.recurrent import spare_reserves
 from minifw.models import AlexNet, AlexNetSmall, CharLSTM, LeNet, WordLM
 
 
@@ -284,8 +285,7 @@ def peak_memory(model_name, engine, batch_size, device="cpu"):
     if engine == "torch":
         return _torch_peak_memory(model_name, batch_size, device)
     dev = minifw.devices.get(device, "bench")
-    minifw.devices.workspace(dev).clear()
-    engines.caffe.release_buffers()
+    _release_cached_memory(dev)
     loss_fn = nn.CrossEntropyLoss()
     try:
         with minifw.devices.peak_memory(dev) as meter, minifw.engine(engine):
@@ -294,8 +294,16 @@ def peak_memory(model_name, engine, batch_size, device="cpu"):
                 time_iteration(model, optimizer, x, target, loss_fn)
         return meter.bytes
     finally:
-        minifw.devices.workspace(dev).clear()
-        engines.caffe.release_buffers()
+        _release_cached_memory(dev)
+
+
+def _release_cached_memory(dev):
+    """Drop the memory minifw keeps between calls (scratch, the caffe engine's buffers, the
+    recurrent layers' spare reserves), so that what an engine uses is allocated, and counted,
+    while it is measured."""
+    minifw.devices.workspace(dev).clear()
+    engines.caffe.release_buffers()
+    spare_reserves.clear()
 
 
 def conv_algorithms(model, x):

@@ -158,3 +158,15 @@ def test_spares_follow_the_cache_limit_and_clear():
     for bad, error in ((-1, ValueError), (1.5, TypeError), (True, TypeError)):
         with pytest.raises(error, match="rnn reserves: max_cached_bytes must be an int >= 0"):
             spares.max_cached_bytes = bad
+
+
+def test_the_bench_counts_the_reserve_even_with_a_spare_cached():
+    from minifw import benchmark
+    reserve_bytes = ops.RNNDescriptor("lstm", 128, 512, 2).reserve_size(64, 2) * 4
+    fresh = benchmark.peak_memory("charlstm", "primitives", 2)
+    assert caches.get("rnn.reserves").stats()["entries"] == 0  # it leaves nothing cached
+    m = nn.LSTM(128, 512, 2)  # a spare of the bench's size, cached beforehand
+    m(minifw.tensor(np.zeros((64, 2, 128), np.float32)))[0].sum().backward()
+    assert caches.get("rnn.reserves").stats()["current_bytes"] == reserve_bytes
+    # is not used uncounted: the peak is the same as from nothing cached
+    assert abs(benchmark.peak_memory("charlstm", "primitives", 2) - fresh) < reserve_bytes / 4
