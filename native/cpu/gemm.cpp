@@ -442,8 +442,8 @@ void pack_strided(const void* self, T* dst, int64_t outer0, int64_t outer_len, i
     case 6: return pack_strided_w<T, 6>(m, dst, outer0, outer_len, k0, kc, width);
     case 8: return pack_strided_w<T, 8>(m, dst, outer0, outer_len, k0, kc, width);
     case 10: return pack_strided_w<T, 10>(m, dst, outer0, outer_len, k0, kc, width);
-    case 14: return pack_strided_w<T, 14>(m, dst, outer0, outer_len, k0, kc, width);
     case 12: return pack_strided_w<T, 12>(m, dst, outer0, outer_len, k0, kc, width);
+    case 14: return pack_strided_w<T, 14>(m, dst, outer0, outer_len, k0, kc, width);
     case 16: return pack_strided_w<T, 16>(m, dst, outer0, outer_len, k0, kc, width);
     case 24: return pack_strided_w<T, 24>(m, dst, outer0, outer_len, k0, kc, width);
     case 32: return pack_strided_w<T, 32>(m, dst, outer0, outer_len, k0, kc, width);
