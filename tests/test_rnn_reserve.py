@@ -87,6 +87,12 @@ def test_bad_reserves_are_refused_naming_the_argument(engine):
         call(np.empty(size, np.float32), training=False)
     with pytest.raises(TypeError, match="rnn_forward: reserve"):
         call([0.0] * size)
+    # the reserve is written while x, the states and the weights are read: no overlap
+    shared = np.zeros(size + w.size, np.float32)
+    shared[size:] = w
+    eng.rnn_forward(desc, x, h0, c0, shared[size:], True, reserve=shared[:size])  # side by side is fine
+    with pytest.raises(ValueError, match="rnn_forward: reserve must not share memory with weights"):
+        eng.rnn_forward(desc, x, h0, c0, shared[size - 5:size - 5 + w.size], True, reserve=shared[:size])
 
 
 def _lstm_step(m, x, seed):

@@ -1079,7 +1079,8 @@ def rnn_forward(desc, x, h0, c0, weights, training=True, *, lengths=None, reserv
     if reserve is None:
         reserve = devices.zeros(desc.reserve_size(t, n), desc.dtype, dev) if training else None
     else:
-        reserve = rnn_ops._reserve_out(fn, desc, reserve, training, t, n, dev)
+        reserve = rnn_ops._reserve_out(fn, desc, reserve, training, t, n, dev,
+                                       dict(x=x, h0=h0, c0=c0, weights=weights))
         check_same_device(fn, x=x, reserve=reserve)
         reserve[...] = 0
     parts = _rnn_reserve_views(desc, reserve, t, n) if training else None

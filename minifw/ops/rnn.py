@@ -263,7 +263,7 @@ def rnn_forward(desc, x, h0, c0, weights, training=True, lengths=None, *, reserv
     c_n = devices.empty(c0.shape, desc.dtype, dev)
     # Only training keeps every step's gates and states; inference's one block of gates and one
     # layer output are scratch.
-    reserve = _reserve_out(fn, desc, reserve, training, t, n, dev)
+    reserve = _reserve_out(fn, desc, reserve, training, t, n, dev, dict(x=x, h0=h0, c0=c0, weights=weights))
     check_same_device(fn, x=x, reserve=reserve)
     scratch = devices.workspace(dev).get(desc.workspace_size(t, n, training, device=dev)
                                          * np.dtype(desc.dtype).itemsize)
@@ -272,15 +272,20 @@ def rnn_forward(desc, x, h0, c0, weights, training=True, lengths=None, *, reserv
     return y, h_n, (c_n if desc.mode == "lstm" else None), (reserve if training else None)
 
 
-def _reserve_out(fn, desc, reserve, training, t, n, dev):
-    """The forward's reserve: a new array, or the caller's `reserve` once checked."""
+def _reserve_out(fn, desc, reserve, training, t, n, dev, inputs):
+    """The forward's reserve: a new array, or the caller's `reserve` once checked (none of
+    `inputs`, {name: array}, may share its memory)."""
     if reserve is None:
         return devices.empty(desc.reserve_size(t, n) if training else 0, desc.dtype, dev)
     if not training:
         raise ValueError(f"{fn}: reserve is filled by a training forward only; got one with training=False")
     if devices.is_array(reserve) and not reserve.flags.c_contiguous:
         raise ValueError(f"{fn}: reserve must be C-contiguous")
-    return _check_reserve(fn, desc, reserve, t, n)
+    reserve = _check_reserve(fn, desc, reserve, t, n)
+    for name, a in inputs.items():
+        if isinstance(a, np.ndarray) and isinstance(reserve, np.ndarray) and np.may_share_memory(reserve, a):
+            raise ValueError(f"{fn}: reserve must not share memory with {name}")
+    return reserve
 
 
 def _check_reserve(fn, desc, reserve, t, n):
