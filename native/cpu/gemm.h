@@ -103,7 +103,7 @@ struct CpuCaches {
 // The kernel for a product whose C has M rows: among the ISA's register
 // blocks, the one that pads M the least (M = 50 runs as 5 tiles of 10 rows
 // rather than 4 tiles of 14, an eighth of them padding). M <= 0: the largest.
-// Its cache blocks are the ISA table's scaled to this CPU's caches
+// Its cache blocks are the ISA table's capped to this CPU's caches
 // (cpu_caches and cache_blocks below).
 template <typename T>
 GemmKernel<T> gemm_kernel(Isa isa, int64_t M = 0);
