@@ -159,6 +159,13 @@ def test_spares_follow_the_cache_limit_and_clear():
     spares.max_cached_bytes = 1 << 20
     m(x)[0].sum().backward()
     assert spares.stats()["entries"] == 1
+    nbytes = spares.stats()["current_bytes"]
+    spares.max_cached_bytes = nbytes  # still fits
+    assert spares.stats()["entries"] == 1
+    spares.max_cached_bytes = nbytes - 1  # lowering the limit drops what is over it
+    assert spares.stats() == {"entries": 0, "current_bytes": 0, "max_cached_bytes": nbytes - 1}
+    spares.max_cached_bytes = 1 << 20
+    m(x)[0].sum().backward()
     caches.clear()
     assert spares.stats()["entries"] == 0
     for bad, error in ((-1, ValueError), (1.5, TypeError), (True, TypeError)):

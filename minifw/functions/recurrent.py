@@ -37,7 +37,13 @@ class SpareReserves:
 
     @max_cached_bytes.setter
     def max_cached_bytes(self, value):
-        self._max_cached = caches.check_size_limit("rnn reserves", "max_cached_bytes", value)
+        value = caches.check_size_limit("rnn reserves", "max_cached_bytes", value)
+        with self._lock:  # as the other byte caches: lowering the limit drops spares over it
+            self._max_cached = value
+            for key in sorted(self._spares, key=lambda k: self._spares[k].nbytes, reverse=True):
+                if self.current_bytes <= value:
+                    break
+                del self._spares[key]
 
     def take(self, desc, t, n, dev):
         size = desc.reserve_size(t, n)
