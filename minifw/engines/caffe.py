@@ -572,8 +572,18 @@ def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="m
         if dev.type == "cuda":
             backends.alert_not_deterministic("caffe engine's pool2d_backward (max, overlapping windows, "
                                              "an index outside its window) on 'cuda'")
+    if xp is np:
+        # Caffe's loop itself: each output adds its gradient where its maximum came from, in
+        # output order, in the input's type (ufunc.at adds in index order, so the result is
+        # the same at every run; the deterministic mode's taps above give the same bits on
+        # every device instead). dx is zeroed by a pass of its own, as caffe_set does: with
+        # np.zeros the kernel's page zeroing would land inside the scattered adds, slower.
+        dx = np.empty(n * c * h * w, dy.dtype)
+        dx.fill(0)
+        np.add.at(dx, np.asarray(at).ravel(), np.asarray(dy).ravel())
+        return _on_device_of(dy, dx.reshape(p.x_shape))
     # CuPy's bincount adds the weights with atomicAdd: on a GPU the order, and so the bits,
-    # may change from run to run; NumPy's adds in index order
+    # may change from run to run
     dx = xp.bincount(at.ravel(), weights=dy.ravel(), minlength=n * c * h * w)
     return _on_device_of(dy, dx.astype(dy.dtype, copy=False).reshape(p.x_shape))
 
@@ -602,11 +612,12 @@ def _check_indices_in_planes(indices, p):
     """The scatter must stay inside each input plane (the native kernel checks the same)."""
     fn = "pool2d_backward"
     plane = p.x_shape[2] * p.x_shape[3]
+    if indices.size == 0 or (int(indices.min()) >= 0 and int(indices.max()) < plane):
+        return
     outside = (indices < 0) | (indices >= plane)
-    if outside.any():
-        at = int(_xp(outside).flatnonzero(outside)[0])
-        raise ValueError(f"{fn}: indices: value {int(indices.reshape(-1)[at])} at flat position {at} is "
-                         f"outside the input plane [0, {plane})")
+    at = int(_xp(outside).flatnonzero(outside)[0])
+    raise ValueError(f"{fn}: indices: value {int(indices.reshape(-1)[at])} at flat position {at} is "
+                     f"outside the input plane [0, {plane})")
 
 
 # ---- activations (relu_layer, sigmoid_layer, tanh_layer, elu_layer) -----------------
@@ -632,6 +643,10 @@ def activation_forward(x, mode, *, negative_slope=0.01, alpha=1.0, inplace=False
     """As minifw.ops.activation_forward; with inplace=True the result is written into x
     (C-contiguous and writable) and x is returned."""
     x, slope, alpha, inplace = check_activation_forward_args(x, mode, negative_slope, alpha, inplace)
+    if inplace and mode == "relu":
+        # ReLULayer's in-place form: the bottom blob is overwritten as it is read
+        _xp(x).maximum(x, 0, out=x)
+        return x
     y = _on_device_of(x, _activate(x, mode, slope, alpha))
     if inplace:
         x[...] = y
@@ -802,7 +817,11 @@ def lrn_forward(x, size, *, alpha=1e-4, beta=0.75, k=1.0):
     scale = _channel_window_sums(x * x, size // 2, (size - 1) // 2)
     scale *= alpha / size
     scale += k
-    return x * scale ** -beta, scale
+    # powx then mul, as Caffe's; each pass writes the array it reads where it can (a new
+    # array per pass would be one more allocation, and one more pass, per call)
+    y = _xp(x).power(scale, -beta)
+    y *= x
+    return y, scale
 
 
 def lrn_backward(dy, x, y, scale, size, *, alpha=1e-4, beta=0.75, k=1.0):
@@ -815,9 +834,14 @@ def lrn_backward(dy, x, y, scale, size, *, alpha=1e-4, beta=0.75, k=1.0):
     y = check_like(fn, "y", y, x, "x")
     scale = check_like(fn, "scale", scale, x, "x")
     size, alpha, beta, k = _lrn_params(fn, x, size, alpha, beta, k)
-    ratio_sums = _channel_window_sums(dy * y / scale, (size - 1) // 2, size // 2)
-    dx = dy * scale ** -beta
-    dx -= (2 * alpha * beta / size) * x * ratio_sums
+    ratio = dy * y
+    ratio /= scale
+    ratio_sums = _channel_window_sums(ratio, (size - 1) // 2, size // 2)
+    dx = _xp(x).power(scale, -beta)
+    dx *= dy
+    ratio_sums *= x
+    ratio_sums *= 2 * alpha * beta / size
+    dx -= ratio_sums
     return dx
 
 

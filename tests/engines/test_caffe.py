@@ -359,6 +359,26 @@ def test_heavily_padded_huge_window_visits_only_taps_inside_the_input(count_incl
                                   ops.pool2d_backward(np.ones_like(y), x.shape, **args))
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids)
+def test_overlapping_max_pool_backward_adds_in_caffes_order(rng, dtype):
+    # Caffe's MaxPoolBackward: for each output in order, bottom_diff[mask] += top_diff, in the
+    # blob's type. Overlapping windows (3/2, ceil) with ties make inputs that receive from up
+    # to four outputs; the engine's float32 sums must be those of that loop, bit for bit.
+    x = rng.integers(0, 3, (2, 3, 9, 8)).astype(dtype)  # many ties: shared maxima
+    args = dict(kernel_size=3, stride=2, ceil_mode=True, mode="max")
+    y, indices = caffe.pool2d_forward(x, return_indices=True, **args)
+    dy = rng.standard_normal(y.shape).astype(dtype)
+    loop = np.zeros(x.shape, dtype)
+    for n, c in np.ndindex(*x.shape[:2]):
+        plane = loop[n, c].reshape(-1)
+        for i, at in enumerate(indices[n, c].reshape(-1)):
+            plane[at] += dy[n, c].reshape(-1)[i]
+    dx = caffe.pool2d_backward(dy, x.shape, indices=indices, **args)
+    assert dx.dtype == dtype
+    np.testing.assert_array_equal(dx, loop)
+    assert np.count_nonzero(np.bincount(indices.reshape(6, -1)[0]) > 1)  # an input did receive twice
+
+
 # ---- activations -----------------------------------------------------------------------
 
 ACTIVATION_PARAMS = {"leaky_relu": dict(negative_slope=0.1), "elu": dict(alpha=1.3)}
