@@ -124,6 +124,7 @@ MINIFW_BINDINGS(bind_gemm) {
           d["kc"] = k.kc;
           d["mc"] = k.mc;
           d["nc"] = k.nc;
+          d["a_outer"] = k.a_outer;
         };
         if (dtype == "float64") {
           GemmKernel<double> k = gemm_kernel<double>(active_isa(), m);

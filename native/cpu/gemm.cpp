@@ -134,7 +134,14 @@ GemmKernel<T> gemm_kernel_for_caches(Isa isa, int64_t M, const CpuCaches& caches
     const double cost = static_cast<double>(ceil_div(M, mr) * mr) * (1.0 + 1.0 / 16);
     if (cost < best_cost) best_cost = cost, best = b;
   }
-  return cache_blocks(ks.blocks[best], caches);
+  GemmKernel<T> k = cache_blocks(ks.blocks[best], caches);
+  if (k.a_outer && k.tall_mc > 0 && M > k.mc) {
+    k.a_outer = false;
+    k.mc = k.tall_mc;
+    k.nc = k.tall_nc;
+    k = cache_blocks(k, caches);
+  }
+  return k;
 }
 
 template <typename T>

@@ -73,6 +73,12 @@ struct GemmKernel {
   // operands are packed exactly once while nc stays small, which is what an
   // expensive-to-pack B (implicit GEMM) under a small workspace wants.
   bool a_outer = false;
+  // An a_outer kernel's blocks for products whose C has more rows than mc
+  // (0: none). There A cannot be packed once, and re-packing B for every block
+  // of A cost more than re-packing A: such products run in the GotoBLAS order,
+  // with B in blocks of tall_nc columns (packed once per K block when N fits)
+  // and A in blocks of tall_mc rows.
+  int64_t tall_mc = 0, tall_nc = 0;
 };
 
 // Columns [n0, n1) of C = alpha * A * B^T + beta * C for a C of few rows, on
@@ -104,7 +110,8 @@ struct CpuCaches {
 // blocks, the one that pads M the least (M = 50 runs as 5 tiles of 10 rows
 // rather than 4 tiles of 14, an eighth of them padding). M <= 0: the largest.
 // Its cache blocks are the ISA table's capped to this CPU's caches
-// (cpu_caches and cache_blocks below).
+// (cpu_caches and cache_blocks below); an a_outer kernel's, where M is more
+// than its capped mc, are its tall_mc and tall_nc in the GotoBLAS order.
 template <typename T>
 GemmKernel<T> gemm_kernel(Isa isa, int64_t M = 0);
 

@@ -29,6 +29,7 @@ SIZES = [  # (M, N, K): odd, smaller and larger than every register tile and cac
     (5, 1031, 7),      # N past every nc
     (131, 37, 777),    # K past every kc, unequal blocks
     (521, 533, 401),   # M, N, K past every mc, nc, kc, with partial tiles at each edge
+    (589, 301, 403),   # M past the AVX-512 float blocks' mc: the GotoBLAS order with their tall blocks
     # few rows (an inner product at a small batch): NT runs as dot products
     (3, 37, 200),      # partial row and column tiles, K past a vector multiple
     (16, 257, 1031),   # K past the dot kernel's 4 KiB chunk, partial last column tile
@@ -333,6 +334,28 @@ def test_tuned_blocks_are_kept_on_the_cpu_they_were_tuned_on(isa):
                 _native.gemm_blocking(dtype, m, *huge), l1d_bytes=TUNED_CACHES[0], l2_bytes=TUNED_CACHES[1])
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("caches", [TUNED_CACHES, (48 * 1024, 1024 * 1024), (32 * 1024, 512 * 1024)],
+                         ids=lambda c: f"L1d{c[0] // 1024}K_L2{c[1] // 1024}K")
+def test_loop_order_follows_the_rows(isa, dtype, caches):
+    # A kernel that packs each block of A once (a_outer) keeps that order while C's rows fit
+    # in one block of A; past it, B would be packed again for every block of A, so the
+    # product runs in the GotoBLAS order, on blocks that still fit the caches.
+    table = _native.gemm_blocking(dtype, 0, *caches)
+    itemsize = np.dtype(dtype).itemsize
+    fits = _native.gemm_blocking(dtype, table["mc"], *caches)
+    tall = _native.gemm_blocking(dtype, table["mc"] + 1, *caches)
+    assert fits["a_outer"] == table["a_outer"] and fits["mc"] == table["mc"]
+    if not table["a_outer"]:
+        assert tall == dict(fits)
+        return
+    assert not tall["a_outer"]
+    assert tall["name"] == fits["name"] and tall["kc"] == fits["kc"]
+    assert tall["mc"] % tall["mr"] == 0 and tall["mc"] * tall["kc"] * itemsize <= caches[1] / 2
+    assert tall["nc"] % tall["nr"] == 0 and tall["nc"] >= table["nc"]
+    assert _native.gemm_blocking(dtype, 4096, *caches) == tall
+
+
 def test_blocks_on_this_cpu_are_the_reported_caches():
     here = _native.gemm_blocking("float32")
     assert here == _native.gemm_blocking("float32", 0, here["l1d_bytes"], here["l2_bytes"]) \
@@ -346,6 +369,7 @@ PREPACKED_SIZES = [
     (17, 33, 9),
     (131, 37, 777),    # K past every kc, unequal blocks
     (521, 533, 401),   # M, N, K past every mc, nc, kc
+    (589, 301, 403),   # M past the AVX-512 float blocks' mc: the GotoBLAS order over the packed B
     (5, 1031, 70),     # few rows: NT runs as dot products and B stays unpacked
 ]
 
