@@ -43,9 +43,13 @@ def time_engines(fns, repeats, block=3, warmup=1, settle=0.15):
     while any(len(t) < repeats for t in times.values()):
         for name, fn in fns.items():
             time.sleep(settle)
-            # Warm up for a few calls and at least 2 ms: after the pause a
-            # core wakes slowly, which would dominate microsecond-sized calls.
-            t_end = time.perf_counter() + 0.002
+            # Warm up for a few calls and at least 30 ms: after the pause a
+            # core wakes slowly, and the OpenMP team's threads may wake up on
+            # one core, where every parallel call of a millisecond or less then
+            # took 8 ms (two scheduler ticks) until the kernel moved a thread
+            # away. A 2 ms warm-up left whole blocks of 512^3 GEMMs at 8 ms on a
+            # 2-core VM; 30 ms of calls spread them in every block we timed.
+            t_end = time.perf_counter() + 0.03
             for i in itertools.count():
                 if i >= warmup and time.perf_counter() >= t_end:
                     break
