@@ -50,6 +50,8 @@ CASES = {
     # output rows of 16 or more: the image-major lowering (the others put the batch innermost)
     "wide_rows_stride2_pad1_dil2": ((2, 3, 40, 37), (4, 3, 3, 3), 2, 1, 2, 1),
     "wide_rows_groups2_pad2": ((2, 6, 20, 21), (8, 3, 5, 5), 1, 2, 1, 2),
+    # a column stride of 3 (three phases of columns), unequal strides, groups, three images
+    "wide_rows_stride2x3_groups3": ((3, 6, 23, 70), (6, 2, 3, 4), (2, 3), (1, 0), 1, 3),
 }
 # Each output is a sum of products (C*R*S of them forward, K*R*S backward-data, N*Ho*Wo
 # backward-filter), rounded in another order than the reference's: the bound is rtol times
@@ -66,7 +68,20 @@ def test_cases_cover_both_lowerings():
                                               dilation=dilation, groups=groups))
 
     assert {name for name, case in CASES.items() if not batch_inner(*case)} == {
-        "lenet_conv1", "wide_rows_stride2_pad1_dil2", "wide_rows_groups2_pad2"}
+        "lenet_conv1", "wide_rows_stride2_pad1_dil2", "wide_rows_groups2_pad2", "wide_rows_stride2x3_groups3"}
+
+
+@pytest.mark.parametrize("images_per_chunk", [1, 2])
+@pytest.mark.parametrize("name", ["lenet_conv1", "wide_rows_stride2x3_groups3"])
+def test_weight_gemms_per_image_in_chunks(monkeypatch, name, images_per_chunk):
+    # the image-major backward-filter's GEMMs, one per image, stacked a few images at a time:
+    # every chunking adds up to the same dW
+    geo, (x, _, _, dy), refs = _conv_case(name, np.float64)
+    whole = caffe.conv2d_backward_filter(x, dy, refs["dw"][0].shape, **geo)
+    monkeypatch.setattr(caffe, "WEIGHT_GEMM_CHUNK_ELEMENTS", images_per_chunk * whole.size)
+    chunked = caffe.conv2d_backward_filter(x, dy, whole.shape, **geo)
+    assert_within_bound(chunked, *refs["dw"], CONV_RTOL[np.float64], 1e-30, "dw")
+    np.testing.assert_allclose(chunked, whole, rtol=1e-12, atol=0)
 
 
 @pytest.mark.parametrize("name", ["stride2_pad1_dil2", "wide_rows_groups2_pad2"])
