@@ -12,7 +12,11 @@ It needs the `caffe` command (Caffe 1.0, CPU_ONLY). Caffe is no dependency of mi
 is not built by it; Debian 11 packages it: `apt install caffe` there, or, on Debian 12,
 from bullseye's main archive (a sources entry for suite bullseye, then
 `apt install -t bullseye caffe`), with `libopenblas0-pthread` so that its BLAS is
-OpenBLAS. Without `caffe` on PATH (or --caffe) the benchmark says so and exits 2.
+OpenBLAS. Take that OpenBLAS from Debian 12 (`apt install -t bookworm libopenblas0-pthread`
+after Caffe): bullseye's 0.3.13 predates the Xeons with AMX and ran Caffe's AlexNet
+iteration in 1282 ms where 0.3.21 took 638 ms on the same 2-core Xeon. The header names
+the BLAS libraries `caffe` loads. Without `caffe` on PATH (or --caffe) the benchmark says
+so and exits 2.
 
 Conventions. Caffe's layers read and write persistent blobs, and `caffe time` reports,
 per layer, the mean over its iterations; each block here is one `caffe time` run, and
@@ -239,6 +243,17 @@ def format_rows(rows):
                                   f"{both_ours:.2f} ms, ratio {both_ours / both_real:.2f}")
 
 
+def blas_libraries(caffe):
+    """The BLAS files the dynamic loader gives `caffe` (ldd, links resolved), so that a
+    result names the BLAS real Caffe ran on; "unknown" where ldd cannot tell."""
+    try:
+        out = subprocess.run(["ldd", caffe], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    found = sorted({os.path.realpath(m.group(1)) for m in re.finditer(r"=>\s*(\S*blas\S*)", out)})
+    return ", ".join(found) or "unknown"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--models", default="lenet,alexnet",
@@ -270,7 +285,8 @@ def main(argv=None):
     warn_openblas_env()
     print(header("The caffe engine against real Caffe, per layer",
                  "python benchmarks/real_caffe.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-                 extra=[f"Caffe: {caffe}, OpenBLAS threads {minifw.get_num_threads()}"]))
+                 extra=[f"Caffe: {caffe}, OpenBLAS threads {minifw.get_num_threads()}; its BLAS: "
+                        f"{blas_libraries(caffe)}"]))
     results = {}
     with tempfile.TemporaryDirectory() as workdir:
         for model_name in models:

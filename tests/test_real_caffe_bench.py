@@ -111,4 +111,11 @@ def test_against_real_caffe(bench, capsys, tmp_path):
     assert all(min(r["caffe_fwd_ms"], r["caffe_bwd_ms"], r["engine_fwd_ms"], r["engine_bwd_ms"]) >= 0
                for r in rows)
     assert sum(r["caffe_fwd_ms"] for r in rows) > 0 and sum(r["engine_fwd_ms"] for r in rows) > 0
-    assert "forward + backward: real Caffe" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "forward + backward: real Caffe" in printed
+    assert re.search(r"its BLAS: \S*blas", printed)  # the files `caffe` loads, named
+
+
+def test_blas_of_a_program_without_one_is_unknown(bench, tmp_path):
+    assert bench.blas_libraries(str(tmp_path / "no-such-program")) == "unknown"
+    assert bench.blas_libraries(shutil.which("sh")) == "unknown"  # libc and the loader only
