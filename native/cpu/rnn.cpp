@@ -75,10 +75,6 @@ void copy_rows(T* dst, const T* src, int64_t rows, int64_t cols, int64_t lds) {
   for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * cols, src + r * lds, sizeof(T) * cols);
 }
 
-template <typename T>
-void broadcast_rows(T* dst, const T* row, int64_t rows, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * cols, row, sizeof(T) * cols);
-}
 
 // The hidden state step k of direction d reads (ld in ldh): h0 (this layer and
 // direction's rows) at the first step, else the layer output one step back.
@@ -106,17 +102,29 @@ const T* h_prev_rows(const RnnShape& s, const int64_t* lengths, int64_t d, int64
 // Whether sequence n takes a step at time t.
 inline bool active(const int64_t* lengths, int64_t n, int64_t t) { return !lengths || t < lengths[n]; }
 
-// One step's gates and state update for rows [n0, n1). pre: x W_ih^T + b_ih, in the
-// step's gates rows, replaced by the activated gates; rec: h W_hh^T + b_hh.
+// One step's gates and state update for rows [n0, n1). gates: x W_ih^T, in the
+// step's gates rows, replaced by the activated gates; rec: h W_hh^T. The biases
+// b_ih and b_hh (null without bias) are added here, in the pass that reads both
+// products anyway: filling the GEMMs' outputs with them first wrote every gate
+// row once more (for the char-LSTM, 67 MB per forward).
 // Rows past their sequence's end (time t) get output 0, gates 0 and the cell
 // state carried over, so that the next step's c_prev is the kept state.
 // c may be c_prev (inference updates the cell state in place: each element is
 // read before it is written); hn may be null (inference keeps no W_hn h + b_hn).
 template <typename T>
-void forward_step(const RnnShape& s, T* gates, const T* rec, const T* h_prev, int64_t ldh, const T* c_prev,
-                  T* h, int64_t ld_out, T* c, T* hn, const int64_t* lengths, int64_t t, int64_t n0, int64_t n1) {
+void forward_step(const RnnShape& s, T* gates, const T* rec, const T* b_ih, const T* b_hh, const T* h_prev,
+                  int64_t ldh, const T* c_prev, T* h, int64_t ld_out, T* c, T* hn, const int64_t* lengths, int64_t t,
+                  int64_t n0, int64_t n1) {
   const int64_t H = s.hidden, GH = s.gates() * H;
   const VecMath<T>& vm = vecmath<T>();
+  // g[j] += r[j] + b_ih[j] + b_hh[j] over [j0, j1)
+  auto add_products = [&](T* g, const T* r, int64_t j0, int64_t j1) {
+    if (b_ih) {
+      for (int64_t j = j0; j < j1; ++j) g[j] += r[j] + (b_ih[j] + b_hh[j]);
+    } else {
+      for (int64_t j = j0; j < j1; ++j) g[j] += r[j];
+    }
+  };
   for (int64_t n = n0; n < n1; ++n) {
     T* g = gates + n * GH;
     const T* r = rec + n * GH;
@@ -131,7 +139,7 @@ void forward_step(const RnnShape& s, T* gates, const T* rec, const T* h_prev, in
     }
     switch (s.mode) {
       case RnnMode::lstm: {
-        for (int64_t j = 0; j < GH; ++j) g[j] += r[j];
+        add_products(g, r, 0, GH);
         vm.sigmoid(g, g, 2 * H);  // i, f
         vm.tanh(g + 2 * H, g + 2 * H, H);  // g
         vm.sigmoid(g + 3 * H, g + 3 * H, H);  // o
@@ -142,24 +150,28 @@ void forward_step(const RnnShape& s, T* gates, const T* rec, const T* h_prev, in
         break;
       }
       case RnnMode::gru: {
-        for (int64_t j = 0; j < 2 * H; ++j) g[j] += r[j];
+        add_products(g, r, 0, 2 * H);
         vm.sigmoid(g, g, 2 * H);  // r, z
-        if (hn) std::memcpy(hn + n * H, r + 2 * H, sizeof(T) * H);
-        for (int64_t j = 0; j < H; ++j) g[2 * H + j] += g[j] * r[2 * H + j];
+        // n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn)), the bracket kept in hn
+        const T* bn_i = b_ih ? b_ih + 2 * H : nullptr;
+        const T* bn_h = b_hh ? b_hh + 2 * H : nullptr;
+        for (int64_t j = 0; j < H; ++j) {
+          const T hidden_n = bn_h ? r[2 * H + j] + bn_h[j] : r[2 * H + j];
+          if (hn) hn[n * H + j] = hidden_n;
+          g[2 * H + j] += (bn_i ? bn_i[j] : T(0)) + g[j] * hidden_n;
+        }
         vm.tanh(g + 2 * H, g + 2 * H, H);  // n
         for (int64_t j = 0; j < H; ++j) ho[j] = (T(1) - g[H + j]) * g[2 * H + j] + g[H + j] * hp[j];
         break;
       }
       case RnnMode::rnn_tanh:
-        for (int64_t j = 0; j < H; ++j) g[j] += r[j];
+        add_products(g, r, 0, H);
         vm.tanh(g, g, H);
         std::memcpy(ho, g, sizeof(T) * H);
         break;
       case RnnMode::rnn_relu:
-        for (int64_t j = 0; j < H; ++j) {
-          const T v = g[j] + r[j];
-          ho[j] = g[j] = v > T(0) ? v : T(0);
-        }
+        add_products(g, r, 0, H);
+        for (int64_t j = 0; j < H; ++j) ho[j] = g[j] = g[j] > T(0) ? g[j] : T(0);
         break;
     }
   }
@@ -267,9 +279,7 @@ void rnn_forward(const RnnShape& s, const T* x, const T* h0, const T* c0, const 
         // The input projections of a block of steps, times [t0, t0 + steps in block), in one GEMM.
         const int64_t k1 = std::min(s.T, k0 + block), t0 = d == 0 ? k0 : s.T - k1, rows = (k1 - k0) * s.N;
         T* gates = training ? r.gates + t0 * s.N * GH : block_gates;
-        if (s.bias) broadcast_rows(gates, wt.b_ih, rows, GH);
-        gemm<T>(false, true, rows, GH, I, T(1), x_in + t0 * s.N * I, I, wt.w_ih, I, s.bias ? T(1) : T(0), gates,
-                GH, nthreads);
+        gemm<T>(false, true, rows, GH, I, T(1), x_in + t0 * s.N * I, I, wt.w_ih, I, T(0), gates, GH, nthreads);
         for (int64_t k = k0; k < k1; ++k) {
           const int64_t t = step_time(s, d, k), tp = prev_time(d, t);
           int64_t ldh;
@@ -277,11 +287,10 @@ void rnn_forward(const RnnShape& s, const T* x, const T* h0, const T* c0, const 
           const T* c_prev = !cell ? nullptr : !training ? cell : k == 0 ? c0 + state : cell + tp * NH;
           T* c = !cell ? nullptr : training ? cell + t * NH : cell;
           T* hn = r.hn ? r.hn + t * NH : nullptr;
-          if (s.bias) broadcast_rows(rec, wt.b_hh, s.N, GH);
-          gemm<T>(false, s.N, GH, H, T(1), h_prev, ldh, w_hh_t, s.bias ? T(1) : T(0), rec, GH, nthreads);
+          gemm<T>(false, s.N, GH, H, T(1), h_prev, ldh, w_hh_t, T(0), rec, GH, nthreads);
           for_each_range(s.N, nthreads, row_grain, [&](int64_t n0, int64_t n1) {
-            forward_step(s, gates + (t - t0) * s.N * GH, rec, h_prev, ldh, c_prev, out + t * s.N * DH + d * H, DH,
-                         c, hn, lengths, t, n0, n1);
+            forward_step(s, gates + (t - t0) * s.N * GH, rec, s.bias ? wt.b_ih : nullptr, s.bias ? wt.b_hh : nullptr,
+                         h_prev, ldh, c_prev, out + t * s.N * DH + d * H, DH, c, hn, lengths, t, n0, n1);
           });
         }
       }
@@ -406,18 +415,22 @@ void rnn_backward_weights(const RnnShape& s, const T* x, const T* reserve, const
           gemm<T>(true, false, GH, H, rows, T(1), dg_rows.data(), GH, h_rows.data(), H, T(1), dwt.w_hh, H, nthreads);
       }
       if (s.bias) {  // column sums, accumulated in double; the threads share the columns,
-                     // so each column is summed in the same order at any thread count
-        std::vector<double> si(GH, 0.0), sh(GH, 0.0);
-        for_each_range(GH, nthreads, grain_for(2 * steps), [&](int64_t j0, int64_t j1) {
+                     // so each column is summed in the same order at any thread count.
+                     // Outside GRU both biases have the same gradient: summed once.
+        const bool shared = r.dgates_h == r.dgates;
+        std::vector<double> si(GH, 0.0), sh(shared ? 0 : GH, 0.0);
+        for_each_range(GH, nthreads, grain_for((shared ? 1 : 2) * steps), [&](int64_t j0, int64_t j1) {
           for (int64_t q = 0; q < steps; ++q) {
             const T* gi = r.dgates + q * GH;
+            for (int64_t j = j0; j < j1; ++j) si[j] += gi[j];
+            if (shared) continue;
             const T* gh = r.dgates_h + q * GH;
-            for (int64_t j = j0; j < j1; ++j) si[j] += gi[j], sh[j] += gh[j];
+            for (int64_t j = j0; j < j1; ++j) sh[j] += gh[j];
           }
         });
         for (int64_t j = 0; j < GH; ++j) {
           dwt.b_ih[j] += static_cast<T>(si[j]);
-          dwt.b_hh[j] += static_cast<T>(sh[j]);
+          dwt.b_hh[j] += static_cast<T>(shared ? si[j] : sh[j]);
         }
       }
     }
