@@ -347,7 +347,7 @@ def _weight_gemm_per_image(dy, col, p):
     dW_g += dy[i]_g col[i]_g^T, added up in image order. dy is read where it lies (no
     transposed copy), and each GEMM's K is one image's pixels: a whole batch's as one K (LeNet
     conv1: 20 x 25 x 36864) ran at a third of the speed. The images go to np.matmul in
-    chunks, so that its stacked result stays about 4 MiB."""
+    chunks, so that its stacked result stays near WEIGHT_GEMM_CHUNK_ELEMENTS values."""
     n, k, ho, wo = p.out_shape
     g = p.groups
     dy_images = dy.reshape(n, g, k // g, ho * wo)

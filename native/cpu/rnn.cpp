@@ -75,7 +75,6 @@ void copy_rows(T* dst, const T* src, int64_t rows, int64_t cols, int64_t lds) {
   for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * cols, src + r * lds, sizeof(T) * cols);
 }
 
-
 // The hidden state step k of direction d reads (ld in ldh): h0 (this layer and
 // direction's rows) at the first step, else the layer output one step back.
 // With lengths, the reverse direction's sequence n starts from h0 at
@@ -117,12 +116,12 @@ void forward_step(const RnnShape& s, T* gates, const T* rec, const T* b_ih, cons
                   int64_t n0, int64_t n1) {
   const int64_t H = s.hidden, GH = s.gates() * H;
   const VecMath<T>& vm = vecmath<T>();
-  // g[j] += r[j] + b_ih[j] + b_hh[j] over [j0, j1)
-  auto add_products = [&](T* g, const T* r, int64_t j0, int64_t j1) {
+  // g[j] += r[j] + b_ih[j] + b_hh[j] for the first `count` gate values
+  auto add_products = [&](T* g, const T* r, int64_t count) {
     if (b_ih) {
-      for (int64_t j = j0; j < j1; ++j) g[j] += r[j] + (b_ih[j] + b_hh[j]);
+      for (int64_t j = 0; j < count; ++j) g[j] += r[j] + (b_ih[j] + b_hh[j]);
     } else {
-      for (int64_t j = j0; j < j1; ++j) g[j] += r[j];
+      for (int64_t j = 0; j < count; ++j) g[j] += r[j];
     }
   };
   for (int64_t n = n0; n < n1; ++n) {
@@ -139,7 +138,7 @@ void forward_step(const RnnShape& s, T* gates, const T* rec, const T* b_ih, cons
     }
     switch (s.mode) {
       case RnnMode::lstm: {
-        add_products(g, r, 0, GH);
+        add_products(g, r, GH);
         vm.sigmoid(g, g, 2 * H);  // i, f
         vm.tanh(g + 2 * H, g + 2 * H, H);  // g
         vm.sigmoid(g + 3 * H, g + 3 * H, H);  // o
@@ -150,7 +149,7 @@ void forward_step(const RnnShape& s, T* gates, const T* rec, const T* b_ih, cons
         break;
       }
       case RnnMode::gru: {
-        add_products(g, r, 0, 2 * H);
+        add_products(g, r, 2 * H);
         vm.sigmoid(g, g, 2 * H);  // r, z
         // n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn)), the bracket kept in hn
         const T* bn_i = b_ih ? b_ih + 2 * H : nullptr;
@@ -165,12 +164,12 @@ void forward_step(const RnnShape& s, T* gates, const T* rec, const T* b_ih, cons
         break;
       }
       case RnnMode::rnn_tanh:
-        add_products(g, r, 0, H);
+        add_products(g, r, H);
         vm.tanh(g, g, H);
         std::memcpy(ho, g, sizeof(T) * H);
         break;
       case RnnMode::rnn_relu:
-        add_products(g, r, 0, H);
+        add_products(g, r, H);
         for (int64_t j = 0; j < H; ++j) ho[j] = g[j] = g[j] > T(0) ? g[j] : T(0);
         break;
     }
