@@ -12,6 +12,7 @@ import atexit
 import datetime
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -270,5 +271,10 @@ def _abort_if_broken():
     process leaving after such a failure aborts the job, so that no rank is left waiting."""
     for group in [_group] + _failed_groups:
         if group is not None and group.broken is not None:
+            sys.stdout.flush()
             sys.stderr.flush()
+            # The launcher forwards each rank's output through a pipe, and the abort ends
+            # the job at once: without a moment for it to read what is in the pipe, the
+            # traceback saying why (already written) was lost in about 1 run of 12.
+            time.sleep(0.5)
             group.abort()
