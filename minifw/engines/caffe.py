@@ -250,7 +250,9 @@ def im2col(x, problem, batch_inner=None):
     # Image-major with a column stride: a tap's row is every sw-th column, one element at a
     # time (AlexNet conv1's 121 taps took 19 ms so). The padded columns are first dealt into
     # sw phases (columns b, b + sw, ...), where every tap's row is one contiguous run.
-    phases = [np.ascontiguousarray(padded[..., b::sw]) for b in range(sw)] if sw > 1 and not batch_inner else None
+    phases = None
+    if sw > 1 and not batch_inner:
+        phases = [np.ascontiguousarray(padded[..., b::sw]) for b in range(sw)]
     for r in range(kr):
         for s in range(ks):
             rows, cols = _tap_slices(problem, r, s)
