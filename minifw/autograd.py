@@ -718,17 +718,32 @@ def _references_of_an_unshared_result():
     return sys.getrefcount(g)
 
 
-_UNSHARED = _references_of_an_unshared_result()
+def _references_of_a_views_owner():
+    """What sys.getrefcount reports for the owner of a view that nothing but the view holds."""
+    view = np.empty(4).reshape(2, 2)
+    owner = view.base
+    return sys.getrefcount(owner)
+
+
+_UNSHARED, _OWNER_OF_ONE_VIEW = _references_of_an_unshared_result(), _references_of_a_views_owner()
 
 
 def _owned(g, others):
     """Whether the array g, a Function's result that backward holds in its results tuple
-    and as `g`, can be handed over: it owns its memory (no view of another), nothing else
-    references it (not the Function's saved state, not the caller), and it is none of
-    `others` (the node's other results and the gradients it was given)."""
-    return (devices.is_array(g) and g.base is None and g.flags.owndata
-            and sys.getrefcount(g) - 1 <= _UNSHARED  # - 1: the argument of this call
-            and not any(o is g for o in others))
+    and as `g`, can be handed over: nothing else references it (not the Function's saved
+    state, not the caller), it is none of `others` (the node's other results and the
+    gradients it was given), and it owns its memory or is a whole-array view (a reshape,
+    or a device's array type over host memory) of an array that nothing but g holds: a
+    new array returned in another shape."""
+    if not (devices.is_array(g) and sys.getrefcount(g) - 1 <= _UNSHARED  # - 1: this call's argument
+            and not any(o is g for o in others)):
+        return False
+    owner = g.base
+    if owner is None:
+        return bool(g.flags.owndata)
+    return (isinstance(g, type(owner)) and owner.base is None and owner.flags.owndata
+            and owner.nbytes == g.nbytes and g.flags.c_contiguous
+            and sys.getrefcount(owner) <= _OWNER_OF_ONE_VIEW)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=False):

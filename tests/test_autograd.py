@@ -736,6 +736,67 @@ def test_the_callers_gradient_passed_through_is_copied():
     np.testing.assert_array_equal(x.grad.numpy(), [2, 3, 4])
 
 
+class _Reshaped(Function):
+    """y = 2x; backward makes a new flat array and returns the whole of it in x's shape,
+    recording the flat array weakly or (with keep) by a reference of its own."""
+    made, keep = [], False
+
+    @staticmethod
+    def forward(ctx, x):
+        return 2 * x
+
+    @staticmethod
+    def backward(ctx, dy):
+        flat = np.empty(dy.size, dy.dtype)
+        flat[:] = 2 * dy.reshape(-1)
+        _Reshaped.made.append(flat if _Reshaped.keep else weakref.ref(flat))
+        return flat.reshape(dy.shape)
+
+
+def test_a_new_gradient_returned_as_a_reshaped_view_becomes_the_leafs_grad():
+    x = minifw.ones((2, 3), requires_grad=True)
+    _Reshaped.made.clear()
+    _Reshaped.keep = False
+    _Reshaped.apply(x).sum().backward()
+    assert x.grad._data.base is _Reshaped.made[0]()  # taken over, not copied
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 2))
+
+
+def test_a_view_whose_memory_is_held_elsewhere_is_copied():
+    x = minifw.ones((2, 3), requires_grad=True)
+    _Reshaped.made.clear()
+    _Reshaped.keep = True
+    try:
+        _Reshaped.apply(x).sum().backward()
+    finally:
+        _Reshaped.keep = False
+    assert not np.shares_memory(x.grad._data, _Reshaped.made[0])
+    _Reshaped.made[0][...] = 7
+    np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 3), 2))
+
+
+class _HalvesOfOne(Function):
+    """y = a + b; backward returns the two halves of one new array."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b
+
+    @staticmethod
+    def backward(ctx, dy):
+        both = np.concatenate([dy, dy])
+        return both[:dy.size], both[dy.size:]
+
+
+def test_part_of_an_array_is_copied():
+    a = minifw.ones(3, requires_grad=True)
+    b = minifw.ones(3, requires_grad=True)
+    _HalvesOfOne.apply(a, b).sum().backward()
+    assert not np.shares_memory(a.grad._data, b.grad._data)
+    a.grad._data += 10
+    np.testing.assert_array_equal(b.grad.numpy(), [1, 1, 1])
+
+
 def test_one_array_returned_for_two_inputs_is_not_taken_over():
     a = minifw.ones(3, requires_grad=True)
     b = minifw.ones(3, requires_grad=True)
