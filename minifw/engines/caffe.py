@@ -592,8 +592,11 @@ def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="m
             dx[x_at] += share[y_at]
         return dx
     _check_indices_in_planes(indices, p)
-    # MaxPoolBackward's scatter, bottom_diff[mask[i]] += top_diff[i], over every plane at once
-    at = indices + xp.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * (h * w)
+    # MaxPoolBackward's scatter, bottom_diff[mask[i]] += top_diff[i], over every plane at once;
+    # the flat indices go to a buffer kept between calls, as the col buffer is (a new array's
+    # pages would be zeroed by the kernel again at every call)
+    at = _buffer("pool_indices", indices.shape, np.int64, dev)
+    xp.add(indices, xp.arange(n * c, dtype=np.int64).reshape(n, c, 1, 1) * (h * w), out=at)
     (kh, kw), (sh, sw) = p.kernel_size, p.stride
     if sh >= kh and sw >= kw:
         # windows that do not overlap: no input element receives twice (the indices
@@ -648,7 +651,8 @@ def _check_indices_in_planes(indices, p):
     """The scatter must stay inside each input plane (the native kernel checks the same)."""
     fn = "pool2d_backward"
     plane = p.x_shape[2] * p.x_shape[3]
-    if indices.size == 0 or (int(indices.min()) >= 0 and int(indices.max()) < plane):
+    # one pass: seen as unsigned, a negative index is past every plane
+    if indices.size == 0 or int(indices.view(np.uint64).max()) < plane:
         return
     outside = (indices < 0) | (indices >= plane)
     at = int(_xp(outside).flatnonzero(outside)[0])
