@@ -52,7 +52,8 @@ def info():
     if unknown) and the float32 GEMM's register and cache blocks derived from them, and the
     devices the build can run ("cudasim" always; "cuda" when the CUDA kernels were compiled
     in, with the CUDA version and GPU architectures they were built for), and the GPU that
-    "cuda" runs on (devices.gpu_info(); None without one), as a dict."""
+    "cuda" runs on (devices.gpu_info(); None without one), and the glibc malloc thresholds
+    minifw set (devices.host_malloc_settings()), as a dict."""
     import numpy
 
     backends_compiled = ["cpu", "cudasim"] + (["cuda"] if _native.has_cuda else [])
@@ -71,6 +72,7 @@ def info():
         "cuda_kernels": ({"cuda": _native.cuda_version, "architectures": _native.cuda_architectures}
                          if _native.has_cuda else None),
         "gpu": devices.gpu_info(),
+        "host_malloc": devices.host_malloc_settings(),
     }
 
 

@@ -271,7 +271,11 @@ def run_info(args):
             ("backends", ", ".join(info["backends"])),
             ("CUDA kernels", "not compiled in" if info["cuda_kernels"] is None else
              "compiled with CUDA {cuda} for {architectures}".format(**info["cuda_kernels"])),
-            ("GPU", gpu)]
+            ("GPU", gpu),
+            ("host malloc", "glibc's defaults" if info["host_malloc"] is None else
+             "mmap threshold {m:g} MiB, trim threshold {t:g} MiB (MINIFW_MALLOC_TUNING=0 keeps "
+             "glibc's defaults)".format(m=info["host_malloc"]["mmap_threshold"] / 2 ** 20,
+                                        t=info["host_malloc"]["trim_threshold"] / 2 ** 20))]
     width = max(len(name) for name, _ in rows)
     for name, value in rows:
         print(f"{name + ':':<{width + 1}} {value}")

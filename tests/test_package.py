@@ -149,3 +149,62 @@ def test_cudnn_benchmark_is_minifws_autotune_switch():
             minifw.backends.cudnn.benchmark = 1
     finally:
         minifw.backends.benchmark = before
+
+
+# ---- glibc malloc's thresholds, fixed at import (minifw.devices) ---------------------------
+_STEP_LIKE_ROUNDS = r"""
+import json, resource, numpy as np, minifw
+def faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+counts = []
+for _ in range(5):  # each round holds four 4 MiB arrays, then frees them, as a training step
+    before = faults()
+    arrays = [np.empty(4 << 20, np.uint8) for _ in range(4)]
+    for a in arrays:
+        a.fill(1)
+    del arrays, a
+    counts.append(faults() - before)
+print(json.dumps({"settings": minifw.devices.host_malloc_settings(), "faults": counts}))
+"""
+
+
+def _run_with_env(code, **env):
+    import json
+    import subprocess
+    import sys
+
+    from tests.childenv import child_env
+
+    proc = subprocess.run([sys.executable, "-c", code], env=child_env(**env), capture_output=True,
+                          text=True, timeout=120)
+    return proc, (json.loads(proc.stdout) if proc.returncode == 0 else None)
+
+
+def _glibc():
+    import platform
+    import sys
+
+    return sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
+
+
+@pytest.mark.skipif(not _glibc(), reason="the thresholds are glibc's")
+def test_freed_arrays_are_reused_without_new_page_faults():
+    proc, out = _run_with_env(_STEP_LIKE_ROUNDS, MINIFW_MALLOC_TUNING="1")
+    assert proc.returncode == 0, proc.stderr
+    assert out["settings"] == {"mmap_threshold": 32 << 20, "trim_threshold": 128 << 20}
+    assert minifw.info()["host_malloc"] == minifw.devices.host_malloc_settings()
+    # 16 MiB is 4,096 pages: the first round maps them, later rounds reuse them (glibc's
+    # defaults give the heap back after each round: about 2,000 faults a round)
+    assert out["faults"][0] > 0 and max(out["faults"][1:]) < 200, out["faults"]
+
+
+def test_malloc_tuning_can_be_turned_off():
+    proc, out = _run_with_env(_STEP_LIKE_ROUNDS, MINIFW_MALLOC_TUNING="0")
+    assert proc.returncode == 0, proc.stderr
+    assert out["settings"] is None
+
+
+def test_malloc_tuning_bad_value_is_a_clear_error():
+    proc, _ = _run_with_env("import minifw", MINIFW_MALLOC_TUNING="yes")
+    assert proc.returncode != 0
+    assert "MINIFW_MALLOC_TUNING must be '0' or '1', got 'yes'" in proc.stderr
