@@ -173,7 +173,7 @@ def _run_with_env(code, **env):
     import subprocess
     import sys
 
-    from tests.childenv import child_env
+    from childenv import child_env
 
     proc = subprocess.run([sys.executable, "-c", code], env=child_env(**env), capture_output=True,
                           text=True, timeout=120)
