@@ -574,11 +574,13 @@ def workspace(dev=CPU):
 # with the thresholds below (the same steps; a bigger array freed earlier, by another
 # model or engine, could move glibc's own thresholds there too). So on glibc, importing
 # minifw fixes them: blocks up to 32 MiB (glibc's own ceiling) come from the heap, and up
-# to 128 MiB of freed heap stays mapped. The whole process shares the setting (PyTorch's
-# allocations too); MINIFW_MALLOC_TUNING=0 in the environment keeps glibc's defaults.
+# to 512 MiB of freed heap stays mapped (with 128 MiB, the caffe engine's AlexNet b16
+# iteration, which frees over a GiB, still took 10,500 page faults; with 512 MiB, 1,400).
+# The whole process shares the setting (PyTorch's allocations too); MINIFW_MALLOC_TUNING=0
+# in the environment keeps glibc's defaults.
 
 MALLOC_MMAP_THRESHOLD = 32 << 20
-MALLOC_TRIM_THRESHOLD = 128 << 20
+MALLOC_TRIM_THRESHOLD = 512 << 20
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
 _malloc_settings = None
 

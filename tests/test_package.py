@@ -191,7 +191,7 @@ def _glibc():
 def test_freed_arrays_are_reused_without_new_page_faults():
     proc, out = _run_with_env(_STEP_LIKE_ROUNDS, MINIFW_MALLOC_TUNING="1")
     assert proc.returncode == 0, proc.stderr
-    assert out["settings"] == {"mmap_threshold": 32 << 20, "trim_threshold": 128 << 20}
+    assert out["settings"] == {"mmap_threshold": 32 << 20, "trim_threshold": 512 << 20}
     assert minifw.info()["host_malloc"] == minifw.devices.host_malloc_settings()
     # 16 MiB is 4,096 pages: the first round maps them, later rounds reuse them (glibc's
     # defaults give the heap back after each round: about 2,000 faults a round)
