@@ -394,6 +394,37 @@ def test_overlapping_max_pool_backward_adds_in_caffes_order(rng, dtype):
     assert np.count_nonzero(np.bincount(indices.reshape(6, -1)[0]) > 1)  # an input did receive twice
 
 
+@pytest.mark.parametrize("chunk", [1, 40, 1 << 20], ids=["plane_by_plane", "uneven_chunks", "one_chunk"])
+@pytest.mark.parametrize("geometry", [dict(kernel_size=3, stride=2, ceil_mode=True), dict(kernel_size=2)],
+                         ids=["overlapping", "disjoint"])
+def test_max_pool_backward_scatters_in_chunks_of_planes(monkeypatch, rng, chunk, geometry):
+    # the host scatter runs a chunk of (image, channel) planes at a time: every chunking
+    # gives Caffe's loop, bit for bit (chunk 40 takes two planes of 4 x 4 outputs a chunk,
+    # the last chunk one)
+    monkeypatch.setattr(caffe, "SCATTER_CHUNK_ELEMENTS", chunk)
+    x = rng.integers(0, 3, (3, 3, 9, 8)).astype(np.float32)
+    y, indices = caffe.pool2d_forward(x, return_indices=True, **geometry)
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    loop = np.zeros(x.shape, np.float32)
+    for n, c in np.ndindex(*x.shape[:2]):
+        plane = loop[n, c].reshape(-1)
+        for i, at in enumerate(indices[n, c].reshape(-1)):
+            plane[at] += dy[n, c].reshape(-1)[i]
+    np.testing.assert_array_equal(caffe.pool2d_backward(dy, x.shape, indices=indices, **geometry), loop)
+
+
+@pytest.mark.parametrize("bad", [-1, 72, 2 ** 40], ids=["negative", "one_past_the_plane", "huge"])
+def test_max_pool_backward_names_the_first_index_outside_in_a_later_chunk(monkeypatch, bad):
+    monkeypatch.setattr(caffe, "SCATTER_CHUNK_ELEMENTS", 20)  # a plane (16 outputs) per chunk
+    x = np.zeros((2, 3, 9, 8), np.float32)
+    y, indices = caffe.pool2d_forward(x, kernel_size=3, stride=2, ceil_mode=True, return_indices=True)
+    indices[1, 2, 3, 1] = bad  # the last plane, flat position 5 * 16 + 13 = 93
+    indices[1, 2, 3, 3] = 999
+    with pytest.raises(ValueError, match=rf"pool2d_backward: indices: value {bad} at flat position 93 is "
+                                         rf"outside the input plane \[0, 72\)"):
+        caffe.pool2d_backward(y, x.shape, kernel_size=3, stride=2, ceil_mode=True, indices=indices)
+
+
 # ---- activations -----------------------------------------------------------------------
 
 ACTIVATION_PARAMS = {"leaky_relu": dict(negative_slope=0.1), "elu": dict(alpha=1.3)}
