@@ -11,10 +11,14 @@ Algorithms (each a separate native implementation):
 algorithm          directions                  what it does
 =================  ==========================  ============================================
 ``im2col_gemm``    all three                   lowers the whole batch into a matrix in the
-                                               workspace, then one GEMM per group (Caffe)
+                                               workspace, then one GEMM per group (Caffe);
+                                               backward_data in chunks of images whose
+                                               lowered gradient fits a quarter of the L2
 ``implicit_gemm``  all three                   the same GEMM, but tiles of the lowered
                                                matrix are formed while packing: workspace
-                                               is only the GEMM's packing buffers
+                                               is only the GEMM's packing buffers (a small
+                                               filter bank's backward_filter: one image
+                                               lowered per thread, then dot products)
 ``winograd``       forward, backward_data      F(4x4, 3x3): 3x3 kernels, stride 1,
                                                dilation 1, padding <= 2
 ``gemm_1x1``       all three                   1x1, stride 1, no padding: the input is

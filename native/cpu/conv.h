@@ -56,6 +56,9 @@ template <typename T> void gemm1x1_backward_data(const ConvShape& s, const T* dy
 template <typename T> void gemm1x1_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, int nthreads);
 
 // ---- shared pieces ------------------------------------------------------------
+// The lowered matrix of s.N images (conv_im2col.cpp): col[(c * R + r) * S + s][n * P + p].
+template <typename T> void im2col_lower(const ConvShape& s, const T* x, T* col, int nthreads);
+
 // An NCHW tensor seen as a matrix with channels [c0, c0 + rows) as rows and
 // (image, pixel) as columns: element (ch, n * P + p) = base[n * image_stride + (c0 + ch) * P + p].
 template <typename T>

@@ -91,6 +91,14 @@ CASES = [
     # a long GEMM K against a small C, which the GEMM splits along K among threads
     Case("long_k_filter_bank", (8, 1, 28, 28), (20, 1, 5, 5)),
     Case("long_k_small_output", (2, 512, 3, 3), (6, 512, 3, 3), padding=1),
+    # implicit_gemm's backward-filter of a small bank over long images: per image, dot
+    # products, images in chunks of 4 (the last one short)
+    Case("dot_filter_n9_groups2_stride2_dil2", (9, 2, 40, 40), (4, 1, 3, 3), stride=2, padding=1, dilation=2,
+         groups=2),
+    # im2col_gemm's backward-data over batches whose lowered gradient is lowered in chunks
+    # of images that fit in the L2 (test_conv_api checks that they are)
+    Case("lenet_conv2_n9_chunked_data", (9, 20, 12, 12), (50, 20, 5, 5)),
+    Case("chunked_data_groups2_stride2", (7, 24, 19, 19), (16, 12, 5, 5), stride=2, padding=2, groups=2),
     # network layers at small batch (LeNet exact; AlexNet with full channel
     # counts, kernels, strides, padding and groups)
     Case("lenet_conv1", (2, 1, 28, 28), (20, 1, 5, 5)),
@@ -248,7 +256,8 @@ def test_backward_bias(case, dtype):
 # feature, run under every instruction set the CPU supports.
 ISA_CASES = [CASES_BY_ID[i] for i in ("odd11x13_3x3_pad0", "c17_3x3_pad2", "winograd_tiles_plus_edge",
                                       "mixed_stride2x3_pad3x0_dil1x2", "groups3_dil2",
-                                      "depthwise6_5x5_stride2", "k1x1_c16", "k1x1_groups2", "lenet_conv2")]
+                                      "depthwise6_5x5_stride2", "k1x1_c16", "k1x1_groups2", "lenet_conv2",
+                                      "dot_filter_n9_groups2_stride2_dil2", "lenet_conv2_n9_chunked_data")]
 
 
 @pytest.mark.parametrize("direction,case,algo,dtype", [

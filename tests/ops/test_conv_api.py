@@ -128,12 +128,49 @@ def num_threads(request):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("direction", DIRECTIONS)
 @pytest.mark.parametrize("x_shape,w_shape,geometry", NETWORK_LAYERS)
-def test_implicit_gemm_workspace_is_at_most_5_percent_of_im2col(x_shape, w_shape, geometry, direction, dtype,
-                                                                num_threads):
+def test_implicit_gemm_workspace_is_at_most_5_percent_of_the_lowered_matrix(x_shape, w_shape, geometry,
+                                                                           direction, dtype, num_threads):
+    # the whole batch's lowered matrix: the forward im2col's workspace (im2col's backward-data
+    # may lower the batch in chunks)
     p = ops.ConvProblem(x_shape, w_shape, dtype=dtype, **geometry)
-    im2col = ops.conv_workspace_size(p, direction, "im2col_gemm")
+    lowered = ops.conv_workspace_size(p, "forward", "im2col_gemm")
     implicit = ops.conv_workspace_size(p, direction, "implicit_gemm")
-    assert implicit <= 0.05 * im2col, (implicit, im2col)
+    assert implicit <= 0.05 * lowered, (implicit, lowered)
+
+
+def _l2_bytes():
+    return minifw.info()["caches"]["l2"] or 1 << 20  # the library's guess where unknown
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("x_shape,w_shape,geometry", [
+    pytest.param((9, 20, 12, 12), (50, 20, 5, 5), {}, id="lenet_conv2_n9"),
+    pytest.param((7, 24, 19, 19), (16, 12, 5, 5), dict(stride=2, padding=2, groups=2), id="groups2_stride2")])
+def test_im2col_backward_data_lowers_a_batch_in_chunks_that_fit_the_l2(x_shape, w_shape, geometry, dtype,
+                                                                        num_threads):
+    # the shapes of test_conv's chunked cases: a quarter of the L2 holds at least one image's
+    # lowered gradient, and the batch holds more images than the threads' chunks take
+    p = ops.ConvProblem(x_shape, w_shape, dtype=dtype, **geometry)
+    n, c = x_shape[:2]
+    r, s = w_shape[2:]
+    per_image = c * r * s * p.out_shape[2] * p.out_shape[3] * np.dtype(dtype).itemsize
+    if 4 * per_image > _l2_bytes():
+        pytest.skip(f"one image's lowered gradient ({per_image} bytes) is over a quarter of this CPU's L2")
+    images = min(n, _l2_bytes() // 4 // per_image)
+    chunks = -(-n // images)
+    assert chunks > 1
+    explicit, _ = conv_module._query_workspace(p, "backward_data", "im2col_gemm", minifw.devices.CPU)
+    assert explicit == per_image * images * min(num_threads, chunks)
+
+
+def test_implicit_backward_filter_of_a_small_bank_runs_per_image_dot_products(num_threads):
+    # 4 filters of 1 x 3 x 3 per group over 19 x 19 outputs of 9 images: a lowered image per
+    # thread and a partial gradient per chunk of 4 images, as its workspace says
+    p = ops.ConvProblem((9, 2, 40, 40), (4, 1, 3, 3), stride=2, padding=1, dilation=2, groups=2)
+    chunks = 3
+    lowered_image = 2 * 3 * 3 * 19 * 19
+    expected = 4 * (min(num_threads, chunks) * lowered_image + chunks * 4 * 1 * 3 * 3)
+    assert ops.conv_workspace_size(p, "backward_filter", "implicit_gemm") == expected
 
 
 @pytest.mark.parametrize("direction", DIRECTIONS)

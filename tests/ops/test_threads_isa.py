@@ -53,6 +53,9 @@ THREAD_CASES = [  # each GEMM is past the size (64^3 multiply-adds) where thread
                  id="strided_dilated_groups2"),
     pytest.param((4, 32, 9, 11), (40, 32, 1, 1), {}, id="1x1"),
     pytest.param((2, 20, 12, 12), (50, 20, 5, 5), {}, id="lenet_conv2"),
+    pytest.param((9, 20, 12, 12), (50, 20, 5, 5), {}, id="lenet_conv2_n9_chunked_data"),
+    pytest.param((9, 2, 40, 40), (4, 1, 3, 3), dict(stride=2, padding=1, dilation=2, groups=2),
+                 id="dot_filter_n9_groups2"),
 ]
 
 
