@@ -582,7 +582,6 @@ def workspace(dev=CPU):
 MALLOC_MMAP_THRESHOLD = 32 << 20
 MALLOC_TRIM_THRESHOLD = 512 << 20
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
-_malloc_settings = None
 
 
 def _tune_malloc():

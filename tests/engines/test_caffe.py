@@ -374,6 +374,17 @@ def test_heavily_padded_huge_window_visits_only_taps_inside_the_input(count_incl
                                   ops.pool2d_backward(np.ones_like(y), x.shape, **args))
 
 
+def _caffes_max_pool_backward_loop(dy, indices, x_shape):
+    """Caffe's MaxPoolBackward: for each output in order, bottom_diff[mask] += top_diff, in
+    dy's type."""
+    dx = np.zeros(x_shape, dy.dtype)
+    for n, c in np.ndindex(*x_shape[:2]):
+        plane = dx[n, c].reshape(-1)
+        for i, at in enumerate(indices[n, c].reshape(-1)):
+            plane[at] += dy[n, c].reshape(-1)[i]
+    return dx
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
 def test_overlapping_max_pool_backward_adds_in_caffes_order(rng, dtype):
     # Caffe's MaxPoolBackward: for each output in order, bottom_diff[mask] += top_diff, in the
@@ -383,14 +394,9 @@ def test_overlapping_max_pool_backward_adds_in_caffes_order(rng, dtype):
     args = dict(kernel_size=3, stride=2, ceil_mode=True, mode="max")
     y, indices = caffe.pool2d_forward(x, return_indices=True, **args)
     dy = rng.standard_normal(y.shape).astype(dtype)
-    loop = np.zeros(x.shape, dtype)
-    for n, c in np.ndindex(*x.shape[:2]):
-        plane = loop[n, c].reshape(-1)
-        for i, at in enumerate(indices[n, c].reshape(-1)):
-            plane[at] += dy[n, c].reshape(-1)[i]
     dx = caffe.pool2d_backward(dy, x.shape, indices=indices, **args)
     assert dx.dtype == dtype
-    np.testing.assert_array_equal(dx, loop)
+    np.testing.assert_array_equal(dx, _caffes_max_pool_backward_loop(dy, indices, x.shape))
     assert np.count_nonzero(np.bincount(indices.reshape(6, -1)[0]) > 1)  # an input did receive twice
 
 
@@ -405,12 +411,8 @@ def test_max_pool_backward_scatters_in_chunks_of_planes(monkeypatch, rng, chunk,
     x = rng.integers(0, 3, (3, 3, 9, 8)).astype(np.float32)
     y, indices = caffe.pool2d_forward(x, return_indices=True, **geometry)
     dy = rng.standard_normal(y.shape).astype(np.float32)
-    loop = np.zeros(x.shape, np.float32)
-    for n, c in np.ndindex(*x.shape[:2]):
-        plane = loop[n, c].reshape(-1)
-        for i, at in enumerate(indices[n, c].reshape(-1)):
-            plane[at] += dy[n, c].reshape(-1)[i]
-    np.testing.assert_array_equal(caffe.pool2d_backward(dy, x.shape, indices=indices, **geometry), loop)
+    np.testing.assert_array_equal(caffe.pool2d_backward(dy, x.shape, indices=indices, **geometry),
+                                  _caffes_max_pool_backward_loop(dy, indices, x.shape))
 
 
 @pytest.mark.parametrize("bad", [-1, 72, 2 ** 40], ids=["negative", "one_past_the_plane", "huge"])
