@@ -28,6 +28,7 @@ algorithm and direction). Both are False by default, so float32 results on a GPU
 match the CPU's unless asked; PyTorch's ``torch.backends.cudnn.allow_tf32``
 defaults to True. float64 and the CPU kernels never use TF32.
 """
+import os as _os
 import warnings
 
 from . import _native
@@ -189,17 +190,60 @@ def alert_not_deterministic(caller):
         raise RuntimeError(message)
 
 
+def max_num_threads():
+    """The largest n that set_num_threads takes: max(256, 4 * the CPU count), and never
+    more than OpenMP's own limit (OMP_THREAD_LIMIT)."""
+    return _native.max_num_threads()
+
+
 def set_num_threads(n):
-    """Number of threads the native CPU kernels use (OpenMP); minifw.set_num_threads."""
+    """Number of threads the native CPU kernels (OpenMP) and the "cudasim" emulator use;
+    minifw.set_num_threads.
+
+    n must be an int in [1, max_num_threads()], where the limit is max(256, 4 * the CPU
+    count) and at most OpenMP's thread limit (OMP_THREAD_LIMIT): more threads than that
+    gain nothing, and a count beyond what the system can start made OpenMP abort or crash
+    the process. Anything else raises TypeError (not an int) or ValueError (out of range).
+
+    The "cudasim" emulator runs a launch's blocks on min(n, its own limit) worker threads:
+    each keeps a fiber stack per GPU thread of a block, and so many memory mappings that
+    the system's vm.max_map_count allows about max_map_count / 4096 workers (15 by
+    default; minifw._native.cudasim_max_workers()).
+
+    The starting count comes from OMP_NUM_THREADS as OpenMP reads it (else the CPU count).
+    A value above the limit is lowered to the limit at import, with a RuntimeWarning
+    saying so, rather than stopping the program: the variable is often set for a whole
+    machine or job, not for minifw.
+    """
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"set_num_threads: n must be an int, got {type(n).__name__}")
     if n < 1:
         raise ValueError(f"set_num_threads: n must be >= 1, got {n}")
+    limit = max_num_threads()
+    if n > limit:
+        raise ValueError(f"set_num_threads: n must be in [1, {limit}] (max(256, 4 x the CPU count), "
+                         f"at most OMP_THREAD_LIMIT), got {n}")
     _native.set_num_threads(n)
 
 
 def get_num_threads():
+    """The number of threads the native kernels use (see set_num_threads)."""
     return _native.get_num_threads()
+
+
+def _warn_if_capped_at_start():
+    # The native library lowered a too-large OpenMP starting count (OMP_NUM_THREADS) to
+    # the limit as it loaded; say so once, here.
+    requested = getattr(_native, "requested_num_threads_at_start", 0)
+    limit = max_num_threads()
+    if requested > limit:
+        warnings.warn(f"OMP_NUM_THREADS={_os.environ.get('OMP_NUM_THREADS', '')!r} asks for {requested} "
+                      f"threads, more than minifw's limit of {limit} (max(256, 4 x the CPU count), at "
+                      f"most OMP_THREAD_LIMIT); minifw uses {limit}. Set OMP_NUM_THREADS or call "
+                      f"minifw.set_num_threads with a count in [1, {limit}].", RuntimeWarning, stacklevel=2)
+
+
+_warn_if_capped_at_start()
 
 
 def get_isa():

@@ -406,16 +406,29 @@ _kernels = {(family, direction, np.dtype(dtype), dev_type): fn
 
 def kernel(family, direction, dtype, dev=CPU):
     """The native entry point of primitive `family` ('conv', 'pool', ...) in `direction`
-    ('forward', 'backward', ...) for `dtype` on `dev`."""
+    ('forward', 'backward', ...) for `dtype` (anything np.dtype takes: np.float32, 'float32',
+    np.dtype('float32')) on `dev` (a device or its name)."""
     try:
-        return _kernels[family, direction, dtype, dev.type]
-    except KeyError:
+        return _kernels[family, direction, dtype, dev.type]  # the common case: np.dtype, device
+    except (KeyError, TypeError, AttributeError):
         pass
+    try:
+        if dtype is None:  # np.dtype(None) would be float64
+            raise TypeError
+        dtype = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"kernel: dtype must be a NumPy dtype such as np.float32 or 'float32', got "
+                        f"{dtype!r}") from None
+    if not isinstance(dev, device):
+        dev = device(dev)
+    found = _kernels.get((family, direction, dtype, dev.type))
+    if found is not None:
+        return found
     known = sorted({k[:2] for k in _kernels})
     if (family, direction) not in known:
         raise KeyError(f"no native kernel {family!r} {direction!r}; known: "
                        f"{', '.join(f'{f}/{d}' if d else f for f, d in known)}") from None
-    raise TypeError(f"native kernel {family!r} {direction!r} has no {np.dtype(dtype).name} variant "
+    raise TypeError(f"native kernel {family!r} {direction!r} has no {dtype.name} variant "
                     f"on device {str(dev)!r}") from None
 
 

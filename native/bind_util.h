@@ -227,7 +227,7 @@ bool is_c_contiguous(const DeviceArray<Device>& a) {
 
 template <typename T, typename A>
 void check_array(const A& a, int64_t expected_elems, const char* name, bool writable) {
-  if (!a.dtype().is(py::dtype::of<T>()))
+  if (!a.dtype().equal(py::dtype::of<T>()))  // equal: the same type and byte order, any instance
     throw py::type_error(std::string(name) + ": expected dtype " +
                          std::string(py::str(py::dtype::of<T>())) + ", got " +
                          std::string(py::str(a.dtype())));
@@ -259,7 +259,7 @@ T* out_ptr(A& a, int64_t expected_elems, const char* name) {
 template <typename T, typename A>
 T* workspace_ptr(A& ws, int64_t needed) {
   if (needed == 0) return nullptr;
-  if (!ws.dtype().is(py::dtype::of<uint8_t>()) || !is_c_contiguous(ws) || !ws.writeable())
+  if (!ws.dtype().equal(py::dtype::of<uint8_t>()) || !is_c_contiguous(ws) || !ws.writeable())
     throw py::value_error("workspace: expected a writable, C-contiguous uint8 array");
   if (static_cast<int64_t>(ws.size()) < needed)
     throw py::value_error("workspace: expected at least " + std::to_string(needed) + " bytes, got " +

@@ -16,7 +16,8 @@ std::vector<Binder>& binders() {
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "minifw native primitives (C++ CPU kernels, CUDA kernels when built)";
-  // The emulator runs blocks on as many threads as the CPU kernels use.
+  // The emulator runs blocks on as many threads as the CPU kernels use, at most
+  // cudasim::max_workers().
   m.def(
       "set_num_threads",
       [](int n) {
@@ -24,7 +25,16 @@ PYBIND11_MODULE(_native, m) {
         cudasim::set_workers(minifw::get_num_threads());
       },
       py::arg("n"));
+  // OMP_NUM_THREADS beyond the limit would crash the first parallel region: cap it here
+  // (minifw.backends warns, reading requested_num_threads_at_start).
+  m.attr("requested_num_threads_at_start") = minifw::cap_num_threads();
+  m.def("max_num_threads", &minifw::max_num_threads,
+        "The largest n set_num_threads takes: max(256, 4 * CPUs), at most OMP_THREAD_LIMIT.");
   cudasim::set_workers(minifw::get_num_threads());
+  m.def("cudasim_workers", &cudasim::workers,
+        "Workers the emulator runs blocks on: min(get_num_threads(), cudasim_max_workers()).");
+  m.def("cudasim_max_workers", &cudasim::max_workers,
+        "The most emulator workers: vm.max_map_count / 4096 (16 by default), each keeping fiber stacks.");
   m.attr("cudasim_backend") = cudasim::backend_name();
   // A CUDA kernel that broke a rule of the hardware under the emulator (device "cudasim").
   py::register_exception<cudasim::Fault>(m, "CudaSimError", PyExc_RuntimeError);

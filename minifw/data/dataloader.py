@@ -23,6 +23,7 @@ checkpoint of the generators resumes it exactly. Threads only fetch and collate.
 import collections
 import collections.abc
 import numbers
+import os
 import queue
 import threading
 import weakref
@@ -81,6 +82,13 @@ def default_convert(sample):
     return sample
 
 
+def max_num_workers():
+    """The most worker threads a DataLoader takes: max(256, 4 x the CPU count), as
+    minifw.set_num_threads bounds its threads. More gain nothing (threads run Python one at a
+    time) and, past what the system can start, fail when iteration begins."""
+    return max(256, 4 * (os.cpu_count() or 1))
+
+
 def _int_at_least(name, value, low):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral) or value < low:
         expected = "a positive int" if low == 1 else f"an int >= {low}"
@@ -96,7 +104,8 @@ class DataLoader:
     order each epoch from `generator`, or, without one, from a seed taken from minifw's
     global generator; batch_size=None hands out samples one by one (default_convert).
 
-    num_workers: threads that fetch (see the module's docstring); prefetch_factor: batches
+    num_workers: threads that fetch (see the module's docstring), at most max_num_workers()
+    (max(256, 4 x the CPU count)); prefetch_factor: batches
     each of them prepares ahead (2 by default, only with num_workers > 0, as in PyTorch);
     prefetch (minifw's own, num_workers=0 only): batches the one background thread prepares
     ahead, 2 by default, 0 for none. persistent_workers=True keeps the worker threads, their
@@ -115,6 +124,9 @@ class DataLoader:
                  prefetch_factor=None, persistent_workers=False, pin_memory_device="",
                  in_order=True, prefetch=None):
         num_workers = _int_at_least("num_workers", num_workers, 0)
+        if num_workers > max_num_workers():
+            raise ValueError(f"DataLoader: num_workers must be in [0, {max_num_workers()}] (worker threads: "
+                             f"max(256, 4 x the CPU count)), got {num_workers}")
         if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real) or not timeout >= 0:
             raise ValueError(f"DataLoader: timeout must be a number of seconds >= 0, got {timeout!r}")
         if num_workers == 0:
@@ -308,7 +320,12 @@ class _WorkerPool:
                 target=_worker_loop, daemon=True, name=name,
                 args=(fetcher, info, base_seed + i, worker_init_fn if num_workers else None,
                       self.tasks[i], self.results[i], self._stop))
-            thread.start()
+            try:
+                thread.start()
+            except RuntimeError as e:  # "can't start new thread": the system's limit
+                self.close()
+                raise RuntimeError(f"DataLoader: could not start worker thread {i + 1} of {threads} ({e}); "
+                                   f"use fewer num_workers") from None
             self._threads.append(thread)
 
     def alive(self):

@@ -5,8 +5,14 @@
 #include <cstdint>
 
 namespace minifw {
-void set_num_threads(int n);  // n >= 1
-int get_num_threads();
+// The largest count set_num_threads takes: max(256, 4 * CPUs), at most OpenMP's
+// thread limit (OMP_THREAD_LIMIT).
+int max_num_threads();
+void set_num_threads(int n);  // 1 <= n <= max_num_threads(), else std::invalid_argument
+int get_num_threads();        // what kernels use: OpenMP's count, clamped to [1, max_num_threads()]
+// At load: if OpenMP's starting count (OMP_NUM_THREADS) exceeds max_num_threads(),
+// lowers it to that; returns the starting count, for the Python side to warn about.
+int cap_num_threads();
 
 // Deterministic mode (minifw.use_deterministic_algorithms): a kernel whose way of
 // sharing a reduction among threads would change the order of its sums with the

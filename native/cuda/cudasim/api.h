@@ -11,8 +11,15 @@ struct Fault : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// OS threads that run blocks side by side (at least 1).
+// OS threads that run blocks side by side: n clamped to [1, max_workers()].
 void set_workers(int n);
+int workers();
+// The most workers: each keeps a stack and a guard page (two memory mappings) for every
+// thread of the largest block it has run, up to 1024 threads, so ~2048 mappings; the system
+// refuses mappings past vm.max_map_count (65530 by default), and then neither fiber stacks
+// nor OpenMP's threads can be made. The workers may take half of them: max_map_count / 4096
+// (16 by default), in [1, 1024].
+int max_workers();
 
 // "fibers" (the default) or "threads" (the ThreadSanitizer backend).
 const char* backend_name();

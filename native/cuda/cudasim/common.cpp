@@ -133,5 +133,25 @@ uint64_t collective_result(const LaneCall* calls, unsigned lane) {
 
 }  // namespace detail
 
-void set_workers(int n) { detail::g_workers = n < 1 ? 1 : n; }
+int max_workers() {
+  static const int cap = [] {
+    long maps = 65530;  // Linux's default vm.max_map_count
+    if (std::FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+      long v = 0;
+      if (std::fscanf(f, "%ld", &v) == 1 && v > 0) maps = v;
+      std::fclose(f);
+    }
+    const long workers = maps / 4096;
+    return static_cast<int>(workers < 1 ? 1 : workers > 1024 ? 1024 : workers);
+  }();
+  return cap;
+}
+
+// minifw's set_num_threads hands its count here: the emulator runs min(n, max_workers())
+// workers, so a count the CPU kernels can use never exhausts the mappings of fiber stacks.
+void set_workers(int n) {
+  const int cap = max_workers();
+  detail::g_workers = n < 1 ? 1 : (n > cap ? cap : n);
+}
+int workers() { return detail::g_workers; }
 }  // namespace cudasim
