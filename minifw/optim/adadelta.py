@@ -17,6 +17,9 @@ class Adadelta(Optimizer):
     lr scales delta; Zeiler's method is lr = 1, PyTorch's default. v and u start at zero.
     """
 
+    _HYPERS = (("lr", 0.0, None, False), ("rho", 0.0, 1.0, False), ("eps", 0.0, None, False),
+               ("weight_decay", 0.0, None, False))
+
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
         cls = "Adadelta"

@@ -17,6 +17,9 @@ class Adagrad(Optimizer):
     initial_accumulator_value), also for a group added later with add_param_group.
     """
 
+    _HYPERS = (("lr", 0.0, None, False), ("lr_decay", 0.0, None, False), ("weight_decay", 0.0, None, False),
+               ("initial_accumulator_value", 0.0, None, False), ("eps", 0.0, None, False))
+
     def __init__(self, params, lr=0.01, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
                  eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
         cls = "Adagrad"

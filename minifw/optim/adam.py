@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from ..autograd import no_grad
-from .optimizer import Optimizer, _check_hyper
+from .optimizer import Optimizer, _check_betas, _check_hyper
 
 
 class Adam(Optimizer):
@@ -18,14 +18,16 @@ class Adam(Optimizer):
         p = p - lr / (1 - beta1^t) * (m / denom)
     """
 
+    _HYPERS = (("lr", 0.0, None, False), ("eps", 0.0, None, False), ("betas", 0.0, 1.0, True),
+               ("weight_decay", 0.0, None, False))
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False):
         cls = type(self).__name__
         _check_hyper(cls, "lr", lr)
         _check_hyper(cls, "eps", eps)
-        _check_hyper(cls, "betas[0]", betas[0], 0.0, 1.0, exclusive_max=True)
-        _check_hyper(cls, "betas[1]", betas[1], 0.0, 1.0, exclusive_max=True)
+        betas = _check_betas(cls, betas)
         _check_hyper(cls, "weight_decay", weight_decay)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad, maximize=maximize, foreach=foreach,

@@ -1,6 +1,7 @@
 """Optimizer: parameter groups, per-parameter state, zero_grad, state_dict (as torch.optim)."""
 import copy
 import functools
+import math
 import numbers
 
 import numpy as np
@@ -20,7 +21,14 @@ required = _Required()
 
 class Optimizer:
     """Base class: holds param_groups (dicts with 'params' and hyper-parameters) and
-    `state` (per-parameter buffers, keyed by the parameter). Subclasses define step()."""
+    `state` (per-parameter buffers, keyed by the parameter). Subclasses define step().
+
+    A subclass lists its numeric hyper-parameters in _HYPERS, (name, minimum, maximum,
+    exclusive_max) each ("betas" a pair, each in [0, 1)): the constructor's values, every
+    group add_param_group adds and every group load_state_dict loads must be finite and in
+    range (ValueError otherwise, naming the optimizer and the hyper-parameter)."""
+
+    _HYPERS = ()
 
     def __init_subclass__(cls, **kwargs):
         """Each subclass's step() counts its in-place change of every parameter it updated
@@ -43,6 +51,7 @@ class Optimizer:
         cls.step = counted_step
 
     def __init__(self, params, defaults):
+        self._check_hypers(defaults)
         self.defaults = defaults
         self.state = {}
         self.param_groups = []
@@ -75,11 +84,24 @@ class Optimizer:
                 raise ValueError(f"{type(self).__name__}: parameter group didn't specify a value "
                                  f"of required optimization parameter {name}")
             group.setdefault(name, default)
+        self._check_hypers(group)
         _check_implementation_switches(type(self).__name__, group)
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
+
+    def _check_hypers(self, values, where=""):
+        """Checks the hyper-parameters of _HYPERS that `values` (a group, or the defaults)
+        holds; a "betas" entry is stored back as a tuple."""
+        cls = type(self).__name__ + where
+        for name, minimum, maximum, exclusive_max in self._HYPERS:
+            if name not in values or values[name] is required:
+                continue
+            if name == "betas":
+                values[name] = _check_betas(cls, values[name])
+            else:
+                _check_hyper(cls, name, values[name], minimum, maximum, exclusive_max)
 
     def zero_grad(self, set_to_none=True):
         """Forget the gradients: set each to None (PyTorch's default since 2.0: the next backward
@@ -136,7 +158,20 @@ class Optimizer:
                 raise ValueError(f"loaded state dict's parameter group {i} has "
                                  f"{len(saved['params'])} parameters, the optimizer's has "
                                  f"{len(own['params'])}")
+        cls = type(self).__name__
+        for i, saved in enumerate(groups):
+            # refused before anything changes: a loaded lr of nan would make every parameter nan
+            self._check_hypers({k: v for k, v in saved.items() if k != "params"},
+                               f".load_state_dict (parameter group {i})")
         saved_state = {int(k): v for k, v in state_dict["state"].items()}
+        for index, entry in saved_state.items():
+            if isinstance(entry, dict) and "step" in entry:
+                v = entry["step"]
+                if isinstance(v, Tensor) or devices.is_array(v):
+                    if (v.numel() if isinstance(v, Tensor) else v.size) == 1:
+                        _check_step(cls, index, v.item())
+                else:
+                    _check_step(cls, index, v)
         self.state = {}
         for saved, own in zip(groups, self.param_groups):
             for index, p in zip(saved["params"], own["params"]):
@@ -147,6 +182,8 @@ class Optimizer:
                     if k == "step" and (v.numel() == 1 if isinstance(v, Tensor) else
                                         devices.is_array(v) and v.size == 1):
                         v = int(v.item())  # PyTorch's Adam, Adagrad, RMSprop keep it as a 0-d tensor
+                    elif k == "step" and isinstance(v, numbers.Real):
+                        v = int(v)  # checked above: a whole number >= 0
                     elif isinstance(v, Tensor) or devices.is_array(v):
                         array = v._data if isinstance(v, Tensor) else v
                         if array.shape != p.shape:
@@ -168,13 +205,66 @@ class Optimizer:
         return "\n".join(lines) + "\n)"
 
 
+# PyTorch's words for each hyper-parameter in its "Invalid ...: value" messages.
+_LABELS = {"lr": "learning rate", "eps": "epsilon value", "betas[0]": "beta parameter at index 0",
+           "betas[1]": "beta parameter at index 1"}
+
+
+def _show(value):
+    """value for a message: an int too long for str() (Python's 4300-digit limit) by its size."""
+    if isinstance(value, numbers.Integral) and abs(int(value)) > 10 ** 30:
+        return f"an int of {int(value).bit_length()} bits"
+    return repr(value) if not isinstance(value, numbers.Real) else str(value)
+
+
 def _check_hyper(cls, name, value, minimum=0.0, maximum=None, exclusive_max=False):
+    """value, if it is a finite real number in [minimum, maximum] (or [minimum, maximum) with
+    exclusive_max); else TypeError or ValueError naming cls and name. NaN and infinity are
+    refused as PyTorch does ("Invalid learning rate: nan"): a step would turn every parameter
+    into NaN."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{cls}: {name} must be a real number, got {type(value).__name__} {value!r}")
+    hi = "" if maximum is None else f" and {'<' if exclusive_max else '<='} {maximum}"
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an int beyond float's range
+        finite = False
+    if not finite:
+        raise ValueError(f"{cls}: Invalid {_LABELS.get(name, name + ' value')}: {_show(value)} ({name} "
+                         f"must be a finite number >= {minimum}{hi})")
     if value < minimum or (maximum is not None and (value >= maximum if exclusive_max else value > maximum)):
-        hi = "" if maximum is None else f" and {'<' if exclusive_max else '<='} {maximum}"
-        raise ValueError(f"{cls}: {name} must be >= {minimum}{hi}, got {value}")
+        raise ValueError(f"{cls}: {name} must be >= {minimum}{hi}, got {value} "
+                         f"(Invalid {_LABELS.get(name, name + ' value')}: {value})")
     return value
+
+
+def _check_betas(cls, betas):
+    """betas as a tuple (beta1, beta2), each a finite number in [0, 1); else TypeError or
+    ValueError naming betas."""
+    if isinstance(betas, (str, bytes)) or not isinstance(betas, (tuple, list)):
+        raise TypeError(f"{cls}: betas must be a tuple of two numbers (beta1, beta2), got "
+                        f"{type(betas).__name__} {_show(betas)}")
+    if len(betas) != 2:
+        raise ValueError(f"{cls}: betas must be a tuple of two numbers (beta1, beta2), got "
+                         f"{len(betas)} values: {tuple(betas)!r}")
+    for i, beta in enumerate(betas):
+        _check_hyper(cls, f"betas[{i}]", beta, 0.0, 1.0, exclusive_max=True)
+    return tuple(betas)
+
+
+def _check_step(cls, index, value):
+    """A loaded state's "step" (the updates taken so far) as an int >= 0, else ValueError naming
+    the entry: Adam's bias corrections take 1 - beta ** step, which a negative step makes
+    negative (math domain error) and NaN or a fraction makes meaningless."""
+    try:
+        step = float(value) if isinstance(value, numbers.Real) else None
+    except OverflowError:
+        step = None
+    if (isinstance(value, bool) or step is None or not math.isfinite(step) or step < 0
+            or step != int(step) or step > 2 ** 53):
+        raise ValueError(f"{cls}.load_state_dict: state entry 'step' of parameter {index} must be a "
+                         f"whole number >= 0 (the updates taken so far), got {_show(value)}")
+    return int(step)
 
 
 # PyTorch's switches between implementations of one update rule, each at the value that asks

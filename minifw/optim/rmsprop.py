@@ -20,6 +20,9 @@ class RMSprop(Optimizer):
     Every buffer starts at zero (unlike SGD's momentum buffer, which starts at g).
     """
 
+    _HYPERS = (("lr", 0.0, None, False), ("alpha", 0.0, None, False), ("eps", 0.0, None, False),
+               ("weight_decay", 0.0, None, False), ("momentum", 0.0, None, False))
+
     def __init__(self, params, lr=0.01, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False):

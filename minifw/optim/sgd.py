@@ -37,6 +37,9 @@ class SGD(Optimizer):
     state[p]["momentum_buffer"], as in PyTorch.
     """
 
+    _HYPERS = (("lr", 0.0, None, False), ("momentum", 0.0, None, False), ("dampening", 0.0, None, False),
+               ("weight_decay", 0.0, None, False))
+
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
                  *, maximize=False, foreach=None, differentiable=False, fused=None):
         cls = "SGD"
