@@ -35,6 +35,7 @@ the JSON header may nest containers at most MAX_DEPTH deep and must use only the
 above with values of the right types. Any violation raises CheckpointError (a ValueError)
 saying "not a valid minifw checkpoint", the file and what is wrong.
 """
+import io
 import json
 import math
 import numbers
@@ -49,6 +50,7 @@ import zipfile
 import numpy as np
 
 from . import devices
+from . import torch_format as _torch_format
 from .tensor import Tensor
 
 FORMAT = "minifw-checkpoint"
@@ -120,8 +122,9 @@ def _device_entry(array):
 
 
 def _load_device(saved, map_location):
-    """The device an array saved on device `saved` is loaded onto."""
-    if map_location is None:
+    """The device an array saved on device `saved` is loaded onto (a map_location function
+    is applied by _map_tensor instead: here it means the saved device)."""
+    if map_location is None or _is_map_function(map_location):
         name = saved
     elif isinstance(map_location, dict):
         name = map_location.get(saved, saved)
@@ -129,9 +132,56 @@ def _load_device(saved, map_location):
         name = map_location
     try:
         return devices.get(name, "load")
+    except RecursionError:
+        raise
     except RuntimeError as e:
         raise RuntimeError(f"{e}; to load it elsewhere, pass map_location (e.g. "
                            f"map_location='cpu')") from None
+
+
+def _is_map_function(map_location):
+    """Whether map_location is a function (storage, location) -> storage, as torch.load takes."""
+    return callable(map_location) and not isinstance(map_location, (str, dict, devices.device, type))
+
+
+def _map_tensor(array, requires_grad, saved, map_location):
+    """The Tensor a map_location function makes of a loaded host `array`, applied as torch.load
+    applies it: called with the array as a Tensor on the CPU (as PyTorch hands it each storage,
+    deserialized on the CPU) and the name of the device it was saved from; the Tensor it
+    returns is what load returns (so ``lambda storage, loc: storage`` keeps everything on the
+    CPU), and None means the saved device. requires_grad is set on the result afterwards."""
+    result = map_location(Tensor._make(array), str(saved))
+    if result is None:
+        result = Tensor._make(devices.to_device(array, _load_device(saved, None)))
+    elif not isinstance(result, Tensor):
+        raise TypeError(f"load: map_location, a function, must return the Tensor it was given (or "
+                        f"that Tensor on another device, e.g. storage.to('cudasim')), or None; it "
+                        f"returned {type(result).__name__}")
+    elif result.shape != array.shape:
+        raise ValueError(f"load: map_location returned a Tensor of shape {tuple(result.shape)} for one of "
+                         f"shape {tuple(array.shape)}")
+    elif not result.is_leaf or result.requires_grad:
+        result = result.detach()
+    return result.requires_grad_(True) if requires_grad else result
+
+
+def _as_loaded(array, tensor, bad):
+    """A loaded array in native byte order; for a Tensor also in one of minifw's dtypes, as
+    minifw.tensor() and the PyTorch-file reader convert: float16 -> float32, long double ->
+    float64, integers other than int32/int64 -> int64 (bad(...) raised where a value does not
+    fit, e.g. a uint64 beyond 2**63 - 1)."""
+    if not array.dtype.isnative or array.dtype is not np.dtype(array.dtype.char):
+        native = np.dtype(array.dtype.char)  # NumPy's own instance: the bindings compare by identity
+        array = array.astype(native) if not array.dtype.isnative else array.view(native)
+    if not tensor:
+        return array
+    kind, size = array.dtype.kind, array.dtype.itemsize
+    if kind == "u" and size == 8 and array.size and int(array.max()) > np.iinfo(np.int64).max:
+        raise bad(f"a tensor of {array.dtype} holds {int(array.max())}, beyond int64 (minifw's integer "
+                  f"dtype)")
+    if kind == "f" and size > 8:
+        return array.astype(np.float64)
+    return _torch_format._as_minifw(array)
 
 
 _MARKERS = {"__tensor__": {"requires_grad", "device"}, "__array__": {"device"},
@@ -171,6 +221,10 @@ def _decode(node, arrays, map_location, name, where="obj", depth=0):
         if requires_grad and array.dtype.kind != "f":
             raise bad(f"requires_grad is set on an array of {array.dtype}; only float tensors "
                       f"have gradients")
+        array = _as_loaded(array, marker == "__tensor__", bad)
+        if _is_map_function(map_location):
+            t = _map_tensor(array, requires_grad, saved, map_location)
+            return t._data if marker == "__array__" else t
         array = devices.to_device(array, _load_device(saved, map_location))
         if marker == "__array__":
             return array
@@ -199,22 +253,38 @@ def _decode(node, arrays, map_location, name, where="obj", depth=0):
         raise bad(f"__float__ must be a string such as 'inf' or 'nan'; got {str(value)[:80]!r}") from None
 
 
-def _moved(obj, map_location):
+def _moved(obj, map_location, name):
     """A PyTorch file's object (its tensors on the CPU), with every tensor moved to
-    map_location when that names one device."""
+    map_location when that names one device, or passed through it when it is a callable;
+    containers may nest at most MAX_DEPTH deep, as in minifw's own files."""
     if map_location is None or isinstance(map_location, dict):
-        return obj
-    dev = _load_device("cpu", map_location)
+        move = None
+    elif _is_map_function(map_location):
+        def move(t):
+            return _map_tensor(t._data, t.requires_grad, "cpu", map_location)
+    else:
+        dev = _load_device("cpu", map_location)
+
+        def move(t):
+            moved = Tensor._make(devices.to_device(t._data, dev))
+            return moved.requires_grad_(True) if t.requires_grad else moved
+    return _walk(obj, move, name, 0)
+
+
+def _walk(obj, move, name, depth):
+    if depth > MAX_DEPTH:
+        raise _torch_format.TorchFormatError(
+            f"load: {name} is a PyTorch file that minifw will not read: its containers nest more "
+            f"than {MAX_DEPTH} deep (or contain themselves)")
     if isinstance(obj, Tensor):
-        moved = Tensor._make(devices.to_device(obj._data, dev))
-        return moved.requires_grad_(True) if obj.requires_grad else moved
+        return obj if move is None else move(obj)
     if isinstance(obj, dict):
-        moved = type(obj)((k, _moved(v, map_location)) for k, v in obj.items())
+        moved = type(obj)((k, _walk(v, move, name, depth + 1)) for k, v in obj.items())
         if hasattr(obj, "__dict__"):  # a state dict's _metadata
             moved.__dict__.update(obj.__dict__)
         return moved
     if isinstance(obj, (list, tuple)):
-        return type(obj)(_moved(v, map_location) for v in obj)
+        return type(obj)(_walk(v, move, name, depth + 1) for v in obj)
     return obj
 
 
@@ -223,6 +293,10 @@ def _not_an_archive(name, start):
         return ValueError(f"load: {name} is a PyTorch file in the old pickle format, which minifw "
                           f"does not read (unpickling can run code); re-save it with a current "
                           f"PyTorch's torch.save, whose zip format minifw reads")
+    if start == b"PK\x03\x04":  # a zip's first entry, but no readable directory at the end
+        return CheckpointError(name, "truncated or corrupt: it starts as a .npz (zip) archive, but "
+                                     "the zip directory at its end is missing or damaged (was the "
+                                     "write or the copy interrupted?)")
     return CheckpointError(name, f"not a .npz (zip) archive: it starts with bytes "
                                  f"{start.hex() or 'nothing (it is empty)'}")
 
@@ -298,6 +372,10 @@ def _read_npy(archive, info, key, name):
                 shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(f)
             else:
                 raise bad(f".npy format version {version} is not read")
+            if not (isinstance(shape, tuple) and len(shape) <= 64
+                    and all(type(n) is int and n >= 0 for n in shape)):
+                raise bad(f"its .npy header declares shape {str(shape)[:80]}; a shape is a tuple of "
+                          f"at most 64 sizes, each an int >= 0")
             if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.subdtype is not None:
                 raise bad(f"an array must hold bool, integer or float numbers; this one holds "
                           f"{dtype}")
@@ -388,18 +466,31 @@ def _remove_stale_temp_files(folder, base):
 
 
 def save(obj, path):
-    """Write `obj` to `path`, a file name (atomically: the file is replaced only once fully
-    written) or an open binary file (written from its current position)."""
+    """Write `obj` to `path`, a file name (str, bytes or os.PathLike; written atomically: the
+    file is replaced only once fully written) or an open binary file (written from its
+    current position)."""
     arrays = {}
     header = {"format": FORMAT, "version": VERSION, "object": _encode(obj, arrays, "obj")}
     arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
     if _is_file(path, "write"):
+        if isinstance(path, io.TextIOBase):
+            raise TypeError(f"save: the file {getattr(path, 'name', '')!r} is open in text mode; open it in "
+                            f"binary mode (open(path, 'wb'))")
+        writable = getattr(path, "writable", None)
+        if callable(writable) and not writable():
+            raise TypeError(f"save: the file {getattr(path, 'name', '')!r} is not open for writing; open it "
+                            f"with open(path, 'wb')")
         np.savez(path, **arrays)
         return
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"save: path must be a file name or a binary file opened for writing, got "
                         f"{type(path).__name__}")
-    path = os.fspath(path)
+    path = os.fsdecode(os.fspath(path))  # bytes names as str: the temporary name is built from it
+    if not path:
+        raise ValueError("save: path must be a file name, got an empty string")
+    if path.endswith(os.sep) or (os.altsep and path.endswith(os.altsep)) or os.path.isdir(path):
+        raise IsADirectoryError(f"save: cannot write {path}: it names a directory; give a file name "
+                                f"(e.g. {os.path.join(path, 'checkpoint.pt')})")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise FileNotFoundError(f"save: cannot write {path}: directory {folder} does not exist")
@@ -449,16 +540,35 @@ def load(path, map_location=None, *, weights_only=None):
     map_location. weights_only (None, True or False) is accepted for torch.load's signature:
     minifw's files hold no pickled objects, so every load is weights-only whatever it says.
 
+    map_location may also be a function, as old PyTorch scripts pass it: as torch.load calls
+    map_location(storage, location) with each storage deserialized on the CPU, minifw calls
+    it with each loaded Tensor on the CPU and the name of the device it was saved from
+    ("cpu" for every tensor of a PyTorch file), and load returns the Tensor it returns
+    (None: the Tensor on its saved device, as PyTorch's default). So the common
+    ``lambda storage, loc: storage`` loads everything onto the CPU, and
+    ``lambda storage, loc: storage.to("cudasim")`` onto "cudasim"; requires_grad is kept.
+
+    Tensors come back in minifw's dtypes: an entry stored as float16 becomes float32, as
+    long double float64, as an integer type other than int32/int64 int64 (refused with
+    CheckpointError if a value does not fit), each in native byte order. NumPy arrays keep
+    their dtype (in native byte order).
+
     A file torch.save wrote (a state dict: tensors, parameters, dicts, lists, numbers) is
     read too, without running code from it (minifw.torch_format), its tensors on the CPU
     or on the one device map_location names."""
-    if not (map_location is None or isinstance(map_location, (str, devices.device, dict))):
-        raise TypeError(f"load: map_location must be None, a device (e.g. 'cpu') or a dict from "
-                        f"device names to devices, got {type(map_location).__name__}")
+    if not (map_location is None or isinstance(map_location, (str, devices.device, dict))
+            or _is_map_function(map_location)):
+        raise TypeError(f"load: map_location must be None, a device (e.g. 'cpu'), a dict from "
+                        f"device names to devices or a function (storage, location), got "
+                        f"{type(map_location).__name__}")
     if weights_only not in (None, True, False):
         raise TypeError(f"load: weights_only must be None, True or False, got {weights_only!r}")
     if _is_file(path, "read", "seek"):
-        name, start = getattr(path, "name", "the file"), path.tell()
+        name = getattr(path, "name", "the file")
+        if isinstance(path, io.TextIOBase):
+            raise TypeError(f"load: the file {name!r} is open in text mode; a checkpoint must be read "
+                            f"from a file opened in binary mode (open(path, 'rb'))")
+        start = path.tell()
         is_zip = zipfile.is_zipfile(path)
         path.seek(start)
         if not is_zip:
@@ -467,14 +577,12 @@ def load(path, map_location=None, *, weights_only=None):
         if not isinstance(path, (str, bytes, os.PathLike)):
             raise TypeError(f"load: path must be a file name or a binary file opened for reading, got "
                             f"{type(path).__name__}")
-        path = name = os.fspath(path)
+        path = name = os.fsdecode(os.fspath(path))
         if os.path.isfile(path) and not zipfile.is_zipfile(path):
             with open(path, "rb") as f:
                 raise _not_an_archive(path, f.read(4))
-    from . import torch_format  # PyTorch's own zip format, read without unpickling code
-
-    if torch_format.is_torch_file(path):
-        return _moved(torch_format.read(path, name), map_location)
+    if _torch_format.is_torch_file(path):  # PyTorch's own zip format, read without unpickling code
+        return _moved(_torch_format.read(path, name), map_location, name)
     header, arrays = _read_archive(path, name)
     if not isinstance(header, dict):
         raise CheckpointError(name, f"its header is a JSON {type(header).__name__}, not an object")

@@ -7,12 +7,18 @@ dict needs, each replaced by minifw's own safe version (as torch.load(weights_on
 does): OrderedDict, tensor and parameter rebuilding, the typed storages; and the one step
 that sets attributes (BUILD) only on a state dict, for its `_metadata`. Anything else in
 the file is refused before it runs. Storages must be stored uncompressed, as torch.save
-writes them, and hold what their entry announces. Tensors come back as minifw Tensors: float16 and
-bfloat16 as float32, int8/int16/uint8 as int64 (minifw's dtypes).
+writes them, and hold what their entry announces; data.pkl and byteorder may be stored or
+deflated (as minifw's own .npz entries), never LZMA or BZIP2. A tensor's size, stride and
+storage offset must be ints (not floats, strings or bools), sizes and strides in
+[0, 2**58], at most 64 dimensions; anything else raises TorchFormatError. Tensors come
+back as minifw Tensors: float16 and bfloat16 as float32, int8/int16/uint8 as int64
+(minifw's dtypes), in native byte order.
 """
 import collections
 import io
+import numbers
 import pickle
+import reprlib
 import zipfile
 
 import numpy as np
@@ -57,26 +63,70 @@ def _storage_values(raw, dtype, little_endian):
     return np.frombuffer(raw, dt)
 
 
+_MAX_SIZE = 2 ** 58  # the largest size the native library indexes (minifw.checks.MAX_SIZE)
+_MAX_DIMS = 64       # NumPy's
+_short = reprlib.Repr()
+_short.maxlevel, _short.maxstring, _short.maxother = 3, 60, 60
+
+
 def _as_minifw(values):
-    """A storage's values in a minifw dtype (float32/float64, int64, bool)."""
-    kind = values.dtype.kind
+    """A storage's values in a minifw dtype (float32/float64, int32/int64, bool), in native
+    byte order: float16 (and bfloat16) as float32, wider floats as float64, other integers
+    as int64 (the caller checks that uint64 values fit). The dtype is NumPy's own instance
+    (np.dtype(np.float32), not an equal one made by newbyteorder): the native bindings
+    compare dtypes by identity."""
+    kind, size = values.dtype.kind, values.dtype.itemsize
     if kind == "f":
-        return values.astype(np.float64 if values.dtype.itemsize == 8 else np.float32, copy=False)
-    if kind == "i" and values.dtype.itemsize == 4:
-        return values.astype(np.int32, copy=False)
-    if kind in "iu":
-        return values.astype(np.int64, copy=False)
-    return values.astype(np.bool_, copy=False)
+        target = np.float64 if size >= 8 else np.float32
+    elif kind == "i" and size == 4:
+        target = np.int32
+    elif kind in "iu":
+        target = np.int64
+    else:
+        target = np.bool_
+    target = np.dtype(target)
+    out = values.astype(target, copy=False)
+    return out if out.dtype is target else out.view(target)
+
+
+def _int_arg(what, value, minimum=0, maximum=_MAX_SIZE):
+    """value as an int in [minimum, maximum]; a float, string, bool or anything else is refused
+    (int() would read 2.5 as 2, '3' as 3 and True as 1)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TorchFormatError(f"its {what} must hold ints, got {type(value).__name__} "
+                               f"{_short.repr(value)}")
+    value = int(value)
+    if not minimum <= value <= maximum:
+        raise TorchFormatError(f"its {what} must hold ints in [{minimum}, 2**58], got {_short.repr(value)}")
+    return value
+
+
+def _int_tuple(what, values):
+    if not isinstance(values, (tuple, list)):
+        raise TorchFormatError(f"its {what} must be a tuple of ints, got {type(values).__name__}")
+    if len(values) > _MAX_DIMS:
+        raise TorchFormatError(f"its {what} has {len(values)} dimensions; at most {_MAX_DIMS} are read")
+    return tuple(_int_arg(what, v) for v in values)
 
 
 def _rebuild_tensor(storage, offset, size, stride, requires_grad=False, backward_hooks=None, metadata=None):
     """torch._utils._rebuild_tensor_v2: a tensor of `size` and element `stride` into
     `storage` from `offset`, every element checked to lie inside the storage."""
-    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
-    if len(size) != len(stride) or any(s < 0 for s in size + stride) or int(offset) < 0:
+    if not isinstance(storage, np.ndarray):
+        raise TorchFormatError(f"a tensor whose storage is a {type(storage).__name__}, not a storage")
+    try:
+        size, stride = _int_tuple("size", size), _int_tuple("stride", stride)
+        offset = _int_arg("storage offset", offset)
+    except TorchFormatError as e:
+        raise TorchFormatError(f"a tensor of size {_short.repr(size)} and stride {_short.repr(stride)} at "
+                               f"offset {_short.repr(offset)}: {e}") from None
+    if not isinstance(requires_grad, (bool, np.bool_)):
+        raise TorchFormatError(f"a tensor's requires_grad must be True or False, got "
+                               f"{type(requires_grad).__name__} {_short.repr(requires_grad)}")
+    if len(size) != len(stride):
         raise TorchFormatError(f"a tensor of size {size} and stride {stride} at offset {offset}")
     values = storage
-    last = int(offset) + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else int(offset) - 1
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride)) if all(size) else offset - 1
     if last >= values.size:
         raise TorchFormatError(f"a tensor of size {size}, stride {stride} at offset {offset} reaches past "
                                f"its storage of {values.size} elements")
@@ -88,9 +138,15 @@ def _rebuild_tensor(storage, offset, size, stride, requires_grad=False, backward
                                f"storage of {values.size}; minifw copies each tensor it loads and reads "
                                f"no such views")
     if not all(size):
+        others = 1
+        for n in size:
+            others *= max(n, 1)
+        if others > _MAX_SIZE:  # empty, but NumPy would still refuse (or overflow on) its shape
+            raise TorchFormatError(f"a tensor of size {_short.repr(size)}: the sizes other than 0 multiply "
+                                   f"to more than 2**58")
         array = np.empty(size, values.dtype)
     else:
-        view = np.lib.stride_tricks.as_strided(values[int(offset):], size,
+        view = np.lib.stride_tricks.as_strided(values[offset:], size,
                                                tuple(s * values.itemsize for s in stride), writeable=False)
         array = np.array(view)  # copied: the loaded tensor owns its memory
     t = Tensor._make(_as_minifw(array))
@@ -143,8 +199,13 @@ class _Unpickler(pickle._Unpickler):  # the Python one: its dispatch table can b
     def persistent_load(self, pid):
         if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
                 and isinstance(pid[1], _StorageType)):
-            raise TorchFormatError(f"an unknown persistent reference {pid!r}")
+            raise TorchFormatError(f"an unknown persistent reference {_short.repr(pid)}")
         _, kind, key, _location, numel = pid
+        if not isinstance(key, str):
+            raise TorchFormatError(f"a storage key must be a string, got {type(key).__name__} {_short.repr(key)}")
+        if isinstance(numel, bool) or not isinstance(numel, numbers.Integral) or numel < 0:
+            raise TorchFormatError(f"storage {key[:40]}'s element count must be an int >= 0, got "
+                                   f"{type(numel).__name__} {_short.repr(numel)}")
         if key not in self.storages:
             try:
                 entry = self.archive.getinfo(f"{self.prefix}data/{key}")
@@ -174,18 +235,61 @@ def is_torch_file(f):
             f.seek(0)
 
 
+_READ_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
+_DEFLATE_MAX_RATIO = 1032  # deflate's largest possible expansion (as minifw.serialization)
+
+
+def _read_small_entry(archive, entry_name, name):
+    """An entry other than a storage (data.pkl, byteorder): stored or deflated only, as minifw's
+    own .npz entries, and no larger than its compressed bytes can hold."""
+    info = archive.getinfo(entry_name)
+    if info.compress_type not in _READ_METHODS:
+        raise TorchFormatError(f"load: {name}: entry {entry_name[:80]!r} uses zip compression method "
+                               f"{info.compress_type}; only stored and deflated entries are read "
+                               f"(torch.save stores them)")
+    most = (info.compress_size if info.compress_type == zipfile.ZIP_STORED
+            else _DEFLATE_MAX_RATIO * info.compress_size)
+    if info.file_size > most:
+        raise TorchFormatError(f"load: {name}: entry {entry_name[:80]!r} declares {info.file_size} bytes, "
+                               f"more than its {info.compress_size} stored bytes can hold")
+    try:
+        return archive.read(info)
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, NotImplementedError) as e:
+        raise TorchFormatError(f"load: {name}: entry {entry_name[:80]!r} is unreadable "
+                               f"({type(e).__name__}: {e})") from None
+
+
 def read(f, name):
     """The object a torch.save zip holds, tensors as minifw Tensors on the CPU."""
-    with zipfile.ZipFile(f) as archive:
-        pickles = [n for n in archive.namelist() if n.endswith("/data.pkl") or n == "data.pkl"]
+    try:
+        archive = zipfile.ZipFile(f)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as e:
+        raise TorchFormatError(f"load: {name} is not a readable PyTorch file ({type(e).__name__}: {e})") from None
+    with archive:
+        names = archive.namelist()
+        pickles = [n for n in names if n.endswith("/data.pkl") or n == "data.pkl"]
         if len(pickles) != 1:
             raise TorchFormatError(f"load: {name}: expected one data.pkl in the archive, found {len(pickles)}")
         prefix = pickles[0][:-len("data.pkl")]
-        order = archive.read(prefix + "byteorder").decode() if prefix + "byteorder" in archive.namelist() else "little"
+        order = "little"
+        if prefix + "byteorder" in names:
+            raw = _read_small_entry(archive, prefix + "byteorder", name)
+            try:
+                order = raw.decode("ascii").strip()
+            except UnicodeDecodeError:
+                order = None
+            if order not in ("little", "big"):
+                raise TorchFormatError(f"load: {name}: its byteorder entry must say 'little' or 'big', got "
+                                       f"{_short.repr(raw)}")
+        data = _read_small_entry(archive, pickles[0], name)
         try:
-            return _Unpickler(archive.read(pickles[0]), archive, prefix, order == "little").load()
+            return _Unpickler(data, archive, prefix, order == "little").load()
         except TorchFormatError as e:
             raise TorchFormatError(f"load: {name} is a PyTorch file that minifw will not read: {e}") from None
-        except (pickle.UnpicklingError, EOFError, TypeError, ValueError, AttributeError, IndexError) as e:
-            raise TorchFormatError(f"load: {name} is not a readable PyTorch file ({type(e).__name__}: {e})") \
-                from None
+        except RecursionError:
+            raise TorchFormatError(f"load: {name} is a PyTorch file that minifw will not read: its "
+                                   f"objects nest too deeply") from None
+        except (pickle.UnpicklingError, EOFError, TypeError, ValueError, AttributeError, IndexError,
+                KeyError, OverflowError, MemoryError, zipfile.BadZipFile, NotImplementedError) as e:
+            raise TorchFormatError(f"load: {name} is not a readable PyTorch file ({type(e).__name__}: "
+                                   f"{str(e)[:200]})") from None

@@ -533,7 +533,7 @@ def test_load_onto_an_unavailable_device_says_how_to_map_it(tmp_path):
     with pytest.raises(RuntimeError, match="device 'cuda' is not available: .*pass map_location"):
         minifw.load(path, map_location="cuda")
     with pytest.raises(TypeError, match="map_location must be None, a device"):
-        minifw.load(path, map_location=print)
+        minifw.load(path, map_location=42)  # a function (storage, location) is accepted, as torch.load
 
 
 # ---- data, sequences, training ------------------------------------------------------------------
