@@ -52,11 +52,15 @@ import threading
 import numpy as np
 
 from .. import backends, caches, devices
-from ..checks import check_array, check_bool, check_float_array, check_like, check_same_device, contiguous
+from ..checks import (check_array, check_bool, check_float_array, check_like, check_no_zero_dims, check_real,
+                      check_same_device, contiguous)
 from ..ops.activation import check_activation_backward_args, check_activation_forward_args
 from ..ops.batchnorm import (check_batch_norm_backward_args, check_batch_norm_inference_args,
                              check_batch_norm_training_args)
-from ..ops.conv import ConvProblem
+from ..ops.conv import _cached_problem, _check_dy, _check_problem
+from ..ops.gemm import _check_operand as _check_gemm_operand
+from ..ops.tensor_ops import _NDIM_DESC as _BIAS_NDIM_DESC
+from ..ops.tensor_ops import _layout as _bias_layout
 from ..ops.dropout import check_dropout_p as _check_dropout_p
 from ..ops.lrn import check_lrn_params
 from ..ops.optim import check_sgd_step_args
@@ -65,6 +69,11 @@ from ..ops.softmax import NDIM_DESC as _CLASSES_NDIM_DESC
 from ..ops.softmax import check_classes as _check_classes
 from ..ops.softmax import check_cross_entropy_args as _check_cross_entropy_args
 from ..ops.softmax import check_cross_entropy_backward_args
+
+# Argument checks: every public entry point makes the checks minifw.ops makes for it, with
+# minifw.ops's own check functions (so the messages are the same), before any array code
+# runs. They look at shapes, dtypes and devices only (O(1) per call, no pass over the data),
+# and never copy: the array code here reads strided views as they are.
 
 class _Buffers:
     """The engine's scratch buffers (col buffer, padded copy, ...), kept between calls as
@@ -238,7 +247,46 @@ def _batch_first(a, n, shape, bias=None):
 
 def im2col(x, problem, batch_inner=None):
     """The lowered matrix, col[c, r, s, n, oh, ow] = padded x[n, c, oh*sh + r*dh, ow*sw + s*dw]
-    or, batch innermost, col[c, r, s, oh, ow, n] (by default as _batch_inner says)."""
+    or, batch innermost, col[c, r, s, oh, ow, n] (by default as _batch_inner says). x must be
+    a host (CPU) float array of problem.x_shape; col has its dtype."""
+    fn = "im2col"
+    _check_problem(fn, problem)
+    x = _check_lowering_input(fn, "x", x, problem.x_shape, problem)
+    if batch_inner is not None:
+        batch_inner = check_bool(fn, "batch_inner", batch_inner)
+    return _im2col(x, problem, batch_inner)
+
+
+def col2im(col, problem):
+    """dx (N, C, H, W) from dcol[c, r, s, oh, ow, n] (batch innermost): each tap's values
+    added back where im2col took them from. col must be a host (CPU) float array of that
+    shape (C, R, S, Ho, Wo, N) for `problem`; dx has its dtype."""
+    fn = "col2im"
+    _check_problem(fn, problem)
+    n, c, _, _ = problem.x_shape
+    _, _, kr, ks = problem.w_shape
+    _, _, ho, wo = problem.out_shape
+    col = _check_lowering_input(fn, "col", col, (c, kr, ks, ho, wo, n), problem)
+    return _col2im(col, problem)
+
+
+def _check_lowering_input(fn, name, a, shape, problem):
+    """im2col's x / col2im's col: a host float32/float64 array of exactly `shape` (the lowering
+    copies values, in their own dtype, so the problem's dtype is not required)."""
+    a = check_float_array(fn, name, a, ndim=len(shape), copy=False,
+                          ndim_desc=f"{len(shape)}-D of shape {shape} (from the problem)")
+    if tuple(a.shape) != tuple(shape):
+        raise ValueError(f"{fn}: {name} must have shape {shape} for this problem ({problem}), got "
+                         f"{tuple(a.shape)}")
+    if type(a) is not np.ndarray:
+        raise ValueError(f"{fn}: {name} must be on the CPU (a numpy.ndarray), got an array on "
+                         f"{str(devices.of(a))!r}; on the GPU devices conv2d_forward lowers with the "
+                         f"im2col kernel")
+    return a
+
+
+def _im2col(x, problem, batch_inner=None):
+    """im2col without the checks: x is a host array of problem.x_shape and dtype."""
     if batch_inner is None:
         batch_inner = _batch_inner(problem)
     n, c, _, _ = x.shape
@@ -266,9 +314,8 @@ def im2col(x, problem, batch_inner=None):
     return col
 
 
-def col2im(col, problem):
-    """dx (N, C, H, W) from dcol[c, r, s, oh, ow, n] (batch innermost): each tap's values
-    added back where im2col took them from."""
+def _col2im(col, problem):
+    """col2im without the checks."""
     n, c, h, w = problem.x_shape
     ph, pw = problem.padding
     _, _, kr, ks = problem.w_shape
@@ -283,9 +330,46 @@ def col2im(col, problem):
     return _batch_first(dxt, n, (n, c, h, w))
 
 
-def _problem(x_shape, w_shape, stride, padding, dilation, groups, dtype):
-    return ConvProblem(x_shape, w_shape, stride=stride, padding=padding, dilation=dilation,
-                       groups=groups, dtype=dtype)
+_W_NDIM_DESC = "4-D (K, C/groups, R, S)"
+
+
+def _check_conv_forward_args(fn, x, w, bias, stride, padding, dilation, groups):
+    """minifw.ops.conv2d_forward's checks: (x, w, bias, problem)."""
+    w = check_float_array(fn, "w", w, ndim=4, ndim_desc=_W_NDIM_DESC, copy=False)
+    x = check_float_array(fn, "x", x, ndim=4, dtype=w.dtype, copy=False,
+                          ndim_desc=f"4-D (N, C, H, W) to match weight of shape {w.shape}")
+    check_no_zero_dims(fn, "x", x)
+    check_no_zero_dims(fn, "w", w)
+    p = _cached_problem(fn, x.shape, w.shape, stride, padding, dilation, groups, w.dtype)
+    if bias is not None:
+        bias = check_float_array(fn, "bias", bias, ndim=1, dtype=w.dtype)
+        if bias.shape[0] != w.shape[0]:
+            raise ValueError(f"{fn}: bias must have shape ({w.shape[0]},) to match weight of shape "
+                             f"{w.shape}, got {bias.shape}")
+    check_same_device(fn, x=x, w=w, bias=bias)
+    return x, w, bias, p
+
+
+def _check_conv_backward_data_args(fn, dy, w, x_shape, stride, padding, dilation, groups):
+    """minifw.ops.conv2d_backward_data's checks: (dy, w, problem)."""
+    w = check_float_array(fn, "w", w, ndim=4, ndim_desc=_W_NDIM_DESC, copy=False)
+    dy = check_float_array(fn, "dy", dy, ndim=4, dtype=w.dtype, ndim_desc="4-D (N, K, Ho, Wo)", copy=False)
+    check_no_zero_dims(fn, "w", w)
+    p = _cached_problem(fn, x_shape, w.shape, stride, padding, dilation, groups, w.dtype)
+    _check_dy(fn, dy, p)
+    check_same_device(fn, dy=dy, w=w)
+    return dy, w, p
+
+
+def _check_conv_backward_filter_args(fn, x, dy, w_shape, stride, padding, dilation, groups):
+    """minifw.ops.conv2d_backward_filter's checks: (x, dy, problem)."""
+    x = check_float_array(fn, "x", x, ndim=4, ndim_desc="4-D (N, C, H, W)", copy=False)
+    dy = check_float_array(fn, "dy", dy, ndim=4, dtype=x.dtype, ndim_desc="4-D (N, K, Ho, Wo)", copy=False)
+    check_no_zero_dims(fn, "x", x)
+    p = _cached_problem(fn, x.shape, w_shape, stride, padding, dilation, groups, x.dtype)
+    _check_dy(fn, dy, p)
+    check_same_device(fn, x=x, dy=dy)
+    return x, dy, p
 
 
 def _dy_rows(dy, groups, batch_inner):
@@ -298,13 +382,14 @@ def _dy_rows(dy, groups, batch_inner):
 
 
 def conv2d_forward(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1):
-    p = _problem(x.shape, w.shape, stride, padding, dilation, groups, x.dtype)
+    """As minifw.ops.conv2d_forward (same checks): batched im2col + one GEMM per group."""
+    x, w, bias, p = _check_conv_forward_args("conv2d_forward", x, w, bias, stride, padding, dilation, groups)
     if _on_gpu(x):
         return _gpu_conv2d_forward(x, w, bias, p)
     n, k, ho, wo = p.out_shape
-    g, kg = groups, k // groups
+    g, kg = p.groups, k // p.groups
     batch_inner = _batch_inner(p)
-    col = im2col(x, p, batch_inner).reshape(g, -1, ho * wo * n)
+    col = _im2col(x, p, batch_inner).reshape(g, -1, ho * wo * n)
     out = np.matmul(w.reshape(g, kg, -1), col)  # one GEMM per group
     if batch_inner:
         return _on_device_of(x, _batch_first(out, n, (n, k, ho, wo), bias))
@@ -318,27 +403,31 @@ def conv2d_forward(x, w, bias=None, *, stride=1, padding=0, dilation=1, groups=1
 
 
 def conv2d_backward_data(dy, w, x_shape, *, stride=1, padding=0, dilation=1, groups=1):
-    p = _problem(x_shape, w.shape, stride, padding, dilation, groups, dy.dtype)
+    """As minifw.ops.conv2d_backward_data (same checks): GEMM into the col buffer, then col2im."""
+    dy, w, p = _check_conv_backward_data_args("conv2d_backward_data", dy, w, x_shape, stride, padding,
+                                              dilation, groups)
     if _on_gpu(dy):
         return _gpu_conv2d_backward_data(dy, w, p)
     n, k, ho, wo = p.out_shape
     _, cg, kr, ks = w.shape
-    g, kg = groups, k // groups
+    g, kg = p.groups, k // p.groups
     dcol = np.matmul(w.reshape(g, kg, -1).transpose(0, 2, 1), _dy_rows(dy, g, True))
-    return _on_device_of(dy, col2im(dcol.reshape(cg * g, kr, ks, ho, wo, n), p))
+    return _on_device_of(dy, _col2im(dcol.reshape(cg * g, kr, ks, ho, wo, n), p))
 
 
 def conv2d_backward_filter(x, dy, w_shape, *, stride=1, padding=0, dilation=1, groups=1):
-    p = _problem(x.shape, w_shape, stride, padding, dilation, groups, x.dtype)
+    """As minifw.ops.conv2d_backward_filter (same checks): im2col, then the weight GEMMs."""
+    x, dy, p = _check_conv_backward_filter_args("conv2d_backward_filter", x, dy, w_shape, stride, padding,
+                                                dilation, groups)
     if _on_gpu(x):
         return _gpu_conv2d_backward_filter(x, dy, p)
     n, k, ho, wo = p.out_shape
     batch_inner = _batch_inner(p)
     if not batch_inner:
-        return _on_device_of(x, _weight_gemm_per_image(dy, im2col(x, p, False), p).reshape(w_shape))
-    col = im2col(x, p, batch_inner).reshape(groups, -1, ho * wo * n)
-    dy_rows = _dy_rows(dy, groups, batch_inner)
-    return _on_device_of(x, np.matmul(dy_rows, col.transpose(0, 2, 1)).reshape(w_shape))
+        return _on_device_of(x, _weight_gemm_per_image(dy, _im2col(x, p, False), p).reshape(p.w_shape))
+    col = _im2col(x, p, batch_inner).reshape(p.groups, -1, ho * wo * n)
+    dy_rows = _dy_rows(dy, p.groups, batch_inner)
+    return _on_device_of(x, np.matmul(dy_rows, col.transpose(0, 2, 1)).reshape(p.w_shape))
 
 
 WEIGHT_GEMM_CHUNK_ELEMENTS = 1 << 20  # of _weight_gemm_per_image's stacked products
@@ -363,7 +452,10 @@ def _weight_gemm_per_image(dy, col, p):
 
 
 def conv2d_backward_bias(dy):
-    return bias_backward(dy)
+    """db[k] = sum of dy[:, k] over N, H, W (as minifw.ops.conv2d_backward_bias)."""
+    fn = "conv2d_backward_bias"
+    check_float_array(fn, "dy", dy, ndim=4, ndim_desc="4-D (N, K, Ho, Wo)", copy=False)
+    return _bias_backward(fn, dy)
 
 
 # ---- convolution on the GPU devices (Caffe's BaseConvolutionLayer forward_gpu_gemm,
@@ -450,18 +542,61 @@ def _ones(size, dtype, dev=devices.CPU):
 
 def bias_backward(dy):
     """dy summed over every axis but the channel axis 1, as Caffe does it: a matrix-vector
-    product with a vector of ones (its bias_multiplier_), per image for a convolution."""
+    product with a vector of ones (its bias_multiplier_), per image for a convolution. dy is
+    2-D (N, C) or 4-D (N, C, H, W), as minifw.ops.bias_backward takes it."""
+    return _bias_backward("bias_backward", dy)
+
+
+def _bias_backward(fn, dy):
+    dy = check_float_array(fn, "dy", dy, ndim=(2, 4), ndim_desc=_BIAS_NDIM_DESC, copy=False)
+    n, k, inner = _bias_layout(fn, "dy", dy)
     xp, dev = _xp(dy), devices.of(dy)
     if dy.ndim == 2:
-        return xp.matmul(_ones(dy.shape[0], dy.dtype, dev), dy)
-    n, k = dy.shape[:2]
-    rows = dy.reshape(n, k, -1)
-    return xp.matmul(rows, _ones(rows.shape[2], dy.dtype, dev)).sum(axis=0)
+        return xp.matmul(_ones(n, dy.dtype, dev), dy)
+    rows = dy.reshape(n, k, inner)  # inner given: reshape's -1 is ambiguous for N = 0
+    return xp.matmul(rows, _ones(inner, dy.dtype, dev)).sum(axis=0)
+
+
+def _check_gemm_args(a, b, c, trans_a, trans_b, alpha, beta):
+    """minifw.ops.gemm's checks, with its check functions and messages: (a, b, alpha, beta,
+    trans_a, trans_b, (m, n))."""
+    fn = "gemm"
+    a = _check_gemm_operand("a", a)
+    b = _check_gemm_operand("b", b, dtype=a.dtype)
+    check_same_device(fn, a=a, b=b, c=c if devices.is_array(c) else None)
+    alpha = check_real(fn, "alpha", alpha, finite=False, dtype=a.dtype)
+    beta = check_real(fn, "beta", beta, finite=False, dtype=a.dtype)
+    trans_a = check_bool(fn, "trans_a", trans_a)
+    trans_b = check_bool(fn, "trans_b", trans_b)
+    m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
+    kb, n = (b.shape[1], b.shape[0]) if trans_b else b.shape
+    if k != kb:
+        raise ValueError(f"gemm: inner dimensions must match: op(a) has shape {(m, k)} and op(b) "
+                         f"has shape {(kb, n)} (a {a.shape} with trans_a={trans_a}, b {b.shape} with "
+                         f"trans_b={trans_b})")
+    if c is None:
+        if beta != 0.0:
+            raise ValueError(f"gemm: beta must be 0 when c is None (nothing to scale), got {beta}")
+    else:
+        check_array(fn, "c", c)
+        if c.dtype != a.dtype:
+            raise TypeError(f"gemm: c must have dtype {a.dtype} to match a, got {c.dtype}")
+        if c.shape != (m, n):
+            raise ValueError(f"gemm: c must have shape {(m, n)}, got {c.shape}")
+        if not c.flags.c_contiguous or not devices.is_writeable(c):
+            raise ValueError("gemm: c must be a C-contiguous, writable array (the result is "
+                             "written into it)")
+        for name, operand in (("a", a), ("b", b)):
+            if np.may_share_memory(c, operand):
+                raise ValueError(f"gemm: c must not share memory with {name} (the product is "
+                                 f"written into c while {name} is read)")
+    return a, b, alpha, beta, trans_a, trans_b
 
 
 def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     """alpha * op(a) @ op(b) + beta * c by the array library's GEMM (c, when given, is
-    written and returned), as minifw.ops.gemm."""
+    written and returned), as minifw.ops.gemm (same checks)."""
+    a, b, alpha, beta, trans_a, trans_b = _check_gemm_args(a, b, c, trans_a, trans_b, alpha, beta)
     product = _xp(a).matmul(a.T if trans_a else a, b.T if trans_b else b)
     if alpha != 1.0:
         product *= alpha
@@ -917,8 +1052,9 @@ def lrn_backward(dy, x, y, scale, size, *, alpha=1e-4, beta=0.75, k=1.0):
 # statistics are summed in double, as minifw.ops sums them.
 
 def _as_rows(x):
-    """(N, C, inner) view of x."""
-    return x.reshape(x.shape[0], x.shape[1], -1)
+    """(N, C, inner) view of x (inner given: reshape's -1 is ambiguous for N = 0)."""
+    n, c = x.shape[:2]
+    return x.reshape(n, c, x.shape[2] * x.shape[3] if x.ndim == 4 else 1)
 
 
 def _channel_sums(a):
@@ -970,7 +1106,7 @@ def batch_norm_backward(dy, x, weight, save_mean, save_invstd):
     dy, x, weight, save_mean, save_invstd = check_batch_norm_backward_args(dy, x, weight, save_mean,
                                                                            save_invstd)
     rows, dy_rows = _as_rows(x), _as_rows(dy)
-    m = rows.shape[0] * rows.shape[2]
+    m = max(1, rows.shape[0] * rows.shape[2])  # N = 0: no values, sums 0 (as the primitives)
     xhat = (rows - _per_channel(save_mean, x.dtype)) * _per_channel(save_invstd, x.dtype)
     dbias = _channel_sums(dy_rows)
     dweight = _channel_sums(dy_rows * xhat)
@@ -1022,6 +1158,7 @@ def dropout_backward(dy, mask, p):
         raise TypeError(f"{fn}: mask must have dtype uint8 (from dropout_forward), got {mask.dtype}")
     if mask.shape != dy.shape:
         raise ValueError(f"{fn}: mask must have the shape of dy {tuple(dy.shape)}, got {tuple(mask.shape)}")
+    check_same_device(fn, dy=dy, mask=mask)
     return _on_device_of(dy, dy * mask * _keep_scale(p))
 
 
@@ -1079,16 +1216,12 @@ def sgd_step(p, grad, momentum_buffer, *, lr, momentum, dampening, weight_decay,
 
 def _rnn_lengths(fn, lengths, t, n, dev):
     """lengths as (T, N, 1) masks on `dev` of the steps each entry runs, or None for all of
-    them. The lengths are checked and the masks made on the host, then moved."""
+    them. The lengths are checked as minifw.ops checks them (N values, each in [1, T]) and
+    the masks made on the host, then moved."""
     if lengths is None:
         return None
-    lengths = getattr(lengths, "_data", lengths)
-    lengths = devices.to_device(lengths, devices.CPU) if devices.is_array(lengths) else np.asarray(lengths)
-    if lengths.ndim != 1 or lengths.shape[0] != n or (lengths.size and lengths.dtype.kind not in "iu"):
-        raise ValueError(f"{fn}: lengths must be a 1-D integer array of the batch size {n}, got "
-                         f"{lengths.dtype} of shape {tuple(lengths.shape)}")
-    if lengths.size and (lengths.min() < 0 or lengths.max() > t):
-        raise ValueError(f"{fn}: lengths must lie in [0, T={t}], got {lengths.tolist()}")
+    from ..ops import rnn as rnn_ops
+    lengths = rnn_ops._check_lengths(fn, getattr(lengths, "_data", lengths), t, n, devices.CPU)
     return devices.to_device((np.arange(t)[:, None] < lengths[None, :])[:, :, None], dev)
 
 

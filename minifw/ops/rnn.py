@@ -58,11 +58,13 @@ from the workspace allocator (with more than one layer, the gradient reaching a
 lower layer's output): `desc.workspace_size(T, N, direction="backward_data",
 device=...)`, 0 on the CPU.
 """
+import math
+
 import numpy as np
 
 from .. import devices
 from ..checks import (check_array, check_bool, check_choice, check_dtype_arg, check_float_array,
-                      check_float_dtype_ndim, check_int, check_same_device, dtype_name)
+                      check_float_dtype_ndim, check_same_device, check_size, dtype_name)
 
 MODES = ("lstm", "gru", "rnn_tanh", "rnn_relu")
 _GATES = {"lstm": 4, "gru": 3, "rnn_tanh": 1, "rnn_relu": 1}
@@ -75,9 +77,10 @@ class RNNDescriptor:
                  dtype=np.float32):
         fn = "RNNDescriptor"
         self.mode = check_choice(fn, "mode", mode, MODES)
-        self.input_size = check_int(fn, "input_size", input_size, minimum=1)
-        self.hidden_size = check_int(fn, "hidden_size", hidden_size, minimum=1)
-        self.num_layers = check_int(fn, "num_layers", num_layers, minimum=1)
+        # sizes the native library indexes: each in [1, 2**58] (checks.MAX_SIZE)
+        self.input_size = check_size(fn, "input_size", input_size)
+        self.hidden_size = check_size(fn, "hidden_size", hidden_size)
+        self.num_layers = check_size(fn, "num_layers", num_layers)
         self.bidirectional = check_bool(fn, "bidirectional", bidirectional)
         self.bias = check_bool(fn, "bias", bias)
         self.dtype = check_dtype_arg(fn, "dtype", dtype)
@@ -118,14 +121,16 @@ class RNNDescriptor:
         return out
 
     def weight_count(self):
-        return sum(int(np.prod(shape)) for _, shape in self.weight_shapes())
+        """Elements of the flat weight buffer: an exact Python int (math.prod: np.prod would
+        wrap around int64 for large sizes and could give 0)."""
+        return sum(math.prod(shape) for _, shape in self.weight_shapes())
 
     def views(self, flat):
         """{name: view of `flat`} for a 1-D buffer of weight_count() elements."""
         flat = _check_weights("RNNDescriptor.views", "flat", flat, self, contiguous=False)
         out, off = {}, 0
         for name, shape in self.weight_shapes():
-            size = int(np.prod(shape))
+            size = math.prod(shape)
             out[name] = flat[off:off + size].reshape(shape)
             off += size
         return out
@@ -134,8 +139,8 @@ class RNNDescriptor:
         """Elements (of the descriptor's dtype) of the reserve that rnn_forward(...,
         training=True) allocates for a (T, N) batch and returns for the backward:
         every step's gates and states. Inference allocates none."""
-        T = check_int("RNNDescriptor.reserve_size", "T", T, minimum=0)
-        N = check_int("RNNDescriptor.reserve_size", "N", N, minimum=0)
+        T = check_size("RNNDescriptor.reserve_size", "T", T, minimum=0)
+        N = check_size("RNNDescriptor.reserve_size", "N", N, minimum=0)
         h, gh, d, steps = self.hidden_size, self.gates * self.hidden_size, self.num_directions, T * N
         per_direction = 2 * steps * gh
         if self.mode == "gru":
@@ -155,8 +160,8 @@ class RNNDescriptor:
         (`training` does not apply): none on the CPU; on the CUDA kernels, with more than
         one layer, the gradient reaching a lower layer's output (T, N, D*H)."""
         fn = "RNNDescriptor.workspace_size"
-        T = check_int(fn, "T", T, minimum=0)
-        N = check_int(fn, "N", N, minimum=0)
+        T = check_size(fn, "T", T, minimum=0)
+        N = check_size(fn, "N", N, minimum=0)
         training = check_bool(fn, "training", training)
         check_choice(fn, "direction", direction, ("forward", "backward_data"))
         dev = devices.get(device, fn)

@@ -19,7 +19,7 @@ from targets import assert_on, cuda_available, place
 MODES = ("lstm", "gru", "rnn_tanh", "rnn_relu")
 LAYOUTS = {"1layer": (1, False), "1layer_bidir": (1, True), "2layers": (2, False), "2layers_bidir": (2, True)}
 INPUT, HIDDEN = 3, 4
-LENGTHS = [5, 2, 0, 4]  # variable lengths: unsorted, one empty, one full
+LENGTHS = [5, 2, 1, 4]  # variable lengths: unsorted, one of a single step, one full (each in [1, T], as ops)
 # float64 throughout: both engines compute the same formulas, so only summation order differs
 TOL = dict(rtol=1e-12, atol=1e-12)
 # central differences (eps 1e-6) of an O(10) loss are good to ~1e-9
@@ -165,15 +165,16 @@ def test_length_gradients_match_finite_differences(rng, mode, layout):
     np.testing.assert_allclose(got["dw"], numerical_grad(lambda a: loss(w=a), w), err_msg="dw", **GRAD_TOL)
 
 
-@pytest.mark.parametrize("lengths, message", [
-    ([1, 2], "lengths must be a 1-D integer array of the batch size 3"),
-    ([1.0, 2.0, 3.0], "lengths must be a 1-D integer array"),
-    ([1, 6, 2], r"lengths must lie in \[0, T=5\]"),
-    ([1, -1, 2], r"lengths must lie in \[0, T=5\]"),
-], ids=["wrong_size", "float", "too_long", "negative"])
-def test_bad_lengths(rng, lengths, message):
+@pytest.mark.parametrize("lengths, error, message", [
+    ([1, 2], ValueError, "lengths must hold N=3 values"),
+    ([1.0, 2.0, 3.0], TypeError, "lengths must be integers"),
+    ([1, 6, 2], ValueError, r"lengths must each be in \[1, T=5\], got 6 at index 1"),
+    ([1, -1, 2], ValueError, r"lengths must each be in \[1, T=5\], got -1 at index 1"),
+    ([1, 0, 2], ValueError, r"lengths must each be in \[1, T=5\], got 0 at index 1"),
+], ids=["wrong_size", "float", "too_long", "negative", "empty"])
+def test_bad_lengths(rng, lengths, error, message):
     desc, x, h0, c0, w = _problem(rng, "gru", 1, False)
-    with pytest.raises(ValueError, match="rnn_forward: " + message):
+    with pytest.raises(error, match="rnn_forward: " + message):
         caffe.rnn_forward(desc, x, h0, c0, w, lengths=lengths)
 
 
