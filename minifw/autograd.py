@@ -23,6 +23,25 @@ Backward runs on arrays, with no graph recorded: gradients of gradients are
 not supported. Arrays are allocated through minifw.devices, on the device of
 the arrays they join.
 
+The same walk serves PyTorch's API (`_execute`): `backward(..., inputs=)`
+and `grad(outputs, inputs)` first mark the nodes on a path to the tensors
+asked for and run only those; grad() returns the gradients instead of adding
+them into .grad. Leaves with hooks, and those asked for, get their gradients
+summed before they go on (`_Leaf`), so that a hook sees the whole gradient
+once per walk, as PyTorch's AccumulateGrad does; every other leaf gets each
+contribution added into .grad as it comes. Hooks (`register_hook`) and
+retained gradients (`retain_grad`) run when a node is visited, on the
+gradients of its outputs, before its backward.
+
+Functions defined outside minifw. A subclass of Function defined in another
+module (a user's) works as PyTorch's torch.autograd.Function: forward gets
+Tensors (detached views of the inputs, under no_grad) and returns Tensors;
+`ctx.save_for_backward` takes Tensors and `ctx.saved_tensors` gives Tensors;
+backward gets and returns Tensors (`_apply_on_tensors`, `FunctionCtx`,
+`_user_backward`). The class attribute `_on_arrays`, set per class when it is
+defined, tells which convention a Function follows; minifw's own Functions
+keep the array one above, with no conversion on their path.
+
 Devices. The tensors a Function is applied to must be on one device (a 0-d
 tensor on the CPU may join tensors of another device, as a number does, as
 in PyTorch); its results are put on that device, and every gradient on the
@@ -79,6 +98,7 @@ import linecache
 import os
 import threading
 import warnings
+import weakref
 
 import sys
 
@@ -314,13 +334,14 @@ def _forward_anomaly(cls, index, kind, site, args):
         f"{_inputs_made_at(edges)}")
 
 
-def _run_backward_checked(node, grads):
+def _run_backward_checked(node, grads, call=None):
     """node's backward under anomaly detection: an error inside it is reported with the
     forward call that made the node (as a warning, as PyTorch does, then re-raised), and
-    with check_nan a nan or inf in what it returns is an error."""
+    with check_nan a nan or inf in what it returns is an error. `call(node, grads)`, when
+    given, runs the backward instead (_user_backward, for a user's Function)."""
     site = getattr(node, "site", None)
     try:
-        in_grads = node.function.backward(node.ctx, *grads)
+        in_grads = node.function.backward(node.ctx, *grads) if call is None else call(node, grads)
     except Exception:
         if site is not None:
             warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
@@ -430,6 +451,40 @@ class Context:
         return self._saved
 
 
+class FunctionCtx(Context):
+    """The ctx of a Function defined outside minifw, as PyTorch's: it saves Tensors and gives
+    Tensors back (the arrays are kept, so freeing and the version checks work as for
+    minifw's own Functions), and takes PyTorch's marks."""
+
+    _materialize_grads = True
+    _dirty = _non_differentiable = ()
+
+    def save_for_backward(self, *tensors):
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of "
+                                f"type {type(t).__name__}")
+        self._saved = tuple(None if t is None else t._data for t in tensors)
+
+    @property
+    def saved_tensors(self):
+        arrays = Context.saved_tensors.fget(self)
+        return tuple(None if a is None else Tensor._make(a) for a in arrays)
+
+    def mark_dirty(self, *tensors):
+        """The input tensors forward changed in place (and returns)."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        """Outputs that get no gradient: they do not require grad, and backward gets zeros
+        (None without materialized gradients) for them."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value):
+        """False: backward gets None, not zeros, for an output that received no gradient."""
+        self._materialize_grads = bool(value)
+
+
 def _modified_in_place(what, now, expected):
     dtype, dev, shape, producer, output_nr = what
     made = "" if producer is None else f", which is output {output_nr} of {producer.__name__}Backward"
@@ -446,13 +501,17 @@ class Node:
     `edges[i]` says where the gradient of positional input i goes: a leaf
     Tensor (accumulate into .grad), a (node, output_index) pair, or None."""
 
-    # site: where the call was made (user frames), set only under anomaly detection
-    __slots__ = ("function", "ctx", "edges", "outputs", "device", "site", "__weakref__")
+    # site: where the call was made (user frames), set only under anomaly detection;
+    # hooks: {output_nr: {handle id: hook}}, the register_hook hooks of its outputs, or None
+    __slots__ = ("function", "ctx", "edges", "outputs", "device", "site", "hooks", "__weakref__")
 
     def __init__(self, function, ctx, edges, outputs, device):
         self.function, self.ctx, self.edges = function, ctx, edges
-        self.outputs = outputs  # (shape, dtype) of each output, to fill in missing gradients
+        # (shape, dtype) of each output, to fill in missing gradients; for a user's Function
+        # (shape, dtype, device), or None for an output that is not a Tensor
+        self.outputs = outputs
         self.device = device
+        self.hooks = None
 
     def name(self):
         return f"{self.function.__name__}Backward"
@@ -465,11 +524,34 @@ class Node:
         return f"<{self.name()}>"
 
 
+def _is_minifw_module(module):
+    return module == "minifw" or module.startswith("minifw.")
+
+
 class Function:
-    """Base of every differentiable operation; subclasses define forward and backward."""
+    """Base of every differentiable operation; subclasses define forward and backward.
+
+    minifw's own Functions (those defined in the minifw package) compute on arrays, as the
+    module's docstring says. A Function defined anywhere else works as PyTorch's
+    torch.autograd.Function: forward gets Tensors and returns Tensors, backward gets and
+    returns Tensors (see _apply_on_tensors). A class may set `_on_arrays = True` itself to
+    take minifw's array convention wherever it is defined."""
+
+    _on_arrays = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_on_arrays" not in cls.__dict__:
+            cls._on_arrays = _is_minifw_module(cls.__module__ or "")
+        # PyTorch's other style: forward(*args) without ctx, and setup_context(ctx, inputs, output)
+        cls._setup_context = cls.setup_context is not Function.setup_context
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
+        raise NotImplementedError
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
         raise NotImplementedError
 
     @staticmethod
@@ -478,6 +560,8 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if not cls._on_arrays:
+            return _apply_on_tensors(cls, args, kwargs)
         ctx = Context()
         record = is_grad_enabled()  # under no_grad nothing needs a gradient: forward may save less
         ctx.needs_input_grad = tuple(record and isinstance(a, Tensor) and a.requires_grad
@@ -493,7 +577,7 @@ class Function:
         outs = out if isinstance(out, tuple) else (out,)
         dev = ctx.__dict__.get("output_device", dev)  # set by a Function that moves data (ToDevice)
         outs = [on_device(o, dev) for o in outs]
-        if site is not None and _anomaly_check_nan:
+        if site is not None and _anomaly_check_nan and not getattr(_state, "inside", False):
             bad = _first_nonfinite(outs)
             if bad is not None:
                 raise _forward_anomaly(cls, *bad, site, args)
@@ -511,6 +595,187 @@ class Function:
         if node is not None and ctx._saved:
             ctx._saved_versions = _saved_versions(cls, ctx._saved, args, tensors)
         return tensors if isinstance(out, tuple) else tensors[0]
+
+
+def once_differentiable(fn):
+    """torch.autograd.function.once_differentiable: marks a backward that is not itself
+    differentiable. Every minifw backward runs without a graph (no gradients of gradients),
+    so this returns fn unchanged."""
+    return fn
+
+
+def _apply_on_tensors(cls, args, kwargs):
+    """Function.apply for a Function defined outside minifw, with PyTorch's semantics.
+
+    forward runs under no_grad on detached views of the Tensor arguments (sharing their
+    memory and version counters), other arguments as they are; what it returns (a Tensor,
+    or a tuple of Tensors and other values) is wrapped into new output tensors recorded
+    as one node, as for minifw's Functions. An output that is an input returned as it is
+    becomes a view of it; one marked dirty is the input tensor itself, now with this node
+    as its grad_fn. Its backward is called through _user_backward."""
+    ctx = FunctionCtx()
+    record = is_grad_enabled()
+    needs = tuple(record and isinstance(a, Tensor) and a.requires_grad for a in args)
+    ctx.needs_input_grad = needs
+    if record:
+        for a in args:
+            if isinstance(a, Tensor) and a._history != a._version_counter.history:
+                _check_history(cls.__name__, a)
+    site = _user_frames() if _anomaly_enabled else None
+    views = tuple(Tensor._make(a._data, version_counter=a._version_counter)
+                  if isinstance(a, Tensor) else a for a in args)
+    with _Inside():
+        if cls._setup_context:
+            out = cls.forward(*views, **kwargs)
+            cls.setup_context(ctx, views, out)
+        else:
+            out = cls.forward(ctx, *views, **kwargs)
+    outs = out if isinstance(out, tuple) else (out,)
+    dirty, non_differentiable = ctx._dirty, ctx._non_differentiable
+    ctx._dirty = ctx._non_differentiable = ()  # they hold forward's tensors: keep nothing alive
+
+    dirty_inputs = {}  # output index -> index of the input it is
+    for d in dirty:
+        k = next((k for k, v in enumerate(views) if v is d), None)
+        if k is None:
+            warnings.warn("Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not "
+                          "an input, there is no need to pass it to mark_dirty().", stacklevel=3)
+            continue
+        i = next((i for i, o in enumerate(outs) if o is d), None)
+        if i is None:
+            raise RuntimeError("Some elements marked as dirty during the forward method were not "
+                               "returned as output. The inputs that are modified inplace must all "
+                               "be outputs of the Function.")
+        dirty_inputs[i] = k
+
+    if site is not None and _anomaly_check_nan and not getattr(_state, "inside", False):
+        bad = _first_nonfinite([o._data if isinstance(o, Tensor) else None for o in outs])
+        if bad is not None:
+            raise _forward_anomaly(cls, *bad, site, args)
+
+    if any(needs):
+        edges = tuple(_edge(a) if n else None for a, n in zip(args, needs))
+        metas = tuple((o.shape, o.dtype, o.device) if isinstance(o, Tensor) else None for o in outs)
+        first = next((m for m in metas if m is not None), None)
+        node = Node(cls, ctx, edges, metas, devices.CPU if first is None else first[2])
+        if site is not None:
+            node.site = site
+        ctx._input_meta = tuple((a.shape, a.dtype, a.device) if isinstance(a, Tensor) else None
+                                for a in args)
+    else:
+        node = None
+    results, made, seen = [], [], [v._data for v in views if isinstance(v, Tensor)]
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            results.append(o)
+            continue
+        differentiable = (node is not None and o.dtype.kind == "f"
+                          and not any(o is n for n in non_differentiable))
+        k = dirty_inputs.get(i)
+        if k is not None:  # the input itself, changed in place: now the output of this node
+            t = args[k]
+            if record:
+                if t._requires_grad and t.grad_fn is None:
+                    raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                                       "in-place operation.")
+                base = t._base
+                if base is not None and base._requires_grad and base.grad_fn is None:
+                    raise RuntimeError("a view of a leaf Variable that requires grad is being used "
+                                       "in an in-place operation.")
+            counter = t._version_counter
+            counter.version += 1  # as PyTorch's mark_dirty
+            if differentiable:
+                t.grad_fn, t._output_nr = node, i
+                counter.record(t._data)
+                t._history = counter.history
+            results.append(t)
+            continue
+        data = o._data
+        if any(data is s for s in seen):  # an input (or an earlier output) returned as it is
+            data = data.view()
+        seen.append(data)
+        t = Tensor._make(data, node, i) if differentiable else Tensor._make(data)
+        results.append(t)
+        made.append(t)
+    _share_storage(args, made)
+    if node is not None and ctx._saved:
+        ctx._saved_versions = _saved_versions(cls, ctx._saved, args, made)
+    return tuple(results) if isinstance(out, tuple) else results[0]
+
+
+def _sum_to(g, shape):
+    """g summed down to `shape`, which broadcasts to g.shape (as PyTorch's sum_to)."""
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and g.shape[lead + i] != 1)
+    return g.sum(axis=axes, keepdims=True).reshape(shape)
+
+
+def _broadcasts_to(shape, target):
+    if len(shape) > len(target):
+        return False
+    return all(n == 1 or n == m for n, m in zip(shape[::-1], target[::-1]))
+
+
+def _user_backward(node, slots):
+    """Call the backward of a user's Function (see _apply_on_tensors) with Tensors: the
+    gradients of its outputs (zeros, or None without materialized gradients, where none
+    came; None for outputs that are not Tensors), and turn what it returns into one array
+    (or None) per input, as the walk expects, with PyTorch's checks and conversions: a
+    gradient of a shape the input broadcasts to is summed down, one of another dtype cast."""
+    ctx = node.ctx
+    grads = []
+    for g, meta in zip(slots, node.outputs):
+        if meta is None:
+            grads.append(None)
+        elif g is None:
+            grads.append(Tensor._make(devices.zeros(meta[0], meta[1], meta[2]))
+                         if ctx._materialize_grads else None)
+        else:
+            grads.append(Tensor._make(on_device(g, meta[2])))
+    result = node.function.backward(ctx, *grads)
+    del grads
+    name = node.name()
+    if isinstance(result, list):
+        result = tuple(result)
+    elif not isinstance(result, tuple):
+        result = (result,)
+    n = len(node.edges)
+    if len(result) > n and all(g is None for g in result[n:]):
+        result = result[:n]
+    if len(result) != n:
+        raise RuntimeError(f"function {name} returned an incorrect number of gradients (expected "
+                           f"{n}, got {len(result)})")
+    out = []
+    for k, g in enumerate(result):
+        if g is None:
+            out.append(None)
+            continue
+        meta = ctx._input_meta[k]
+        if meta is None:
+            raise RuntimeError(f"function {name} returned a gradient different than None at position "
+                               f"{k + 1}, but the corresponding forward input was not a Variable")
+        if not isinstance(g, Tensor):
+            raise RuntimeError(f"function {name} returned an invalid gradient at index {k}: expected "
+                               f"Variable or None (got {type(g).__name__})")
+        if node.edges[k] is None:  # the input needs no gradient
+            out.append(None)
+            continue
+        shape, dtype, dev = meta
+        data = g._data
+        where = devices.of(data)
+        if where != dev:
+            raise RuntimeError(f"Function {name} returned an invalid gradient at index {k} - expected "
+                               f"device {dev} but got {where}")
+        if data.shape != shape:
+            if not _broadcasts_to(shape, data.shape):
+                raise RuntimeError(f"Function {name} returned an invalid gradient at index {k} - got "
+                                   f"{list(data.shape)} but expected shape compatible with {list(shape)}")
+            data = _sum_to(data, shape)
+        if data.dtype != dtype:
+            data = data.astype(dtype)
+        out.append(data)
+    return tuple(out)
 
 
 def storage(array):
@@ -574,6 +839,15 @@ def _saved_versions(function, saved, inputs, outputs):
     return tuple(records)
 
 
+def saved_after_write(node, counter):
+    """`node` wrote the memory that `counter` counts in place (its result is that memory) and
+    saved it: what it saved there is current at the counter's new version, which the
+    in-place operation has just stepped."""
+    ctx = node.ctx
+    ctx._saved_versions = tuple((c, counter.version, what) if c is counter else (c, v, what)
+                                for c, v, what in ctx._saved_versions)
+
+
 def keep_saved_from(node, array, counter):
     """Before an in-place operation overwrites `array` (a tensor's memory, counted by
     `counter`), `node` (which it has just recorded) gets copies of what it saved from there."""
@@ -635,8 +909,10 @@ def _edge(t):
     return t if t.grad_fn is None else (t.grad_fn, t._output_nr)
 
 
-def _topological_order(roots):
-    """Every node reachable from `roots`, each after all the nodes it takes inputs from."""
+def _topological_order(roots, check_freed=True):
+    """Every node reachable from `roots`, each after all the nodes it takes inputs from.
+    With check_freed, a node whose saved arrays a backward freed is an error (the caller
+    checks the nodes it will run otherwise)."""
     order, visited = [], set()
     stack = [(node, False) for node in roots]
     while stack:
@@ -647,7 +923,7 @@ def _topological_order(roots):
         if node in visited:
             continue
         visited.add(node)
-        if node.ctx._saved is None:
+        if check_freed and node.ctx._saved is None:
             raise RuntimeError(_FREED)
         stack.append((node, True))
         for edge in node.edges:
@@ -673,8 +949,19 @@ def _accumulate_leaf(t, g, owned=False):
         t.grad._data += g
 
 
+# ---- hooks on tensors, retain_grad ----------------------------------------------------------
+#
+# Where they are kept, so that nothing outlives the tensors: register_hook on a non-leaf puts
+# the hook on its grad_fn (Node.hooks, by output number), as PyTorch does, so it runs even
+# after the tensor object is gone; on a leaf, into the dict of the tensor's
+# _post_accumulate_grad_hooks slot, under the key _TENSOR_HOOKS (that dict's other entries are
+# register_post_accumulate_grad_hook's): the tensor holds its hooks, and a hook that refers
+# to its own tensor makes a cycle the garbage collector frees. retain_grad keeps a weak
+# reference per tensor (_retained); backward finds the retained tensors' current grad_fn.
+
 class HookHandle:
-    """What Tensor.register_post_accumulate_grad_hook returns: remove() unregisters the hook."""
+    """What Tensor.register_hook and register_post_accumulate_grad_hook return: remove()
+    unregisters the hook; `with handle:` removes it at the end of the block."""
     _next_id = 0
 
     def __init__(self, hooks, hook):
@@ -685,29 +972,303 @@ class HookHandle:
     def remove(self):
         self._hooks.pop(self.id, None)
 
+    def __enter__(self):
+        return self
 
-def _leaves_with_hooks(order, roots):
-    """For each leaf with post-accumulate-grad hooks: [leaf, how many of its gradient edges
-    this backward will still visit, whether one of them carried a gradient]."""
-    hooked = {}
-    edges = [e for node in order for e in node.edges] + roots
-    for e in edges:
-        if isinstance(e, Tensor) and e._post_accumulate_grad_hooks:
-            hooked.setdefault(id(e), [e, 0, False])[1] += 1
-    return hooked
+    def __exit__(self, *exc):
+        self.remove()
+        return False
 
 
-def _leaf_edge_done(hooked, t, got_gradient):
-    """One gradient edge into the leaf t was visited: after the last, its hooks run, if any
-    edge carried a gradient (as PyTorch runs them after AccumulateGrad)."""
-    entry = hooked.get(id(t))
-    if entry is None:
+class _TensorHooksKey:
+    def __repr__(self):
+        return "<register_hook hooks>"
+
+
+_TENSOR_HOOKS = _TensorHooksKey()
+_retained = {}  # id(tensor) -> weak reference to a non-leaf tensor whose .grad backward fills
+
+
+def register_hook(tensor, hook):
+    """Tensor.register_hook(hook): hook(grad) runs each time the gradient with respect to
+    `tensor` is computed, with that gradient as a Tensor, and may return a Tensor of the same
+    shape, dtype and device to replace it (or None). On a leaf it runs once per backward with
+    the whole gradient, before it is added into .grad (or returned by grad()); on a non-leaf,
+    before the gradient flows on into the tensor's grad_fn. Hooks run in the order they were
+    registered. Returns a handle whose remove() unregisters the hook."""
+    if not callable(hook):
+        raise TypeError(f"register_hook: hook must be callable; got {type(hook).__name__}")
+    if not tensor.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    node = tensor.grad_fn
+    if node is None:
+        slot = tensor._post_accumulate_grad_hooks
+        if slot is None:
+            slot = tensor._post_accumulate_grad_hooks = {}
+        hooks = slot.get(_TENSOR_HOOKS)
+        if hooks is None:
+            hooks = slot[_TENSOR_HOOKS] = {}
+    else:
+        if node.hooks is None:
+            node.hooks = {}
+        hooks = node.hooks.setdefault(tensor._output_nr, {})
+    return HookHandle(hooks, hook)
+
+
+def retain_grad(tensor):
+    """Tensor.retain_grad(): a non-leaf tensor's .grad gets its gradient in every backward
+    that computes one (added to what it holds, as PyTorch); on a leaf, nothing to do."""
+    if not tensor.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if tensor.grad_fn is None:
         return
-    entry[1] -= 1
-    entry[2] = entry[2] or got_gradient
-    if entry[1] == 0 and entry[2]:
-        for hook in list(t._post_accumulate_grad_hooks.values()):
-            hook(t)
+    key = id(tensor)
+    ref = _retained.get(key)
+    if ref is not None and ref() is tensor:
+        return
+
+    def forget(ref, key=key):
+        if _retained.get(key) is ref:
+            del _retained[key]
+
+    _retained[key] = weakref.ref(tensor, forget)
+
+
+def retains_grad(tensor):
+    """Tensor.retains_grad: whether retain_grad() was called on this non-leaf tensor."""
+    ref = _retained.get(id(tensor))
+    return ref is not None and ref() is tensor and tensor.grad_fn is not None
+
+
+def _retained_by_node():
+    """{node: [(output number, tensor)]} for the live retained tensors."""
+    found = {}
+    for ref in list(_retained.values()):
+        t = ref()
+        if t is not None and t.grad_fn is not None:
+            found.setdefault(t.grad_fn, []).append((t._output_nr, t))
+    return found
+
+
+def _call_hooks(hooks, g):
+    """Run register_hook hooks on the gradient array g; the array they leave."""
+    for hook in list(hooks.values()):
+        result = hook(Tensor._make(g))
+        if result is None:
+            continue
+        name = getattr(hook, "__name__", repr(hook))
+        if not isinstance(result, Tensor):
+            raise TypeError(f"expected Tensor, but hook {name!r} returned {type(result).__name__!r}")
+        new = result._data
+        if new.shape != g.shape:
+            raise RuntimeError(f"hook {name!r} has changed the size of value (was {tuple(g.shape)}, "
+                               f"got {tuple(new.shape)})")
+        if new.dtype != g.dtype:
+            raise RuntimeError(f"hook {name!r} has changed the type of value (was {g.dtype}, got "
+                               f"{new.dtype})")
+        if devices.of(new) != devices.of(g):
+            raise RuntimeError(f"hook {name!r} has changed the device of value (was {devices.of(g)}, "
+                               f"got {devices.of(new)})")
+        g = new
+    return g
+
+
+def _retain(t, g):
+    """retain_grad's accumulation: out of place, as PyTorch's."""
+    t.grad = Tensor._make(g.copy() if t.grad is None else t.grad._data + g)
+
+
+class _Leaf:
+    """A leaf whose gradients backward sums before they go on: one with hooks, or one of the
+    tensors asked for (backward(inputs=), grad()). `pending`: its gradient edges still to
+    visit; after the last, finish()."""
+
+    __slots__ = ("tensor", "pending", "grad", "owned", "indices")
+
+    def __init__(self, tensor):
+        self.tensor, self.pending, self.grad, self.owned, self.indices = tensor, 0, None, False, []
+
+    def add(self, g, owned, captured):
+        if g is not None:
+            t = self.tensor
+            g = on_device(g, t.device)
+            if self.grad is None:
+                self.grad, self.owned = g, owned
+            else:
+                self.grad, self.owned = self.grad + g, True
+        self.pending -= 1
+        if self.pending == 0:
+            self.finish(captured)
+
+    def finish(self, captured):
+        g, t = self.grad, self.tensor
+        self.grad = None
+        if g is None:  # no gradient reached it
+            return
+        owned = self.owned
+        if g.dtype != t.dtype:
+            g, owned = g.astype(t.dtype), True
+        slot = t._post_accumulate_grad_hooks
+        hooks = slot.get(_TENSOR_HOOKS) if slot else None
+        if hooks:
+            g, owned = _call_hooks(hooks, g), False
+        if captured is not None:  # grad(): returned, .grad untouched
+            g = g if owned else g.copy()
+            for k in self.indices:
+                captured[k] = g
+            return
+        _accumulate_leaf(t, g, owned=owned)
+        if slot:
+            for key, hook in list(slot.items()):
+                if key is not _TENSOR_HOOKS:
+                    hook(t)
+
+
+class _Inside:
+    """What a user's forward, and the backward walk (with the user's backwards and hooks),
+    run in: no graph is recorded and, for anomaly detection, the operations they run are
+    not checked one by one: a user's Function is checked as one, by what its forward and
+    its backward return (an intermediate inf it masks later is no anomaly)."""
+
+    def __enter__(self):
+        self.prev = is_grad_enabled(), getattr(_state, "inside", False)
+        _state.enabled, _state.inside = False, True
+
+    def __exit__(self, *exc):
+        _state.enabled, _state.inside = self.prev
+        return False
+
+
+def _execute(roots, retain_graph, inputs=None, capture=False):
+    """The backward walk (see the module's docstring). `roots`: [(tensor, gradient array)].
+    Without `inputs`, every leaf reached gets its gradient added into .grad. With `inputs`
+    (tensors, leaves or not), only the nodes leading to them run; the leaves among them get
+    their gradient added into .grad (non-leaves: by retain_grad, which the caller has set) or,
+    with `capture`, nothing is added: the gradient of each input is returned, in a list (None
+    for one no gradient reached)."""
+    buffers = {}  # node -> list with the gradient of each of its outputs
+    leaf_roots = []
+    for t, g in roots:
+        if t.grad_fn is None:
+            leaf_roots.append((t, g))
+        else:
+            slots = buffers.setdefault(t.grad_fn, [None] * len(t.grad_fn.outputs))
+            i = t._output_nr
+            slots[i] = g if slots[i] is None else slots[i] + g
+    order = _topological_order(list(buffers), check_freed=inputs is None)
+
+    leaves = {}  # id(leaf) -> _Leaf, for the leaves whose gradients are summed first
+    captured = [None] * len(inputs) if capture else None
+    runs = captures = None
+    if inputs is not None:
+        captures = {}  # node -> [(output number, index in inputs)]
+        for k, t in enumerate(inputs):
+            if t.grad_fn is None:
+                leaves.setdefault(id(t), _Leaf(t)).indices.append(k)
+            else:
+                captures.setdefault(t.grad_fn, []).append((t._output_nr, k))
+        runs = set()  # the nodes on a path to an input: the ones whose backward is called
+        for node in order:
+            for e in node.edges:
+                if e is None:
+                    continue
+                if e.__class__ is tuple:
+                    if e[0] in runs or e[0] in captures:
+                        break
+                elif id(e) in leaves:
+                    break
+            else:
+                continue
+            runs.add(node)
+            if node.ctx._saved is None:
+                raise RuntimeError(_FREED)
+    for e in [e for node in order for e in node.edges] + [t for t, _ in leaf_roots]:
+        if e is not None and e.__class__ is not tuple:
+            entry = leaves.get(id(e))
+            if entry is None:
+                if inputs is not None or not e._post_accumulate_grad_hooks:
+                    continue
+                entry = leaves[id(e)] = _Leaf(e)
+            entry.pending += 1
+    retained = _retained_by_node() if _retained else None
+
+    with _Inside():
+        for t, g in leaf_roots:
+            entry = leaves.get(id(t))
+            if entry is not None:
+                entry.add(g, False, captured)
+            elif inputs is None:
+                _accumulate_leaf(t, g)
+        for node in reversed(order):
+            slots = buffers.pop(node, None)
+            if slots is None:
+                if leaves:
+                    for edge in node.edges:
+                        if edge is not None and edge.__class__ is not tuple:
+                            entry = leaves.get(id(edge))
+                            if entry is not None:
+                                entry.add(None, False, captured)
+                continue
+            if node.hooks is not None:
+                for i, hooks in node.hooks.items():
+                    if hooks and slots[i] is not None:
+                        slots[i] = _call_hooks(hooks, slots[i])
+            if retained is not None:
+                for i, t in retained.get(node, ()):
+                    if slots[i] is not None:
+                        _retain(t, slots[i])
+            if captures:
+                for i, k in captures.get(node, ()):
+                    if slots[i] is not None and capture:
+                        captured[k] = slots[i].copy()
+            if runs is not None and node not in runs:
+                continue
+            if node.function._on_arrays:
+                # an output nobody used gets zeros; integer outputs (indices) never get a gradient
+                grads = [devices.zeros(shape, dtype, node.device) if g is None and dtype.kind == "f"
+                         else g for g, (shape, dtype) in zip(slots, node.outputs)]
+                if _anomaly_enabled:
+                    in_grads = _run_backward_checked(node, grads)
+                else:
+                    in_grads = node.function.backward(node.ctx, *grads)
+            else:
+                grads = slots
+                if _anomaly_enabled:
+                    in_grads = _run_backward_checked(node, grads, _user_backward)
+                else:
+                    in_grads = _user_backward(node, grads)
+            if not isinstance(in_grads, tuple):
+                in_grads = (in_grads,)
+            if len(in_grads) != len(node.edges):
+                raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients for "
+                                   f"{len(node.edges)} inputs")
+            for k in range(len(in_grads)):
+                edge, g = node.edges[k], in_grads[k]
+                if edge is None:
+                    continue
+                if edge.__class__ is tuple:
+                    if g is None:
+                        continue
+                    parent, i = edge
+                    if runs is not None and parent not in runs and parent not in captures:
+                        continue
+                    g = on_device(g, parent.device)
+                    slots = buffers.setdefault(parent, [None] * len(parent.outputs))
+                    slots[i] = g if slots[i] is None else slots[i] + g
+                    continue
+                entry = leaves.get(id(edge)) if leaves else None
+                if entry is None and inputs is not None:
+                    continue  # a leaf not asked for
+                owned = (g is not None and not retain_graph
+                         and _owned(g, in_grads[:k] + in_grads[k + 1:] + tuple(grads)))
+                if entry is not None:
+                    entry.add(g, owned, captured)
+                elif g is not None:
+                    _accumulate_leaf(edge, g, owned=owned)
+            if not retain_graph and node.ctx._saved:
+                node.ctx._saved = None  # frees what forward saved
+                node.ctx._saved_versions = ()
+    return captured
 
 
 def _references_of_an_unshared_result():
@@ -746,78 +1307,166 @@ def _owned(g, others):
             and sys.getrefcount(owner) <= _OWNER_OF_ONE_VIEW)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=False):
-    """Add d(sum_i <tensors[i], grad_tensors[i]>)/d(leaf) into every leaf's .grad."""
-    tensors = list(tensors)
-    grad_tensors = [None] * len(tensors) if grad_tensors is None else list(grad_tensors)
-    buffers = {}  # node -> list with the gradient of each of its outputs
-    leaf_roots = []
-    for t, g in zip(tensors, grad_tensors):
+# ---- backward and grad ------------------------------------------------------------------------
+
+def _as_tuple(fn, name, value):
+    if isinstance(value, Tensor):
+        return (value,)
+    try:
+        return tuple(value)
+    except TypeError:
+        raise TypeError(f"{fn}: {name} must be a Tensor or a sequence of Tensors; got "
+                        f"{type(value).__name__}") from None
+
+
+def _root_gradients(fn, tensors, grads):
+    """[(tensor, gradient array)] for the tensors backward or grad starts from: each given
+    gradient checked and converted, ones for a scalar without one."""
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"{fn}: got {len(tensors)} tensors and {len(grads)} gradients")
+    roots = []
+    for k, (t, g) in enumerate(zip(tensors, grads)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{fn}: expected Tensors to differentiate, got {type(t).__name__} at "
+                            f"index {k}")
         if not t.requires_grad:
-            raise RuntimeError("backward: the tensor does not require grad and has no grad_fn "
-                               "(no input of the computation had requires_grad=True)")
+            raise RuntimeError(f"{fn}: element {k} of tensors does not require grad and does not have "
+                               f"a grad_fn (no input of the computation had requires_grad=True)")
         if g is None:
             if t.numel() != 1:
+                what = "backward(gradient)" if fn == "backward" else "grad_outputs"
                 raise RuntimeError(f"grad can be implicitly created only for scalar outputs; got an "
-                                   f"output of shape {t.shape}: pass backward(gradient) with that shape")
+                                   f"output of shape {t.shape}: pass {what} with that shape")
             g = np.ones_like(t._data)
         else:
             if isinstance(g, Tensor) and g.device != t.device:
-                raise RuntimeError(f"backward: the gradient is on device {g.device}, but the output "
+                raise RuntimeError(f"{fn}: the gradient is on device {g.device}, but the output "
                                    f"is on {t.device}; move it with gradient.to({str(t.device)!r})")
             g = g._data if isinstance(g, Tensor) else on_device(g, t.device)
             if g.shape != t.shape:
-                raise RuntimeError(f"backward: gradient has shape {g.shape}, but the output has "
-                                   f"shape {t.shape}")
+                if fn == "backward":
+                    raise RuntimeError(f"backward: gradient has shape {g.shape}, but the output has "
+                                       f"shape {t.shape}")
+                raise RuntimeError(f"Mismatch in shape: grad_output[{k}] has a shape of {g.shape} and "
+                                   f"output[{k}] has a shape of {t.shape}.")
             g = g.astype(t.dtype, copy=False)
-        if t.grad_fn is None:
-            _accumulate_leaf(t, g)
-            leaf_roots.append(t)
+        roots.append((t, g))
+    return roots
+
+
+_NO_HIGHER_ORDER = ("{}: create_graph=True (gradients of gradients) is not supported; backward "
+                    "runs on arrays, without a graph")
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
+             inputs=None):
+    """torch.autograd.backward: add d(sum_i <tensors[i], grad_tensors[i]>)/d(leaf) into the
+    .grad of every leaf reached (a scalar tensor needs no gradient: 1). With `inputs` (a
+    tensor or a sequence of them, leaves or not), only those get it: a non-leaf one is then
+    retained (retain_grad), as PyTorch does, and its .grad gets it. Saved arrays are freed
+    on the way unless retain_graph=True."""
+    if grad_variables is not None:
+        if grad_tensors is not None:
+            raise RuntimeError("'grad_tensors' and 'grad_variables' (deprecated) arguments both "
+                               "passed to backward(). Please only use 'grad_tensors'.")
+        grad_tensors = grad_variables
+    if create_graph:
+        raise NotImplementedError(_NO_HIGHER_ORDER.format("backward"))
+    tensors = _as_tuple("backward", "tensors", tensors)
+    grad_tensors = ([None] * len(tensors) if grad_tensors is None
+                    else _as_tuple("backward", "grad_tensors", grad_tensors))
+    if inputs is not None:
+        inputs = _as_tuple("backward", "inputs", inputs)
+        if not inputs:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        for k, t in enumerate(inputs):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"backward: inputs must be Tensors; got {type(t).__name__} at "
+                                f"index {k}")
+            if not t.requires_grad:
+                raise RuntimeError(f"backward: can't retain_grad on Tensor that has "
+                                   f"requires_grad=False (inputs[{k}]): only tensors that "
+                                   f"require grad can be given as inputs")
+    roots = _root_gradients("backward", tensors, grad_tensors)
+    if inputs is not None:
+        for t in inputs:
+            retain_grad(t)
+    _execute(roots, bool(retain_graph), inputs)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """torch.autograd.grad: the gradients of sum_i <outputs[i], grad_outputs[i]> with respect
+    to each of `inputs` (leaves or not), as a tuple of Tensors; no tensor's .grad changes
+    (except those of retain_grad() tensors, as in PyTorch). An input no gradient reaches is
+    an error unless allow_unused=True (then None, or zeros with materialize_grads=True).
+    is_grads_batched=True: each grad_outputs tensor has a leading batch dimension, and the
+    result is the gradients for each of its entries, stacked (computed one entry at a time).
+    Saved arrays are freed unless retain_graph=True."""
+    if create_graph:
+        raise NotImplementedError(_NO_HIGHER_ORDER.format("grad"))
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
+                      "To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", stacklevel=2)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    allow_unused = materialize_grads if allow_unused is None else bool(allow_unused)
+    outputs = _as_tuple("grad", "outputs", outputs)
+    inputs = _as_tuple("grad", "inputs", inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    for k, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad: inputs must be Tensors; got {type(t).__name__} at index {k}")
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grad_outputs = ([None] * len(outputs) if grad_outputs is None
+                    else _as_tuple("grad", "grad_outputs", grad_outputs))
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs, grad_outputs, bool(retain_graph), allow_unused,
+                             materialize_grads)
+    captured = _execute(_root_gradients("grad", outputs, grad_outputs), bool(retain_graph), inputs,
+                        capture=True)
+    return _grad_results(inputs, captured, allow_unused, materialize_grads)
+
+
+def _grad_results(inputs, captured, allow_unused, materialize_grads):
+    results = []
+    for k, (t, g) in enumerate(zip(inputs, captured)):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(f"One of the differentiated Tensors appears to not have been used "
+                                   f"in the graph. Set allow_unused=True if this is the desired "
+                                   f"behavior. (It is inputs[{k}].)")
+            results.append(Tensor._make(devices.zeros(t.shape, t.dtype, t.device))
+                           if materialize_grads else None)
         else:
-            slots = buffers.setdefault(t.grad_fn, [None] * len(t.grad_fn.outputs))
-            i = t._output_nr
-            slots[i] = g if slots[i] is None else slots[i] + g
+            results.append(Tensor._make(g))
+    return tuple(results)
 
-    order = _topological_order(list(buffers))
-    hooked = _leaves_with_hooks(order, leaf_roots)
-    with no_grad():
-        for t in leaf_roots:
-            _leaf_edge_done(hooked, t, True)
-        for node in reversed(order):
-            slots = buffers.pop(node, None)
-            if slots is None:
-                for edge in node.edges if hooked else ():
-                    _leaf_edge_done(hooked, edge, False)
-                continue
-            # an output nobody used gets zeros; integer outputs (indices) never get a gradient
-            grads = [devices.zeros(shape, dtype, node.device) if g is None and dtype.kind == "f"
-                     else g for g, (shape, dtype) in zip(slots, node.outputs)]
-            if _anomaly_enabled:
-                in_grads = _run_backward_checked(node, grads)
-            else:
-                in_grads = node.function.backward(node.ctx, *grads)
-            if not isinstance(in_grads, tuple):
-                in_grads = (in_grads,)
-            if len(in_grads) != len(node.edges):
-                raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients for "
-                                   f"{len(node.edges)} inputs")
-            for k in range(len(in_grads)):
-                edge, g = node.edges[k], in_grads[k]
-                if edge is None:
-                    continue
-                if g is None:
-                    _leaf_edge_done(hooked, edge, False)
-                    continue
-                if isinstance(edge, Tensor):
-                    owned = not retain_graph and _owned(g, in_grads[:k] + in_grads[k + 1:] + tuple(grads))
-                    _accumulate_leaf(edge, g, owned=owned)
-                    _leaf_edge_done(hooked, edge, True)
-                else:
-                    parent, i = edge
-                    g = on_device(g, parent.device)
-                    slots = buffers.setdefault(parent, [None] * len(parent.outputs))
-                    slots[i] = g if slots[i] is None else slots[i] + g
-            if not retain_graph and node.ctx._saved:
-                node.ctx._saved = None  # frees what forward saved
-                node.ctx._saved_versions = ()
 
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, allow_unused, materialize_grads):
+    """grad(is_grads_batched=True): one walk per entry of the batch dimension, stacked."""
+    sizes = {g.shape[0] if isinstance(g, Tensor) and g.ndim else None for g in grad_outputs}
+    if len(sizes) != 1 or None in sizes:
+        raise RuntimeError("grad: is_grads_batched=True needs grad_outputs: a Tensor per output, each "
+                           "with the same leading (batch) dimension")
+    n = sizes.pop()
+    per_entry = []
+    for b in range(n):
+        roots = _root_gradients("grad", outputs, [g[b] for g in grad_outputs])
+        per_entry.append(_execute(roots, retain_graph or b < n - 1, inputs, capture=True))
+    stacked = []
+    for k, t in enumerate(inputs):
+        gs = [entry[k] for entry in per_entry]
+        if n and all(g is None for g in gs) and not materialize_grads:
+            stacked.append(None)
+            continue
+        s = devices.zeros((n,) + t.shape, t.dtype, t.device)
+        for b, g in enumerate(gs):
+            if g is not None:
+                s[b] = g
+        stacked.append(s)
+    return _grad_results(inputs, stacked, allow_unused, materialize_grads)

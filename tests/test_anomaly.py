@@ -63,6 +63,7 @@ def test_sqrt_of_a_negative_in_forward(dev):
 
 class TwoOutputs(Function):
     """A user's Function whose second output is nan where the input is negative."""
+    _on_arrays = True  # a minifw-internal style Function: arrays in and out
 
     @staticmethod
     def forward(ctx, a):
@@ -84,6 +85,7 @@ def test_a_users_function_that_returns_nan_is_named_with_the_output():
 
 class InjectNaNInBackward(Function):
     """Identity forward; backward puts a nan into the gradient (a bug to be found)."""
+    _on_arrays = True  # a minifw-internal style Function: arrays in and out
 
     @staticmethod
     def forward(ctx, a):
@@ -260,6 +262,7 @@ def test_check_nan_false_records_the_sites_but_checks_nothing():
 
 
 class FailingBackward(Function):
+    _on_arrays = True  # a minifw-internal style Function: arrays in and out
     @staticmethod
     def forward(ctx, a):
         return a * 1
