@@ -27,6 +27,12 @@ from .random import Generator, get_rng_state, manual_seed, set_rng_state
 from . import accelerator, autograd, caches, cuda, random
 from .serialization import load, save
 
+concat = concatenate = cat
+from .tensor import eye, linspace  # noqa: E402
+from .random import initial_seed, seed  # noqa: E402
+from .amp import autocast  # noqa: E402
+from . import amp  # noqa: E402
+
 __version__ = "0.1.0"
 
 _UPPER_LAYERS = ("nn", "optim", "data", "models", "training", "utils", "vision")
@@ -106,11 +112,169 @@ def mul(input, other):
     return input * other
 
 
-def div(input, other):
+def div(input, other, *, rounding_mode=None):
+    if not isinstance(input, Tensor):
+        input = tensor(input, device=other.device if isinstance(other, Tensor) else None)
+    return input.div(other, rounding_mode=rounding_mode)
+
+
+def true_divide(input, other):
     return input / other
 
 
-subtract, multiply, divide, true_divide = sub, mul, div, div
+subtract, multiply, divide = sub, mul, div
+
+
+def floor_divide(input, other):
+    return input // other
+
+
+def remainder(input, other):
+    return input % other
+
+
+def bitwise_and(input, other):
+    return input & other
+
+
+def bitwise_or(input, other):
+    return input | other
+
+
+def bitwise_xor(input, other):
+    return input ^ other
+
+
+def bitwise_not(input):
+    return ~input
+
+
+def logical_and(input, other):
+    return input.logical_and(other)
+
+
+def logical_or(input, other):
+    return input.logical_or(other)
+
+
+def logical_xor(input, other):
+    return input.logical_xor(other)
+
+
+def logical_not(input):
+    return input.logical_not()
+
+
+def maximum(input, other):
+    return input.maximum(other)
+
+
+def minimum(input, other):
+    return input.minimum(other)
+
+
+def isnan(input):
+    return input.isnan()
+
+
+def isinf(input):
+    return input.isinf()
+
+
+def isfinite(input):
+    return input.isfinite()
+
+
+def square(input):
+    return input.square()
+
+
+def flip(input, dims):
+    return input.flip(dims)
+
+
+def norm(input, p="fro", dim=None, keepdim=False):
+    return input.norm(p, dim, keepdim)
+
+
+def logsumexp(input, dim, keepdim=False):
+    return input.logsumexp(dim, keepdim)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    return input.unique(sorted, return_inverse, return_counts, dim)
+
+
+def bincount(input, weights=None, minlength=0):
+    return input.bincount(weights, minlength)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    return input.multinomial(num_samples, replacement, generator=generator)
+
+
+def finfo(type=None):
+    """Machine limits of a float dtype (eps, max, min, tiny, ...): numpy.finfo's, for the
+    default dtype when none is given."""
+    import numpy
+    return numpy.finfo(get_default_dtype() if type is None else type)
+
+
+def iinfo(type):
+    """Machine limits of an integer dtype (max, min, bits): numpy.iinfo's."""
+    import numpy
+    return numpy.iinfo(type)
+
+
+_matmul_precision = "highest"
+
+
+def set_float32_matmul_precision(precision):
+    """Accepted for PyTorch's scripts: "highest", "high" or "medium". minifw's float32
+    products always run in full float32 (TF32 on a GPU only via the allow_tf32 switches)."""
+    global _matmul_precision
+    if precision not in ("highest", "high", "medium"):
+        raise ValueError(f"set_float32_matmul_precision: precision must be 'highest', 'high' or "
+                         f"'medium', got {precision!r}")
+    _matmul_precision = precision
+
+
+def get_float32_matmul_precision():
+    return _matmul_precision
+
+
+def mm(input, mat2):
+    """The product of two matrices (2-D tensors only, as torch.mm)."""
+    for name, t in (("input", input), ("mat2", mat2)):
+        if not isinstance(t, Tensor) or t.ndim != 2:
+            raise ValueError(f"mm: {name} must be a 2-D tensor, got "
+                             f"{getattr(t, 'shape', type(t).__name__)}")
+    return input @ mat2
+
+
+def bmm(input, mat2):
+    """Batched matrix products of two 3-D tensors with the same batch size, as torch.bmm."""
+    for name, t in (("input", input), ("mat2", mat2)):
+        if not isinstance(t, Tensor) or t.ndim != 3:
+            raise ValueError(f"bmm: {name} must be a 3-D tensor, got "
+                             f"{getattr(t, 'shape', type(t).__name__)}")
+    if input.shape[0] != mat2.shape[0]:
+        raise ValueError(f"bmm: batch sizes differ: input {input.shape}, mat2 {mat2.shape}")
+    return input @ mat2
+
+
+def as_tensor(data, dtype=None, device=None):
+    """`data` as a tensor, without a copy where it already is one of that dtype and device
+    (a Tensor itself, or a NumPy array of a minifw dtype on the CPU), as torch.as_tensor."""
+    if isinstance(data, Tensor):
+        return data.to(device=device, dtype=dtype) if dtype is not None or device is not None \
+            else data
+    import numpy
+    if isinstance(data, numpy.ndarray) and (dtype is None or numpy.dtype(dtype) == data.dtype) \
+            and (device is None or devices.device(device) == devices.CPU) and \
+            data.dtype in (float32, float64, int64, int32, bool_):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
 
 
 def neg(t):
@@ -210,12 +374,12 @@ def tanh(t):
     return t.tanh()
 
 
-def softmax(t, dim):
-    return t.softmax(dim)
+def softmax(t, dim, dtype=None):
+    return t.softmax(dim, dtype)
 
 
-def log_softmax(t, dim):
-    return t.log_softmax(dim)
+def log_softmax(t, dim, dtype=None):
+    return t.log_softmax(dim, dtype)
 
 
 def clamp(t, min=None, max=None):
@@ -290,23 +454,25 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 # reductions, scans, sorting
-def sum(t, dim=None, keepdim=False):
-    return t.sum(dim, keepdim)
+def sum(t, dim=None, keepdim=False, *, dtype=None):
+    return t.sum(dim, keepdim, dtype=dtype)
 
 
-def mean(t, dim=None, keepdim=False):
-    return t.mean(dim, keepdim)
+def mean(t, dim=None, keepdim=False, *, dtype=None):
+    return t.mean(dim, keepdim, dtype=dtype)
 
 
-def var(t, dim=None, keepdim=False, correction=1):
-    return t.var(dim, keepdim, correction)
+def var(t, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return t.var(dim, unbiased, keepdim, correction=correction)
 
 
-def std(t, dim=None, keepdim=False, correction=1):
-    return t.std(dim, keepdim, correction)
+def std(t, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    return t.std(dim, unbiased, keepdim, correction=correction)
 
 
 def max(t, dim=None, keepdim=False):
+    """The largest element; (values, indices) along dim; or, given a tensor as the second
+    argument, the elementwise maximum (torch.max(a, b))."""
     return t.max(dim, keepdim)
 
 

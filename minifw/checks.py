@@ -334,7 +334,9 @@ def check_dims(fn, dim, ndim, name="dim"):
 
 
 def check_dim(fn, dim, ndim, name="dim"):
-    """One dim as a non-negative axis."""
+    """One dim (an int, not a tuple) as a non-negative axis."""
+    if dim is None or isinstance(dim, (tuple, list)):
+        raise TypeError(f"{fn}: {name} must be an int, got {dim!r}")
     return check_dims(fn, dim, ndim, name)[0]
 
 

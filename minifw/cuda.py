@@ -78,3 +78,19 @@ def _check_device(device, fn):
     if dev.type != "cuda":
         raise ValueError(f"{fn}: expected a cuda device, got {str(dev)!r}")
     return dev
+
+
+class amp:
+    """torch.cuda.amp's (deprecated) forms of minifw.amp's autocast and GradScaler."""
+
+    @staticmethod
+    def autocast(enabled=True, dtype=None, cache_enabled=None):
+        from .amp import autocast
+        return autocast("cuda", dtype, enabled, cache_enabled)
+
+    @staticmethod
+    def GradScaler(init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5,
+                   growth_interval=2000, enabled=True):
+        from .amp import GradScaler
+        return GradScaler("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
+                          enabled)

@@ -23,6 +23,7 @@ must share one, and its results stay there, as in PyTorch.
 Every differentiable method applies a Function from minifw.functions; see
 minifw.autograd for the graph walk.
 """
+import builtins
 import collections
 import math
 import numbers
@@ -138,21 +139,67 @@ def _category(dtype):
     return {"b": 0, "i": 1, "u": 1, "f": 2}[dtype.kind]
 
 
+def _promote(a, b):
+    """PyTorch's promotion of two dtypes (None: nothing yet): the higher category wins,
+    within one the wider (int64 with float32 is float32, not NumPy's float64)."""
+    if a is None or b is None:
+        return b if a is None else a
+    ca, cb = _category(a), _category(b)
+    if ca != cb:
+        return a if ca > cb else b
+    return a if a.itemsize >= b.itemsize else b
+
+
+def _combine(higher, lower):
+    """PyTorch's combination of a higher participant class's dtype with a lower one's: the
+    lower class counts only where its category (bool < integer < float) is above."""
+    if higher is None or lower is None:
+        return lower if higher is None else higher
+    if higher.kind == "f":
+        return higher
+    if higher.kind == "b" or lower.kind == "f":
+        return _promote(higher, lower)
+    return higher
+
+
 def _result_dtype(*operands):
-    """PyTorch's promotion for Tensors and Python numbers: numbers never widen a tensor of
-    their kind or a higher one; within a kind the wider tensor dtype wins."""
-    tensor_dtypes = [o.dtype for o in operands if isinstance(o, Tensor)]
-    scalars = [o for o in operands if not isinstance(o, Tensor)]
-    scalar_cat = max((0 if isinstance(o, (bool, np.bool_)) else 1 if isinstance(o, numbers.Integral)
-                      else 2) for o in scalars) if scalars else -1
-    tensor_cat = max(_category(d) for d in tensor_dtypes)
-    if tensor_cat == 2:
-        return float64 if float64 in tensor_dtypes else float32
-    if scalar_cat == 2:
-        return _default_dtype
-    if tensor_cat == 1:
-        return int64 if int64 in tensor_dtypes else int32
-    return int64 if scalar_cat == 1 else bool_
+    """PyTorch's type promotion: operands fall in three classes, tensors with dimensions,
+    0-d tensors and Python numbers (a float counts as the default dtype, an int as int64);
+    a lower class changes the dtype only when it brings a higher category (bool < integer <
+    float), so torch.ones(2) * torch.tensor(2.0, dtype=float64) stays float32."""
+    dims = zero = numbers_ = None
+    for o in operands:
+        if isinstance(o, Tensor):
+            if o.ndim:
+                dims = _promote(dims, o.dtype)
+            else:
+                zero = _promote(zero, o.dtype)
+        else:
+            numbers_ = _promote(numbers_, bool_ if isinstance(o, (bool, np.bool_)) else int64
+                                if isinstance(o, numbers.Integral) else _default_dtype)
+    return _combine(dims, _combine(zero, numbers_))
+
+
+def _check_integer_range(fn, a, dtype):
+    """Every value of the host array `a` must be representable in the integer `dtype` (NumPy's
+    cast would wrap 2**64 - 1 to -1, or make garbage of inf), as PyTorch refuses."""
+    info = np.iinfo(dtype)
+    if a.dtype.kind == "f" and not np.isfinite(a).all():
+        raise OverflowError(f"{fn}: value {a[~np.isfinite(a)].flat[0]} cannot be converted to "
+                            f"{dtype} without overflow")
+    low, high = a.min(), a.max()
+    if (low < info.min) if a.dtype.kind != "u" else False:
+        raise OverflowError(f"{fn}: value {low} cannot be converted to {dtype} without overflow")
+    if high > info.max:
+        raise OverflowError(f"{fn}: value {high} cannot be converted to {dtype} without overflow")
+
+
+def _trunc_divide(a, b):
+    """a / b rounded toward zero (div's rounding_mode="trunc"); exact for integers."""
+    if a.dtype.kind == "f":
+        return np.trunc(np.true_divide(a, b))
+    q = np.floor_divide(a, b)
+    return q + ((q < 0) & (q * b != a))  # floor went one below toward zero
 
 
 def _same_device(fn, t, *others):
@@ -189,25 +236,36 @@ def _check_index_values(fn, index, size, dim):
 class Tensor:
     """An n-dimensional array with reverse-mode automatic differentiation.
 
-    Make one with minifw.tensor / zeros / ones / randn / ...; `Tensor(data)` is
-    the same as `minifw.tensor(data)`.
+    Make one with minifw.tensor / zeros / ones / randn / ...; as PyTorch's legacy
+    constructor, `Tensor(data)` is `minifw.tensor(data)` in the default float dtype (unless
+    dtype= says otherwise) and `Tensor(2, 3)` a (2, 3) tensor of that dtype (zeros here).
     """
 
     # _version_counter, _history, _base: what in-place operations need (minifw.autograd,
     # "In-place operations"): the counter shared with the tensors sharing this memory, the
     # count of recorded in-place operations on that memory this tensor's history includes,
     # and the tensor this one is a view of (None if it is not a view).
-    __slots__ = ("_data", "grad", "grad_fn", "_output_nr", "_requires_grad", "_version_counter",
+    __slots__ = ("_data", "_grad", "grad_fn", "_output_nr", "_requires_grad", "_version_counter",
                  "_history", "_base", "_post_accumulate_grad_hooks", "__weakref__")
     __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operator
     __hash__ = object.__hash__  # __eq__ is elementwise
 
-    def __init__(self, data, dtype=None, device=None, requires_grad=False):
-        t = tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+    def __init__(self, *args, dtype=None, device=None, requires_grad=False):
+        dtype = _default_dtype if dtype is None else dtype
+        if all(isinstance(a, numbers.Integral) and not isinstance(a, (bool, np.bool_))
+               for a in args):  # Tensor(), Tensor(2, 3): a size
+            t = zeros(*(args or (0,)), dtype=dtype, device=device, requires_grad=requires_grad)
+        elif len(args) == 1:
+            if isinstance(args[0], (numbers.Number, np.bool_)):
+                raise TypeError(f"Tensor: data must be a sequence (got {type(args[0]).__name__}); "
+                                f"minifw.tensor makes a 0-d tensor of a number")
+            t = tensor(args[0], dtype=dtype, device=device, requires_grad=requires_grad)
+        else:
+            raise TypeError(f"Tensor: expected data (one argument) or sizes (ints), got {args!r}")
         self._set(t._data, None, 0, t._requires_grad)
 
     def _set(self, data, grad_fn, output_nr, requires_grad):
-        self._data, self.grad, self.grad_fn = data, None, grad_fn
+        self._data, self._grad, self.grad_fn = data, None, grad_fn
         self._output_nr, self._requires_grad = output_nr, requires_grad
         self._version_counter, self._history, self._base = _autograd.VersionCounter(), 0, None
         self._post_accumulate_grad_hooks = None
@@ -244,11 +302,40 @@ class Tensor:
                                f"data; got {value.dtype}")
         self._data, self._base = value, None
 
+    @property
+    def grad(self):
+        """The gradient backward accumulated into this tensor (None before the first)."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: {value.shape}, "
+                                   f"the tensor's is {self.shape}")
+            if value.dtype != self.dtype:
+                raise RuntimeError(f"assigned grad has data of a different type: {value.dtype}, "
+                                   f"the tensor's is {self.dtype}")
+            if value.device != self.device:
+                raise RuntimeError(f"assigned grad has data located on a different device: "
+                                   f"{value.device}, the tensor is on {self.device}")
+        self._grad = value
+
     shape = property(lambda self: self._data.shape)
     ndim = property(lambda self: self._data.ndim)
     dtype = property(lambda self: self._data.dtype)
     device = property(lambda self: devices.of(self._data))
     is_leaf = property(lambda self: self.grad_fn is None)
+    is_cuda = property(lambda self: self.device.type == "cuda")
+    mT = property(lambda self: self.transpose(-2, -1))
+
+    def is_contiguous(self, memory_format=None):
+        """Whether the elements lie in row-major order without gaps (a transpose or a strided
+        slice is not), as PyTorch's (memory_format is accepted, contiguous_format only)."""
+        return bool(self._data.flags.c_contiguous)
 
     @property
     def requires_grad(self):
@@ -283,6 +370,26 @@ class Tensor:
         if self._post_accumulate_grad_hooks is None:
             self._post_accumulate_grad_hooks = {}
         return _autograd.HookHandle(self._post_accumulate_grad_hooks, hook)
+
+    def register_hook(self, hook):
+        """hook(grad) runs each time the gradient with respect to this tensor is computed; it
+        may return a Tensor that replaces the gradient (or None). On a leaf it runs before the
+        gradient is added into .grad. Returns a handle whose remove() unregisters it."""
+        if not callable(hook):
+            raise TypeError(f"register_hook: hook must be callable; got {type(hook).__name__}")
+        if not self.requires_grad:
+            raise RuntimeError("register_hook: cannot register a hook on a tensor that doesn't "
+                               "require gradient")
+        return _autograd.register_hook(self, hook)
+
+    def retain_grad(self):
+        """Keep this non-leaf tensor's gradient in its .grad during backward (leaves always do)."""
+        if not self.requires_grad:
+            raise RuntimeError("retain_grad: can't retain_grad on a Tensor that has "
+                               "requires_grad=False")
+        _autograd.retain_grad(self)
+
+    retains_grad = property(lambda self: _autograd.retains_grad(self))
 
     @property
     def _version(self):
@@ -381,6 +488,13 @@ class Tensor:
             raise ValueError(f"the truth value of a tensor with {self.numel()} elements is ambiguous")
         return bool(self.item())
 
+    def __format__(self, spec):
+        """A 0-d tensor formats as its number (f"{loss:.4f}"), as in PyTorch; others only
+        without a format spec."""
+        if self.ndim == 0:
+            return format(self.item(), spec)
+        return object.__format__(self, spec)
+
     def __float__(self):
         return float(self.item())
 
@@ -474,15 +588,13 @@ class Tensor:
 
     # ---- autograd ------------------------------------------------------------------
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Add d(self)/d(leaf) (times `gradient` for non-scalars) into every leaf's .grad.
-        Saved arrays are freed on the way unless retain_graph=True."""
+        """Add d(self)/d(leaf) (times `gradient` for non-scalars) into every leaf's .grad, or
+        with `inputs` only into those tensors' .grad. Saved arrays are freed on the way unless
+        retain_graph=True."""
         if create_graph:
             raise NotImplementedError("backward: create_graph=True (gradients of gradients) is "
                                       "not supported; backward runs on arrays, without a graph")
-        if inputs is not None:
-            raise NotImplementedError("backward: inputs= is not supported; every leaf that "
-                                      "requires grad receives its gradient")
-        _autograd.backward([self], [gradient], retain_graph=bool(retain_graph))
+        _autograd.backward([self], [gradient], retain_graph=bool(retain_graph), inputs=inputs)
 
     def detach(self):
         """The same data, cut off from the graph; it shares this tensor's version counter, so
@@ -571,9 +683,145 @@ class Tensor:
         return self - (other if alpha == 1 else other * alpha)
 
     mul = multiply = __mul__
-    div = divide = true_divide = __truediv__
+    true_divide = __truediv__
     subtract = sub
     matmul = __matmul__
+
+    def div(self, other, *, rounding_mode=None):
+        """self / other; rounding_mode "trunc" rounds the quotient toward zero, "floor" down
+        (floor_divide), both keeping integer operands integer, as torch.div."""
+        if rounding_mode is None:
+            return self / other
+        if rounding_mode == "floor":
+            return self // other
+        if rounding_mode != "trunc":
+            raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor'; got "
+                             f"{rounding_mode!r}")
+        return self._integral_or_float(other, "div", _trunc_divide)
+
+    divide = div
+
+    # ---- floor division, remainder, bitwise and logical operators ----------------------
+    def _operands(self, other, fn, reverse=False):
+        """(a, b, dtype, device): the two operands' arrays (or a number as a NumPy scalar) of
+        their promoted dtype on their device, in the operator's order; None when `other` is
+        not an operand (the operator then returns NotImplemented)."""
+        if isinstance(other, np.ndarray):
+            other = tensor(other)
+        if not isinstance(other, (Tensor, numbers.Number, np.bool_)):
+            return None
+        dtype = _result_dtype(self, other)
+        dev = _autograd.common_device(fn, (self, other))
+        a = _autograd._data_on(self._cast(dtype), dev)
+        b = _autograd._data_on(other._cast(dtype), dev) if isinstance(other, Tensor) else \
+            _scalar(other, dtype)
+        return (b, a, dtype, dev) if reverse else (a, b, dtype, dev)
+
+    def _integral_or_float(self, other, fn, compute, reverse=False):
+        """compute(a, b) on the promoted operands, not differentiable; an integer division by
+        zero raises ZeroDivisionError (NumPy would give 0 and a warning)."""
+        got = self._operands(other, fn, reverse)
+        if got is None:
+            return NotImplemented
+        a, b, dtype, dev = got
+        if dtype.kind != "f" and not bool(np.all(b != 0)):
+            raise ZeroDivisionError(f"{fn}: integer division by zero")
+        with np.errstate(divide="ignore", invalid="ignore"):  # floats: inf and nan, as PyTorch
+            return Tensor._make(_autograd.on_device(compute(a, b), dev))
+
+    def __floordiv__(self, other):
+        return self._integral_or_float(other, "floor_divide", np.floor_divide)
+
+    def __rfloordiv__(self, other):
+        return self._integral_or_float(other, "floor_divide", np.floor_divide, reverse=True)
+
+    floor_divide = __floordiv__
+
+    def _remainder(self, other, reverse=False):
+        got = self._operands(other, "remainder", reverse)
+        if got is None:
+            return NotImplemented
+        if got[2].kind != "f":
+            return self._integral_or_float(other, "remainder", np.remainder, reverse)
+        a, b = (self, other) if not reverse else (other, self)
+        a, b = (x._cast(got[2]) if isinstance(x, Tensor) else _scalar(x, got[2]) for x in (a, b))
+        return _elementwise.Remainder.apply(a, b)
+
+    def __mod__(self, other):
+        """The remainder with the divisor's sign (Python's %, torch.remainder); differentiable
+        for floats."""
+        return self._remainder(other)
+
+    def __rmod__(self, other):
+        return self._remainder(other, reverse=True)
+
+    remainder = __mod__
+
+    def _bitwise(self, other, fn, ufunc, reverse=False):
+        for t in (self, other):
+            if isinstance(t, Tensor) and t.dtype.kind not in "biu":
+                raise TypeError(f"{fn}: only integer and bool tensors are supported, got {t.dtype}")
+        if not isinstance(other, (Tensor, numbers.Integral, np.bool_, np.integer, np.ndarray)):
+            return NotImplemented
+        got = self._operands(other, fn, reverse)
+        a, b, _, dev = got
+        return Tensor._make(_autograd.on_device(ufunc(a, b), dev))
+
+    def __and__(self, other):
+        return self._bitwise(other, "bitwise_and", np.bitwise_and)
+
+    def __rand__(self, other):
+        return self._bitwise(other, "bitwise_and", np.bitwise_and, reverse=True)
+
+    def __or__(self, other):
+        return self._bitwise(other, "bitwise_or", np.bitwise_or)
+
+    def __ror__(self, other):
+        return self._bitwise(other, "bitwise_or", np.bitwise_or, reverse=True)
+
+    def __xor__(self, other):
+        return self._bitwise(other, "bitwise_xor", np.bitwise_xor)
+
+    def __rxor__(self, other):
+        return self._bitwise(other, "bitwise_xor", np.bitwise_xor, reverse=True)
+
+    def __invert__(self):
+        if self.dtype.kind not in "biu":
+            raise TypeError(f"bitwise_not: ~ is only implemented on integer and bool tensors, got "
+                            f"{self.dtype}")
+        return Tensor._make(_autograd.on_device(np.invert(self._data), self.device))
+
+    bitwise_and, bitwise_or, bitwise_xor, bitwise_not = __and__, __or__, __xor__, __invert__
+
+    def _logical_pair(self, other, fn, ufunc):
+        dev = _autograd.common_device(fn, (self, other))
+        b = _autograd._data_on(other, dev) if isinstance(other, Tensor) else other
+        return Tensor._make(_autograd.on_device(ufunc(_autograd._data_on(self, dev), b), dev))
+
+    def logical_and(self, other):
+        return self._logical_pair(other, "logical_and", np.logical_and)
+
+    def logical_or(self, other):
+        return self._logical_pair(other, "logical_or", np.logical_or)
+
+    def logical_xor(self, other):
+        return self._logical_pair(other, "logical_xor", np.logical_xor)
+
+    def logical_not(self):
+        return Tensor._make(_autograd.on_device(np.logical_not(self._data), self.device))
+
+    def maximum(self, other):
+        """The larger of the two elementwise (broadcast); at ties each gets half the gradient."""
+        return self._pairwise(other, "maximum", smallest=False)
+
+    def minimum(self, other):
+        return self._pairwise(other, "minimum", smallest=True)
+
+    def _pairwise(self, other, fn, smallest):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{fn}: other must be a Tensor, got {type(other).__name__}")
+        dtype = _result_dtype(self, other)
+        return _elementwise.Maximum.apply(self._cast(dtype), other._cast(dtype), smallest=smallest)
 
     def neg(self):
         return -self
@@ -685,6 +933,9 @@ class Tensor:
             counter.record(self._data if written is None else written)
             self._history = counter.history
         counter.version += 1
+        if records and result._data is self._data and result.grad_fn is not None:
+            # the Function wrote this memory itself and saved it as written: current as of now
+            _autograd.saved_after_write(result.grad_fn, counter)
         return self
 
     def _operand(self, name, other):
@@ -850,7 +1101,7 @@ class Tensor:
 
     def sign(self):
         return self._rounding("sign") if self.dtype.kind in "fb" else \
-            Tensor._make(np.sign(self._data))
+            Tensor._make(_autograd.on_device(np.sign(self._data), self.device))
 
     def floor(self):
         return self._rounding("floor")
@@ -866,19 +1117,23 @@ class Tensor:
         return self._rounding("round", _int("round", "decimals", decimals))
 
     def clamp(self, min=None, max=None):
-        """Every element limited to [min, max] (numbers, or 0-d tensors that do not require
-        grad); the result has the dtype this tensor and the bounds promote to."""
+        """Every element limited to [min, max]: numbers (no gradient flows at the bounds
+        themselves) or tensors (broadcast; maximum then minimum, each tie sharing the
+        gradient), as PyTorch's; the result has the dtype this tensor and the bounds promote to."""
         if min is None and max is None:
             raise ValueError("clamp: at least one of min and max must be given")
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            out = self
+            for name, b, smallest in (("min", min, False), ("max", max, True)):
+                if b is not None:
+                    b = b if isinstance(b, Tensor) else tensor(b, device=self.device)
+                    out = out._pairwise(b, "clamp", smallest)
+            return out
         bounds = []
         for name, b in (("min", min), ("max", max)):
-            if isinstance(b, Tensor):
-                if b.ndim != 0 or b.requires_grad:
-                    raise TypeError(f"clamp: {name} must be a number or a 0-d tensor that does "
-                                    f"not require grad, got a tensor of shape {b.shape}")
-                b = b.item()
-            elif b is not None and not isinstance(b, (numbers.Number, np.bool_)):
-                raise TypeError(f"clamp: {name} must be a number, got {type(b).__name__}")
+            if b is not None and not isinstance(b, (numbers.Number, np.bool_)):
+                raise TypeError(f"clamp: {name} must be a number or a tensor, got "
+                                f"{type(b).__name__}")
             bounds.append(b)
         dtype = _result_dtype(self, *(b for b in bounds if b is not None))
         low, high = (None if b is None else _scalar(b, dtype) for b in bounds)
@@ -894,7 +1149,8 @@ class Tensor:
 
     def relu(self):
         if self.dtype.kind in "iu":  # as PyTorch: an integer tensor stays integer
-            return Tensor._make(np.maximum(self._data, self.dtype.type(0)))
+            return Tensor._make(_autograd.on_device(np.maximum(self._data, self.dtype.type(0)),
+                                                    self.device))
         return _activation.Activation.apply(self._float_input("relu"), mode="relu")
 
     def sigmoid(self):
@@ -903,11 +1159,14 @@ class Tensor:
     def tanh(self):
         return _activation.Activation.apply(self._float_input("tanh"), mode="tanh")
 
-    def softmax(self, dim):
-        return _softmax.softmax(self._float_input("softmax"), _dim("softmax", dim, max(self.ndim, 1)))
+    def softmax(self, dim, dtype=None):
+        """dtype= casts the input first (e.g. float64 for precision), as torch.softmax."""
+        x = self if dtype is None else self._cast(_dtype_arg(dtype, "softmax"))
+        return _softmax.softmax(x._float_input("softmax"), _dim("softmax", dim, max(self.ndim, 1)))
 
-    def log_softmax(self, dim):
-        return _softmax.softmax(self._float_input("log_softmax"),
+    def log_softmax(self, dim, dtype=None):
+        x = self if dtype is None else self._cast(_dtype_arg(dtype, "log_softmax"))
+        return _softmax.softmax(x._float_input("log_softmax"),
                                 _dim("log_softmax", dim, max(self.ndim, 1)), log=True)
 
     def tril(self, diagonal=0):
@@ -959,29 +1218,206 @@ class Tensor:
             return x.reshape(1).cumsum(0).reshape(())
         return _reductions.CumulativeSum.apply(x, dim=_dim("cumsum", dim, x.ndim))
 
-    # ---- reductions ----------------------------------------------------------------
-    def sum(self, dim=None, keepdim=False):
-        x = self if self.dtype.kind == "f" else self._cast(int64)
-        return _reductions.Sum.apply(x, axes=_dims("sum", dim, self.ndim), keepdim=keepdim)
+    def isnan(self):
+        return self._classify(np.isnan, False)
 
-    def mean(self, dim=None, keepdim=False):
+    def isinf(self):
+        return self._classify(np.isinf, False)
+
+    def isfinite(self):
+        return self._classify(np.isfinite, True)
+
+    def _classify(self, test, integers):
+        """A bool tensor of test(element); integer and bool elements are all finite numbers."""
         if self.dtype.kind != "f":
-            raise TypeError(f"mean: input must be a floating point tensor, got {self.dtype}; "
-                            f"convert it with .float() first")
-        return _reductions.Mean.apply(self, axes=_dims("mean", dim, self.ndim), keepdim=keepdim)
+            return full(self.shape, integers, dtype=bool_, device=self.device)
+        return Tensor._make(_autograd.on_device(test(self._data), self.device))
 
-    def var(self, dim=None, keepdim=False, correction=1):
-        """Variance with Bessel's correction by default (correction=1), as torch.var."""
-        mean = self.mean(dim, keepdim=True)
-        axes = _dims("var", dim, self.ndim)
+    def square(self):
+        return self * self
+
+    def flip(self, *dims):
+        """The elements in reverse order along `dims` (a copy), as torch.flip."""
+        dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+        if self.ndim == 0:
+            return self.clone()
+        return _shape.Flip.apply(self, dims=_dims("flip", dims, self.ndim))
+
+    def norm(self, p="fro", dim=None, keepdim=False):
+        """The vector p-norm over `dim` (all elements by default): p 2 or "fro", 1, inf, -inf,
+        0 (the count of non-zeros) or any other number; the 2-norm's gradient is 0 where the
+        norm is 0, as PyTorch's."""
+        if self.dtype.kind != "f":
+            raise TypeError(f"norm: input must be a floating point tensor, got {self.dtype}")
+        axes = self._axes("norm", dim)
+        if p == "fro" or p == 2:
+            return _elementwise.Pointwise.apply((self * self).sum(axes, keepdim),
+                                                name="sqrt_of_squares")
+        if not isinstance(p, numbers.Real) or isinstance(p, bool):
+            raise ValueError(f"norm: p must be a number or 'fro', got {p!r}")
+        a = self.abs()
+        if p == math.inf:
+            return a.amax(axes, keepdim)
+        if p == -math.inf:
+            return a.amin(axes, keepdim)
+        if p == 0:
+            return (a != 0).to(self.dtype).sum(axes, keepdim)
+        if p == 1:
+            return a.sum(axes, keepdim)
+        return (a ** p).sum(axes, keepdim) ** (1.0 / p)
+
+    def logsumexp(self, dim, keepdim=False):
+        """log(sum(exp(x))) over `dim`, computed without overflow, as torch.logsumexp."""
+        axes = self._axes("logsumexp", dim)
+        shift = self.detach().amax(axes, keepdim=True)
+        shift = shift.masked_fill(shift.isinf(), 0.0)  # all -inf (or an inf) stays as it is
+        out = (self - shift).exp().sum(axes, keepdim=True).log() + shift
+        return out if keepdim else out.reshape(tuple(n for i, n in enumerate(self.shape)
+                                                     if axes is not None and i not in axes))
+
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        """The distinct values in ascending order (with the inverse indices and counts on
+        request), as torch.unique; dim= is not supported."""
+        if dim is not None:
+            raise NotImplementedError("unique: dim= is not supported; flatten or index first")
+        values, inverse, counts = np.unique(devices.to_device(self._data, devices.CPU),
+                                            return_inverse=True, return_counts=True)
+        out = [Tensor._make(_autograd.on_device(values, self.device))]
+        if return_inverse:
+            out.append(Tensor._make(_autograd.on_device(
+                inverse.reshape(self.shape).astype(np.int64), self.device)))
+        if return_counts:
+            out.append(Tensor._make(_autograd.on_device(counts.astype(np.int64), self.device)))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def bincount(self, weights=None, minlength=0):
+        """How often each value 0, 1, ... occurs in this 1-D tensor of non-negative integers
+        (summing `weights` instead of ones when given), as torch.bincount."""
+        if self.ndim != 1 or self.dtype.kind not in "iu":
+            raise ValueError(f"bincount: input must be a 1-D integer tensor, got shape {self.shape} "
+                             f"and dtype {self.dtype}")
+        a = devices.to_device(self._data, devices.CPU)
+        if a.size and int(a.min()) < 0:
+            raise ValueError(f"bincount: input must be non-negative, got {int(a.min())}")
+        minlength = _int("bincount", "minlength", minlength, minimum=0)
+        w = None
+        if weights is not None:
+            if not isinstance(weights, Tensor) or weights.shape != self.shape:
+                raise ValueError(f"bincount: weights must be a tensor of the input's shape "
+                                 f"{self.shape}, got {getattr(weights, 'shape', weights)!r}")
+            w = devices.to_device(weights._data, devices.CPU)
+        out = np.bincount(a, weights=w, minlength=minlength)
+        dtype = int64 if w is None else weights.dtype if weights.dtype.kind == "f" else float64
+        return Tensor._make(_autograd.on_device(out.astype(dtype, copy=False), self.device))
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        """Indices drawn from each row's categories with probabilities proportional to its
+        (non-negative) weights, as torch.multinomial: 1-D weights give num_samples indices,
+        2-D weights num_samples per row. Without replacement no category is drawn twice."""
+        fn = "multinomial"
+        if self.ndim not in (1, 2) or self.dtype.kind != "f":
+            raise ValueError(f"{fn}: input must be a 1-D or 2-D floating point tensor, got shape "
+                             f"{self.shape} and dtype {self.dtype}")
+        n = _int(fn, "num_samples", num_samples, minimum=1)
+        w = devices.to_device(self._data, devices.CPU).astype(np.float64).reshape(-1, self.shape[-1])
+        if not np.isfinite(w).all() or (w < 0).any():
+            raise ValueError(f"{fn}: probabilities must be finite and non-negative")
+        if (w.sum(axis=1) <= 0).any():
+            raise ValueError(f"{fn}: each row of probabilities must have a positive sum")
+        if not replacement and n > self.shape[-1]:
+            raise ValueError(f"{fn}: cannot draw {n} samples without replacement from "
+                             f"{self.shape[-1]} categories")
+        if not replacement and n > int((w > 0).sum(axis=1).min()):
+            raise ValueError(f"{fn}: a row has fewer non-zero probabilities than num_samples "
+                             f"({n}) without replacement")
+        rng = _random._numpy_rng(generator)
+        u = rng.random((w.shape[0], n if replacement else w.shape[1]))
+        if replacement:  # inverse transform sampling on each row's running sums
+            cdf = np.cumsum(w, axis=1)
+            cdf /= cdf[:, -1:]
+            idx = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+            idx = np.minimum(idx, w.shape[1] - 1)
+        else:  # the n largest of u ** (1 / w) (Efraimidis and Spirakis), as log(u) / w
+            with np.errstate(divide="ignore"):
+                keys = np.where(w > 0, np.log(u) / w, -np.inf)
+            idx = np.argsort(-keys, axis=1, kind="stable")[:, :n]
+        idx = idx.astype(np.int64).reshape(self.shape[:-1] + (n,))
+        return Tensor._make(devices.to_device(idx, self.device))
+
+    # ---- reductions ----------------------------------------------------------------
+    def _axes(self, fn, dim):
+        """The axes a reduction over `dim` covers: None for all (dim None or (), as PyTorch;
+        a 0-d tensor's dim 0 or -1 is all of it)."""
+        if isinstance(dim, (tuple, list)) and not dim:
+            return None
+        axes = _dims(fn, dim, self.ndim)
+        return None if self.ndim == 0 else axes
+
+    def sum(self, dim=None, keepdim=False, *, dtype=None):
+        """The sum over `dim` (all by default); integer and bool tensors sum as int64, and
+        dtype= casts the input first, as torch.sum."""
+        if dtype is not None:
+            dtype = _dtype_arg(dtype, "sum")
+            x = self._cast(dtype)
+        else:
+            x = self if self.dtype.kind == "f" else self._cast(int64)
+        out = _reductions.Sum.apply(x, axes=self._axes("sum", dim), keepdim=keepdim)
+        return out if dtype is None or out.dtype == dtype else out._cast(dtype)  # NumPy widens ints
+
+    def mean(self, dim=None, keepdim=False, *, dtype=None):
+        x = self if dtype is None else self._cast(_dtype_arg(dtype, "mean"))
+        if x.dtype.kind != "f":
+            raise TypeError(f"mean: input must be a floating point tensor, got {x.dtype}; "
+                            f"convert it with .float() or give dtype= first")
+        return _reductions.Mean.apply(x, axes=self._axes("mean", dim), keepdim=keepdim)
+
+    def _correction(self, fn, dim, unbiased, correction):
+        """(dim, correction) from PyTorch's two signatures: var(dim, unbiased, keepdim) and
+        var(dim, *, correction, keepdim); var(False) is unbiased=False over everything."""
+        if isinstance(dim, (bool, np.bool_)):
+            if unbiased is not None:
+                raise TypeError(f"{fn}: unbiased given twice (as dim={dim} and unbiased={unbiased})")
+            dim, unbiased = None, dim
+        if unbiased is not None and correction is not None:
+            raise TypeError(f"{fn}: give unbiased or correction, not both")
+        if unbiased is not None:
+            return dim, 1 if unbiased else 0
+        return dim, 1 if correction is None else correction
+
+    def var(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        """Variance with Bessel's correction by default (correction=1, or unbiased=True), as
+        torch.var; var(dim, False) and unbiased=False divide by the count."""
+        dim, correction = self._correction("var", dim, unbiased, correction)
+        return self._sum_of_squares("var", dim, keepdim, correction)
+
+    def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
+        """The square root of var (same arguments); its gradient is 0 where it is 0, as
+        PyTorch's."""
+        dim, correction = self._correction("std", dim, unbiased, correction)
+        return _elementwise.Pointwise.apply(self._sum_of_squares("std", dim, keepdim, correction),
+                                            name="sqrt_of_squares")
+
+    def _sum_of_squares(self, fn, dim, keepdim, correction):
+        """The sum of squared deviations from the mean over `dim`, over (count - correction)."""
+        axes = self._axes(fn, dim)
+        mean = self.mean(axes, keepdim=True)
         count = self.numel() if axes is None else int(np.prod([self.shape[a] for a in axes]))
-        return ((self - mean) ** 2).sum(dim, keepdim) / max(count - correction, 0)
-
-    def std(self, dim=None, keepdim=False, correction=1):
-        return self.var(dim, keepdim, correction).sqrt()
+        return ((self - mean) ** 2).sum(axes, keepdim) / max(count - correction, 0)
 
     def _extreme(self, name, dim, keepdim, smallest):
-        if self.numel() == 0:
+        if isinstance(dim, Tensor):  # torch.max(a, b): elementwise
+            if keepdim:
+                raise TypeError(f"{name}: keepdim does not apply to the elementwise {name}(input, "
+                                f"other)")
+            return self._pairwise(dim, name, smallest)
+        if dim is not None and not self.ndim:  # a 0-d tensor's dim 0 (or -1): itself, index 0
+            _dim(name, dim, 0)
+            return MaxResult(*self.reshape(1)._extreme(name, 0, False, smallest))
+        if dim is not None:
+            size = self.shape[_dim(name, dim, self.ndim)]
+            if size == 0:
+                raise IndexError(f"{name}: expected reduction dim {dim} to have non-zero size")
+        elif self.numel() == 0:
             raise ValueError(f"{name}: the tensor is empty")
         if dim is None:
             return _reductions.Amax.apply(self, smallest=smallest)
@@ -997,14 +1433,20 @@ class Tensor:
         return self._extreme("min", dim, keepdim, True)
 
     def amax(self, dim=None, keepdim=False):
-        return _reductions.Amax.apply(self, axes=_dims("amax", dim, self.ndim), keepdim=keepdim)
+        return _reductions.Amax.apply(self, axes=self._axes("amax", dim), keepdim=keepdim)
 
     def amin(self, dim=None, keepdim=False):
-        return _reductions.Amax.apply(self, axes=_dims("amin", dim, self.ndim), keepdim=keepdim,
+        return _reductions.Amax.apply(self, axes=self._axes("amin", dim), keepdim=keepdim,
                               smallest=True)
 
     def _arg(self, name, fn, dim, keepdim):
-        if self.numel() == 0:
+        if dim is not None and not self.ndim:
+            _dim(name, dim, 0)
+            return zeros((), dtype=int64, device=self.device)
+        if dim is not None:
+            if self.shape[_dim(name, dim, self.ndim)] == 0:
+                raise IndexError(f"{name}: expected reduction dim {dim} to have non-zero size")
+        elif self.numel() == 0:
             raise ValueError(f"{name}: the tensor is empty")
         if dim is None:
             out = _autograd.on_device(fn(self._data.reshape(-1)), self.device)
@@ -1391,13 +1833,24 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
             a = np.asanyarray(data)
         except (TypeError, ValueError) as e:
             raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__}: {e}") from None
+        if a.dtype == object and dtype is not None and _dtype_arg(dtype).kind == "f":
+            try:  # Python ints beyond int64 are fine as floats
+                a = np.asarray(data, dtype=np.float64)
+            except (TypeError, ValueError, OverflowError):
+                pass
         if a.dtype == object:
+            flat = a.ravel()
+            if flat.size and all(isinstance(v, numbers.Integral) for v in flat):
+                raise OverflowError(f"tensor: integer {max(flat, key=builtins.abs)} is out of "
+                                    f"the range of int64")
             raise TypeError(f"tensor: cannot make a tensor from {type(data).__name__} (its elements "
                             f"must be numbers of one nesting depth)")
         if dtype is None and not isinstance(data, (np.ndarray, np.generic)) and a.dtype.kind == "f":
             a = a.astype(_default_dtype)  # Python floats: the default dtype, as in PyTorch
     dev = devices.get(device) if device is not None else devices.of(a)
     d = _natural_dtype(a) if dtype is None else _dtype_arg(dtype)
+    if d.kind in "iu" and isinstance(a, np.ndarray) and a.size and not np.can_cast(a.dtype, d):
+        _check_integer_range("tensor", a, d)
     placed = devices.to_device(a, dev)  # a copy when it moves
     t = Tensor._make(placed.astype(d, order="C", copy=placed is a))
     return t.requires_grad_(requires_grad) if requires_grad else t
@@ -1418,7 +1871,14 @@ def _creation(fn, size, dtype, device, requires_grad, make):
     """A tensor of `size` made by make(size, dtype, device), on `device`."""
     size = _check_size(fn, _shape_args(fn, size))
     dev = devices.get(device, fn)
-    t = Tensor._make(make(size, _default_dtype if dtype is None else _dtype_arg(dtype, fn), dev))
+    dtype = _default_dtype if dtype is None else _dtype_arg(dtype, fn)
+    try:
+        t = Tensor._make(make(size, dtype, dev))
+    except (MemoryError, ValueError) as e:
+        if "too big" not in str(e) and not isinstance(e, MemoryError):
+            raise
+        raise MemoryError(f"{fn}: a tensor of size {size} and dtype {dtype} "
+                          f"({math.prod(size) * dtype.itemsize:,} bytes) cannot be allocated") from None
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
@@ -1478,20 +1938,31 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
 
 
 def randint(low, high=None, size=(), *, generator=None, dtype=None, device=None):
-    """Integers in [low, high) (or [0, low) when high is omitted)."""
+    """Integers in [low, high) (or [0, low) when high is omitted: randint(10, (3,)) is
+    randint(0, 10, (3,)), as PyTorch's)."""
+    if isinstance(high, (tuple, list)) and size == ():
+        low, high, size = 0, low, high
     low, high = (0, low) if high is None else (low, high)
+    low, high = (_int("randint", name, v.item() if isinstance(v, Tensor) else v)
+                 for name, v in (("low", low), ("high", high)))
+    if low >= high:
+        raise ValueError(f"randint: expects low < high, got low={low} and high={high}")
     rng = _random._numpy_rng(generator)
     return _creation("randint", size, int64 if dtype is None else dtype, device, False,
                      _on_host_then(lambda s, d: rng.integers(low, high, s).astype(d)))
 
 
 def randperm(n, *, generator=None, device=None):
+    n = _int("randperm", "n", n)
+    if n < 0:
+        raise ValueError(f"randperm: n must be non-negative, got {n}")
     dev = devices.get(device, "randperm")
     return Tensor._make(devices.to_device(
         _random._numpy_rng(generator).permutation(n).astype(np.int64), dev))
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -1502,6 +1973,27 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     dev = devices.get(device, "arange")
     values = np.arange(start, end, step).astype(_dtype_arg(dtype, "arange"))
     t = Tensor._make(devices.to_device(values, dev))
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """`steps` values evenly spaced from start to end inclusive, as torch.linspace."""
+    steps = _int("linspace", "steps", steps, minimum=0)
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    dtype = _dtype_arg(_default_dtype if dtype is None else dtype, "linspace")
+    values = np.linspace(start, end, steps)
+    if dtype.kind in "iu":
+        values = np.trunc(values)  # as PyTorch: integer results round toward zero
+    t = Tensor._make(devices.to_device(values.astype(dtype), devices.get(device, "linspace")))
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    """The n x m (n x n) identity matrix, as torch.eye."""
+    n = _int("eye", "n", n, minimum=0)
+    m = n if m is None else _int("eye", "m", m, minimum=0)
+    dtype = _dtype_arg(_default_dtype if dtype is None else dtype, "eye")
+    t = Tensor._make(devices.to_device(np.eye(n, m, dtype=dtype), devices.get(device, "eye")))
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
@@ -1546,8 +2038,11 @@ def _joinable(fn, tensors):
 
 
 def cat(tensors, dim=0):
-    """Join tensors along an existing dim; all other sizes must match."""
+    """Join tensors along an existing dim; all other sizes must match. Empty 1-D tensors
+    are skipped, as PyTorch does (so cat([tensor([]), x]) is x)."""
     tensors = _joinable("cat", tensors)
+    if len(tensors) > 1 and any(t.shape == (0,) for t in tensors):
+        tensors = [t for t in tensors if t.shape != (0,)] or tensors[:1]
     if tensors[0].ndim == 0:
         raise ValueError("cat: zero-dimensional tensors cannot be concatenated; use stack, or "
                          "unsqueeze them first")

@@ -77,6 +77,48 @@ class Div(Function):
         return ga, gb
 
 
+class Remainder(Function):
+    """a mod b with the sign of b (Python's %, torch.remainder) of float operands; the
+    gradient is 1 for a and -floor(a / b) for b, as PyTorch's."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a if ctx.needs_input_grad[1] else None,
+                              b if ctx.needs_input_grad[1] else None)
+        ctx.shapes = np.shape(a), np.shape(b)
+        with np.errstate(invalid="ignore"):  # x % 0 is nan, as in PyTorch
+            return np.remainder(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        sa, sb = ctx.shapes
+        ga = unbroadcast(g, sa) if ctx.needs_input_grad[0] else None
+        gb = unbroadcast(-g * np.floor_divide(a, b), sb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Maximum(Function):
+    """The larger of a and b elementwise (the smaller with smallest=True), broadcast. Where
+    they are equal each gets half the gradient, as in PyTorch."""
+
+    @staticmethod
+    def forward(ctx, a, b, *, smallest=False):
+        ctx.save_for_backward(a, b)
+        ctx.smallest = smallest
+        return np.minimum(a, b) if smallest else np.maximum(a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        a_wins = (a < b) if ctx.smallest else (a > b)
+        b_wins = (b < a) if ctx.smallest else (b > a)
+        half = (a == b) * g.dtype.type(0.5)
+        ga = unbroadcast(g * (a_wins + half), np.shape(a)) if ctx.needs_input_grad[0] else None
+        gb = unbroadcast(g * (b_wins + half), np.shape(b)) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
 class Neg(Function):
     @staticmethod
     def forward(ctx, a):
@@ -172,6 +214,10 @@ POINTWISE = {
     "log1p": (np.log1p, lambda a, out: 1.0 / (1.0 + a), "a"),
     "expm1": (np.expm1, lambda a, out: out + 1.0, "out"),
     "rsqrt": (lambda a: 1.0 / np.sqrt(a), lambda a, out: -0.5 * out * out * out, "out"),
+    # the square root of a sum of squares (std, norm): zero gradient where it is zero, as
+    # PyTorch's std and norm, where sqrt's own derivative there would be inf (then 0 * inf)
+    "sqrt_of_squares": (np.sqrt, lambda a, out: np.where(out > 0, 0.5 / np.where(out > 0, out, 1),
+                                                         0).astype(out.dtype, copy=False), "out"),
     # piecewise constant: zero gradient almost everywhere, as PyTorch defines it
     "sign": (np.sign, None, None),
     "floor": (np.floor, None, None),
@@ -213,11 +259,11 @@ class Clamp(Function):
     def backward(ctx, g):
         a, = ctx.saved_tensors
         lo, hi = ctx.bounds
-        inside = np.ones_like(a, dtype=bool)  # as in PyTorch: the bounds themselves pass gradient
+        inside = np.ones_like(a, dtype=bool)  # as in PyTorch 2.14: not at the bounds themselves
         if lo is not None:
-            inside &= a >= lo
+            inside &= a > lo
         if hi is not None:
-            inside &= a <= hi
+            inside &= a < hi
         return g * inside
 
 

@@ -1,4 +1,5 @@
-"""Shape changes and indexing: reshape, permute, expand, index, cat, stack, split, repeat, pad."""
+"""Shape changes and indexing: reshape, permute, expand, index, flip, cat, stack, split, repeat,
+pad."""
 import itertools
 
 import numpy as np
@@ -81,11 +82,24 @@ class Index(Function):
         return dx
 
 
+class Flip(Function):
+    """The order of the elements reversed along `dims` (a copy, as torch.flip)."""
+
+    @staticmethod
+    def forward(ctx, a, *, dims):
+        ctx.dims = dims
+        return np.flip(a, dims).copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        return np.flip(g, ctx.dims).copy()
+
+
 class Cat(Function):
     @staticmethod
     def forward(ctx, *arrays, dim=0):
         ctx.dim = dim
-        ctx.splits = np.cumsum([a.shape[dim] for a in arrays])[:-1]
+        ctx.splits = [int(v) for v in np.cumsum([a.shape[dim] for a in arrays])[:-1]]  # ints: any array library splits by them
         return np.concatenate(arrays, axis=dim)
 
     @staticmethod

@@ -46,7 +46,7 @@ def _f32(rng, *shape):
 
 def _tensor(a, **kw):
     import minifw
-    return minifw.Tensor(a, **kw)
+    return minifw.tensor(a, **kw)
 
 
 # ---- minifw.ops ---------------------------------------------------------------------------
@@ -501,3 +501,56 @@ def _f_flatten():
 @case("F.pad")
 def _f_pad():
     return dict(input=_t(_rng(), 2, 3, 4), pad=(1, 2, 0, 1), mode="constant", value=0.5)
+
+
+@case("F.layer_norm")
+def _f_layer_norm():
+    r = _rng()
+    return dict(input=_t(r, 2, 3, 4), normalized_shape=(3, 4), weight=_t(r, 3, 4), bias=_t(r, 3, 4),
+                eps=1e-5)
+
+
+@case("F.group_norm")
+def _f_group_norm():
+    r = _rng()
+    return dict(input=_t(r, 2, 4, 3), num_groups=2, weight=_t(r, 4), bias=_t(r, 4), eps=1e-5)
+
+
+@case("F.normalize")
+def _f_normalize():
+    return dict(input=_t(_rng(), 3, 4), p=2.0, dim=1, eps=1e-12, out=None)
+
+
+@case("F.cosine_similarity")
+def _f_cosine_similarity():
+    r = _rng()
+    return dict(x1=_t(r, 3, 4), x2=_t(r, 3, 4), dim=1, eps=1e-8)
+
+
+@case("F.one_hot")
+def _f_one_hot():
+    return dict(tensor=_long([[0, 3], [2, 1]]), num_classes=5)
+
+
+@case("F.prelu")
+def _f_prelu():
+    r = _rng()
+    return dict(input=_t(r, 2, 3, 4), weight=_t(r, 3))
+
+
+@case("F.softplus")
+def _f_softplus():
+    return dict(input=_t(_rng(), 2, 3), beta=2.0, threshold=10.0)
+
+
+@case("F.conv_transpose2d")
+def _f_conv_transpose2d():
+    r = _rng()
+    return dict(input=_t(r, 1, 2, 3, 4), weight=_t(r, 2, 3, 3, 3), bias=_t(r, 3), stride=2, padding=1,
+                output_padding=1, groups=1, dilation=1)
+
+
+@case("F.interpolate")
+def _f_interpolate():
+    return dict(input=_t(_rng(), 1, 2, 3, 4), size=None, scale_factor=2.0, mode="nearest",
+                align_corners=None, recompute_scale_factor=None, antialias=False)

@@ -110,8 +110,8 @@ def _array_of(v):
 def _like(v, arr, **kw):
     """arr as the kind of value v is: a Tensor (keeping requires_grad) or an ndarray."""
     if _is_tensor(v):
-        from minifw import Tensor
-        return Tensor(arr, **kw)
+        from minifw import tensor
+        return tensor(arr, **kw)
     return arr
 
 
@@ -283,28 +283,28 @@ def _array_value_mutations(v):
 
 
 def _tensor_of(a):
-    from minifw import Tensor
+    from minifw import tensor
     try:
-        return Tensor(a.copy())
+        return tensor(a.copy())
     except TypeError:
         raise NotApplicable
 
 
 def _tensor_view(t, name):
-    """A Tensor whose storage is a strided view (Tensor() copies what it is given, so the
+    """A Tensor whose storage is a strided view (tensor() copies what it is given, so the
     view is made by indexing a larger Tensor)."""
-    from minifw import Tensor
+    from minifw import tensor
     a = t.numpy()
     if name == "noncontig":
         if a.ndim == 0:
             raise NotApplicable
-        big = Tensor(np.concatenate([a[..., None], np.zeros_like(a)[..., None]], axis=-1).reshape(
+        big = tensor(np.concatenate([a[..., None], np.zeros_like(a)[..., None]], axis=-1).reshape(
             a.shape[:-1] + (a.shape[-1] * 2,)))
         return big[..., ::2]
     if name == "broadcast0":
         if a.size == 0:
             raise NotApplicable
-        return Tensor(a.reshape(-1)[:1].reshape((1,) * a.ndim)).expand(*a.shape)
+        return tensor(a.reshape(-1)[:1].reshape((1,) * a.ndim)).expand(*a.shape)
     raise NotApplicable
 
 
