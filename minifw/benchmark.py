@@ -153,9 +153,9 @@ def _torch_layer(torch, layer, name):
         made = tnn.Dropout(layer.p)
     elif isinstance(layer, nn.Flatten):
         made = tnn.Flatten(layer.start_dim, layer.end_dim)
-    elif type(layer) in (nn.ReLU, nn.Tanh, nn.Sigmoid):
-        # Never in place: the bench hands each layer a leaf tensor, which PyTorch will not
-        # modify in place.
+    elif isinstance(layer, nn.ReLU):
+        made = tnn.ReLU(inplace=layer.inplace)  # in place as minifw's (see time_iteration)
+    elif type(layer) in (nn.Tanh, nn.Sigmoid):
         made = getattr(tnn, type(layer).__name__)()
     else:
         raise BenchmarkError(f"engine torch: layer {name} ({type(layer).__name__}) has no "
@@ -251,8 +251,11 @@ def time_iteration(model, optimizer, x, target, loss_fn, sync=None):
     out = x
     for name, layer in layers(model):
         inp = out if out is x else out.detach().requires_grad_()
+        # An in-place layer (ReLU(inplace=True)) may not write a leaf that requires grad (nor may
+        # PyTorch's): it gets a copy of it, made before the clock starts.
+        arg = inp.clone() if getattr(layer, "inplace", False) and inp.requires_grad else inp
         start = clock()
-        out = layer(inp)
+        out = layer(arg)
         forward[name] = clock() - start
         if isinstance(out, tuple):  # a recurrent layer's (output, hidden): the output goes on
             out = out[0]

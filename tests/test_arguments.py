@@ -357,13 +357,22 @@ def _functional_calls():
         "embedding": (lambda: ((target(), t32(4, 3)), {}), ("padding_idx",), ("max_norm",)),
         "flatten": (lambda: ((x4(),), {}), (), ()),
         "pad": (lambda: ((x2(), (1, 1)), {}), (), ()),
+        "layer_norm": (lambda: ((t32(2, 3), (3,)), {}), (), ()),
+        "group_norm": (lambda: ((t32(2, 4, 3), 2), {}), ("num_groups",), ()),
+        "normalize": (lambda: ((x2(),), {}), (), ()),
+        "cosine_similarity": (lambda: ((x2(), t32(2, 3, seed=1)), {}), (), ()),
+        "softplus": (lambda: ((x2(),), {}), (), ()),
+        "prelu": (lambda: ((x2(), t32(1)), {}), (), ()),
+        "one_hot": (lambda: ((target(),), {}), (), ()),
+        "conv_transpose2d": (lambda: ((x4(), t32(2, 3, 3, 3)), {}), (), ()),
+        "interpolate": (lambda: ((x4(),), {"scale_factor": 2.0}), (), ("scale_factor",)),
     }
 
 
 # Float parameters that take inf and NaN on purpose: BLAS's alpha and beta propagate them,
 # a loss gradient may be non-finite, and inf is a usual pad fill (all as in PyTorch).
 NON_FINITE_ALLOWED = {("gemm", "alpha"), ("gemm", "beta"), ("cross_entropy_backward", "grad_loss"),
-                      ("pad", "value")}
+                      ("pad", "value"), ("normalize", "p")}
 
 
 def _public(module):

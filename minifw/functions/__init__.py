@@ -1,17 +1,19 @@
 """The differentiable operations: one module per family, each a set of Function
 classes with forward and backward side by side (see minifw.autograd).
 
-    convolution     Convolution2D
+    convolution     Convolution2D, TransposedConvolution2D
     pooling         MaxPooling2D, AveragePooling2D
-    activation      Activation (relu, leaky_relu, elu, sigmoid, tanh)
+    activation      Activation (relu, leaky_relu, elu, sigmoid, tanh), SmoothRectifier (softplus)
     softmax         SoftmaxAlongDim, SoftmaxCrossEntropy, NegativeLogLikelihood, SquaredError
-    normalization   LocalResponseNormalization, BatchNormalization
+    normalization   LocalResponseNormalization, BatchNormalization, LayerNormalization,
+                    LpNormalization, VectorCosine
     dropout         InvertedDropout
     linear          MatMul, InnerProduct
-    elementwise     Add, Sub, Mul, Div, Neg, Pow, Exp, Log, Sqrt, Abs, Pointwise (sin, cos, ...,
-                    round), Clamp, Overwrite, Triangle, Cast, Clone, ToDevice, Where
+    elementwise     Add, Sub, Mul, Div, Remainder, Maximum, Neg, Pow, Exp, Log, Sqrt, Abs,
+                    Pointwise (sin, cos, ..., round), Clamp, Overwrite, Triangle, Cast, Clone,
+                    ToDevice, Where
     reductions      Sum, Mean, Amax, MaxDim, CumulativeSum
-    shape           Reshape, Permute, Expand, Index, Cat, Stack, Repeat, Padding
+    shape           Reshape, Permute, Expand, Index, Flip, Cat, Stack, Repeat, Padding
     indexing        Gather, Scatter, IndexSelect, IndexFill, IndexPut
     sorting         Sort (sort, topk)
     embedding       EmbeddingLookup

@@ -1,5 +1,5 @@
 """Pointwise activations: relu, leaky_relu, elu, sigmoid, tanh over the activation
-primitive; gelu, silu and hardtanh (relu6), which have no primitive, as array code."""
+primitive; gelu, silu, hardtanh (relu6) and softplus, which have no primitive, as array code."""
 import math
 
 import numpy as np
@@ -9,13 +9,23 @@ from ..engines import current_engine
 from .special import erf
 
 
+def needs_input(mode, negative_slope=0.01, alpha=1.0):
+    """Whether the activation's backward needs x besides y: only a negative slope or alpha,
+    where y alone does not tell the branch. Without it, x may be overwritten by y."""
+    return (mode == "leaky_relu" and negative_slope < 0) or (mode == "elu" and alpha < 0)
+
+
 class Activation(Function):
+    """y = f(x); with inplace=True (x C-contiguous, writable, and not needed by backward) y is
+    written over x's array, which is what it returns and saves (Tensor._apply_inplace then
+    has nothing to copy)."""
+
     @staticmethod
-    def forward(ctx, x, *, mode, negative_slope=0.01, alpha=1.0):
+    def forward(ctx, x, *, mode, negative_slope=0.01, alpha=1.0, inplace=False):
         engine = ctx.engine = current_engine()
-        y = engine.activation_forward(x, mode, negative_slope=negative_slope, alpha=alpha)
-        # the backward works from y; only a negative slope/alpha needs x to tell the branch
-        needs_x = (mode == "leaky_relu" and negative_slope < 0) or (mode == "elu" and alpha < 0)
+        needs_x = needs_input(mode, negative_slope, alpha)
+        y = engine.activation_forward(x, mode, negative_slope=negative_slope, alpha=alpha,
+                                      inplace=inplace and not needs_x)
         ctx.save_for_backward(y, x if needs_x else None)
         ctx.args = mode, negative_slope, alpha
         return y
@@ -97,3 +107,25 @@ class HardTanh(Function):
         x, = ctx.saved_tensors
         lo, hi = ctx.bounds
         return np.where((x > lo) & (x < hi), dy, 0.0).astype(dy.dtype, copy=False)
+
+
+class SmoothRectifier(Function):
+    """softplus: log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (where the
+    two agree to within float rounding), computed as PyTorch's kernel computes it; the
+    gradient is exp(beta x) / (exp(beta x) + 1) below the threshold, 1 above."""
+
+    @staticmethod
+    def forward(ctx, x, *, beta, threshold):
+        z = x * beta
+        linear = z > threshold
+        with np.errstate(over="ignore"):  # exp(beta x) of a large x below a large threshold: inf
+            e = np.exp(np.minimum(z, threshold))
+            y = np.where(linear, x, np.log1p(e) / beta).astype(x.dtype, copy=False)
+        ctx.save_for_backward(linear, e)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        linear, e = ctx.saved_tensors
+        with np.errstate(invalid="ignore"):
+            return np.where(linear, g, g * e / (e + 1.0)).astype(g.dtype, copy=False)

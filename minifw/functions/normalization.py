@@ -1,8 +1,14 @@
-"""Normalization: local response normalization (AlexNet) and batch normalization."""
+"""Normalization: local response normalization (AlexNet), batch normalization, layer
+normalization (also group normalization's core), L_p normalization of vectors and the cosine
+of the angle between vectors.
+
+The last three are array code (no primitive): forward and backward written with NumPy
+functions, which CuPy's arrays and the emulator's CudaSimArray receive as well."""
 import numpy as np
 
 from ..autograd import Function
 from ..engines import current_engine
+from .elementwise import unbroadcast
 
 
 class LocalResponseNormalization(Function):
@@ -53,3 +59,153 @@ class BatchNormalization(Function):
             dweight, dbias = (dy * xhat).sum(axes), dy.sum(axes)
         need_x, need_w, need_b = ctx.needs_input_grad
         return dx if need_x else None, dweight if need_w else None, dbias if need_b else None
+
+
+class LayerNormalization(Function):
+    """(x - mean) / sqrt(var + eps) over the last `dims` dims of x (var biased, as PyTorch's),
+    times weight plus bias (both of those dims' shape, or None) (Ba et al., 2016).
+
+    Each of the M rows of D = prod(those dims) values is normalized on its own: with
+    xhat = (x - mean) * rstd and dxhat = dy * weight, the input gradient is
+    rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), means over the row."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, *, dims, eps):
+        lead, normalized = x.shape[:x.ndim - dims], x.shape[x.ndim - dims:]
+        rows = x.reshape((int(np.prod(lead, dtype=np.int64)),
+                          int(np.prod(normalized, dtype=np.int64))))
+        if rows.size == 0:  # no rows (or empty ones): nothing to normalize, no mean to warn about
+            xhat = rows.copy()
+            rstd = rows[:, :1].copy()
+        else:
+            mean = rows.mean(axis=1, keepdims=True)
+            centred = rows - mean
+            var = (centred * centred).mean(axis=1, keepdims=True)
+            rstd = 1.0 / np.sqrt(var + eps)
+            xhat = centred * rstd
+        y = xhat
+        if weight is not None:
+            y = y * weight.reshape(-1)
+        if bias is not None:
+            y = y + bias.reshape(-1)
+        ctx.save_for_backward(xhat, rstd, weight)
+        ctx.shapes = x.shape, None if weight is None else weight.shape
+        return (y if y is not xhat else xhat.copy()).reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, dy):
+        xhat, rstd, weight = ctx.saved_tensors
+        x_shape, w_shape = ctx.shapes
+        need_x, need_w, need_b = ctx.needs_input_grad
+        dy = dy.reshape(xhat.shape)
+        dx = dweight = dbias = None
+        if need_x:
+            dxhat = dy if weight is None else dy * weight.reshape(-1)
+            if xhat.shape[1]:
+                dx = rstd * (dxhat - dxhat.mean(axis=1, keepdims=True)
+                             - xhat * (dxhat * xhat).mean(axis=1, keepdims=True))
+            else:
+                dx = dxhat.copy()
+            dx = dx.reshape(x_shape)
+        if need_w:
+            dweight = (dy * xhat).sum(axis=0).reshape(w_shape)
+        if need_b:
+            dbias = dy.sum(axis=0).reshape(w_shape)
+        return dx, dweight, dbias
+
+
+def _vector_norm(x, p, axis):
+    """||x||_p along `axis` (kept), as torch.linalg.vector_norm: p = inf is max |x|, -inf min |x|,
+    0 the number of non-zero elements, any other p (sum |x|^p)^(1/p)."""
+    if p == 2.0:
+        return np.sqrt((x * x).sum(axis=axis, keepdims=True))
+    a = np.abs(x)
+    if p == 1.0:
+        return a.sum(axis=axis, keepdims=True)
+    if p == np.inf:
+        return a.max(axis=axis, keepdims=True)
+    if p == -np.inf:
+        return a.min(axis=axis, keepdims=True)
+    if p == 0.0:
+        return (a != 0).sum(axis=axis, keepdims=True).astype(x.dtype)
+    with np.errstate(divide="ignore"):  # 0 ** -1 is inf, whose reciprocal sum gives 0
+        return np.power(np.power(a, p).sum(axis=axis, keepdims=True), 1.0 / p)
+
+
+def _vector_norm_backward(g, x, norm, p, axis):
+    """d||x||_p/dx times g (g and norm with `axis` kept), PyTorch's norm_backward: zero where
+    the norm is zero (p >= 1), an even share among the extreme elements for p = +-inf."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p == 0.0:
+            return np.zeros_like(x)
+        if p == 1.0:
+            return np.sign(x) * g
+        if p == 2.0:
+            return g * np.where(norm == 0, 0.0, x / norm).astype(x.dtype, copy=False)
+        if np.isinf(p):
+            a = np.abs(x)
+            extreme = (a == norm) | np.isnan(a)
+            return np.sign(x) * (g / extreme.sum(axis=axis, keepdims=True) * extreme)
+        if p < 1.0:
+            scaled = np.sign(x) * np.where(x == 0, 0.0, np.power(np.abs(x), p - 1.0))
+            return (scaled * g * np.power(norm, 1.0 - p)).astype(x.dtype, copy=False)
+        scaled = np.sign(x) * np.power(np.abs(x), p - 1.0) if p < 2.0 else \
+            x * np.power(np.abs(x), p - 2.0)
+        scale = np.where(norm == 0, 0.0, g / np.power(norm, p - 1.0))
+        return (scaled * scale).astype(x.dtype, copy=False)
+
+
+class LpNormalization(Function):
+    """x / max(||x||_p, eps) along `dim` (nn.functional.normalize). As PyTorch's composition
+    norm -> clamp_min -> divide, the norm's gradient is zero where it was clamped."""
+
+    @staticmethod
+    def forward(ctx, x, *, p, dim, eps):
+        norm = _vector_norm(x, p, dim)
+        clamped = np.maximum(norm, eps).astype(x.dtype, copy=False)
+        ctx.save_for_backward(x, norm, clamped)
+        ctx.args = p, dim, eps
+        return x / clamped
+
+    @staticmethod
+    def backward(ctx, g):
+        x, norm, clamped = ctx.saved_tensors
+        p, dim, eps = ctx.args
+        dx = g / clamped
+        dclamped = -(g * x).sum(axis=dim, keepdims=True) / (clamped * clamped)
+        dnorm = np.where(norm > eps, dclamped, 0.0).astype(x.dtype, copy=False)
+        return dx + _vector_norm_backward(dnorm, x, norm, p, dim)
+
+
+class VectorCosine(Function):
+    """sum(a / max(||a||, eps) * b / max(||b||, eps)) along `dim` of a and b broadcast together
+    (nn.functional.cosine_similarity), PyTorch's formula: each vector is normalized first,
+    which keeps the result in [-1, 1]. As PyTorch's, the norms are clamped outside autograd,
+    so the gradient reaches a through both a / c_a and c_a's unclamped norm n_a:
+    da = g (b / (c_b c_a) - s a / (c_a n_a)), the second term zero where n_a = 0."""
+
+    @staticmethod
+    def forward(ctx, a, b, *, dim, eps):
+        a_full, b_full = np.broadcast_arrays(a, b)
+        norms = [np.sqrt((v * v).sum(axis=dim, keepdims=True)) for v in (a_full, b_full)]
+        clamped = [np.maximum(n, eps).astype(n.dtype, copy=False) for n in norms]
+        s = ((a_full / clamped[0]) * (b_full / clamped[1])).sum(axis=dim, keepdims=True)
+        ctx.save_for_backward(a, b, *norms, *clamped, s)
+        ctx.dim = dim
+        return s.squeeze(dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, norm_a, norm_b, c_a, c_b, s = ctx.saved_tensors
+        g = np.expand_dims(g, ctx.dim)
+        grads = []
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for need, x, other, n, c, c_other in ((ctx.needs_input_grad[0], a, b, norm_a, c_a, c_b),
+                                                  (ctx.needs_input_grad[1], b, a, norm_b, c_b, c_a)):
+                if not need:
+                    grads.append(None)
+                    continue
+                through_norm = np.where(n == 0, 0.0, s / (c * n)).astype(x.dtype, copy=False)
+                grad = g * (other / (c_other * c) - through_norm * x)
+                grads.append(unbroadcast(grad, x.shape))
+        return tuple(grads)

@@ -29,20 +29,21 @@ import numpy as np
 
 from .. import devices
 from .. import random as _random
-from ..autograd import is_grad_enabled, no_grad
+from ..autograd import Function, no_grad
 from ..checks import (check_bool, check_choice, check_dim, check_float_dtype_ndim, check_int,
-                      check_no_zero_dims, check_pair, check_real, check_size, check_tensor_dtype,
-                      is_int)
+                      check_ints, check_no_zero_dims, check_pair, check_real, check_size,
+                      check_tensor_dtype, is_int, MAX_SIZE)
 from ..ops.conv import _cached_problem as _conv_problem
 from ..ops.pooling import pool_problem as _pool_problem
 from ..engines import current_engine
 from ..functions.activation import (Activation, GaussianErrorLinearUnit, HardTanh,
-                                    SigmoidLinearUnit)
-from ..functions.convolution import Convolution2D
+                                    SigmoidLinearUnit, SmoothRectifier)
+from ..functions.convolution import Convolution2D, TransposedConvolution2D
 from ..functions.dropout import ChannelDropout, InvertedDropout
 from ..functions.embedding import EmbeddingLookup
 from ..functions.linear import InnerProduct
-from ..functions.normalization import BatchNormalization, LocalResponseNormalization
+from ..functions.normalization import (BatchNormalization, LayerNormalization,
+                                       LocalResponseNormalization, LpNormalization, VectorCosine)
 from ..functions.losses import (AbsoluteError, BinaryCrossEntropy, BinaryCrossEntropyWithLogits,
                                 KullbackLeiblerDivergence, SmoothAbsoluteError)
 from ..functions.pooling import (AdaptiveAveragePooling2D, AdaptiveMaxPooling2D, AveragePooling2D,
@@ -50,7 +51,7 @@ from ..functions.pooling import (AdaptiveAveragePooling2D, AdaptiveMaxPooling2D,
 from ..functions.shape import Padding
 from ..functions.softmax import NegativeLogLikelihood, SoftmaxCrossEntropy, SquaredError
 from ..functions.softmax import softmax as softmax_along
-from ..tensor import Tensor
+from ..tensor import Tensor, where
 
 
 # ---- argument checks ------------------------------------------------------------------
@@ -176,6 +177,60 @@ def _string_padding(fn, input, weight, padding, stride, dilation):
     return 0, input
 
 
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """2-D transposed convolution ("deconvolution") of input (N, C_in, H, W) or (C_in, H, W)
+    with weight (C_in, C_out // groups, kH, kW): the output has C_out channels and
+    H_out = (H - 1) * stride - 2 * padding + dilation * (kH - 1) + output_padding + 1 rows
+    (likewise W_out); output_padding adds rows and columns on one side only."""
+    fn = "conv_transpose2d"
+    _tensor(fn, "input", input, ndim=(3, 4), ndim_desc="3-D (C_in, H, W) or 4-D (N, C_in, H, W)")
+    _tensor(fn, "weight", weight, ndim=4, ndim_desc="4-D (C_in, C_out // groups, kH, kW)")
+    if bias is not None:
+        _tensor(fn, "bias", bias, ndim=1, ndim_desc="1-D (C_out,)")
+    _same_dtype(fn, input, weight=weight, bias=bias)
+    check_no_zero_dims(fn, "input", input)
+    check_no_zero_dims(fn, "weight", weight)
+    stride = check_pair(fn, "stride", stride, minimum=1)
+    padding = check_pair(fn, "padding", padding, minimum=0)
+    output_padding = check_pair(fn, "output_padding", output_padding, minimum=0)
+    dilation = check_pair(fn, "dilation", dilation, minimum=1)
+    groups = check_size(fn, "groups", groups)
+    c_in = weight.shape[0]
+    if c_in % groups:
+        raise ValueError(f"{fn}: weight.shape[0] (the input channels, {c_in}) must be divisible by "
+                         f"groups={groups}; got weight of shape {tuple(weight.shape)}")
+    if input.shape[-3] != c_in:
+        raise ValueError(f"{fn}: input must have {c_in} channels to match weight of shape "
+                         f"{tuple(weight.shape)} (C_in, C_out // groups, kH, kW); got input of shape "
+                         f"{tuple(input.shape)}")
+    c_out = weight.shape[1] * groups
+    if bias is not None and bias.shape[0] != c_out:
+        raise ValueError(f"{fn}: bias must have shape ({c_out},) to match weight of shape "
+                         f"{tuple(weight.shape)} with groups={groups}; got {tuple(bias.shape)}")
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        raise ValueError(f"{fn}: output_padding must be smaller than either stride or dilation, "
+                         f"got output_padding={output_padding}, stride={stride}, "
+                         f"dilation={dilation}")
+    if input.ndim == 3:
+        return conv_transpose2d(input.unsqueeze(0), weight, bias, stride, padding, output_padding,
+                                groups, dilation).squeeze(0)
+    out_hw = tuple((size - 1) * s - 2 * p + d * (k - 1) + op + 1 for size, s, p, d, k, op in
+                   zip(input.shape[2:], stride, padding, dilation, weight.shape[2:], output_padding))
+    if min(out_hw) < 1:
+        raise ValueError(f"{fn}: the output size {out_hw} would be < 1 for input of shape "
+                         f"{tuple(input.shape)}, weight of shape {tuple(weight.shape)}, "
+                         f"stride={stride}, padding={padding}, dilation={dilation} and "
+                         f"output_padding={output_padding}; reduce padding")
+    output_shape = (input.shape[0], c_out) + out_hw
+    # The convolution it transposes: its checks (sizes the native library can index), naming fn.
+    _conv_problem(fn, output_shape, tuple(weight.shape), stride, padding, dilation, groups,
+                  input.dtype)
+    return TransposedConvolution2D.apply(input, weight, bias, output_shape=output_shape,
+                                         stride=stride, padding=padding, dilation=dilation,
+                                         groups=groups)
+
+
 # ---- pooling ------------------------------------------------------------------------------
 
 def _no_pool_dilation(fn, dilation):
@@ -189,6 +244,21 @@ def _no_divisor_override(fn, divisor_override):
     if divisor_override is not None:
         raise ValueError(f"{fn}: the pooling primitive has no divisor_override; it must be None, "
                          f"got {divisor_override!r}")
+
+
+def _pool_layer_args(fn, kernel_size, stride, padding, ceil_mode, count_include_pad=True):
+    """The pooling arguments' checks that need no input: the layers make them when built, so
+    that MaxPool2d(0) fails there rather than at its first forward."""
+    kernel_size = check_pair(fn, "kernel_size", kernel_size, minimum=1)
+    if stride is not None:
+        check_pair(fn, "stride", stride, minimum=1)
+    padding = check_pair(fn, "padding", padding, minimum=0)
+    for axis, k, p in (("height", kernel_size[0], padding[0]), ("width", kernel_size[1], padding[1])):
+        if 2 * p > k:
+            raise ValueError(f"{fn}: padding must be at most half the kernel size; got "
+                             f"padding={padding} with kernel_size={kernel_size} ({axis})")
+    check_bool(fn, "ceil_mode", ceil_mode)
+    check_bool(fn, "count_include_pad", count_include_pad)
 
 
 def _pool_input(fn, input, nonempty=True):
@@ -239,7 +309,8 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 def _adaptive_output_size(fn, output_size, input):
     """output_size (an int, or a pair whose entries may be None: keep that input size) as a
-    pair of ints."""
+    pair of ints. With input None (a layer being built), only output_size itself is checked
+    (None entries stay None)."""
     if isinstance(output_size, (tuple, list)):
         if len(output_size) != 2:
             raise ValueError(f"{fn}: output_size must be an int or a pair (out_h, out_w), got "
@@ -251,8 +322,11 @@ def _adaptive_output_size(fn, output_size, input):
         raise TypeError(f"{fn}: output_size must be an int or a pair (out_h, out_w) of ints or "
                         f"None, got {type(output_size).__name__} {output_size!r}")
     out = []
-    for size, keep in zip(sizes, input.shape[-2:]):
+    for size, keep in zip(sizes, (None, None) if input is None else input.shape[-2:]):
         if size is None:
+            if keep is None:
+                out.append(None)
+                continue
             size = keep
         if not is_int(size):
             raise TypeError(f"{fn}: output_size entries must be ints or None, got {output_size!r}")
@@ -318,13 +392,20 @@ def _activation(fn, input, mode, inplace=False, **params):
     inplace = check_bool(fn, "inplace", inplace)
     for name, v in params.items():
         params[name] = _real(fn, name, v, input)
-    if inplace and not (is_grad_enabled() and input.requires_grad) and devices.is_writeable(input._data) \
-            and input._data.flags.c_contiguous:
-        # In place only where no graph is recorded: autograd keeps no version counters, so
-        # overwriting an array an earlier Function saved would go unnoticed.
+    if not inplace:
+        return Activation.apply(input, mode=mode, **params)
+    _writable_input(fn, input)
+    if not input._inplace_records() and input._data.flags.c_contiguous:
+        # Nothing to record (no grad mode, or nothing requires grad): the primitive overwrites
+        # the array itself; the version counter steps, so that a Function that saved this
+        # memory earlier refuses its backward, as PyTorch's.
         current_engine().activation_forward(input._data, mode, inplace=True, **params)
+        input._version_counter.version += 1
         return input
-    return Activation.apply(input, mode=mode, **params)
+    # Recorded: the primitive writes y over input's array and the node saves that memory (as
+    # PyTorch's relu_ saves its result), so nothing is copied and no second array is kept.
+    return _in_place(fn, input, lambda: Activation.apply(
+        input, mode=mode, inplace=input._data.flags.c_contiguous, **params))
 
 
 def relu(input, inplace=False):
@@ -347,13 +428,23 @@ def tanh(input):
     return _activation("tanh", input, "tanh")
 
 
-def _in_place(input, out):
-    """Write out into input where PyTorch's inplace=True would: only where no graph is
-    recorded (see _activation)."""
-    if not (is_grad_enabled() and input.requires_grad) and devices.is_writeable(input._data):
-        input._data[...] = out._data
-        return input
-    return out
+def _writable_input(fn, input):
+    """inplace=True writes input's memory: refuse memory that cannot take it (an expanded view,
+    whose elements share memory, or a read-only array), as PyTorch does."""
+    if not devices.is_writeable(input._data):
+        raise RuntimeError(f"{fn}: inplace=True writes into input, but input is read-only (an "
+                           f"expanded tensor, where more than one element refers to a single "
+                           f"memory location, or a read-only array); clone() it first or pass "
+                           f"inplace=False")
+
+
+def _in_place(fn, input, compute):
+    """inplace=True: input's memory becomes compute()'s result (a Function of input) through
+    Tensor._apply_inplace, as Tensor.relu_: in grad mode with input requiring grad autograd
+    records it (input's grad_fn becomes the Function's node, and a leaf that requires grad is
+    refused, as PyTorch refuses it); its version counter steps. Returns input."""
+    _writable_input(fn, input)
+    return input._apply_inplace(fn, compute)
 
 
 def gelu(input, approximate="none"):
@@ -369,8 +460,9 @@ def silu(input, inplace=False):
     """x * sigmoid(x) (also called swish)."""
     _tensor("silu", "input", input)
     inplace = check_bool("silu", "inplace", inplace)
-    out = SigmoidLinearUnit.apply(input)
-    return _in_place(input, out) if inplace else out
+    if inplace:
+        return _in_place("silu", input, lambda: SigmoidLinearUnit.apply(input))
+    return SigmoidLinearUnit.apply(input)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -382,8 +474,9 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if max_val < min_val:
         raise ValueError(f"{fn}: max_val cannot be less than min_val, got min_val={min_val} and "
                          f"max_val={max_val}")
-    out = HardTanh.apply(input, min_val=min_val, max_val=max_val)
-    return _in_place(input, out) if inplace else out
+    if inplace:
+        return _in_place(fn, input, lambda: HardTanh.apply(input, min_val=min_val, max_val=max_val))
+    return HardTanh.apply(input, min_val=min_val, max_val=max_val)
 
 
 def relu6(input, inplace=False):
@@ -392,12 +485,59 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, check_bool("relu6", "inplace", inplace))
 
 
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta * x)) / beta elementwise, a smooth ReLU; input itself where
+    beta * x > threshold, for numerical stability."""
+    fn = "softplus"
+    _tensor(fn, "input", input)
+    beta = _real(fn, "beta", beta, input)
+    threshold = _real(fn, "threshold", threshold, input)
+    return SmoothRectifier.apply(input, beta=beta, threshold=threshold)
+
+
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), with one learnable slope (weight of 1 element) or one
+    per channel (dim 1 of input; weight of C elements)."""
+    fn = "prelu"
+    _tensor(fn, "input", input)
+    _tensor(fn, "weight", weight)
+    _same_dtype(fn, input, weight=weight)
+    if weight.ndim > 1:
+        raise ValueError(f"{fn}: weight must be a 0-D or 1-D tensor (one slope, or one per "
+                         f"channel); got a {weight.ndim}-D tensor of shape {tuple(weight.shape)}")
+    channels = input.shape[1] if input.ndim >= 2 else 1
+    if weight.numel() not in (1, channels):
+        raise ValueError(f"{fn}: weight must have 1 element or one per channel of input (dim 1: "
+                         f"{channels}); got weight of shape {tuple(weight.shape)} for input of "
+                         f"shape {tuple(input.shape)}")
+    if weight.numel() == 1:
+        slope = weight.reshape(())
+    else:
+        slope = weight.reshape((channels,) + (1,) * (input.ndim - 2))
+    # x where x > 0, else slope * x: PyTorch's values and gradients exactly (slope at x = 0)
+    return where(input > 0, input, input * slope)
+
+
 # ---- softmax -----------------------------------------------------------------------------
 
+def _softmax_dtype(fn, dtype):
+    """softmax's dtype= (the dtype input is cast to first): a floating point dtype, or None."""
+    if dtype is None:
+        return None
+    d = check_tensor_dtype(dtype, fn)
+    if d.kind != "f":
+        raise TypeError(f"{fn}: dtype must be a floating point dtype (float32 or float64), the "
+                        f"dtype input is cast to before the operation; got {d.name}")
+    return d
+
+
 def _softmax(fn, input, dim, dtype, log, stacklevel):
-    _tensor(fn, "input", input)
+    dtype = _softmax_dtype(fn, dtype)
     if dtype is not None:
-        input = input.to(check_tensor_dtype(dtype, fn))
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{fn}: input must be a minifw.Tensor, got {type(input).__name__}")
+        input = input.to(dtype)  # as PyTorch: an integer input may be cast to a float dtype
+    _tensor(fn, "input", input)
     if dim is None:  # PyTorch's legacy choice when dim is omitted, and its warning
         dim = 0 if input.ndim in (0, 1, 3) else 1
         warnings.warn(f"Implicit dimension choice for {fn} has been deprecated. Change the call "
@@ -415,8 +555,12 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-input, dim)."""
-    _tensor("softmin", "input", input)
-    return _softmax("softmin", -input, dim, dtype, False, _stacklevel)
+    fn = "softmin"
+    dtype = _softmax_dtype(fn, dtype)
+    if dtype is not None and isinstance(input, Tensor):
+        input = input.to(dtype)
+    _tensor(fn, "input", input)
+    return _softmax(fn, -input, dim, None, False, _stacklevel)
 
 
 # ---- losses ------------------------------------------------------------------------------
@@ -441,7 +585,8 @@ def _class_layout(fn, input, target):
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """log_softmax over the class dim followed by nll_loss, in one primitive.
-    input: logits (N, C), (C,) or (N, C, d1, ...); target: int64 class indices;
+    input: logits (N, C), (C,) or (N, C, d1, ...); target: int64 class indices (N,),
+    () or (N, d1, ...), or class probabilities of the input's shape (a float tensor);
     weight: optional per-class weights (C,)."""
     fn = "cross_entropy"
     _tensor(fn, "input", input)
@@ -450,6 +595,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     label_smoothing = _real(fn, "label_smoothing", label_smoothing)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"{fn}: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if isinstance(target, Tensor) and input.ndim and target.shape == input.shape:
+        return _cross_entropy_probabilities(fn, input, target, weight, ignore_index, reduction,
+                                            label_smoothing)
+    if isinstance(target, Tensor) and target.dtype.kind == "f" and input.ndim:
+        indices = "()" if input.ndim == 1 else "(N, d1, ...)" if input.ndim > 2 else "(N,)"
+        raise TypeError(f"{fn}: target must hold int64 class indices of shape {indices}, or class "
+                        f"probabilities of the input's shape {tuple(input.shape)}; got a "
+                        f"{target.dtype} target of shape {tuple(target.shape)}")
     logits, target2, loss_shape = _class_layout(fn, input, target)
     _same_device(fn, input, target=target, weight=weight)
     _class_targets(fn, target2._data, logits.shape[1], ignore_index)
@@ -461,6 +614,40 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         loss = _weighted_cross_entropy(logits, target2, weight, ignore_index, reduction,
                                        label_smoothing)
     return loss.reshape(loss_shape) if reduction == "none" else loss
+
+
+def _cross_entropy_probabilities(fn, input, target, weight, ignore_index, reduction,
+                                 label_smoothing):
+    """Cross-entropy against class probabilities (a target of the input's shape), PyTorch's
+    formula: -sum_c w_c t_c log_softmax(input)_c per sample, with t smoothed to
+    t (1 - label_smoothing) + label_smoothing / C; 'mean' divides the sum by the number of
+    samples (never by the weights, unlike class-index targets). Gradients reach input, target
+    and weight, as PyTorch's."""
+    if target.dtype.kind != "f":
+        raise TypeError(f"{fn}: a target of the input's shape {tuple(input.shape)} holds class "
+                        f"probabilities, so it must be floating point; got dtype {target.dtype}")
+    _same_dtype(fn, input, target=target)
+    _same_device(fn, input, target=target, weight=weight)
+    if ignore_index >= 0:
+        raise ValueError(f"{fn}: ignore_index is not supported for class-probability (float) "
+                         f"targets; it must be negative (the default is -100), got {ignore_index}")
+    class_dim = 0 if input.ndim == 1 else 1
+    c = input.shape[class_dim]
+    terms = log_softmax(input, class_dim)
+    if label_smoothing > 0.0:
+        target = target * (1.0 - label_smoothing) + label_smoothing / c
+    terms = terms * target
+    if weight is not None:
+        _class_weight(fn, weight, input, c)
+        terms = terms * (weight if input.ndim == 1 else
+                         weight.reshape((1, c) + (1,) * (input.ndim - 2)))
+    if reduction == "none":
+        return -terms.sum(class_dim)
+    total = -terms.sum()
+    if reduction == "sum":
+        return total
+    samples = input.numel() // c if c else 0
+    return total / samples if samples else total * float("nan")
 
 
 def _class_targets(fn, t, c, ignore_index):
@@ -738,6 +925,156 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return y.reshape(shape)
 
 
+def _normalized_shape(fn, normalized_shape):
+    """normalized_shape as a tuple of ints (nn.LayerNorm also takes one int; layer_norm, as
+    PyTorch's, a tuple or list only)."""
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise TypeError(f"{fn}: normalized_shape must be a tuple or list of ints (the sizes of "
+                        f"input's last dims), got {type(normalized_shape).__name__} "
+                        f"{normalized_shape!r}")
+    for s in normalized_shape:
+        if not is_int(s):
+            raise TypeError(f"{fn}: normalized_shape must be a tuple or list of ints, got "
+                            f"{normalized_shape!r} (an element of type {type(s).__name__})")
+    if not normalized_shape:
+        raise ValueError(f"{fn}: normalized_shape must have at least one dim, got "
+                         f"{tuple(normalized_shape)}")
+    return tuple(int(s) for s in normalized_shape)
+
+
+def _affine_parameter(fn, name, t, shape, input):
+    if t is None:
+        return
+    _tensor(fn, name, t)
+    if tuple(t.shape) != tuple(shape):
+        raise ValueError(f"{fn}: {name} must have shape {tuple(shape)}, as {_affine_role(fn)}; "
+                         f"got {name} of shape {tuple(t.shape)}")
+    _same_dtype(fn, input, **{name: t})
+
+
+def _affine_role(fn):
+    return "normalized_shape" if fn == "layer_norm" else "one value per channel of input"
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize input over its last len(normalized_shape) dims, which must be
+    normalized_shape: (x - mean) / sqrt(var + eps) with each sample's own mean and biased
+    variance, then times weight and plus bias (both of shape normalized_shape), if given."""
+    fn = "layer_norm"
+    _tensor(fn, "input", input)
+    shape = _normalized_shape(fn, normalized_shape)
+    if input.ndim < len(shape) or tuple(input.shape[input.ndim - len(shape):]) != shape:
+        raise ValueError(f"{fn}: given normalized_shape={shape}, expected input of shape "
+                         f"(*, {', '.join(map(str, shape))}); got input of shape "
+                         f"{tuple(input.shape)}")
+    _affine_parameter(fn, "weight", weight, shape, input)
+    _affine_parameter(fn, "bias", bias, shape, input)
+    eps = _real(fn, "eps", eps, input, minimum=0.0)
+    return LayerNormalization.apply(input, weight, bias, dims=len(shape), eps=eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalize input (N, C, *) over each of num_groups groups of C // num_groups channels
+    (with all of their positions) per sample, as layer_norm does, then scale and shift each
+    channel by weight and bias (C,), if given (Wu and He, 2018)."""
+    fn = "group_norm"
+    _tensor(fn, "input", input)
+    if input.ndim < 2:
+        raise ValueError(f"{fn}: input must have at least 2 dims (N, C, *); got a {input.ndim}-D "
+                         f"tensor of shape {tuple(input.shape)}")
+    num_groups = check_size(fn, "num_groups", num_groups)
+    n, c = input.shape[:2]
+    if c % num_groups:
+        raise ValueError(f"{fn}: input's channels must be divisible by num_groups; got input of "
+                         f"shape {tuple(input.shape)} ({c} channels) and num_groups={num_groups}")
+    _affine_parameter(fn, "weight", weight, (c,), input)
+    _affine_parameter(fn, "bias", bias, (c,), input)
+    eps = _real(fn, "eps", eps, input, minimum=0.0)
+    per_group = (c // num_groups) * int(np.prod(input.shape[2:], dtype=np.int64))
+    if n * per_group == 1:  # PyTorch's check: one value has no variance to normalize by
+        raise ValueError(f"{fn}: expected more than 1 value per channel when training, got input "
+                         f"of shape {tuple(input.shape)} with num_groups={num_groups}")
+    groups = input.reshape(n, num_groups, per_group)
+    y = LayerNormalization.apply(groups, None, None, dims=1, eps=eps).reshape(input.shape)
+    channel = (1, c) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        y = y * weight.reshape(channel)
+    if bias is not None:
+        y = y + bias.reshape(channel)
+    return y
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p, eps), the norm taken along dim (each vector scaled to unit
+    p-norm). p may be any real number or +-inf, as torch.linalg.vector_norm's ord."""
+    fn = "normalize"
+    _tensor(fn, "input", input)
+    p = check_real(fn, "p", p, finite=False, dtype=input.dtype)
+    if math.isnan(p):
+        raise ValueError(f"{fn}: p must be a real number or +-inf, got nan")
+    dim = check_dim(fn, check_int(fn, "dim", dim), max(input.ndim, 1))
+    eps = _real(fn, "eps", eps, input, minimum=0.0)
+    if out is not None:
+        raise ValueError(f"{fn}: out= is not supported; use the returned tensor (out must be None, "
+                         f"got {type(out).__name__})")
+    if input.ndim == 0:
+        return LpNormalization.apply(input.reshape(1), p=p, dim=0, eps=eps).reshape(())
+    return LpNormalization.apply(input, p=p, dim=dim, eps=eps)
+
+
+# ---- distances and one-hot ------------------------------------------------------------------
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """The cosine of the angle between x1 and x2 (broadcast together) along dim:
+    sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)); dim is removed from the result."""
+    fn = "cosine_similarity"
+    _tensor(fn, "x1", x1)
+    _tensor(fn, "x2", x2)
+    _same_dtype(fn, x1, x2=x2)
+    try:
+        shape = np.broadcast_shapes(x1.shape, x2.shape)
+    except ValueError:
+        raise ValueError(f"{fn}: x1 of shape {tuple(x1.shape)} and x2 of shape {tuple(x2.shape)} "
+                         f"must broadcast to a common shape") from None
+    dim = check_dim(fn, check_int(fn, "dim", dim), max(len(shape), 1))
+    eps = _real(fn, "eps", eps, x1, minimum=0.0)
+    if not shape:
+        return VectorCosine.apply(x1.reshape(1), x2.reshape(1), dim=0, eps=eps)
+    return VectorCosine.apply(x1, x2, dim=dim, eps=eps)
+
+
+def one_hot(tensor, num_classes=-1):
+    """int64 tensor of shape (*, num_classes): 1 at each element's class index, 0 elsewhere.
+    num_classes=-1 takes the largest index + 1."""
+    fn = "one_hot"
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"{fn}: tensor must be a minifw.Tensor of int64 class indices, got "
+                        f"{type(tensor).__name__}")
+    if tensor.dtype != np.int64:
+        raise TypeError(f"{fn}: tensor must hold int64 class indices (PyTorch's LongTensor), got "
+                        f"dtype {tensor.dtype}")
+    num_classes = check_int(fn, "num_classes", num_classes, minimum=-1)
+    idx = tensor._data
+    if idx.size:
+        low, high = int(idx.min()), int(idx.max())
+        if low < 0:
+            raise ValueError(f"{fn}: class values must be non-negative, got {low}")
+        if num_classes != -1 and high >= num_classes:
+            raise ValueError(f"{fn}: class values must be smaller than num_classes={num_classes}, "
+                             f"got {high}")
+    if num_classes == -1:
+        if not idx.size:
+            raise ValueError(f"{fn}: cannot infer the number of classes from an empty tensor; give "
+                             f"num_classes")
+        num_classes = high + 1
+    try:
+        classes = devices.to_device(np.arange(num_classes, dtype=np.int64), devices.of(idx))
+        return Tensor._make((idx[..., None] == classes).astype(np.int64))
+    except MemoryError:
+        raise _too_large(fn, "num_classes", num_classes, tuple(idx.shape) + (num_classes,),
+                         np.int64) from None
+
+
 # ---- dropout -------------------------------------------------------------------------------
 
 def _probability(fn, p):
@@ -761,11 +1098,10 @@ def dropout(input, p=0.5, training=True, inplace=False):
     training, inplace = _dropout_flags(fn, training, inplace)
     if not training or p == 0.0:
         return input
-    out = InvertedDropout.apply(input, p=p, seed=_random.default_generator.random_seed())
-    if inplace and not (is_grad_enabled() and input.requires_grad):
-        input._data[...] = out._data
-        return input
-    return out
+    seed = _random.default_generator.random_seed()
+    if inplace:
+        return _in_place(fn, input, lambda: InvertedDropout.apply(input, p=p, seed=seed))
+    return InvertedDropout.apply(input, p=p, seed=seed)
 
 
 def _channel_dropout(fn, input, p, training, inplace, unbatched=False):
@@ -774,11 +1110,12 @@ def _channel_dropout(fn, input, p, training, inplace, unbatched=False):
     if not training or p == 0.0:
         return input
     seed = _random.default_generator.random_seed()
-    if unbatched:  # (C, ...): one sample
-        out = ChannelDropout.apply(input.unsqueeze(0), p=p, seed=seed).squeeze(0)
-    else:
-        out = ChannelDropout.apply(input, p=p, seed=seed)
-    return _in_place(input, out) if inplace else out
+
+    def compute():
+        if unbatched:  # (C, ...): one sample
+            return ChannelDropout.apply(input.unsqueeze(0), p=p, seed=seed).squeeze(0)
+        return ChannelDropout.apply(input, p=p, seed=seed)
+    return _in_place(fn, input, compute) if inplace else compute()
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
@@ -947,9 +1284,20 @@ def pad(input, pad, mode="constant", value=None):
             elif mode == "replicate":
                 src = np.clip(positions, 0, n - 1)
             elif mode == "circular":
+                # As PyTorch: a negative pad crops first; a positive one then wraps around
+                # what is left (the m elements from `start`).
                 if max(left, right) > n:
-                    raise ValueError(f"{fn}: circular padding of dim {axis} needs pad <= its size {n}")
-                src = positions % n
+                    raise ValueError(f"{fn}: circular padding of dim {axis} needs pad <= its size "
+                                     f"{n}, got {(left, right)} (padding value causes wrapping "
+                                     f"around more than once)")
+                start = max(-left, 0)
+                m = n - start - max(-right, 0)
+                if max(left, right) > m:
+                    raise ValueError(f"{fn}: circular padding of dim {axis} (size {n}) with pad "
+                                     f"{(left, right)}: the negative pad crops it to {m} "
+                                     f"elements, and the positive pad must be <= that (padding "
+                                     f"value causes wrapping around more than once)")
+                src = start + (np.arange(-max(left, 0), m + max(right, 0)) % m)
             else:  # reflect: mirror without repeating the edge element
                 if max(left, right) >= n:
                     raise ValueError(f"{fn}: reflect padding of dim {axis} needs pad < its size {n}, "
@@ -966,3 +1314,94 @@ def pad(input, pad, mode="constant", value=None):
         for i in range(len(pad) // 2):
             out_shape[input.ndim - 1 - i] += int(pad[2 * i]) + int(pad[2 * i + 1])
         raise _too_large(fn, "pad", pad, out_shape, input.dtype) from None
+
+
+# ---- upsampling ----------------------------------------------------------------------------
+
+_INTERPOLATE_MODES = ("nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear",
+                      "area")
+
+
+def _nearest_sources(n_in, n_out, scale, exact):
+    """The input index each of n_out outputs copies along one dim, as PyTorch's CPU kernels
+    compute it: the scale (1 / scale_factor when one was given, else n_in / n_out) in float32,
+    floor(i * scale) ('nearest') or floor((i + 0.5) * scale) ('nearest-exact'), at most n_in - 1.
+    (So scale_factor=1.3 of 2 elements gives 2 outputs, both copies of the first, as PyTorch's.)"""
+    scale = np.float32(1.0 / scale) if scale is not None and scale > 0 else \
+        np.float32(n_in) / np.float32(n_out)
+    if exact:  # (i + 0.5) is a double in PyTorch's kernel; the product is rounded to float
+        source = ((np.arange(n_out) + 0.5) * np.float64(scale)).astype(np.float32)
+    else:
+        source = np.arange(n_out, dtype=np.float32) * scale
+    return np.minimum(np.floor(source).astype(np.int64), n_in - 1)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize the spatial dims of input (N, C, L), (N, C, H, W) or (N, C, D, H, W) to `size`
+    or by `scale_factor` (an int/float or one per spatial dim), copying the nearest input
+    element (mode 'nearest', PyTorch's default, or 'nearest-exact', which rounds half the
+    way); the gradient adds each output's gradient into the element it copied."""
+    fn = "interpolate"
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}: input must be a minifw.Tensor, got {type(input).__name__}")
+    check_choice(fn, "mode", mode, _INTERPOLATE_MODES)
+    if mode not in ("nearest", "nearest-exact"):
+        raise ValueError(f"{fn}: mode={mode!r} is not supported; minifw interpolates with mode "
+                         f"'nearest' or 'nearest-exact' only")
+    if align_corners is not None:
+        check_bool(fn, "align_corners", align_corners)
+        raise ValueError(f"{fn}: align_corners option can only be set with the interpolating "
+                         f"modes: linear | bilinear | bicubic | trilinear; it must be None for "
+                         f"mode={mode!r}")
+    if check_bool(fn, "antialias", antialias):
+        raise ValueError(f"{fn}: antialias applies to the modes bilinear and bicubic only; it must "
+                         f"be False for mode={mode!r}")
+    if recompute_scale_factor is not None:
+        recompute_scale_factor = check_bool(fn, "recompute_scale_factor", recompute_scale_factor)
+    if input.ndim not in (3, 4, 5):
+        raise ValueError(f"{fn}: input must be 3-D (N, C, L), 4-D (N, C, H, W) or 5-D "
+                         f"(N, C, D, H, W); got a {input.ndim}-D tensor of shape "
+                         f"{tuple(input.shape)}")
+    dims = input.ndim - 2
+    spatial = tuple(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError(f"{fn}: only one of size or scale_factor should be defined; got "
+                         f"size={size!r} and scale_factor={scale_factor!r}")
+    if size is not None:
+        if recompute_scale_factor:
+            raise ValueError(f"{fn}: recompute_scale_factor is not meaningful with an explicit "
+                             f"size")
+        sizes = check_ints(fn, "size", size, dims, minimum=1)
+        scales = (None,) * dims
+    elif scale_factor is not None:
+        factors = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor,) * dims
+        if len(factors) != dims:
+            raise ValueError(f"{fn}: scale_factor must be a number or {dims} numbers, one per "
+                             f"spatial dim of input of shape {tuple(input.shape)}; got "
+                             f"{scale_factor!r}")
+        factors = tuple(check_real(fn, "scale_factor", f, minimum=0.0, min_open=True)
+                        for f in factors)
+        if any(n * f > MAX_SIZE for n, f in zip(spatial, factors)):
+            raise ValueError(f"{fn}: scale_factor={scale_factor!r} asks for an output size above "
+                             f"2**58 (the largest the native library indexes) for input of shape "
+                             f"{tuple(input.shape)}")
+        sizes = tuple(int(n * f) for n, f in zip(spatial, factors))  # floor, in double
+        if min(sizes) < 1:
+            raise ValueError(f"{fn}: scale_factor={scale_factor!r} gives an output of size "
+                             f"{sizes} for input of shape {tuple(input.shape)}; every size must be "
+                             f">= 1")
+        scales = (None,) * dims if recompute_scale_factor else factors
+    else:
+        raise ValueError(f"{fn}: either size or scale_factor should be defined")
+    out = input
+    for axis, (n_in, n_out, scale) in enumerate(zip(spatial, sizes, scales), start=2):
+        if n_in == 0:
+            raise ValueError(f"{fn}: input must have non-zero spatial sizes, got shape "
+                             f"{tuple(input.shape)}")
+        sources = _nearest_sources(n_in, n_out, scale, mode == "nearest-exact")
+        if n_out == n_in and np.array_equal(sources, np.arange(n_in)):
+            continue
+        index = Tensor._make(devices.to_device(sources.astype(np.int64), devices.of(input._data)))
+        out = out.index_select(axis, index)
+    return out if out is not input else input.clone()

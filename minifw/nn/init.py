@@ -11,8 +11,10 @@ import numpy as np
 
 from .. import devices
 from ..autograd import no_grad
+from ..checks import check_real
 from ..functions.special import erfinv
 from ..random import _numpy_rng
+from ..tensor import Tensor
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -60,28 +62,69 @@ def _fill(tensor, values):
     return tensor
 
 
+def _tensor_arg(fn, tensor):
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"{fn}: tensor must be a minifw.Tensor, got {type(tensor).__name__}")
+    return tensor
+
+
+def _float_tensor(fn, tensor):
+    """The random initializers fill floating point tensors only, as PyTorch's (rounding random
+    draws into an integer tensor would silently give mostly zeros)."""
+    _tensor_arg(fn, tensor)
+    if tensor.dtype.kind != "f":
+        raise TypeError(f"{fn}: tensor must be floating point (float32 or float64) to hold random "
+                        f"values, got dtype {tensor.dtype}")
+    return tensor
+
+
+def _range(fn, a, b, a_name="a", b_name="b"):
+    a, b = check_real(fn, a_name, a), check_real(fn, b_name, b)
+    if a > b:
+        raise ValueError(f"{fn}: expects {a_name} <= {b_name} (the range [{a_name}, {b_name}) to "
+                         f"draw from), but found {a_name}={a} > {b_name}={b}")
+    return a, b
+
+
+def _std(fn, std, positive=False):
+    std = check_real(fn, "std", std)
+    if std < 0 or (positive and std == 0):
+        raise ValueError(f"{fn}: expects std {'>' if positive else '>='} 0.0 (a standard "
+                         f"deviation), but found std={std}")
+    return std
+
+
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    """U(a, b): uniform draws in [a, b)."""
+    fn = "uniform_"
+    _float_tensor(fn, tensor)
+    a, b = _range(fn, a, b)
     return _fill(tensor, _numpy_rng(generator).uniform(a, b, tensor.shape))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    """N(mean, std^2)."""
+    fn = "normal_"
+    _float_tensor(fn, tensor)
+    mean, std = check_real(fn, "mean", mean), _std(fn, std)
     return _fill(tensor, _numpy_rng(generator).normal(mean, std, tensor.shape))
 
 
 def constant_(tensor, val):
-    return _fill(tensor, val)
+    return _fill(_tensor_arg("constant_", tensor), val)
 
 
 def zeros_(tensor):
-    return _fill(tensor, 0)
+    return _fill(_tensor_arg("zeros_", tensor), 0)
 
 
 def ones_(tensor):
-    return _fill(tensor, 1)
+    return _fill(_tensor_arg("ones_", tensor), 1)
 
 
 def eye_(tensor):
     """The identity matrix (ones on the diagonal of a 2-D tensor, rectangular ones too)."""
+    _tensor_arg("eye_", tensor)
     if tensor.ndim != 2:
         raise ValueError(f"eye_: only tensors with 2 dimensions are supported, got shape "
                          f"{tuple(tensor.shape)}")
@@ -97,6 +140,10 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     PyTorch: uniform draws between the normal CDF at a and at b, mapped through the inverse
     CDF (sqrt(2) erfinv(2u - 1)), then clamped to [a, b]; it warns when mean lies more than
     2 std outside [a, b], where that mapping is inaccurate."""
+    fn = "trunc_normal_"
+    _float_tensor(fn, tensor)
+    mean, std = check_real(fn, "mean", mean), _std(fn, std, positive=True)
+    a, b = _range(fn, a, b)
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", UserWarning, stacklevel=2)
@@ -110,6 +157,8 @@ def orthogonal_(tensor, gain=1, generator=None):
     """A (semi-)orthogonal matrix times gain (Saxe et al., 2013), the tensor seen as
     (shape[0], the rest): Q of the QR decomposition of a standard normal matrix, each column
     signed by R's diagonal so that Q is uniformly distributed (Haar)."""
+    _float_tensor("orthogonal_", tensor)
+    gain = check_real("orthogonal_", "gain", gain)
     if tensor.ndim < 2:
         raise ValueError(f"orthogonal_: only tensors with 2 or more dimensions are supported, "
                          f"got shape {tuple(tensor.shape)}")
@@ -129,12 +178,16 @@ def orthogonal_(tensor, gain=1, generator=None):
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
     """U(-a, a), a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
+    _float_tensor("xavier_uniform_", tensor)
+    gain = check_real("xavier_uniform_", "gain", gain)
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
     return uniform_(tensor, -bound, bound, generator)
 
 
 def xavier_normal_(tensor, gain=1.0, generator=None):
+    _float_tensor("xavier_normal_", tensor)
+    gain = check_real("xavier_normal_", "gain", gain)
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
 
@@ -148,6 +201,7 @@ def _empty_warning(tensor):
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """U(-b, b), b = gain * sqrt(3 / fan) (He et al., 2015)."""
+    _float_tensor("kaiming_uniform_", tensor)
     if _empty_warning(tensor):
         return tensor
     fan = _fan(tensor, mode)
@@ -157,6 +211,7 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """N(0, std^2), std = gain / sqrt(fan) (He et al., 2015)."""
+    _float_tensor("kaiming_normal_", tensor)
     if _empty_warning(tensor):
         return tensor
     fan = _fan(tensor, mode)

@@ -223,6 +223,15 @@ GRADS = [
     Grad("pad_replicate", lambda x: F.pad(x, (3, 1), mode="replicate"), lambda: [t64((2, 3))]),
     Grad("pad_circular", lambda x: F.pad(x, (1, 2, 2, 0), mode="circular"), lambda: [t64((1, 3, 3))]),
     Grad("pad_negative_crops", lambda x: F.pad(x, (-1, 1, 0, -2)), lambda: [t64((4, 4))]),
+    Grad("layer_norm", lambda x, w, b: F.layer_norm(x, (4, 3), w, b),
+         lambda: [t64((2, 4, 3)), t64((4, 3), 1), t64((4, 3), 2)]),
+    Grad("normalize_p3", lambda x: F.normalize(x, p=3.0), lambda: [t64((3, 4))]),
+    Grad("cosine_similarity", lambda a, b: F.cosine_similarity(a, b),
+         lambda: [t64((3, 4)), t64((3, 4), 1)]),
+    Grad("softplus", lambda x: F.softplus(x, 2.0, 3.0), lambda: [t64((3, 7), 0, -4, 4)]),
+    Grad("conv_transpose2d", lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1,
+                                                                output_padding=1),
+         lambda: [t64((1, 2, 3, 4)), t64((2, 3, 3, 3), 1), t64((3,), 2)]),
 ]
 
 
@@ -700,8 +709,9 @@ def test_in_place_activation_without_a_graph_reuses_the_input():
     x = minifw.tensor([-1.0, 2.0])
     assert F.relu(x, inplace=True) is x and x.tolist() == [0.0, 2.0]
     y = minifw.tensor([-1.0, 2.0], requires_grad=True)
-    out = F.relu(y, inplace=True)  # recording: out of place, so y's value stays for backward
-    assert out is not y and y.tolist() == [-1.0, 2.0]
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):  # as PyTorch
+        F.relu(y, inplace=True)
+    assert y.tolist() == [-1.0, 2.0]
 
 
 def test_softmax_dtype_argument_and_legacy_default_dim():

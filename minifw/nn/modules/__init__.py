@@ -1,33 +1,37 @@
 """The layers, one file per family as in torch.nn.modules (module, container, linear,
 conv, pooling, activation, normalization, batchnorm, dropout, flatten, sparse, loss,
-rnn), so that both `nn.Linear` and `nn.modules.linear.Linear` name the same class."""
+rnn, upsampling, distance), so that both `nn.Linear` and `nn.modules.linear.Linear` name the
+same class."""
 from .module import Module
-from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, ReLU, ReLU6, Sigmoid, SiLU,
-                         Softmax, Softmax2d, Softmin, Tanh)
+from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, PReLU, ReLU, ReLU6, Sigmoid,
+                         SiLU, Softmax, Softmax2d, Softmin, Softplus, Tanh)
 from .batchnorm import BatchNorm1d, BatchNorm2d
-from .container import ModuleList, Sequential
-from .conv import Conv2d
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .conv import Conv2d, ConvTranspose2d
+from .distance import CosineSimilarity
 from .dropout import Dropout, Dropout1d, Dropout2d
-from .flatten import Flatten
+from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    MSELoss, NLLLoss, SmoothL1Loss)
-from .normalization import LocalResponseNorm
+from .normalization import GroupNorm, LayerNorm, LocalResponseNorm
 from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, MaxPool2d
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
+from .upsampling import Upsample
 
 __all__ = [
     "Module",
     # containers
-    "ModuleList", "Sequential",
+    "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential",
     # layers
     "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d",
-    "Dropout", "Dropout1d", "Dropout2d", "Embedding", "Flatten", "Identity", "Linear",
-    "LocalResponseNorm", "MaxPool2d",
+    "ConvTranspose2d", "CosineSimilarity", "Dropout", "Dropout1d", "Dropout2d", "Embedding",
+    "Flatten", "GroupNorm", "Identity", "LayerNorm", "Linear", "LocalResponseNorm", "MaxPool2d",
+    "Unflatten", "Upsample",
     # activations
-    "ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "ReLU", "ReLU6", "SiLU", "Sigmoid",
-    "Softmax", "Softmax2d", "Softmin", "Tanh",
+    "ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "PReLU", "ReLU", "ReLU6", "SiLU",
+    "Sigmoid", "Softmax", "Softmax2d", "Softmin", "Softplus", "Tanh",
     # losses
     "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "HuberLoss", "KLDivLoss", "L1Loss",
     "MSELoss", "NLLLoss", "SmoothL1Loss",

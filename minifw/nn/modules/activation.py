@@ -2,7 +2,9 @@
 import warnings
 
 from .. import functional as F
+from .. import init as _init
 from .module import Module
+from .utils import _empty_parameter, _factory, _positive_int
 
 
 class ReLU(Module):
@@ -170,3 +172,40 @@ class Softmax2d(Module):
                              f"(N, C, H, W); got a {input.ndim}-D tensor of shape "
                              f"{tuple(input.shape)}")
         return F.softmax(input, -3, _stacklevel=5)
+
+
+class Softplus(Module):
+    """log(1 + exp(beta * x)) / beta, linear (x) where beta * x > threshold."""
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class PReLU(Module):
+    """max(0, x) + a * min(0, x) with a learnable slope a: one for every channel
+    (num_parameters=1) or one per channel, dim 1 of the input (num_parameters=C); each starts
+    at `init`."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        dtype, dev = _factory("PReLU", dtype, device)
+        self.num_parameters = _positive_int("PReLU", "num_parameters", num_parameters)
+        self.init = init
+        self.weight = _empty_parameter((num_parameters,), dtype, dev)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        _init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"

@@ -1,7 +1,14 @@
-"""Containers: Sequential and ModuleList."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList and ParameterDict. Their
+contents are registered as the parent's would be, so parameters(), state_dict(), to() and
+friends see them, under PyTorch's names: "0", "1", ... for the lists, the keys for the dicts
+("blocks.0.weight", "heads.cls.bias", "scales.alpha")."""
 import collections
+import collections.abc
 import numbers
+import operator
 
+from ...tensor import Tensor
+from ..parameter import Parameter
 from .module import Module
 
 
@@ -102,3 +109,272 @@ class ModuleList(Module):
 
     def forward(self, *args):
         raise NotImplementedError("ModuleList has no forward(); iterate over it in your own forward")
+
+
+class ModuleDict(Module):
+    """An ordered dict of modules (string keys) whose parameters the parent module sees:
+    ModuleDict({"conv": nn.Conv2d(1, 8, 3), "pool": nn.MaxPool2d(2)}), or from (key, module)
+    pairs. It has no forward(): index it in your own."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key):
+        return self._modules[key]
+
+    def __setitem__(self, key, module):
+        self.add_module(key, module)
+
+    def __delitem__(self, key):
+        del self._modules[key]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules)
+
+    def __contains__(self, key):
+        return key in self._modules
+
+    def clear(self):
+        self._modules.clear()
+
+    def pop(self, key):
+        module = self[key]
+        del self[key]
+        return module
+
+    def keys(self):
+        return self._modules.keys()
+
+    def items(self):
+        return self._modules.items()
+
+    def values(self):
+        return self._modules.values()
+
+    def update(self, modules):
+        """Add (or replace) the modules of a mapping or of an iterable of (key, module) pairs,
+        in their order."""
+        _update(self, "ModuleDict", modules, sort_plain_dicts=False)
+
+
+def _update(container, cls, items, *, sort_plain_dicts):
+    if not isinstance(items, collections.abc.Iterable):
+        raise TypeError(f"{cls}.update should be called with an iterable of key/value pairs, but "
+                        f"got {type(items).__name__}")
+    if isinstance(items, collections.abc.Mapping) or isinstance(items, (ModuleDict, ParameterDict)):
+        pairs = list(items.items())
+        # PyTorch's ParameterDict sorts the keys of a mapping that is not ordered by design
+        if sort_plain_dicts and not isinstance(items, (collections.OrderedDict, ParameterDict)):
+            pairs.sort()
+    else:
+        pairs = []
+        for j, pair in enumerate(items):
+            if not isinstance(pair, collections.abc.Iterable):
+                raise TypeError(f"{cls} update sequence element #{j} should be Iterable; is "
+                                f"{type(pair).__name__}")
+            pair = list(pair)
+            if len(pair) != 2:
+                raise ValueError(f"{cls} update sequence element #{j} has length {len(pair)}; 2 "
+                                 f"is required")
+            pairs.append(pair)
+    for key, value in pairs:
+        container[key] = value
+
+
+def _describe(value, type_name):
+    """A ParameterList / ParameterDict entry as PyTorch prints it."""
+    if not isinstance(value, Tensor):
+        return f"Object of type: {type(value).__name__}"
+    size = "x".join(str(n) for n in value.shape)
+    device = f" ({value.device})" if value.device.type != "cpu" else ""
+    kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
+    return f"{kind} containing: [{type_name(value)} of size {size}{device}]"
+
+
+class ParameterList(Module):
+    """A list of parameters that the parent module sees (as "0", "1", ... in state_dict): a
+    Tensor added to it becomes a Parameter; other objects are kept as they are."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        self._size = 0
+        if values is not None:
+            self += values
+
+    def _index(self, idx):
+        if isinstance(idx, (bool,)) or not isinstance(idx, numbers.Integral):
+            raise TypeError(f"ParameterList indices must be ints or slices, got "
+                            f"{type(idx).__name__}")
+        idx = operator.index(idx)
+        if not -len(self) <= idx < len(self):
+            raise IndexError(f"ParameterList: index {idx} is out of range for {len(self)} "
+                             f"parameters")
+        return str(idx % len(self))
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            out = type(self)()
+            for i in range(*idx.indices(len(self))):
+                out.append(self[i])
+            return out
+        return getattr(self, self._index(idx))
+
+    def __setitem__(self, idx, param):
+        name = self._index(idx)
+        if isinstance(param, Tensor) and not isinstance(param, Parameter):
+            param = Parameter(param)
+        setattr(self, name, param)
+
+    def __len__(self):
+        return self._size
+
+    def __iter__(self):
+        return iter(self[i] for i in range(len(self)))
+
+    def __iadd__(self, parameters):
+        return self.extend(parameters)
+
+    def __dir__(self):
+        return [key for key in super().__dir__() if not key.isdigit()]
+
+    def append(self, value):
+        index = len(self)
+        self._size += 1
+        self[index] = value
+        return self
+
+    def extend(self, values):
+        if not isinstance(values, collections.abc.Iterable) or isinstance(values, Tensor):
+            raise TypeError(f"ParameterList.extend should be called with an iterable, but got "
+                            f"{type(values).__name__}")
+        for value in values:
+            self.append(value)
+        return self
+
+    def extra_repr(self):
+        return "\n".join(f"  ({k}): {_describe(p, lambda t: f'minifw.{t.dtype}')}"
+                         for k, p in enumerate(self))
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterList should not be called.")
+
+
+class ParameterDict(Module):
+    """An ordered dict of parameters (string keys) that the parent module sees (by key in
+    state_dict): a Tensor stored in it becomes a Parameter; other objects are kept as they
+    are. update() with a plain dict adds its keys sorted, as PyTorch's."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        self._keys = {}
+        if parameters is not None:
+            self.update(parameters)
+
+    @staticmethod
+    def _key(key):
+        if not isinstance(key, str):
+            raise TypeError(f"Index given to ParameterDict cannot be used as a key as it is not a "
+                            f"string (type is '{type(key).__name__}')")
+        return key
+
+    def __getitem__(self, key):
+        key = self._key(key)
+        if key not in self._keys:
+            raise AttributeError(f"'ParameterDict' object has no attribute '{key}' (no such key; "
+                                 f"its keys are {list(self._keys)})")
+        return getattr(self, key)
+
+    def __setitem__(self, key, value):
+        key = self._key(key)
+        if isinstance(value, Tensor) and not isinstance(value, Parameter):
+            value = Parameter(value)
+        if isinstance(value, Parameter):
+            self.register_parameter(key, value)
+        else:
+            setattr(self, key, value)
+        self._keys[key] = None
+
+    def __delitem__(self, key):
+        del self._keys[key]
+        delattr(self, self._key(key))
+
+    def __len__(self):
+        return len(self._keys)
+
+    def __iter__(self):
+        return iter(self._keys)
+
+    def __reversed__(self):
+        return reversed(self._keys)
+
+    def __contains__(self, key):
+        return key in self._keys
+
+    def copy(self):
+        """A new ParameterDict holding the same parameters."""
+        return ParameterDict(collections.OrderedDict((k, self[k]) for k in self._keys))
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def clear(self):
+        for key in list(self._keys):
+            del self[key]
+
+    def pop(self, key):
+        value = self[key]
+        del self[key]
+        return value
+
+    def popitem(self):
+        """Remove and return the last inserted (key, parameter)."""
+        if not self._keys:
+            raise KeyError("popitem(): ParameterDict is empty")
+        key = next(reversed(self._keys))
+        return key, self.pop(key)
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def fromkeys(self, keys, default=None):
+        return ParameterDict((k, default) for k in keys)
+
+    def keys(self):
+        return self._keys.keys()
+
+    def items(self):
+        return ((k, self[k]) for k in self._keys)
+
+    def values(self):
+        return (self[k] for k in self._keys)
+
+    def update(self, parameters):
+        """Add (or replace) the entries of a mapping or of an iterable of (key, value) pairs."""
+        _update(self, "ParameterDict", parameters, sort_plain_dicts=True)
+
+    def extra_repr(self):
+        return "\n".join(f"  ({k}): {_describe(p, lambda t: t.type())}" for k, p in self.items())
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterDict should not be called.")
+
+    def __or__(self, other):
+        merged = self.copy()
+        merged.update(other)
+        return merged
+
+    def __ror__(self, other):
+        merged = other.copy()
+        merged.update(self)
+        return merged
+
+    def __ior__(self, other):
+        self.update(other)
+        return self

@@ -23,6 +23,10 @@ class CrossEntropyLoss(_WeightedLoss):
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean", label_smoothing=0.0):
         super().__init__(weight, size_average, reduce, reduction)
+        cls = "CrossEntropyLoss"  # checked when built (PyTorch: at the first forward)
+        F._ignore_index(cls, ignore_index)
+        if not 0.0 <= F._real(cls, "label_smoothing", label_smoothing) <= 1.0:
+            raise ValueError(f"{cls}: label_smoothing must be in [0, 1], got {label_smoothing}")
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
     def forward(self, input, target):
@@ -34,7 +38,7 @@ class NLLLoss(_WeightedLoss):
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
                  reduction="mean"):
         super().__init__(weight, size_average, reduce, reduction)
-        self.ignore_index = ignore_index
+        self.ignore_index = F._ignore_index("NLLLoss", ignore_index)
 
     def forward(self, input, target):
         return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,

@@ -29,6 +29,17 @@ def _array_of(value):
         return value._data
     return value if devices.is_array(value) else np.asarray(value)
 
+def _check_member_name(fn, kind, name):
+    """A parameter's, buffer's or module's name: a non-empty string without ".", which
+    state_dict keys use to join names (PyTorch's checks, its TypeError and KeyErrors)."""
+    if not isinstance(name, str):
+        raise TypeError(f"{fn}: {kind} name should be a string. Got {type(name).__name__}")
+    if "." in name:
+        raise KeyError(f'{fn}: {kind} name can\'t contain ".", got: {name}')
+    if name == "":
+        raise KeyError(f'{fn}: {kind} name can\'t be empty string ""')
+
+
 class RemovableHandle:
     """What register_forward_hook and register_forward_pre_hook return: remove() unregisters
     the hook (again: nothing); as a context manager, the hook is registered for the block."""
@@ -215,6 +226,7 @@ class Module:
             raise TypeError(f"register_parameter: {name!r} must be a Parameter or None, got "
                             f"{type(param).__name__}")
         self._check_ready()
+        _check_member_name("register_parameter", "parameter", name)
         self._forget(name, keep=self._parameters)
         self._parameters[name] = param
 
@@ -225,6 +237,7 @@ class Module:
             raise TypeError(f"register_buffer: {name!r} must be a Tensor or None, got "
                             f"{type(tensor).__name__}")
         self._check_ready()
+        _check_member_name("register_buffer", "buffer", name)
         self._forget(name, keep=self._buffers)
         self._buffers[name] = tensor
         if persistent:
@@ -237,6 +250,7 @@ class Module:
             raise TypeError(f"add_module: {name!r} must be a Module or None, got "
                             f"{type(module).__name__}")
         self._check_ready()
+        _check_member_name("add_module", "module", name)
         self._forget(name, keep=self._modules)
         self._modules[name] = module
 

@@ -1,4 +1,6 @@
-"""Pooling layers."""
+"""Pooling layers. Each checks its arguments when built, as far as they can be checked
+without an input (PyTorch checks them at the first forward): MaxPool2d(0) fails here."""
+from ...checks import check_bool
 from .. import functional as F
 from .module import Module
 
@@ -11,6 +13,8 @@ class MaxPool2d(Module):
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
         F._no_pool_dilation("MaxPool2d", dilation)
+        F._pool_layer_args("MaxPool2d", kernel_size, stride, padding, ceil_mode)
+        check_bool("MaxPool2d", "return_indices", return_indices)
 
     def forward(self, input):
         return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
@@ -29,6 +33,7 @@ class AvgPool2d(Module):
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
         F._no_divisor_override("AvgPool2d", divisor_override)
+        F._pool_layer_args("AvgPool2d", kernel_size, stride, padding, ceil_mode, count_include_pad)
 
     def forward(self, input):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
@@ -44,6 +49,7 @@ class AdaptiveAvgPool2d(Module):
 
     def __init__(self, output_size):
         super().__init__()
+        F._adaptive_output_size("AdaptiveAvgPool2d", output_size, None)
         self.output_size = output_size
 
     def forward(self, input):
@@ -58,6 +64,8 @@ class AdaptiveMaxPool2d(Module):
 
     def __init__(self, output_size, return_indices=False):
         super().__init__()
+        F._adaptive_output_size("AdaptiveMaxPool2d", output_size, None)
+        check_bool("AdaptiveMaxPool2d", "return_indices", return_indices)
         self.output_size, self.return_indices = output_size, return_indices
 
     def forward(self, input):

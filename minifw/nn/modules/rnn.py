@@ -25,13 +25,14 @@ import numpy as np
 
 from ... import devices
 from ...autograd import no_grad
+from ...checks import MAX_SIZE
 from ...functions.recurrent import PackedWeights, RecurrentNetwork
 from ...ops.rnn import RNNDescriptor
 from ...tensor import Tensor, cat
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from ..utils.rnn import PackedSequence, packed_positions, pad_packed_sequence
+from ..utils.rnn import PackedSequence, _check_packed, packed_positions, pad_packed_sequence
 from .module import Module
 from .utils import _factory, _positive_int
 
@@ -41,7 +42,30 @@ class _FlatWeights(Module):
     Subclasses set `_layout` (an RNNDescriptor) and `_names` ({module name: layout name})."""
 
     def _register_flat_parameters(self, dtype, dev):
-        for name, shape in self._layout.weight_shapes():
+        """The named Parameters, in one flat buffer; sizes whose weights could never be
+        allocated are refused with an error naming them (not NumPy's MemoryError)."""
+        cls = type(self).__name__
+        d = self._layout
+        gh, h, dirs = d.gates * d.hidden_size, d.hidden_size, d.num_directions
+        per_direction = gh * (h + (2 if d.bias else 0))  # weight_hh and the biases, per layer
+        total = dirs * (d.num_layers * per_direction + gh * d.input_size
+                        + (d.num_layers - 1) * gh * dirs * h)  # weight_ih: layer 0, the others
+        sizes = f"input_size={self.input_size}, hidden_size={self.hidden_size}" + \
+            (f", num_layers={self.num_layers}" if hasattr(self, "num_layers") else "")
+        if total > MAX_SIZE:
+            raise ValueError(f"{cls}: hidden_size={self.hidden_size} is too large: {sizes} need "
+                             f"{total} weights, more than 2**58 (the largest size the native "
+                             f"library indexes); reduce hidden_size")
+        try:
+            self._allocate_flat_parameters(d.weight_shapes(), dtype, dev)
+        except MemoryError:
+            nbytes = 2 * total * np.dtype(dtype).itemsize  # the parameters and the flat buffer
+            raise MemoryError(f"{cls}: hidden_size={self.hidden_size} is too large: {sizes} need "
+                              f"{total} weights ({nbytes} bytes with the packed copy), more than "
+                              f"can be allocated; reduce hidden_size") from None
+
+    def _allocate_flat_parameters(self, shapes, dtype, dev):
+        for name, shape in shapes:
             self.register_parameter(self._module_name(name),
                                     Parameter(Tensor._make(devices.empty(shape, dtype, dev))))
         self._flat, self._views = None, []
@@ -213,6 +237,7 @@ class RNNBase(_FlatWeights):
         dtype = self._flat_weights[0].dtype
         lengths, packed = None, isinstance(input, PackedSequence)
         if packed:
+            _check_packed(fn, *input)  # a hand-built one, named as this layer's input
             x, lengths = pad_packed_sequence(input)  # (T, B, I) in the original batch order
             _check_input(fn, x, self.input_size, dtype, (3,), "")
             lengths, batched = lengths.numpy(), True

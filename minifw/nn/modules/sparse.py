@@ -1,5 +1,6 @@
 """Embedding: a lookup table of vectors."""
 from ...autograd import no_grad
+from ...checks import check_bool
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -21,6 +22,10 @@ class Embedding(Module):
             padding_idx = F._padding_index("Embedding", padding_idx, num_embeddings)
         if sparse:
             raise ValueError("Embedding: sparse gradients are not supported; sparse must be False")
+        if max_norm is not None:  # checked when built (PyTorch takes a negative one silently)
+            F._real("Embedding", "max_norm", max_norm, minimum=0.0)
+        F._real("Embedding", "norm_type", norm_type)
+        check_bool("Embedding", "scale_grad_by_freq", scale_grad_by_freq)
         self.padding_idx, self.max_norm, self.norm_type = padding_idx, max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:

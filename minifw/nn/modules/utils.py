@@ -5,7 +5,7 @@ import numbers
 import numpy as np
 
 from ... import devices
-from ...checks import check_tensor_dtype
+from ...checks import MAX_SIZE, check_tensor_dtype
 from ...tensor import Tensor, get_default_dtype
 from ..parameter import Parameter
 
@@ -19,6 +19,9 @@ def _positive_int(cls, name, v):
         raise TypeError(f"{cls}: {name} must be an int, got {type(v).__name__} {v!r}")
     if v < 1:
         raise ValueError(f"{cls}: {name} must be >= 1, got {v}")
+    if v > MAX_SIZE:
+        raise ValueError(f"{cls}: {name} must be at most 2**58 (the largest size the native "
+                         f"library indexes), got {v}")
     return int(v)
 
 

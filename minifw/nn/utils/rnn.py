@@ -33,6 +33,70 @@ def _as_lengths(fn, lengths):
     return a.astype(np.int64)
 
 
+def _check_indices(fn, name, indices, batch):
+    """sorted_indices / unsorted_indices: None, or a 1-D int64 tensor holding a permutation of
+    range(batch) (batch None: of range(its length)); returns it as a host array (or None)."""
+    if indices is None:
+        return None
+    if not isinstance(indices, Tensor):
+        raise TypeError(f"{fn}: {name} must be a Tensor or None, got {type(indices).__name__}")
+    if indices.dtype != np.int64 or indices.ndim != 1:
+        raise TypeError(f"{fn}: {name} must be a 1-D int64 tensor, got a {indices.ndim}-D "
+                        f"{indices.dtype} tensor")
+    p = indices.cpu().numpy()
+    if batch is not None and p.size != batch:
+        raise ValueError(f"{fn}: {name} must have one entry per sequence, batch_sizes[0] = {batch}; "
+                         f"got {p.size} entries")
+    if p.size and not np.array_equal(np.sort(p), np.arange(p.size)):
+        raise ValueError(f"{fn}: {name} must be a permutation of range({p.size}) (each sequence's "
+                         f"index exactly once); got {p.tolist()}")
+    return p
+
+
+def _check_packed(fn, data, batch_sizes, sorted_indices, unsorted_indices):
+    """A PackedSequence's fields must describe a packed batch: batch_sizes a non-empty 1-D
+    int64 CPU tensor of counts >= 1 that never increase (longest sequence first) and add up
+    to data's rows; the index tensors permutations of range(batch_sizes[0]), inverse of each
+    other. (Refused here rather than read wrong: pad_packed_sequence would invent padding
+    rows or drop data, and the recurrent layers run on them.)"""
+    if not isinstance(data, Tensor):
+        raise TypeError(f"{fn}: data must be a Tensor, got {type(data).__name__}")
+    if not isinstance(batch_sizes, Tensor):
+        raise TypeError(f"{fn}: batch_sizes must be a Tensor, got {type(batch_sizes).__name__}")
+    if batch_sizes.dtype != np.int64 or batch_sizes.ndim != 1:
+        raise TypeError(f"{fn}: batch_sizes must be a 1-D int64 tensor, got a "
+                        f"{batch_sizes.ndim}-D {batch_sizes.dtype} tensor")
+    if batch_sizes.device != "cpu":
+        raise ValueError(f"{fn}: batch_sizes must be on the CPU, got a tensor on "
+                         f"{batch_sizes.device}")
+    if data.ndim < 1:
+        raise ValueError(f"{fn}: data must have at least 1 dim (one row per packed step of a "
+                         f"sequence), got a 0-d tensor")
+    sizes = batch_sizes.numpy()
+    if sizes.size == 0:
+        raise ValueError(f"{fn}: batch_sizes must not be empty (a packed batch has at least one "
+                         f"step)")
+    if sizes.min() < 1:
+        raise ValueError(f"{fn}: batch_sizes must all be >= 1 (the number of sequences at each "
+                         f"step), got {sizes.tolist()}")
+    if np.any(sizes[1:] > sizes[:-1]):
+        raise ValueError(f"{fn}: batch_sizes must be non-increasing (sequences sorted longest "
+                         f"first), got {sizes.tolist()}")
+    total = int(sizes.sum())
+    if total != data.shape[0]:
+        raise ValueError(f"{fn}: batch_sizes must add up to data's rows: sum({sizes.tolist()}) = "
+                         f"{total}, but data has shape {tuple(data.shape)}")
+    batch = int(sizes[0])
+    order = _check_indices(fn, "sorted_indices", sorted_indices, batch)
+    inverse = _check_indices(fn, "unsorted_indices", unsorted_indices, batch)
+    if inverse is not None:
+        expected = np.arange(batch) if order is None else order
+        if not np.array_equal(expected[inverse], np.arange(batch)):
+            raise ValueError(f"{fn}: unsorted_indices must be the inverse permutation of "
+                             f"sorted_indices ({'None: the identity' if order is None else order.tolist()}"
+                             f"), got {inverse.tolist()}")
+
+
 def invert_permutation(permutation):
     """The permutation that undoes `permutation` (an int64 Tensor), or None for None."""
     if permutation is None:
@@ -56,17 +120,10 @@ class PackedSequence(_PackedSequenceFields):
     always on the CPU and the index tensors on data's device."""
 
     def __new__(cls, data, batch_sizes, sorted_indices=None, unsorted_indices=None):
-        if not isinstance(data, Tensor) or not isinstance(batch_sizes, Tensor):
-            raise TypeError(f"PackedSequence: data and batch_sizes must be Tensors, got "
-                            f"{type(data).__name__} and {type(batch_sizes).__name__}")
-        if batch_sizes.dtype != np.int64 or batch_sizes.ndim != 1:
-            raise TypeError(f"PackedSequence: batch_sizes must be a 1-D int64 tensor, got a "
-                            f"{batch_sizes.ndim}-D {batch_sizes.dtype} tensor")
-        if batch_sizes.device != "cpu":
-            raise ValueError(f"PackedSequence: batch_sizes must be on the CPU, got a tensor on "
-                             f"{batch_sizes.device}")
         if unsorted_indices is None:
+            _check_indices("PackedSequence", "sorted_indices", sorted_indices, None)
             unsorted_indices = invert_permutation(sorted_indices)
+        _check_packed("PackedSequence", data, batch_sizes, sorted_indices, unsorted_indices)
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def to(self, *args, **kwargs):
@@ -113,6 +170,9 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if input.ndim < 2:
         raise ValueError(f"{fn}: input must be at least 2-D ({'(B, T, *)' if batch_first else '(T, B, *)'});"
                          f" got a {input.ndim}-D tensor of shape {tuple(input.shape)}")
+    if input.numel() == 0:
+        raise RuntimeError(f"{fn}: Cannot pack empty tensors. input has shape "
+                           f"{tuple(input.shape)}")
     lengths = _as_lengths(fn, lengths)
     steps, batch = (input.shape[1], input.shape[0]) if batch_first else input.shape[:2]
     if lengths.size != batch:
@@ -154,6 +214,8 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     fn = "pad_packed_sequence"
     if not isinstance(sequence, PackedSequence):
         raise TypeError(f"{fn}: sequence must be a PackedSequence, got {type(sequence).__name__}")
+    # again here: its tensors may have been changed in place since it was made
+    _check_packed(fn, *sequence)
     batch_sizes = sequence.batch_sizes.numpy()
     steps = batch_sizes.size
     if total_length is not None:

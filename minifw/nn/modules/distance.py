@@ -1,0 +1,14 @@
+"""Distances: nn.CosineSimilarity (as torch.nn.modules.distance)."""
+from .. import functional as F
+from .module import Module
+
+
+class CosineSimilarity(Module):
+    """The cosine of the angle between x1 and x2 along dim (F.cosine_similarity)."""
+
+    def __init__(self, dim=1, eps=1e-8):
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1, x2):
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
