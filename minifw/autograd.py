@@ -675,13 +675,7 @@ def _apply_on_tensors(cls, args, kwargs):
         if k is not None:  # the input itself, changed in place: now the output of this node
             t = args[k]
             if record:
-                if t._requires_grad and t.grad_fn is None:
-                    raise RuntimeError("a leaf Variable that requires grad has been used in an "
-                                       "in-place operation.")
-                base = t._base
-                if base is not None and base._requires_grad and base.grad_fn is None:
-                    raise RuntimeError("a view of a leaf Variable that requires grad is being used "
-                                       "in an in-place operation.")
+                t._inplace_records()  # raises for a leaf (or a view of one) that requires grad
             counter = t._version_counter
             counter.version += 1  # as PyTorch's mark_dirty
             if differentiable:

@@ -366,7 +366,7 @@ def test_mark_dirty_in_place_function():
     assert y.grad_fn.name() == "MulTwoInPlaceBackward" and values(y).tolist() == [2.0, 6.0]
     (y * y).sum().backward()
     assert values(x.grad).tolist() == [8.0, 24.0]  # d(4x^2)/dx
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad has been used in an "
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an "
                                            "in-place operation"):
         MulTwoInPlace.apply(leaf([1.0]))
     with minifw.no_grad():

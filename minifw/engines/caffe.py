@@ -52,13 +52,13 @@ import threading
 import numpy as np
 
 from .. import backends, caches, devices
-from ..checks import (check_array, check_bool, check_float_array, check_like, check_no_zero_dims, check_real,
+from ..checks import (check_array, check_bool, check_float_array, check_like, check_no_zero_dims,
                       check_same_device, contiguous)
 from ..ops.activation import check_activation_backward_args, check_activation_forward_args
 from ..ops.batchnorm import (check_batch_norm_backward_args, check_batch_norm_inference_args,
                              check_batch_norm_training_args)
 from ..ops.conv import _cached_problem, _check_dy, _check_problem
-from ..ops.gemm import _check_operand as _check_gemm_operand
+from ..ops.gemm import check_gemm_args
 from ..ops.tensor_ops import _NDIM_DESC as _BIAS_NDIM_DESC
 from ..ops.tensor_ops import _layout as _bias_layout
 from ..ops.dropout import check_dropout_p as _check_dropout_p
@@ -557,46 +557,10 @@ def _bias_backward(fn, dy):
     return xp.matmul(rows, _ones(inner, dy.dtype, dev)).sum(axis=0)
 
 
-def _check_gemm_args(a, b, c, trans_a, trans_b, alpha, beta):
-    """minifw.ops.gemm's checks, with its check functions and messages: (a, b, alpha, beta,
-    trans_a, trans_b, (m, n))."""
-    fn = "gemm"
-    a = _check_gemm_operand("a", a)
-    b = _check_gemm_operand("b", b, dtype=a.dtype)
-    check_same_device(fn, a=a, b=b, c=c if devices.is_array(c) else None)
-    alpha = check_real(fn, "alpha", alpha, finite=False, dtype=a.dtype)
-    beta = check_real(fn, "beta", beta, finite=False, dtype=a.dtype)
-    trans_a = check_bool(fn, "trans_a", trans_a)
-    trans_b = check_bool(fn, "trans_b", trans_b)
-    m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
-    kb, n = (b.shape[1], b.shape[0]) if trans_b else b.shape
-    if k != kb:
-        raise ValueError(f"gemm: inner dimensions must match: op(a) has shape {(m, k)} and op(b) "
-                         f"has shape {(kb, n)} (a {a.shape} with trans_a={trans_a}, b {b.shape} with "
-                         f"trans_b={trans_b})")
-    if c is None:
-        if beta != 0.0:
-            raise ValueError(f"gemm: beta must be 0 when c is None (nothing to scale), got {beta}")
-    else:
-        check_array(fn, "c", c)
-        if c.dtype != a.dtype:
-            raise TypeError(f"gemm: c must have dtype {a.dtype} to match a, got {c.dtype}")
-        if c.shape != (m, n):
-            raise ValueError(f"gemm: c must have shape {(m, n)}, got {c.shape}")
-        if not c.flags.c_contiguous or not devices.is_writeable(c):
-            raise ValueError("gemm: c must be a C-contiguous, writable array (the result is "
-                             "written into it)")
-        for name, operand in (("a", a), ("b", b)):
-            if np.may_share_memory(c, operand):
-                raise ValueError(f"gemm: c must not share memory with {name} (the product is "
-                                 f"written into c while {name} is read)")
-    return a, b, alpha, beta, trans_a, trans_b
-
-
 def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     """alpha * op(a) @ op(b) + beta * c by the array library's GEMM (c, when given, is
     written and returned), as minifw.ops.gemm (same checks)."""
-    a, b, alpha, beta, trans_a, trans_b = _check_gemm_args(a, b, c, trans_a, trans_b, alpha, beta)
+    a, b, alpha, beta, trans_a, trans_b, _ = check_gemm_args(a, b, c, trans_a, trans_b, alpha, beta)
     product = _xp(a).matmul(a.T if trans_a else a, b.T if trans_b else b)
     if alpha != 1.0:
         product *= alpha

@@ -25,15 +25,9 @@ def _check_operand(name, a, dtype=None):
     return check_float_array("gemm", name, a, ndim=2, ndim_desc="2-D (a matrix)", dtype=dtype)
 
 
-def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
-    """Return alpha * op(a) @ op(b) + beta * c, where op(x) is x or x.T.
-
-    a and b are 2-D float32 or float64 arrays of one dtype. Sliced and
-    transposed views are read in place (any leading dimension). With c=None a
-    new array is returned and beta must be 0; with c given, the result is
-    written into c (which must be C-contiguous, writable, of shape (M, N)) and
-    c is returned, as in BLAS.
-    """
+def check_gemm_args(a, b, c, trans_a, trans_b, alpha, beta):
+    """gemm's argument checks, shared with the caffe engine's GEMM: returns (a, b, alpha, beta,
+    trans_a, trans_b, (m, k, n)) with a and b as the kernel reads them."""
     a = _check_operand("a", a)
     b = _check_operand("b", b, dtype=a.dtype)
     check_same_device("gemm", a=a, b=b, c=c if devices.is_array(c) else None)
@@ -51,7 +45,6 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     if c is None:
         if beta != 0.0:
             raise ValueError(f"gemm: beta must be 0 when c is None (nothing to scale), got {beta}")
-        c = devices.empty((m, n), a.dtype, devices.of(a))
     else:
         check_array("gemm", "c", c)
         if c.dtype != a.dtype:
@@ -65,6 +58,22 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
             if np.may_share_memory(c, operand):
                 raise ValueError(f"gemm: c must not share memory with {name} (the product is "
                                  f"written into c while {name} is read)")
+    return a, b, alpha, beta, trans_a, trans_b, (m, k, n)
+
+
+def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
+    """Return alpha * op(a) @ op(b) + beta * c, where op(x) is x or x.T.
+
+    a and b are 2-D float32 or float64 arrays of one dtype. Sliced and
+    transposed views are read in place (any leading dimension). With c=None a
+    new array is returned and beta must be 0; with c given, the result is
+    written into c (which must be C-contiguous, writable, of shape (M, N)) and
+    c is returned, as in BLAS.
+    """
+    a, b, alpha, beta, trans_a, trans_b, (m, k, n) = check_gemm_args(a, b, c, trans_a, trans_b,
+                                                                     alpha, beta)
+    if c is None:
+        c = devices.empty((m, n), a.dtype, devices.of(a))
     if m == 0 or n == 0:
         return c
     if k == 0:  # an empty sum: only the beta * c term is left
