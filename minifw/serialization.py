@@ -170,9 +170,8 @@ def _as_loaded(array, tensor, bad):
     minifw.tensor() and the PyTorch-file reader convert: float16 -> float32, long double ->
     float64, integers other than int32/int64 -> int64 (bad(...) raised where a value does not
     fit, e.g. a uint64 beyond 2**63 - 1)."""
-    if not array.dtype.isnative or array.dtype is not np.dtype(array.dtype.char):
-        native = np.dtype(array.dtype.char)  # NumPy's own instance: the bindings compare by identity
-        array = array.astype(native) if not array.dtype.isnative else array.view(native)
+    if not array.dtype.isnative:
+        array = array.astype(array.dtype.newbyteorder("="))
     if not tensor:
         return array
     kind, size = array.dtype.kind, array.dtype.itemsize

@@ -72,9 +72,7 @@ _short.maxlevel, _short.maxstring, _short.maxother = 3, 60, 60
 def _as_minifw(values):
     """A storage's values in a minifw dtype (float32/float64, int32/int64, bool), in native
     byte order: float16 (and bfloat16) as float32, wider floats as float64, other integers
-    as int64 (the caller checks that uint64 values fit). The dtype is NumPy's own instance
-    (np.dtype(np.float32), not an equal one made by newbyteorder): the native bindings
-    compare dtypes by identity."""
+    as int64 (the caller checks that uint64 values fit)."""
     kind, size = values.dtype.kind, values.dtype.itemsize
     if kind == "f":
         target = np.float64 if size >= 8 else np.float32
@@ -84,9 +82,7 @@ def _as_minifw(values):
         target = np.int64
     else:
         target = np.bool_
-    target = np.dtype(target)
-    out = values.astype(target, copy=False)
-    return out if out.dtype is target else out.view(target)
+    return values.astype(target, copy=False)
 
 
 def _int_arg(what, value, minimum=0, maximum=_MAX_SIZE):

@@ -23,7 +23,9 @@ struct MatrixView {
 
 template <typename T, typename A>
 MatrixView<T> matrix_view(const A& a, const char* name) {
-  if (!a.dtype().is(py::dtype::of<T>())) throw py::type_error(std::string(name) + ": dtype mismatch");
+  if (!a.dtype().equal(py::dtype::of<T>()))  // equal: the same type and byte order, any instance
+    throw py::type_error(std::string("gemm: ") + name + ": expected dtype " +
+                         std::string(py::str(py::dtype::of<T>())) + ", got " + std::string(py::str(a.dtype())));
   if (a.ndim() != 2) throw py::value_error(std::string(name) + ": expected a 2-D array");
   const int64_t item = sizeof(T);
   const int64_t rows = a.shape(0), cols = a.shape(1);

@@ -34,7 +34,7 @@ PYBIND11_MODULE(_native, m) {
   m.def("cudasim_workers", &cudasim::workers,
         "Workers the emulator runs blocks on: min(get_num_threads(), cudasim_max_workers()).");
   m.def("cudasim_max_workers", &cudasim::max_workers,
-        "The most emulator workers: vm.max_map_count / 4096 (16 by default), each keeping fiber stacks.");
+        "The most emulator workers: vm.max_map_count / 4096 (15 by default), each keeping fiber stacks.");
   m.attr("cudasim_backend") = cudasim::backend_name();
   // A CUDA kernel that broke a rule of the hardware under the emulator (device "cudasim").
   py::register_exception<cudasim::Fault>(m, "CudaSimError", PyExc_RuntimeError);

