@@ -94,6 +94,7 @@ docs/anomaly.md says where minifw differs from PyTorch (it checks forward too,
 and counts inf as an anomaly).
 """
 import contextlib
+import inspect
 import linecache
 import os
 import threading
@@ -360,7 +361,7 @@ def _run_backward_checked(node, grads, call=None):
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
           "after they have already been freed). Saved intermediate values of the graph are freed "
-          "when you call .backward(). Specify retain_graph=True if you need to backward through "
+          "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through "
           "the graph a second time or if you need to access saved tensors after calling backward.")
 
 
@@ -541,7 +542,9 @@ class Function:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        if "_on_arrays" not in cls.__dict__:
+        if "_on_arrays" not in cls.__dict__ and Function in cls.__bases__:
+            # a Function derived from another (a user's subclass of minifw's Exp, say) keeps
+            # its base's convention, which its inherited forward and backward follow
             cls._on_arrays = _is_minifw_module(cls.__module__ or "")
         # PyTorch's other style: forward(*args) without ctx, and setup_context(ctx, inputs, output)
         cls._setup_context = cls.setup_context is not Function.setup_context
@@ -604,6 +607,35 @@ def once_differentiable(fn):
     return fn
 
 
+def _bound(cls, args, kwargs):
+    """A user Function's arguments as forward's signature binds them, defaults included, as
+    PyTorch binds them: every positional parameter (also one passed by keyword) is an input,
+    in order, which may get a gradient; keyword-only ones stay keywords."""
+    sig = cls.__dict__.get("_forward_signature")
+    if sig is None:
+        sig = inspect.signature(cls.forward)
+        if not cls._setup_context:  # forward(ctx, ...): ctx is not an argument of apply
+            sig = sig.replace(parameters=list(sig.parameters.values())[1:])
+        cls._forward_signature = sig
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{cls.__name__}.apply: {e}") from None
+    bound.apply_defaults()
+    positional, keywords = [], {}
+    for name, value in bound.arguments.items():
+        kind = sig.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            positional.extend(value)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            keywords.update(value)
+        elif kind is inspect.Parameter.KEYWORD_ONLY:
+            keywords[name] = value
+        else:
+            positional.append(value)
+    return tuple(positional), keywords
+
+
 def _apply_on_tensors(cls, args, kwargs):
     """Function.apply for a Function defined outside minifw, with PyTorch's semantics.
 
@@ -613,6 +645,7 @@ def _apply_on_tensors(cls, args, kwargs):
     as one node, as for minifw's Functions. An output that is an input returned as it is
     becomes a view of it; one marked dirty is the input tensor itself, now with this node
     as its grad_fn. Its backward is called through _user_backward."""
+    args, kwargs = _bound(cls, args, kwargs)
     ctx = FunctionCtx()
     record = is_grad_enabled()
     needs = tuple(record and isinstance(a, Tensor) and a.requires_grad for a in args)
@@ -697,8 +730,11 @@ def _apply_on_tensors(cls, args, kwargs):
     return tuple(results) if isinstance(out, tuple) else results[0]
 
 
-def _sum_to(g, shape):
-    """g summed down to `shape`, which broadcasts to g.shape (as PyTorch's sum_to)."""
+def sum_to(g, shape):
+    """g summed down to `shape`, which broadcasts to g.shape (as PyTorch's sum_to): the
+    adjoint of broadcasting `shape` up to g.shape."""
+    if g.shape == shape:
+        return g
     lead = g.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
                                       if n == 1 and g.shape[lead + i] != 1)
@@ -765,7 +801,7 @@ def _user_backward(node, slots):
             if not _broadcasts_to(shape, data.shape):
                 raise RuntimeError(f"Function {name} returned an invalid gradient at index {k} - got "
                                    f"{list(data.shape)} but expected shape compatible with {list(shape)}")
-            data = _sum_to(data, shape)
+            data = sum_to(data, shape)
         if data.dtype != dtype:
             data = data.astype(dtype)
         out.append(data)
@@ -934,13 +970,13 @@ def _accumulate_leaf(t, g, owned=False):
     g = on_device(g, t.device)
     if g.shape != t.shape:
         raise RuntimeError(f"backward: gradient of shape {g.shape} for a leaf of shape {t.shape}")
-    if t.grad is None:
+    if t._grad is None:  # (the slot itself: g's shape was checked above, its dtype is t's)
         if owned and g.dtype == t.dtype and g.flags.c_contiguous and devices.is_writeable(g):
-            t.grad = Tensor._make(g)
+            t._grad = Tensor._make(g)
         else:
-            t.grad = Tensor._make(g.astype(t.dtype, order="C", copy=True))
+            t._grad = Tensor._make(g.astype(t.dtype, order="C", copy=True))
     else:
-        t.grad._data += g
+        t._grad._data += g
 
 
 # ---- hooks on tensors, retain_grad ----------------------------------------------------------

@@ -999,3 +999,51 @@ def test_hooks_on_several_outputs_of_one_node():
     second.register_hook(lambda g: g * 10)
     (first.sum() + second.sum()).backward()
     assert values(x.grad).tolist() == [23.0, 23.0]  # 3 + 2 * 10
+
+
+def test_apply_binds_defaults_and_keywords_as_pytorch():
+    class Scale(Function):  # setup_context style: inputs holds the defaults too
+        @staticmethod
+        def forward(x, k=3.0):
+            return x * k
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.k = inputs[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None
+
+    x = minifw.ones(2, dtype=minifw.float64, requires_grad=True)
+    Scale.apply(x).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0]
+
+    class Product(Function):  # a Tensor passed by keyword is an input that gets its gradient
+        @staticmethod
+        def forward(ctx, x, w):
+            ctx.save_for_backward(x, w)
+            return x * w
+
+        @staticmethod
+        def backward(ctx, g):
+            x, w = ctx.saved_tensors
+            return g * w, g * x
+
+    x = minifw.ones(2, dtype=minifw.float64, requires_grad=True)
+    w = minifw.full((2,), 3.0, dtype=minifw.float64, requires_grad=True)
+    Product.apply(x, w=w).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0] and w.grad.tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError, match="Product.apply: missing a required argument: 'w'"):
+        Product.apply(x)
+
+
+def test_a_subclass_of_a_minifw_function_keeps_its_convention():
+    from minifw.functions.elementwise import Exp
+
+    class MyExp(Exp):
+        pass
+
+    x = minifw.zeros(2, dtype=minifw.float64, requires_grad=True)
+    MyExp.apply(x).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]

@@ -6,16 +6,7 @@ import numpy as np
 
 from .. import devices
 from ..autograd import Function
-
-
-def unbroadcast(grad, shape):
-    """Sum `grad` down to `shape`: the adjoint of NumPy broadcasting `shape` up to grad.shape."""
-    if grad.shape == shape:
-        return grad
-    lead = grad.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
-                                      if n == 1 and grad.shape[lead + i] != 1)
-    return grad.sum(axis=axes, keepdims=True).reshape(shape)
+from ..autograd import sum_to as unbroadcast  # the adjoint of NumPy broadcasting
 
 
 class Add(Function):
