@@ -8,6 +8,8 @@ import importlib as _importlib
 import os as _os
 import platform as _platform
 
+import numpy as _numpy
+
 from . import _native
 from . import backends, devices
 from . import ops
@@ -602,6 +604,23 @@ def is_floating_point(t):
 def numel(t):
     return t.numel()
 
+
+# The half-precision names exist so that scripts naming them (autocast(dtype=float16,
+# enabled=False)) run; tensors refuse them (minifw computes in float32 and float64).
+float16 = half = _numpy.dtype("float16")
+
+
+class _NamedDtype:
+    """A dtype NumPy lacks, as a name only: tensors refuse it as they refuse float16."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"minifw.{self.name}"
+
+
+bfloat16 = _NamedDtype("bfloat16")
 
 # dtype names as in torch: minifw.float is float32, minifw.long int64, ... (they shadow the
 # builtins only inside this module's namespace, as torch's do)

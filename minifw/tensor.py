@@ -45,6 +45,7 @@ from .functions import activation as _activation
 from .functions import elementwise as _elementwise
 from .functions import indexing as _indexing
 from .functions import linear as _linear
+from .functions import normalization as _normalization
 from .functions import reductions as _reductions
 from .functions import shape as _shape
 from .functions import softmax as _softmax
@@ -190,7 +191,8 @@ def _check_integer_range(fn, a, dtype):
     low, high = a.min(), a.max()
     if (low < info.min) if a.dtype.kind != "u" else False:
         raise OverflowError(f"{fn}: value {low} cannot be converted to {dtype} without overflow")
-    if high > info.max:
+    # a float's comparison with info.max (2**63 - 1) rounds it to 2**63: compare with that
+    if (high >= -float(info.min)) if a.dtype.kind == "f" else (high > info.max):
         raise OverflowError(f"{fn}: value {high} cannot be converted to {dtype} without overflow")
 
 
@@ -375,18 +377,10 @@ class Tensor:
         """hook(grad) runs each time the gradient with respect to this tensor is computed; it
         may return a Tensor that replaces the gradient (or None). On a leaf it runs before the
         gradient is added into .grad. Returns a handle whose remove() unregisters it."""
-        if not callable(hook):
-            raise TypeError(f"register_hook: hook must be callable; got {type(hook).__name__}")
-        if not self.requires_grad:
-            raise RuntimeError("register_hook: cannot register a hook on a tensor that doesn't "
-                               "require gradient")
         return _autograd.register_hook(self, hook)
 
     def retain_grad(self):
         """Keep this non-leaf tensor's gradient in its .grad during backward (leaves always do)."""
-        if not self.requires_grad:
-            raise RuntimeError("retain_grad: can't retain_grad on a Tensor that has "
-                               "requires_grad=False")
         _autograd.retain_grad(self)
 
     retains_grad = property(lambda self: _autograd.retains_grad(self))
@@ -724,6 +718,9 @@ class Tensor:
         if got is None:
             return NotImplemented
         a, b, dtype, dev = got
+        if dtype.kind == "b":
+            raise TypeError(f"{fn}: not implemented for bool tensors; convert them with .long() "
+                            f"or .float() first")
         if dtype.kind != "f" and not bool(np.all(b != 0)):
             raise ZeroDivisionError(f"{fn}: integer division by zero")
         with np.errstate(divide="ignore", invalid="ignore"):  # floats: inf and nan, as PyTorch
@@ -1234,10 +1231,13 @@ class Tensor:
         return Tensor._make(_autograd.on_device(test(self._data), self.device))
 
     def square(self):
-        return self * self
+        x = self._cast(int64) if self.dtype == bool_ else self  # as PyTorch: bools square as int64
+        return x * x
 
     def flip(self, *dims):
         """The elements in reverse order along `dims` (a copy), as torch.flip."""
+        if not dims:
+            raise TypeError("flip: dims must be given (an int or a tuple of ints), as in PyTorch")
         dims = dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
         if self.ndim == 0:
             return self.clone()
@@ -1245,33 +1245,28 @@ class Tensor:
 
     def norm(self, p="fro", dim=None, keepdim=False):
         """The vector p-norm over `dim` (all elements by default): p 2 or "fro", 1, inf, -inf,
-        0 (the count of non-zeros) or any other number; the 2-norm's gradient is 0 where the
-        norm is 0, as PyTorch's."""
+        0 (the count of non-zeros) or any other number, with PyTorch's gradient (zero where
+        the norm is zero)."""
         if self.dtype.kind != "f":
             raise TypeError(f"norm: input must be a floating point tensor, got {self.dtype}")
-        axes = self._axes("norm", dim)
-        if p == "fro" or p == 2:
-            return _elementwise.Pointwise.apply((self * self).sum(axes, keepdim),
-                                                name="sqrt_of_squares")
+        if p == "fro":
+            p = 2.0
         if not isinstance(p, numbers.Real) or isinstance(p, bool):
             raise ValueError(f"norm: p must be a number or 'fro', got {p!r}")
-        a = self.abs()
-        if p == math.inf:
-            return a.amax(axes, keepdim)
-        if p == -math.inf:
-            return a.amin(axes, keepdim)
-        if p == 0:
-            return (a != 0).to(self.dtype).sum(axes, keepdim)
-        if p == 1:
-            return a.sum(axes, keepdim)
-        return (a ** p).sum(axes, keepdim) ** (1.0 / p)
+        return _normalization.VectorNorm.apply(self, p=float(p), axes=self._axes("norm", dim),
+                                               keepdim=bool(keepdim))
 
     def logsumexp(self, dim, keepdim=False):
         """log(sum(exp(x))) over `dim`, computed without overflow, as torch.logsumexp."""
+        self._check_float("logsumexp")
         axes = self._axes("logsumexp", dim)
-        shift = self.detach().amax(axes, keepdim=True)
-        shift = shift.masked_fill(shift.isinf(), 0.0)  # all -inf (or an inf) stays as it is
-        out = (self - shift).exp().sum(axes, keepdim=True).log() + shift
+        if self.numel() == 0:  # an empty sum: log(0) = -inf, as PyTorch
+            shift = zeros((), dtype=self.dtype, device=self.device)
+        else:
+            shift = self.detach().amax(axes, keepdim=True)
+            shift = shift.masked_fill(shift.isinf(), 0.0)  # all -inf (or an inf) stays as it is
+        with np.errstate(divide="ignore"):  # log(0) of an all -inf row is -inf
+            out = (self - shift).exp().sum(axes, keepdim=True).log() + shift
         return out if keepdim else out.reshape(tuple(n for i, n in enumerate(self.shape)
                                                      if axes is not None and i not in axes))
 
@@ -1367,8 +1362,10 @@ class Tensor:
     def mean(self, dim=None, keepdim=False, *, dtype=None):
         x = self if dtype is None else self._cast(_dtype_arg(dtype, "mean"))
         if x.dtype.kind != "f":
-            raise TypeError(f"mean: input must be a floating point tensor, got {x.dtype}; "
-                            f"convert it with .float() or give dtype= first")
+            raise TypeError(f"mean: dtype must be a floating point dtype, got {x.dtype}"
+                            if dtype is not None else
+                            f"mean: input must be a floating point tensor, got {x.dtype}; convert "
+                            f"it with .float() or give dtype=")
         return _reductions.Mean.apply(x, axes=self._axes("mean", dim), keepdim=keepdim)
 
     def _correction(self, fn, dim, unbiased, correction):
@@ -1390,6 +1387,11 @@ class Tensor:
         dim, correction = self._correction("var", dim, unbiased, correction)
         return self._sum_of_squares("var", dim, keepdim, correction)
 
+    def _check_float(self, fn):
+        if self.dtype.kind != "f":
+            raise TypeError(f"{fn}: input must be a floating point tensor, got {self.dtype}; "
+                            f"convert it with .float() first")
+
     def std(self, dim=None, unbiased=None, keepdim=False, *, correction=None):
         """The square root of var (same arguments); its gradient is 0 where it is 0, as
         PyTorch's."""
@@ -1399,6 +1401,7 @@ class Tensor:
 
     def _sum_of_squares(self, fn, dim, keepdim, correction):
         """The sum of squared deviations from the mean over `dim`, over (count - correction)."""
+        self._check_float(fn)
         axes = self._axes(fn, dim)
         mean = self.mean(axes, keepdim=True)
         count = self.numel() if axes is None else int(np.prod([self.shape[a] for a in axes]))
@@ -1433,11 +1436,19 @@ class Tensor:
         return self._extreme("min", dim, keepdim, True)
 
     def amax(self, dim=None, keepdim=False):
-        return _reductions.Amax.apply(self, axes=self._axes("amax", dim), keepdim=keepdim)
+        return _reductions.Amax.apply(self, axes=self._nonempty_axes("amax", dim), keepdim=keepdim)
 
     def amin(self, dim=None, keepdim=False):
-        return _reductions.Amax.apply(self, axes=self._axes("amin", dim), keepdim=keepdim,
-                              smallest=True)
+        return _reductions.Amax.apply(self, axes=self._nonempty_axes("amin", dim), keepdim=keepdim,
+                                      smallest=True)
+
+    def _nonempty_axes(self, fn, dim):
+        """The axes of a reduction that has no identity (max, min): none of them may be empty."""
+        axes = self._axes(fn, dim)
+        for a in range(self.ndim) if axes is None else axes:
+            if self.shape[a] == 0:
+                raise IndexError(f"{fn}: expected reduction dim {a} to have non-zero size")
+        return axes
 
     def _arg(self, name, fn, dim, keepdim):
         if dim is not None and not self.ndim:
@@ -1498,10 +1509,19 @@ class Tensor:
         target = _infer_shape("reshape", _shape_args("reshape", shape), self.shape)
         return self if target == self.shape else _shape.Reshape.apply(self, shape=target)
 
-    view = reshape
+    def view(self, *shape):
+        """The same elements in `shape`, sharing this tensor's memory; as PyTorch's, refused
+        where the memory layout cannot be read in that shape without a copy (reshape copies)."""
+        target = _infer_shape("view", _shape_args("view", shape), self.shape)
+        if target != self.shape and self._data.size and \
+                not np.may_share_memory(self._data.reshape(target), self._data):
+            raise RuntimeError(f"view size is not compatible with input tensor's size and stride "
+                               f"(at least one dimension spans across two contiguous subspaces): "
+                               f"shape {self.shape} as {target}; use .reshape(...) instead")
+        return self.reshape(target)
 
     def view_as(self, other):
-        return self.reshape(other.shape)
+        return self.view(other.shape)
 
     def flatten(self, start_dim=0, end_dim=-1):
         if self.ndim == 0:

@@ -56,15 +56,15 @@ def default_collate(batch):
     if isinstance(first, numbers.Real):
         return tensor(np.asarray(batch, dtype=np.float64))
     if isinstance(first, str):
-        return list(batch)
+        return batch  # as PyTorch: a list at the top, a tuple as a field of tuple samples
     if isinstance(first, collections.abc.Mapping):
         return {key: default_collate([sample[key] for sample in batch]) for key in first}
     if isinstance(first, tuple) and hasattr(first, "_fields"):  # namedtuple
-        return type(first)(*(default_collate(list(field)) for field in zip(*batch)))
+        return type(first)(*(default_collate(field) for field in zip(*batch)))
     if isinstance(first, (tuple, list)):
         if any(len(sample) != len(first) for sample in batch):
             raise ValueError("default_collate: every sample in a batch must have the same length")
-        return [default_collate(list(field)) for field in zip(*batch)]
+        return [default_collate(field) for field in zip(*batch)]
     raise TypeError(f"default_collate: don't know how to batch samples of type {type(first).__name__}")
 
 

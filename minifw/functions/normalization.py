@@ -1,6 +1,6 @@
 """Normalization: local response normalization (AlexNet), batch normalization, layer
-normalization (also group normalization's core), L_p normalization of vectors and the cosine
-of the angle between vectors.
+normalization (also group normalization's core), vector norms, L_p normalization of vectors
+and the cosine of the angle between vectors.
 
 The last three are array code (no primitive): forward and backward written with NumPy
 functions, which CuPy's arrays and the emulator's CudaSimArray receive as well."""
@@ -153,6 +153,25 @@ def _vector_norm_backward(g, x, norm, p, axis):
             x * np.power(np.abs(x), p - 2.0)
         scale = np.where(norm == 0, 0.0, g / np.power(norm, p - 1.0))
         return (scaled * scale).astype(x.dtype, copy=False)
+
+
+class VectorNorm(Function):
+    """||x||_p over `axes` (None: all), as torch.norm / linalg.vector_norm, with PyTorch's
+    gradient (zero where the norm is zero)."""
+
+    @staticmethod
+    def forward(ctx, x, *, p, axes, keepdim):
+        norm = _vector_norm(x, p, axes)
+        ctx.save_for_backward(x, norm)
+        ctx.p, ctx.axes = p, axes
+        if keepdim:
+            return norm
+        return norm.reshape(tuple(n for i, n in enumerate(norm.shape) if axes is not None and i not in axes))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, norm = ctx.saved_tensors
+        return _vector_norm_backward(g.reshape(norm.shape), x, norm, ctx.p, ctx.axes)
 
 
 class LpNormalization(Function):

@@ -20,7 +20,7 @@ def _torch():
     return pytest.importorskip("torch")
 
 
-# ---- S3: inplace=True writes the input ---------------------------------------------------
+# ---- inplace=True writes the input ---------------------------------------------------
 
 A = np.array([[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]], dtype=np.float32)
 
@@ -108,8 +108,9 @@ def test_inplace_activation_values_and_gradients_match_pytorch(name, view):
     np.testing.assert_allclose(g1, g2, rtol=1e-12, atol=1e-12)
 
 
-def test_inplace_relu_audit_case_matches_pytorch():
-    """h = x * 1; relu_(h); h.sum(): the audit's repro (minifw left h negative)."""
+def test_inplace_relu_of_a_graph_tensor_matches_pytorch():
+    """h = x * 1; relu(h, inplace=True); h.sum(): h itself is rectified (it used to stay
+    negative, with another loss than PyTorch's)."""
     torch = _torch()
     a = np.random.RandomState(0).randn(4, 5).astype(np.float32)
     x1, x2 = minifw.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
@@ -170,7 +171,7 @@ def test_inplace_activation_of_an_expanded_tensor_is_refused():
         F.relu(t, inplace=True)
 
 
-# ---- S5 / U9: PackedSequence ------------------------------------------------------------
+# ---- PackedSequence ------------------------------------------------------------
 
 def _i64(values):
     return minifw.tensor(values, dtype=minifw.int64)
@@ -250,7 +251,7 @@ def test_pack_padded_sequence_of_an_empty_tensor_as_pytorch():
         tpack(torch.zeros(3, 0, 2), [])
 
 
-# ---- S8: circular padding crops, then wraps -----------------------------------------------
+# ---- circular padding crops, then wraps -----------------------------------------------
 
 CIRCULAR = [  # pad of arange(4), and the result worked out by hand
     ((-1, 2), [1, 2, 3, 1, 2]),
@@ -307,7 +308,7 @@ def test_circular_pad_wrapping_more_than_once_is_refused(pad, message):
         F.pad(minifw.arange(4.0).reshape(1, 1, 4), pad, mode="circular")
 
 
-# ---- U11: softmax's dtype= ---------------------------------------------------------------
+# ---- softmax's dtype= ---------------------------------------------------------------
 
 @pytest.mark.parametrize("fn", [F.softmax, F.log_softmax, F.softmin],
                          ids=["softmax", "log_softmax", "softmin"])
@@ -333,7 +334,7 @@ def test_softmax_dtype_casts_an_integer_input_as_pytorch(name):
         np.testing.assert_allclose(ours.numpy()[0], e / e.sum(), rtol=1e-12)
 
 
-# ---- U14: layers check their arguments when built ---------------------------------------
+# ---- layers check their arguments when built ---------------------------------------
 
 @pytest.mark.parametrize("build, error, message", [
     pytest.param(lambda: nn.MaxPool2d(0), ValueError, "MaxPool2d: kernel_size must be >= 1, got 0",
@@ -397,7 +398,7 @@ def test_valid_layer_arguments_still_build_and_run():
     assert nn.CrossEntropyLoss(label_smoothing=1.0).label_smoothing == 1.0
 
 
-# ---- U14: nn.init ---------------------------------------------------------------------------
+# ---- nn.init ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call, message", [
     (lambda t: init.uniform_(t, 2, 1), r"uniform_: expects a <= b .*found a=2.0 > b=1.0"),
