@@ -187,6 +187,26 @@ def isfinite(input):
     return input.isfinite()
 
 
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    return input.prod(dim, keepdim, dtype=dtype)
+
+
+def roll(input, shifts, dims=None):
+    return input.roll(shifts, dims)
+
+
+def diag(input, diagonal=0):
+    return input.diag(diagonal)
+
+
+def trace(input):
+    return input.trace()
+
+
+def masked_select(input, mask):
+    return input.masked_select(mask)
+
+
 def square(input):
     return input.square()
 

@@ -1230,6 +1230,68 @@ class Tensor:
             return full(self.shape, integers, dtype=bool_, device=self.device)
         return Tensor._make(_autograd.on_device(test(self._data), self.device))
 
+    def prod(self, dim=None, keepdim=False, *, dtype=None):
+        """The product of all elements, or along one `dim`; integer and bool tensors multiply
+        as int64 (unless dtype), as torch.prod."""
+        if dtype is not None:
+            x = self._cast(_dtype_arg(dtype, "prod"))
+        else:
+            x = self if self.dtype.kind == "f" else self._cast(int64)
+        axis = None if dim is None or self.ndim == 0 else _dim("prod", dim, self.ndim)
+        if dim is not None and self.ndim == 0:
+            _dim("prod", dim, 0)
+        if x.dtype.kind != "f":  # no gradient: NumPy's product of the integers
+            out = np.prod(x._data.reshape(-1) if axis is None else x._data, axis=axis or 0,
+                          keepdims=keepdim and axis is not None)
+            out = out.reshape((1,) * self.ndim) if axis is None and keepdim else out
+            return Tensor._make(_autograd.on_device(out, self.device))
+        return _reductions.Product.apply(x, axis=axis, keepdim=bool(keepdim))
+
+    def roll(self, shifts, dims=None):
+        """The elements shifted cyclically by `shifts` along `dims` (without dims: over the
+        flattened tensor, keeping its shape), as torch.roll."""
+        many = isinstance(shifts, (tuple, list))
+        shifts = tuple(_int("roll", "shifts", v) for v in shifts) if many else \
+            _int("roll", "shifts", shifts)
+        if dims is None:
+            if many and len(shifts) != 1:
+                raise ValueError(f"roll: without dims, shifts must be one int, got {shifts}")
+            flat = self.reshape(-1)
+            return _shape.Roll.apply(flat, shifts=shifts[0] if many else shifts,
+                                     axes=0).reshape(self.shape)
+        axes = _dims("roll", dims, self.ndim)
+        if len(axes) != (len(shifts) if many else 1):
+            raise ValueError(f"roll: shifts and dims must have the same length, got {shifts} and "
+                             f"{dims}")
+        return _shape.Roll.apply(self, shifts=shifts if many else (shifts,), axes=axes)
+
+    def diag(self, diagonal=0):
+        """A 1-D tensor as the `diagonal` of a square matrix, or a matrix's `diagonal` as a
+        1-D tensor, as torch.diag."""
+        if self.ndim not in (1, 2):
+            raise ValueError(f"diag: input must be 1-D or 2-D, got shape {self.shape}")
+        return _shape.Diagonal.apply(self, offset=_int("diag", "diagonal", diagonal))
+
+    def trace(self):
+        """The sum of a matrix's main diagonal."""
+        if self.ndim != 2:
+            raise ValueError(f"trace: input must be a matrix (2-D), got shape {self.shape}")
+        return self.diag().sum()
+
+    def masked_select(self, mask):
+        """The elements where the bool `mask` (broadcast with this tensor) is True, as a 1-D
+        tensor, as torch.masked_select."""
+        if not isinstance(mask, Tensor) or mask.dtype != bool_:
+            raise TypeError(f"masked_select: mask must be a bool tensor, got "
+                            f"{getattr(mask, 'dtype', type(mask).__name__)}")
+        try:
+            shape = np.broadcast_shapes(self.shape, mask.shape)
+        except ValueError:
+            raise ValueError(f"masked_select: mask of shape {mask.shape} does not broadcast with "
+                             f"the input's {self.shape}") from None
+        x = self if self.shape == shape else self.expand(*shape)
+        return x[mask if mask.shape == shape else mask.expand(*shape)]
+
     def square(self):
         x = self._cast(int64) if self.dtype == bool_ else self  # as PyTorch: bools square as int64
         return x * x

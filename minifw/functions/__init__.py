@@ -6,14 +6,15 @@ classes with forward and backward side by side (see minifw.autograd).
     activation      Activation (relu, leaky_relu, elu, sigmoid, tanh), SmoothRectifier (softplus)
     softmax         SoftmaxAlongDim, SoftmaxCrossEntropy, NegativeLogLikelihood, SquaredError
     normalization   LocalResponseNormalization, BatchNormalization, LayerNormalization,
-                    LpNormalization, VectorCosine
+                    VectorNorm, LpNormalization, VectorCosine
     dropout         InvertedDropout
     linear          MatMul, InnerProduct
     elementwise     Add, Sub, Mul, Div, Remainder, Maximum, Neg, Pow, Exp, Log, Sqrt, Abs,
                     Pointwise (sin, cos, ..., round), Clamp, Overwrite, Triangle, Cast, Clone,
                     ToDevice, Where
-    reductions      Sum, Mean, Amax, MaxDim, CumulativeSum
-    shape           Reshape, Permute, Expand, Index, Flip, Cat, Stack, Repeat, Padding
+    reductions      Sum, Mean, Product, Amax, MaxDim, CumulativeSum
+    shape           Reshape, Permute, Expand, Index, Flip, Roll, Diagonal, Cat, Stack, Repeat,
+                    Padding
     indexing        Gather, Scatter, IndexSelect, IndexFill, IndexPut
     sorting         Sort (sort, topk)
     embedding       EmbeddingLookup

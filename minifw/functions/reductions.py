@@ -1,4 +1,4 @@
-"""Reductions: sum, mean, max/min over all elements or along dims; cumulative sums."""
+"""Reductions: sum, mean, product, max/min over all elements or along dims; cumulative sums."""
 import numpy as np
 
 from .. import devices
@@ -35,6 +35,32 @@ class Mean(Function):
     @staticmethod
     def backward(ctx, g):
         return _expand_reduced(g / ctx.count, *ctx.args)
+
+
+class Product(Function):
+    """The product along one axis (of the flattened array with axis None). Its gradient is
+    the product of the other elements, from running products from both ends, so it is exact
+    where elements are zero (no division)."""
+
+    @staticmethod
+    def forward(ctx, a, *, axis=None, keepdim=False):
+        ctx.save_for_backward(a)
+        ctx.args = axis, keepdim
+        x = a.reshape(-1) if axis is None else a
+        out = np.prod(x, axis=0 if axis is None else axis, keepdims=keepdim and axis is not None)
+        return out.reshape((1,) * a.ndim) if axis is None and keepdim else out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, = ctx.saved_tensors
+        axis, keepdim = ctx.args
+        x = np.moveaxis(a.reshape(-1) if axis is None else a, 0 if axis is None else axis, -1)
+        ones = np.ones_like(x[..., :1])
+        left = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
+        right = np.cumprod(np.concatenate([ones, x[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+        others = np.moveaxis(left * right, -1, 0 if axis is None else axis).reshape(a.shape)
+        return _expand_reduced(g.reshape(()) if axis is None else g, a.shape,
+                               None if axis is None else (axis,), keepdim and axis is not None) * others
 
 
 class Amax(Function):

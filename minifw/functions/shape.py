@@ -1,5 +1,5 @@
-"""Shape changes and indexing: reshape, permute, expand, index, flip, cat, stack, split, repeat,
-pad."""
+"""Shape changes and indexing: reshape, permute, expand, index, flip, roll, diag, cat, stack,
+split, repeat, pad."""
 import itertools
 
 import numpy as np
@@ -93,6 +93,41 @@ class Flip(Function):
     @staticmethod
     def backward(ctx, g):
         return np.flip(g, ctx.dims).copy()
+
+
+class Roll(Function):
+    """The elements shifted cyclically by `shifts` along `axes` (torch.roll; axes None: the
+    flattened array)."""
+
+    @staticmethod
+    def forward(ctx, a, *, shifts, axes):
+        ctx.args = shifts, axes
+        return np.roll(a, shifts, axes)
+
+    @staticmethod
+    def backward(ctx, g):
+        shifts, axes = ctx.args
+        back = tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
+        return np.roll(g, back, axes)
+
+
+class Diagonal(Function):
+    """A matrix's `offset` diagonal as a vector, or a vector as the `offset` diagonal of a
+    square matrix (torch.diag)."""
+
+    @staticmethod
+    def forward(ctx, a, *, offset):
+        ctx.shape, ctx.offset = a.shape, offset
+        return np.diag(a, offset).copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        if len(ctx.shape) == 1:  # the vector became a diagonal: read it back
+            return np.diag(g, ctx.offset).copy()
+        dx = devices.zeros(ctx.shape, g.dtype, devices.of(g))
+        rows = np.arange(g.shape[0]) + max(-ctx.offset, 0)
+        devices.assign(dx, _index_on((rows, rows + ctx.offset), devices.of(g)), g)
+        return dx
 
 
 class Cat(Function):
