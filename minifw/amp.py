@@ -45,8 +45,7 @@ class GradScaler:
     def __init__(self, device="cuda", init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5,
                  growth_interval=2000, enabled=True):
         _check_device_type("GradScaler", device)
-        self._enabled = bool(enabled)
-        if self._enabled:
+        if enabled:
             _warn_enabled("GradScaler")
 
     def is_enabled(self):

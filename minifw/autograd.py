@@ -361,8 +361,9 @@ def _run_backward_checked(node, grads, call=None):
 
 _FREED = ("Trying to backward through the graph a second time (or directly access saved tensors "
           "after they have already been freed). Saved intermediate values of the graph are freed "
-          "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through "
-          "the graph a second time or if you need to access saved tensors after calling backward.")
+          "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+          "backward through the graph a second time or if you need to access saved tensors after "
+          "calling backward.")
 
 
 class VersionCounter:

@@ -1237,14 +1237,15 @@ class Tensor:
             x = self._cast(_dtype_arg(dtype, "prod"))
         else:
             x = self if self.dtype.kind == "f" else self._cast(int64)
-        axis = None if dim is None or self.ndim == 0 else _dim("prod", dim, self.ndim)
-        if dim is not None and self.ndim == 0:
-            _dim("prod", dim, 0)
+        if dim is None or self.ndim == 0:  # everything: the product of the flattened tensor
+            if dim is not None:
+                _dim("prod", dim, 0)
+            out = x.reshape(-1).prod(0)
+            return out.reshape((1,) * self.ndim) if keepdim and dim is None else out
+        axis = _dim("prod", dim, self.ndim)
         if x.dtype.kind != "f":  # no gradient: NumPy's product of the integers
-            out = np.prod(x._data.reshape(-1) if axis is None else x._data, axis=axis or 0,
-                          keepdims=keepdim and axis is not None)
-            out = out.reshape((1,) * self.ndim) if axis is None and keepdim else out
-            return Tensor._make(_autograd.on_device(out, self.device))
+            return Tensor._make(_autograd.on_device(np.prod(x._data, axis=axis, keepdims=keepdim),
+                                                    self.device))
         return _reductions.Product.apply(x, axis=axis, keepdim=bool(keepdim))
 
     def roll(self, shifts, dims=None):

@@ -38,6 +38,21 @@ def values(t):
     return None if t is None else np.asarray(t.detach().cpu().tolist())
 
 
+def _counted(calls):
+    """A user Function passing its input through that appends to `calls` when its backward runs."""
+    class Counted(Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            calls.append(1)
+            return g
+
+    return Counted
+
+
 def torch_values(t):
     return None if t is None else t.detach().numpy()
 
@@ -710,17 +725,7 @@ def test_grad_errors():
 
 def test_grad_runs_only_what_leads_to_the_inputs():
     calls = []
-
-    class Counted(Function):
-        @staticmethod
-        def forward(ctx, a):
-            return a * 1
-
-        @staticmethod
-        def backward(ctx, g):
-            calls.append(1)
-            return g
-
+    Counted = _counted(calls)
     x, w = leaf([1.0]), leaf([2.0])
     loss = (x * 3).sum() + Counted.apply(w).sum()
     gx, = autograd.grad(loss, x)
@@ -778,17 +783,7 @@ def test_backward_inputs_through_tensor_backward():
 
 def test_backward_inputs_skips_other_branches():
     calls = []
-
-    class Counted(Function):
-        @staticmethod
-        def forward(ctx, a):
-            return a * 1
-
-        @staticmethod
-        def backward(ctx, g):
-            calls.append(1)
-            return g
-
+    Counted = _counted(calls)
     x, w = leaf([1.0]), leaf([2.0])
     ran = []
     w.register_post_accumulate_grad_hook(lambda t: ran.append(t))

@@ -166,7 +166,8 @@ class VectorNorm(Function):
         ctx.p, ctx.axes = p, axes
         if keepdim:
             return norm
-        return norm.reshape(tuple(n for i, n in enumerate(norm.shape) if axes is not None and i not in axes))
+        kept = () if axes is None else tuple(n for i, n in enumerate(norm.shape) if i not in axes)
+        return norm.reshape(kept)
 
     @staticmethod
     def backward(ctx, g):

@@ -38,29 +38,25 @@ class Mean(Function):
 
 
 class Product(Function):
-    """The product along one axis (of the flattened array with axis None). Its gradient is
-    the product of the other elements, from running products from both ends, so it is exact
-    where elements are zero (no division)."""
+    """The product along one axis. Its gradient is the product of the other elements, from
+    running products from both ends, so it is exact where elements are zero (no division)."""
 
     @staticmethod
-    def forward(ctx, a, *, axis=None, keepdim=False):
+    def forward(ctx, a, *, axis, keepdim=False):
         ctx.save_for_backward(a)
         ctx.args = axis, keepdim
-        x = a.reshape(-1) if axis is None else a
-        out = np.prod(x, axis=0 if axis is None else axis, keepdims=keepdim and axis is not None)
-        return out.reshape((1,) * a.ndim) if axis is None and keepdim else out
+        return np.prod(a, axis=axis, keepdims=keepdim)
 
     @staticmethod
     def backward(ctx, g):
         a, = ctx.saved_tensors
         axis, keepdim = ctx.args
-        x = np.moveaxis(a.reshape(-1) if axis is None else a, 0 if axis is None else axis, -1)
+        x = np.moveaxis(a, axis, -1)
         ones = np.ones_like(x[..., :1])
         left = np.cumprod(np.concatenate([ones, x[..., :-1]], axis=-1), axis=-1)
         right = np.cumprod(np.concatenate([ones, x[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-        others = np.moveaxis(left * right, -1, 0 if axis is None else axis).reshape(a.shape)
-        return _expand_reduced(g.reshape(()) if axis is None else g, a.shape,
-                               None if axis is None else (axis,), keepdim and axis is not None) * others
+        others = np.moveaxis(left * right, -1, axis)
+        return _expand_reduced(g, a.shape, (axis,), keepdim) * others
 
 
 class Amax(Function):

@@ -134,7 +134,8 @@ class Cat(Function):
     @staticmethod
     def forward(ctx, *arrays, dim=0):
         ctx.dim = dim
-        ctx.splits = [int(v) for v in np.cumsum([a.shape[dim] for a in arrays])[:-1]]  # ints: any array library splits by them
+        # Python ints: every array library (CuPy too) splits by them
+        ctx.splits = [int(v) for v in np.cumsum([a.shape[dim] for a in arrays])[:-1]]
         return np.concatenate(arrays, axis=dim)
 
     @staticmethod
