@@ -1,4 +1,5 @@
 // Binding for the plain GEMM primitive.
+#include <algorithm>
 #include <string>
 
 #include "bind_util.h"
@@ -124,6 +125,7 @@ MINIFW_BINDINGS(bind_gemm) {
           d["mr"] = k.mr;
           d["nr"] = k.nr;
           d["kc"] = k.kc;
+          d["kc_whole"] = std::max(k.kc, k.kc_whole);
           d["mc"] = k.mc;
           d["nc"] = k.nc;
           d["a_outer"] = k.a_outer;

@@ -196,8 +196,11 @@ GemmKernel<T> lean_gemm_kernel(int64_t M) {
   // A (mc >= the M of most layers) is packed once per K block, B in narrow
   // blocks: both are packed exactly once, in a few hundred KB per thread.
   // With few rows of A, the kc x nc block of B is most of the memory and is
-  // reused by few rows anyway: halve kc.
+  // reused by few rows anyway: halve kc, and run no longer K whole. (With more
+  // rows a K up to kc_whole still runs whole: AlexNet conv1's forward, K 363,
+  // took 20.7 ms instead of 22.7 on a Zen 4 with 0.6 MiB of workspace, not 0.3.)
   k.kc = std::min<int64_t>(k.kc, M >= 4 * k.mr ? 256 : 128);
+  if (M < 4 * k.mr) k.kc_whole = k.kc;
   k.mc = (512 / k.mr) * k.mr;
   k.nc = k.nr * 4;
   k.a_outer = true;

@@ -79,6 +79,8 @@ struct GemmKernel {
   // with B in blocks of tall_nc columns (packed once per K block when N fits)
   // and A in blocks of tall_mc rows.
   int64_t tall_mc = 0, tall_nc = 0;
+  // A K of at most kc_whole runs as one block (see k_block in gemm.cpp); 0: kc.
+  int64_t kc_whole = 0;
 };
 
 // Columns [n0, n1) of C = alpha * A * B^T + beta * C for a C of few rows, on
@@ -121,7 +123,9 @@ const CpuCaches& cpu_caches();
 // 2 MiB L2 per core, where they fit the bounds below; on any CPU they are
 // capped to them: the kc x nr micro-panel of B, reused by every micro-tile of
 // A, fits in the L1d, and the blocks that stay in the L2 (mc x kc of A; with
-// a_outer also kc x nc of B) each in half of it. (Scaling the blocks in
+// a_outer also kc x nc of B) each in half of it. Where the L1d cap lowers kc,
+// kc_whole keeps the table's kc: a K up to it is not split in two, which
+// would store C twice (see k_block in gemm.cpp). (Scaling the blocks in
 // proportion to the caches instead made kc 168 and mc 54 on a CPU with a
 // 32 KiB L1d and a 512 KiB L2, where 256 and 144 ran a fifth faster.)
 template <typename T>

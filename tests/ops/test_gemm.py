@@ -28,6 +28,7 @@ SIZES = [  # (M, N, K): odd, smaller and larger than every register tile and cac
     (255, 1, 257),
     (5, 1031, 7),      # N past every nc
     (131, 37, 777),    # K past every kc, unequal blocks
+    (45, 67, 363),     # past the kc of a 32 KiB L1d, within the table's: one K block there
     (521, 533, 401),   # M, N, K past every mc, nc, kc, with partial tiles at each edge
     (589, 301, 403),   # M past the AVX-512 float blocks' mc: the GotoBLAS order with their tall blocks
     # few rows (an inner product at a small batch): NT runs as dot products
@@ -322,6 +323,8 @@ def test_cache_blocks_fit_the_caches(isa, dtype, caches):
     # the mc x kc block of A fits in half the L2 (mc is at least one micro-tile)
     assert k["mc"] * k["kc"] * itemsize <= l2 / 2 or k["mc"] == k["mr"]
     assert k["mc"] == table["mc"] or k["mc"] == k["mr"] or (k["mc"] + k["mr"]) * k["kc"] * itemsize > l2 / 2
+    # a K up to the table's kc still runs as one block where the L1d lowers kc
+    assert table["kc_whole"] == table["kc"] and k["kc_whole"] == table["kc"]
 
 
 def test_tuned_blocks_are_kept_on_the_cpu_they_were_tuned_on(isa):
@@ -368,6 +371,7 @@ PREPACKED_SIZES = [
     (32, 512, 2048),   # its backward: dh = dgates * W_hh
     (17, 33, 9),
     (131, 37, 777),    # K past every kc, unequal blocks
+    (45, 67, 363),     # past the kc of a 32 KiB L1d, within the table's: one K block there
     (521, 533, 401),   # M, N, K past every mc, nc, kc
     (589, 301, 403),   # M past the AVX-512 float blocks' mc: the GotoBLAS order over the packed B
     (5, 1031, 70),     # few rows: NT runs as dot products and B stays unpacked
