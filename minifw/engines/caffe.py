@@ -787,11 +787,30 @@ def _check_indices_in_planes(indices, p):
 
 # ---- activations (relu_layer, sigmoid_layer, tanh_layer, elu_layer) -----------------
 
+_ZERO_ROW = 16384
+
+
+def _relu(x, out):
+    """max(x, 0) into `out` (x itself for the in-place form), NaN passing through. NumPy's
+    maximum against a scalar 0 ran at half the speed of its maximum against an array of
+    zeros on a Zen 4 (AlexNet's relu1, 4.6 M values: 1.74 against 0.85 ms; Caffe's loop
+    0.71 ms), so x is seen as rows of 16384 values and a kept row of zeros is broadcast."""
+    xp = _xp(x)
+    n = x.size // _ZERO_ROW * _ZERO_ROW
+    if xp is not np or n == 0 or not (x.flags.c_contiguous and out.flags.c_contiguous):
+        return xp.maximum(x, 0, out=out)
+    zeros = _buffers.get("zeros", _ZERO_ROW, x.dtype, devices.CPU, fill=0)[:_ZERO_ROW]
+    src, dst = x.reshape(-1), out.reshape(-1)
+    np.maximum(src[:n].reshape(-1, _ZERO_ROW), zeros, out=dst[:n].reshape(-1, _ZERO_ROW))
+    np.maximum(src[n:], 0, out=dst[n:])
+    return out
+
+
 def _activate(x, mode, slope, alpha):
     # Caffe's branch-free forms, max(x, 0) + f(min(x, 0)); NaN passes through
     xp = _xp(x)
     if mode == "relu":
-        return xp.maximum(x, 0)
+        return _relu(x, devices.empty(x.shape, x.dtype, devices.of(x)))
     if mode == "leaky_relu":
         return xp.maximum(x, 0) + slope * xp.minimum(x, 0)
     if mode == "relu6":
@@ -810,8 +829,7 @@ def activation_forward(x, mode, *, negative_slope=0.01, alpha=1.0, inplace=False
     x, slope, alpha, inplace = check_activation_forward_args(x, mode, negative_slope, alpha, inplace)
     if inplace and mode == "relu":
         # ReLULayer's in-place form: the bottom blob is overwritten as it is read
-        _xp(x).maximum(x, 0, out=x)
-        return x
+        return _relu(x, x)
     y = _on_device_of(x, _activate(x, mode, slope, alpha))
     if inplace:
         x[...] = y

@@ -497,6 +497,22 @@ def test_activation_special_values_as_the_primitives(mode):
                                       ops.activation_backward(dy, y, mode))
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=ids)
+@pytest.mark.parametrize("inplace", [False, True], ids=["new", "inplace"])
+def test_relu_past_the_kept_row_of_zeros(rng, dtype, inplace):
+    # ReLU runs over rows of 16384 values against a kept row of zeros, the tail after them
+    # against a scalar: sizes below, at and past whole rows, with specials in both parts
+    for size in (16383, 16384, 2 * 16384 + 5):
+        x = rng.standard_normal(size).astype(dtype)
+        x[[0, 5, 7, -1, -2, -3]] = [np.nan, -np.inf, -0.0, np.nan, -np.inf, np.inf]
+        expected = np.maximum(x, 0)
+        y = caffe.activation_forward(x, "relu", inplace=inplace)
+        assert (y is x) == inplace
+        np.testing.assert_array_equal(y, expected)
+    strided = rng.standard_normal((3, 2 * 16384)).astype(dtype)[:, ::2]  # not contiguous
+    np.testing.assert_array_equal(caffe.activation_forward(strided, "relu"), np.maximum(strided, 0))
+
+
 def test_activation_empty_and_zero_d_inputs_give_arrays():
     assert caffe.activation_forward(np.zeros((0, 3), np.float32), "tanh").shape == (0, 3)
     y = caffe.activation_forward(np.full((), -2.0), "relu")
