@@ -639,6 +639,25 @@ def test_embedding_looks_up_rows_and_negative_indices_count_from_the_end():
     np.testing.assert_array_equal(out.numpy(), w.numpy()[[[0, 3], [2, 2]]])
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_embedding_gradient_sums_each_rows_picks_as_add_at(dtype):
+    # the backward sums the rows of dy by index after a stable sort; np.add.at is the reference
+    rng = np.random.default_rng(3)
+    idx = rng.integers(0, 7, size=(40, 13))  # rows 7 and 8 of the 9 are never picked
+    idx[0, :4] = 6  # a run of one index
+    w = minifw.tensor(rng.standard_normal((9, 5)).astype(dtype), requires_grad=True)
+    dy = rng.standard_normal((40, 13, 5)).astype(dtype)
+    F.embedding(minifw.tensor(idx), w).backward(minifw.tensor(dy))
+    expected = np.zeros((9, 5), dtype)
+    np.add.at(expected, idx.reshape(-1), dy.reshape(-1, 5))
+    np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-5 if dtype == np.float32 else 1e-12,
+                               atol=1e-5 if dtype == np.float32 else 1e-12)
+    assert w.grad.dtype == dtype and not w.grad.numpy()[7:].any()
+    w.grad = None
+    F.embedding(minifw.tensor(np.zeros((0, 3), np.int64)), w).sum().backward()  # no index at all
+    np.testing.assert_array_equal(w.grad.numpy(), np.zeros((9, 5)))
+
+
 def test_embedding_padding_idx_row_gets_no_gradient():
     w = t64((4, 3))
     F.embedding(targets([0, 1, 0]), w, padding_idx=0).sum().backward()
