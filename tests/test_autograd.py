@@ -742,6 +742,59 @@ def test_the_callers_gradient_passed_through_is_copied():
     np.testing.assert_array_equal(x.grad.numpy(), [2, 3, 4])
 
 
+def test_a_new_gradient_passed_through_becomes_the_leafs_grad():
+    # _Fresh makes a new array, _PassThrough returns it as it was given: taken over, not copied
+    x = minifw.ones(3, requires_grad=True)
+    _Fresh.made.clear()
+    _Fresh.apply(_PassThrough.apply(x)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 2, 2])
+    assert x.grad._data is _Fresh.made[0]()
+
+
+def test_a_passed_through_gradient_held_elsewhere_is_copied():
+    # the Function keeps its result; a hook keeps the gradient on the way
+    x = minifw.ones(3, requires_grad=True)
+    _Kept.made.clear()
+    _Kept.apply(_PassThrough.apply(x)).sum().backward()
+    _Kept.made[0][...] = 7
+    np.testing.assert_array_equal(x.grad.numpy(), [2, 2, 2])
+    seen = []
+    x = minifw.ones(3, requires_grad=True)
+    y = _PassThrough.apply(x)
+    y.register_hook(lambda g: seen.append(g))
+    (y * 3).sum().backward()
+    seen[0]._data[...] = 7
+    np.testing.assert_array_equal(x.grad.numpy(), [3, 3, 3])
+
+
+def test_a_gradient_passed_through_to_two_leaves_is_not_shared():
+    # one incoming gradient reaches two identity nodes (y + y): neither leaf may take it
+    a = minifw.ones(3, requires_grad=True)
+    b = minifw.ones(3, requires_grad=True)
+    (_PassThrough.apply(a) + _PassThrough.apply(b)).sum().backward()
+    a.grad._data += 10
+    np.testing.assert_array_equal(b.grad.numpy(), [1, 1, 1])
+    c = minifw.ones(3, requires_grad=True)
+    y = _PassThrough.apply(c)
+    (y + y).sum().backward()  # both gradients into one leaf: summed, not aliased
+    np.testing.assert_array_equal(c.grad.numpy(), [2, 2, 2])
+
+
+def test_clone_then_in_place_relu_passes_its_gradient_on():
+    # the bench's in-place layer: a leaf, its clone, ReLU in place on the clone
+    x = minifw.tensor(np.array([-1.0, 2.0, 3.0], np.float32), requires_grad=True)
+    out = minifw.nn.ReLU(inplace=True)(x.clone())
+    given = minifw.tensor(np.array([5.0, 6.0, 7.0], np.float32))
+    out.backward(given)
+    np.testing.assert_array_equal(x.grad.numpy(), [0, 6, 7])
+    x.grad._data += 1
+    np.testing.assert_array_equal(given.numpy(), [5, 6, 7])
+    out = minifw.nn.ReLU(inplace=True)(x.clone())
+    out.backward(given)  # accumulates into the first gradient
+    np.testing.assert_array_equal(x.grad.numpy(), [1, 13, 15])
+    np.testing.assert_array_equal(given.numpy(), [5, 6, 7])
+
+
 class _Reshaped(Function):
     """y = 2x; backward makes a new flat array and returns the whole of it in x's shape,
     recording the flat array weakly or (with keep) by a reference of its own."""
