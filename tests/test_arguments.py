@@ -366,6 +366,9 @@ def _functional_calls():
         "one_hot": (lambda: ((target(),), {}), (), ()),
         "conv_transpose2d": (lambda: ((x4(), t32(2, 3, 3, 3)), {}), (), ()),
         "interpolate": (lambda: ((x4(),), {"scale_factor": 2.0}), (), ("scale_factor",)),
+        "upsample": (lambda: ((x4(),), {"scale_factor": 2.0}), (), ("scale_factor",)),
+        "upsample_nearest": (lambda: ((x4(),), {"scale_factor": 2.0}), (), ("scale_factor",)),
+        "upsample_bilinear": (lambda: ((x4(),), {"scale_factor": 2.0}), (), ("scale_factor",)),
     }
 
 

@@ -41,6 +41,7 @@ from ..functions.activation import (Activation, GaussianErrorLinearUnit, HardTan
 from ..functions.convolution import Convolution2D, TransposedConvolution2D
 from ..functions.dropout import ChannelDropout, InvertedDropout
 from ..functions.embedding import EmbeddingLookup
+from ..functions.interpolation import Interpolation
 from ..functions.linear import InnerProduct
 from ..functions.normalization import (BatchNormalization, LayerNormalization,
                                        LocalResponseNormalization, LpNormalization, VectorCosine)
@@ -1336,35 +1337,60 @@ def _nearest_sources(n_in, n_out, scale, exact):
     return np.minimum(np.floor(source).astype(np.int64), n_in - 1)
 
 
+_MODE_RANKS = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
+_RANK_MODES = {3: "linear", 4: "bilinear", 5: "trilinear"}
+_MODE_SHAPES = {3: "3-D (N, C, L)", 4: "4-D (N, C, H, W)", 5: "5-D (N, C, D, H, W)"}
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims of input (N, C, L), (N, C, H, W) or (N, C, D, H, W) to `size`
-    or by `scale_factor` (an int/float or one per spatial dim), copying the nearest input
-    element (mode 'nearest', PyTorch's default, or 'nearest-exact', which rounds half the
-    way); the gradient adds each output's gradient into the element it copied."""
-    fn = "interpolate"
+    or by `scale_factor` (an int/float or one per spatial dim). Modes: 'nearest' (PyTorch's
+    default) and 'nearest-exact' copy the nearest input element; 'linear' (3-D), 'bilinear'
+    (4-D), 'trilinear' (5-D) and 'bicubic' (4-D, Keys's A = -0.75) interpolate, with
+    align_corners mapping the corner elements onto each other (default False); 'area' averages
+    adaptive windows, as adaptive average pooling. Source coordinates are PyTorch's: with a
+    scale_factor (and recompute_scale_factor not True), 1 / scale_factor is the step.
+    antialias=True ('bilinear' and 'bicubic') widens the filter when shrinking, as PIL does."""
+    return _interpolate("interpolate", input, size, scale_factor, mode, align_corners,
+                        recompute_scale_factor, antialias)
+
+
+def _interpolate(fn, input, size, scale_factor, mode, align_corners, recompute_scale_factor,
+                 antialias):
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}: input must be a minifw.Tensor, got {type(input).__name__}")
     check_choice(fn, "mode", mode, _INTERPOLATE_MODES)
-    if mode not in ("nearest", "nearest-exact"):
-        raise ValueError(f"{fn}: mode={mode!r} is not supported; minifw interpolates with mode "
-                         f"'nearest' or 'nearest-exact' only")
-    if align_corners is not None:
-        check_bool(fn, "align_corners", align_corners)
-        raise ValueError(f"{fn}: align_corners option can only be set with the interpolating "
-                         f"modes: linear | bilinear | bicubic | trilinear; it must be None for "
-                         f"mode={mode!r}")
-    if check_bool(fn, "antialias", antialias):
-        raise ValueError(f"{fn}: antialias applies to the modes bilinear and bicubic only; it must "
-                         f"be False for mode={mode!r}")
+    if mode in ("nearest", "nearest-exact", "area"):
+        if align_corners is not None:
+            check_bool(fn, "align_corners", align_corners)
+            raise ValueError(f"{fn}: align_corners option can only be set with the interpolating "
+                             f"modes: linear | bilinear | bicubic | trilinear; it must be None "
+                             f"for mode={mode!r}")
+    else:
+        align_corners = False if align_corners is None else \
+            check_bool(fn, "align_corners", align_corners)
+    antialias = check_bool(fn, "antialias", antialias)
+    if antialias:
+        if mode not in ("bilinear", "bicubic") or input.ndim != 4:
+            raise ValueError(f"{fn}: antialias applies to the modes bilinear and bicubic of a 4-D "
+                             f"input only; it must be False for mode={mode!r} and a "
+                             f"{input.ndim}-D input")
     if recompute_scale_factor is not None:
         recompute_scale_factor = check_bool(fn, "recompute_scale_factor", recompute_scale_factor)
     if input.ndim not in (3, 4, 5):
         raise ValueError(f"{fn}: input must be 3-D (N, C, L), 4-D (N, C, H, W) or 5-D "
                          f"(N, C, D, H, W); got a {input.ndim}-D tensor of shape "
                          f"{tuple(input.shape)}")
+    if mode in _MODE_RANKS and input.ndim != _MODE_RANKS[mode]:
+        raise ValueError(f"{fn}: mode={mode!r} needs a {_MODE_SHAPES[_MODE_RANKS[mode]]} input; "
+                         f"got a {input.ndim}-D input of shape {tuple(input.shape)} (for it, use "
+                         f"mode={_RANK_MODES[input.ndim]!r})")
     dims = input.ndim - 2
     spatial = tuple(input.shape[2:])
+    if 0 in spatial:
+        raise ValueError(f"{fn}: input must have non-zero spatial sizes, got shape "
+                         f"{tuple(input.shape)}")
     if size is not None and scale_factor is not None:
         raise ValueError(f"{fn}: only one of size or scale_factor should be defined; got "
                          f"size={size!r} and scale_factor={scale_factor!r}")
@@ -1391,17 +1417,56 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             raise ValueError(f"{fn}: scale_factor={scale_factor!r} gives an output of size "
                              f"{sizes} for input of shape {tuple(input.shape)}; every size must be "
                              f">= 1")
-        scales = (None,) * dims if recompute_scale_factor else factors
+        # 'area' is adaptive pooling to the output size: PyTorch recomputes for it too
+        scales = (None,) * dims if recompute_scale_factor or mode == "area" else factors
     else:
         raise ValueError(f"{fn}: either size or scale_factor should be defined")
+    if mode not in ("nearest", "nearest-exact") and input.dtype not in (np.float32, np.float64):
+        raise TypeError(f"{fn}: mode={mode!r} needs a float32 or float64 input, got "
+                        f"{np.dtype(input.dtype).name}")
+    try:
+        if mode in ("nearest", "nearest-exact"):
+            return _interpolate_nearest(input, spatial, sizes, scales, mode)
+        return Interpolation.apply(input, mode=mode if mode in ("bicubic", "area") else "linear",
+                                   sizes=sizes, align_corners=align_corners, scale_factors=scales,
+                                   antialias=antialias)
+    except MemoryError:
+        name, value = ("size", size) if size is not None else ("scale_factor", scale_factor)
+        raise _too_large(fn, name, value, input.shape[:2] + sizes, input.dtype) from None
+
+
+def _interpolate_nearest(input, spatial, sizes, scales, mode):
+    """Nearest-neighbour resizing as one index_select per dim (its gradient adds each output's
+    gradient into the element it copied)."""
     out = input
     for axis, (n_in, n_out, scale) in enumerate(zip(spatial, sizes, scales), start=2):
-        if n_in == 0:
-            raise ValueError(f"{fn}: input must have non-zero spatial sizes, got shape "
-                             f"{tuple(input.shape)}")
         sources = _nearest_sources(n_in, n_out, scale, mode == "nearest-exact")
         if n_out == n_in and np.array_equal(sources, np.arange(n_in)):
             continue
         index = Tensor._make(devices.to_device(sources.astype(np.int64), devices.of(input._data)))
         out = out.index_select(axis, index)
     return out if out is not input else input.clone()
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated (as in PyTorch, which warns): interpolate with these arguments."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
+    return _interpolate("upsample", input, size, scale_factor, mode, align_corners, None, False)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated (as in PyTorch, which warns): interpolate with mode 'nearest'."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return _interpolate("upsample_nearest", input, size, scale_factor, "nearest", None, None,
+                        False)
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated (as in PyTorch, which warns): interpolate with mode 'bilinear' and
+    align_corners=True."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return _interpolate("upsample_bilinear", input, size, scale_factor, "bilinear", True, None,
+                        False)

@@ -554,3 +554,19 @@ def _f_conv_transpose2d():
 def _f_interpolate():
     return dict(input=_t(_rng(), 1, 2, 3, 4), size=None, scale_factor=2.0, mode="nearest",
                 align_corners=None, recompute_scale_factor=None, antialias=False)
+
+
+@case("F.upsample")
+def _f_upsample():
+    return dict(input=_t(_rng(), 1, 2, 3, 4), size=None, scale_factor=1.5, mode="bicubic",
+                align_corners=True)
+
+
+@case("F.upsample_nearest")
+def _f_upsample_nearest():
+    return dict(input=_t(_rng(), 1, 2, 3, 4), size=(5, 3), scale_factor=None)
+
+
+@case("F.upsample_bilinear")
+def _f_upsample_bilinear():
+    return dict(input=_t(_rng(), 1, 2, 3, 4), size=None, scale_factor=2.0)

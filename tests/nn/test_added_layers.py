@@ -841,9 +841,8 @@ ERRORS = [
      "interpolate: either size or scale_factor should be defined", "interp_nothing"),
     (lambda: F.interpolate(_x(1, 2, 3, 3), size=4, scale_factor=2), ValueError,
      "interpolate: only one of size or scale_factor should be defined", "interp_both"),
-    (lambda: F.interpolate(_x(1, 2, 3, 3), scale_factor=2, mode="bilinear"), ValueError,
-     "interpolate: mode='bilinear' is not supported; minifw interpolates with mode 'nearest' or "
-     "'nearest-exact' only", "interp_bilinear"),
+    (lambda: F.interpolate(_x(1, 2, 3), scale_factor=2, mode="bilinear"), ValueError,
+     r"interpolate: mode='bilinear' needs a 4-D \(N, C, H, W\) input", "interp_bilinear"),
     (lambda: F.interpolate(_x(1, 2, 3, 3), scale_factor=2, mode="cubic"), ValueError,
      "interpolate: mode must be one of", "interp_mode"),
     (lambda: F.interpolate(_x(1, 2, 3, 3), scale_factor=2, align_corners=True), ValueError,

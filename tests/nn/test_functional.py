@@ -204,6 +204,8 @@ GRADS = [
     Grad("dropout2d", lambda x: (minifw.manual_seed(5), F.dropout2d(x, p=0.3))[1], lambda: [t64((2, 4, 2, 2))]),
     Grad("adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (2, 3)), lambda: [t64((2, 2, 5, 7))]),
     Grad("adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, (2, 3)), lambda: [t64((2, 2, 5, 7))]),
+    Grad("interpolate_bicubic", lambda x: F.interpolate(x, scale_factor=(1.5, 0.7), mode="bicubic"),
+         lambda: [t64((1, 2, 3, 4))]),
     Grad("l1_loss", lambda a, b: F.l1_loss(a, b), lambda: [t64((3, 4)), t64((3, 4), 1)]),
     Grad("smooth_l1_loss", lambda a, b: F.smooth_l1_loss(a, b, beta=0.5), lambda: [t64((3, 4)), t64((3, 4), 1)]),
     Grad("binary_cross_entropy", lambda x, t: F.binary_cross_entropy(x, t),

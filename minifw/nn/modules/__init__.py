@@ -18,7 +18,7 @@ from .normalization import GroupNorm, LayerNorm, LocalResponseNorm
 from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, MaxPool2d
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
-from .upsampling import Upsample
+from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "Module",
@@ -28,7 +28,7 @@ __all__ = [
     "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d",
     "ConvTranspose2d", "CosineSimilarity", "Dropout", "Dropout1d", "Dropout2d", "Embedding",
     "Flatten", "GroupNorm", "Identity", "LayerNorm", "Linear", "LocalResponseNorm", "MaxPool2d",
-    "Unflatten", "Upsample",
+    "Unflatten", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
     # activations
     "ELU", "GELU", "Hardtanh", "LeakyReLU", "LogSoftmax", "PReLU", "ReLU", "ReLU6", "SiLU",
     "Sigmoid", "Softmax", "Softmax2d", "Softmin", "Softplus", "Tanh",

@@ -1,11 +1,12 @@
-"""Upsampling: nn.Upsample (as torch.nn.modules.upsampling)."""
+"""Upsampling: nn.Upsample, nn.UpsamplingNearest2d and nn.UpsamplingBilinear2d (as
+torch.nn.modules.upsampling)."""
 from .. import functional as F
 from .module import Module
 
 
 class Upsample(Module):
     """Resize the spatial dims to `size` or by `scale_factor` with F.interpolate (modes
-    'nearest' and 'nearest-exact')."""
+    'nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear', 'area')."""
 
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
                  recompute_scale_factor=None):
@@ -27,3 +28,18 @@ class Upsample(Module):
         info = f"scale_factor={self.scale_factor!r}" if self.scale_factor is not None else \
             f"size={self.size!r}"
         return info + f", mode={self.mode!r}"
+
+
+class UpsamplingNearest2d(Upsample):
+    """Upsample with mode 'nearest' (PyTorch's older name for it)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """Upsample with mode 'bilinear' and align_corners=True (PyTorch's older name for it,
+    which keeps the corners' alignment of its time)."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
