@@ -34,6 +34,7 @@ from .tensor import eye, linspace  # noqa: E402
 from .random import initial_seed, seed  # noqa: E402
 from .amp import autocast  # noqa: E402
 from . import amp  # noqa: E402
+from . import distributions  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -586,3 +586,194 @@ class ChainedScheduler(LRScheduler):
 
     state_dict = SequentialLR.state_dict
     load_state_dict = SequentialLR.load_state_dict
+
+
+def _check_number(owner, name, value, minimum=None, exclusive=False, integer=False):
+    """value must be a real number (an int if `integer`), >= minimum (> minimum if exclusive)."""
+    kind = numbers.Integral if integer else numbers.Real
+    wanted = "an integer" if integer else "a number"
+    if isinstance(value, bool) or not isinstance(value, kind):
+        raise ValueError(f"{owner}: {name} must be {wanted}, got {type(value).__name__} {value!r}")
+    if minimum is not None and (value <= minimum if exclusive else value < minimum):
+        raise ValueError(f"{owner}: {name} must be {'>' if exclusive else '>='} {minimum}, got "
+                         f"{value!r}")
+
+
+class PolynomialLR(LRScheduler):
+    """lr = base_lr * (1 - min(epoch, total_iters) / total_iters) ** power: a polynomial decay
+    to 0 over total_iters steps (power 1: linear), then constant."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        # PyTorch checks neither; total_iters 0 divides by zero and a negative power does at the end
+        _check_number("PolynomialLR", "total_iters", total_iters, minimum=1, integer=True)
+        _check_number("PolynomialLR", "power", power, minimum=0)
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        groups = self.optimizer.param_groups
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return [group["lr"] for group in groups]
+        # the ratio of this epoch's factor to the last one's
+        ratio = ((1.0 - self.last_epoch / self.total_iters)
+                 / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [group["lr"] * ratio for group in groups]
+
+    def _get_closed_form_lr(self):
+        fraction = min(self.total_iters, self.last_epoch) / self.total_iters
+        return [base * (1.0 - fraction) ** self.power for base in self.base_lrs]
+
+
+class CyclicLR(LRScheduler):
+    """Smith's cyclical learning rates, stepped once per batch: the lr climbs linearly from
+    base_lr to max_lr over step_size_up steps and falls back over step_size_down, the
+    amplitude scaled by scale_fn of the cycle number (scale_mode 'cycle') or of the step
+    ('iterations'): 'triangular' keeps it, 'triangular2' halves it each cycle, 'exp_range'
+    multiplies it by gamma each step. With cycle_momentum the momentum (SGD's, RMSprop's) or
+    Adam's beta1 moves the other way, from max_momentum down to base_momentum at the peak."""
+
+    _MODES = ("triangular", "triangular2", "exp_range")
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None,
+                 mode="triangular", gamma=1.0, scale_fn=None, scale_mode="cycle",
+                 cycle_momentum=True, base_momentum=0.8, max_momentum=0.9, last_epoch=-1):
+        _check_optimizer(self, optimizer)
+        self.optimizer = optimizer
+        base_lrs = _per_group(self, "base_lr", base_lr, optimizer)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group(self, "max_lr", max_lr, optimizer)
+        _check_number("CyclicLR", "step_size_up", step_size_up, minimum=0, exclusive=True)
+        if step_size_down is not None:
+            _check_number("CyclicLR", "step_size_down", step_size_down, minimum=0)
+        step_size_up = float(step_size_up)
+        step_size_down = step_size_up if step_size_down is None else float(step_size_down)
+        self.total_size = step_size_up + step_size_down
+        self.step_ratio = step_size_up / self.total_size
+        if scale_fn is None:
+            if mode not in self._MODES:
+                raise ValueError(f"CyclicLR: mode must be 'triangular', 'triangular2' or "
+                                 f"'exp_range' (or give scale_fn), got {mode!r}")
+        else:
+            if not callable(scale_fn):
+                raise TypeError(f"CyclicLR: scale_fn must be a function of the cycle or step "
+                                f"number, got {type(scale_fn).__name__}")
+            if scale_mode not in ("cycle", "iterations"):  # PyTorch takes a typo as 'iterations'
+                raise ValueError(f"CyclicLR: scale_mode must be 'cycle' or 'iterations', got "
+                                 f"{scale_mode!r}")
+        self.mode, self.gamma = mode, gamma
+        self._scale_fn_custom = scale_fn
+        # the built-in modes fix their own scale_mode, as in PyTorch
+        self.scale_mode = scale_mode if scale_fn is not None else \
+            ("iterations" if mode == "exp_range" else "cycle")
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(f"CyclicLR: cycle_momentum=True needs an optimizer with momentum "
+                                 f"or betas (SGD, RMSprop, Adam, AdamW); {type(optimizer).__name__} "
+                                 f"has neither: pass cycle_momentum=False")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group(self, "base_momentum", base_momentum, optimizer)
+            self.max_momentums = _per_group(self, "max_momentum", max_momentum, optimizer)
+            if last_epoch == -1:
+                for high, low, group in zip(self.max_momentums, self.base_momentums,
+                                            optimizer.param_groups):
+                    self._set_momentum(group, high)
+                    group["max_momentum"], group["base_momentum"] = high, low
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs  # the first step above used each group's 'initial_lr', as PyTorch's
+
+    _set_momentum = OneCycleLR._set_momentum
+
+    def scale_fn(self, x):
+        """The amplitude's scale at cycle (or step) x."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x
+
+    def get_lr(self):
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle  # where in the cycle, 0 <= x < 1
+        if x <= self.step_ratio:
+            height = x / self.step_ratio
+        else:
+            height = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [base + (high - base) * height * scale
+               for base, high in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, low, high in zip(self.optimizer.param_groups, self.base_momentums,
+                                        self.max_momentums):
+                self._set_momentum(group, high - (high - low) * height * scale)
+        return lrs
+
+    def state_dict(self):
+        """As the base's, with a scale_fn saved as PyTorch saves it: None for a function, the
+        attributes of a callable object."""
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in ("optimizer", "_scale_fn_custom")}
+        fn = self._scale_fn_custom
+        state["_scale_fn_custom"] = (None if fn is None or isinstance(fn, types.FunctionType)
+                                     else dict(fn.__dict__))
+        return state
+
+    def load_state_dict(self, state_dict):
+        state = dict(state_dict)
+        saved_fn = state.pop("_scale_fn_custom", None)
+        self.__dict__.update(state)
+        if saved_fn is not None and self._scale_fn_custom is not None:
+            self._scale_fn_custom.__dict__.update(saved_fn)
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR (Loshchilov & Hutter): lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * T_cur /
+    T_i)) / 2, where T_cur counts the epochs since the last restart and the i-th period T_i is
+    T_0 * T_mult ** i. step() advances one epoch; step(epoch) jumps to any epoch, fractional
+    ones included (epoch + batch / batches_per_epoch, to anneal within an epoch)."""
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        _check_number("CosineAnnealingWarmRestarts", "T_0", T_0, minimum=1, integer=True)
+        _check_number("CosineAnnealingWarmRestarts", "T_mult", T_mult, minimum=1, integer=True)
+        _check_number("CosineAnnealingWarmRestarts", "eta_min", eta_min)
+        self.T_0 = self.T_i = T_0
+        self.T_mult, self.eta_min = T_mult, eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i))
+                / 2 for base in self.base_lrs]
+
+    def step(self, epoch=None):
+        """Without an epoch, the next one; step(epoch) sets the epoch (no deprecation warning:
+        PyTorch documents this form for fractional epochs)."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            _check_number("CosineAnnealingWarmRestarts.step", "epoch", epoch, minimum=0)
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:  # the restart n before epoch: T_0 * (T_mult ** n - 1) / (T_mult - 1) <= epoch
+                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self._step_count += 1
+        self.last_epoch = math.floor(epoch)
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            group["lr"] = lr
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]

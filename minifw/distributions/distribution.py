@@ -1,0 +1,163 @@
+"""The base class: shapes, argument validation and sample_shape handling shared by every
+distribution (torch.distributions.Distribution)."""
+import numbers
+
+import numpy as np
+
+from ..tensor import Tensor, get_default_dtype, tensor as _as_tensor
+
+
+class Distribution:
+    """A batch of distributions of one family. batch_shape indexes the independent
+    distributions, event_shape is the shape of one draw (() for a scalar); sample(sample_shape)
+    returns sample_shape + batch_shape + event_shape."""
+
+    has_rsample = False
+    arg_constraints = {}
+    support = None
+    _validate_args = True  # PyTorch's default (with Python's __debug__)
+
+    @staticmethod
+    def set_default_validate_args(value):
+        """Whether distributions made from now on check their arguments (True by default)."""
+        if value not in (True, False):
+            raise ValueError(f"set_default_validate_args: value must be True or False, got {value!r}")
+        Distribution._validate_args = value
+
+    def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
+        self._batch_shape, self._event_shape = tuple(batch_shape), tuple(event_shape)
+        if validate_args is not None:
+            self._validate_args = validate_args
+        if self._validate_args:
+            for name, constraint in self.arg_constraints.items():
+                if name not in self.__dict__:
+                    continue  # derived from the parameter given (logits from probs): not checked
+                value = self.__dict__[name]
+                if not bool(constraint.check(value).all()):
+                    raise ValueError(f"{type(self).__name__}: {name} must satisfy {constraint!r}, got "
+                                     f"invalid values in a tensor of shape {tuple(value.shape)}: "
+                                     f"{_invalid(value, constraint)}")
+
+    @property
+    def batch_shape(self):
+        return self._batch_shape
+
+    @property
+    def event_shape(self):
+        return self._event_shape
+
+    @property
+    def mean(self):
+        raise NotImplementedError(f"{type(self).__name__} has no mean")
+
+    @property
+    def variance(self):
+        raise NotImplementedError(f"{type(self).__name__} has no variance")
+
+    @property
+    def stddev(self):
+        return self.variance.sqrt()
+
+    def sample(self, sample_shape=()):
+        raise NotImplementedError(f"{type(self).__name__} has no sample")
+
+    def rsample(self, sample_shape=()):
+        raise NotImplementedError(f"{type(self).__name__} has no rsample (no reparameterized "
+                                  f"sample, so no gradient through samples): use sample() with "
+                                  f"log_prob (score function)")
+
+    def log_prob(self, value):
+        raise NotImplementedError(f"{type(self).__name__} has no log_prob")
+
+    def entropy(self):
+        raise NotImplementedError(f"{type(self).__name__} has no entropy")
+
+    def perplexity(self):
+        return self.entropy().exp()
+
+    def _extended_shape(self, sample_shape=()):
+        if isinstance(sample_shape, Tensor) or not isinstance(sample_shape, (tuple, list)) or \
+                not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 0
+                        for s in sample_shape):
+            raise TypeError(f"{type(self).__name__}: sample_shape must be a tuple of non-negative "
+                            f"ints (e.g. (5,)), got {sample_shape!r}")
+        return tuple(int(s) for s in sample_shape) + self._batch_shape + self._event_shape
+
+    def _validate_sample(self, value):
+        """PyTorch's checks of a log_prob argument: a tensor, broadcastable with batch_shape +
+        event_shape, inside the support."""
+        name = type(self).__name__
+        if not isinstance(value, Tensor):
+            raise ValueError(f"{name}.log_prob: value must be a Tensor, got {type(value).__name__}")
+        shape, expected = tuple(value.shape), self._batch_shape + self._event_shape
+        if self._event_shape and shape[len(shape) - len(self._event_shape):] != self._event_shape:
+            raise ValueError(f"{name}.log_prob: the right-most dims of value must be the event shape "
+                             f"{self._event_shape}, got a value of shape {shape}")
+        for i, j in zip(reversed(shape), reversed(expected)):
+            if i != 1 and j != 1 and i != j:
+                raise ValueError(f"{name}.log_prob: value of shape {shape} does not broadcast with "
+                                 f"batch_shape + event_shape {expected}")
+        if not bool(self.support.check(value).all()):
+            raise ValueError(f"{name}.log_prob: value must be in the support {self.support!r}, got "
+                             f"invalid values in a tensor of shape {shape}: "
+                             f"{_invalid(value, self.support)}")
+
+    def _value(self, value):
+        """log_prob's argument, checked if validating; a number becomes a tensor otherwise."""
+        if self._validate_args:
+            self._validate_sample(value)
+        elif not isinstance(value, Tensor):
+            value = _as_tensor(value)
+        return value
+
+    def __repr__(self):
+        params = ", ".join(f"{name}: {_describe(self.__dict__[name])}"
+                           for name in self.arg_constraints if name in self.__dict__)
+        return f"{type(self).__name__}({params})"
+
+
+def _describe(t):
+    return t.item() if t.numel() == 1 else tuple(t.shape)
+
+
+def _invalid(value, constraint):
+    """A few of the values that break the constraint, for the error message."""
+    ok = constraint.check(value).numpy()
+    values = value.detach().numpy()
+    if constraint.event_dim:
+        values = values.reshape(-1, values.shape[-1]) if values.ndim else values
+        bad = values[~ok.reshape(-1)] if values.ndim else values
+    else:
+        bad = values[~np.broadcast_to(ok, values.shape)]
+    return np.array2string(np.asarray(bad)[:3], precision=4, threshold=3)
+
+
+def broadcast_all(owner, **named):
+    """The named parameters as tensors of one broadcast shape (expanded views, so gradients
+    reach the originals): numbers take the floating dtype of the tensors given (the default
+    dtype if none), integer tensors the default float dtype."""
+    values = list(named.values())
+    dtype = next((v.dtype for v in values if isinstance(v, Tensor) and v.dtype.kind == "f"),
+                 get_default_dtype())
+    device = next((v.device for v in values if isinstance(v, Tensor)), None)
+    tensors = []
+    for name, v in named.items():
+        if isinstance(v, Tensor):
+            tensors.append(v if v.dtype.kind == "f" else v.to(dtype))
+        elif isinstance(v, numbers.Real) and not isinstance(v, bool):
+            tensors.append(_as_tensor(float(v), dtype=dtype, device=device))
+        else:
+            raise TypeError(f"{owner}: {name} must be a number or a Tensor, got {type(v).__name__}")
+    shapes = [tuple(t.shape) for t in tensors]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ValueError(f"{owner}: the shapes of {', '.join(named)} do not broadcast together: "
+                         f"{', '.join(map(str, shapes))}") from None
+    return [t if tuple(t.shape) == shape else t.expand(*shape) for t in tensors]
+
+
+def clamp_probs(probs):
+    """probs limited to [eps, 1 - eps] (eps of their dtype), so their logs stay finite."""
+    eps = float(np.finfo(probs.dtype).eps)
+    return probs.clamp(min=eps, max=1 - eps)
