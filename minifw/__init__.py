@@ -31,6 +31,8 @@ from .serialization import load, save
 
 concat = concatenate = cat
 from .tensor import eye, linspace  # noqa: E402
+from .tensor import (BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor,  # noqa: E402
+                     Size, cdist, einsum, meshgrid)
 from .random import initial_seed, seed  # noqa: E402
 from .amp import autocast  # noqa: E402
 from . import amp  # noqa: E402
@@ -511,6 +513,15 @@ def amin(t, dim=None, keepdim=False):
     return t.amin(dim, keepdim)
 
 
+def median(input, dim=None, keepdim=False):
+    """The lower median of all elements, or (values, indices) along dim, as torch.median."""
+    return input.median(dim, keepdim)
+
+
+def nanmedian(input, dim=None, keepdim=False):
+    return input.nanmedian(dim, keepdim)
+
+
 def argmax(t, dim=None, keepdim=False):
     return t.argmax(dim, keepdim)
 
@@ -564,6 +575,22 @@ def index_fill(t, dim, index, value):
     return t.index_fill(dim, index, value)
 
 
+def index_add(input, dim, index, source, *, alpha=1):
+    return input.index_add(dim, index, source, alpha=alpha)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    return input.addcmul(tensor1, tensor2, value=value)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    return input.addcdiv(tensor1, tensor2, value=value)
+
+
+def lerp(input, end, weight):
+    return input.lerp(end, weight)
+
+
 def nonzero(t, *, as_tuple=False):
     return t.nonzero(as_tuple=as_tuple)
 
@@ -583,6 +610,10 @@ def reshape(t, shape):
 
 def flatten(t, start_dim=0, end_dim=-1):
     return t.flatten(start_dim, end_dim)
+
+
+def unflatten(input, dim, sizes):
+    return input.unflatten(dim, sizes)
 
 
 def permute(t, dims):

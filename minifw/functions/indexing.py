@@ -1,5 +1,5 @@
 """Indexing along a dim with integer index tensors: gather, scatter (and scatter_add),
-index_select, index_fill, and assignment into a tensor (x[index] = value) as autograd
+index_select, index_fill, index_add, and assignment into a tensor (x[index] = value) as autograd
 records it. Index arrays arrive on the data's device (Tensor methods check that); the
 position arrays made here on the host are moved there before a scatter."""
 import numpy as np
@@ -114,6 +114,31 @@ class IndexFill(Function):
         if ctx.needs_input_grad[2]:
             gvalue = g[where].sum()  # as PyTorch: the filled slices, as index_select picks them
         return ga, None, gvalue
+
+
+class IndexAdd(Function):
+    """a with alpha * src's slices added to the slices along `dim` that `index` names (an
+    index named twice gets both), as torch.index_add; in place for index_add_."""
+
+    @staticmethod
+    def forward(ctx, a, index, src, *, dim, alpha=1, inplace=False):
+        out = a if inplace else a.copy()
+        if devices.of(out).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
+            backends.alert_not_deterministic("index_add on 'cuda'")
+        np.add.at(out, _leading(index, dim), src if alpha == 1 else src * alpha)
+        ctx.save_for_backward(index)
+        ctx.args = dim, alpha
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        index, = ctx.saved_tensors
+        dim, alpha = ctx.args
+        gsrc = None
+        if ctx.needs_input_grad[2]:
+            gsrc = np.take(g, index, axis=dim)
+            gsrc = gsrc if alpha == 1 else gsrc * alpha
+        return g if ctx.needs_input_grad[0] else None, None, gsrc
 
 
 class IndexPut(Function):

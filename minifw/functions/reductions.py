@@ -1,9 +1,11 @@
-"""Reductions: sum, mean, product, max/min over all elements or along dims; cumulative sums."""
+"""Reductions: sum, mean, product, max/min and median over all elements or along dims;
+cumulative sums."""
 import numpy as np
 
 from .. import devices
 from ..autograd import Function
 from .indexing import along
+from .sorting import sort_order
 
 
 def _expand_reduced(g, in_shape, axes, keepdim):
@@ -93,12 +95,72 @@ class MaxDim(Function):
     @staticmethod
     def backward(ctx, g, g_indices):
         idx, = ctx.saved_tensors
-        shape, dim, keepdim = ctx.args
+        return _to_selected(g, idx, *ctx.args)
+
+
+def _to_selected(g, idx, shape, dim, keepdim):
+    """The gradient of values picked one per row along `dim` (max(dim), median(dim)): g at
+    the picked places (idx, kept dims), zero elsewhere."""
+    if not keepdim:
+        g = np.expand_dims(g, dim)
+    dx = devices.zeros(shape, g.dtype, devices.of(g))
+    dx[along(idx, dim)] = g  # one index per row: an assignment, no accumulation
+    return dx
+
+
+def median_index(a, dim, ignore_nan=False):
+    """The index along `dim` (kept, size 1) of each row's lower median, as PyTorch's: the
+    ((n - 1) // 2)-th in a stable sort, NaN sorting last; a row with a NaN gives its first
+    NaN, unless ignore_nan (nanmedian), which takes the median of the other elements (an
+    all-NaN row: its first element)."""
+    order = sort_order(a, dim)
+    n = a.shape[dim]
+    if a.dtype.kind == "f":
+        nans = np.sum(np.isnan(a), axis=dim, keepdims=True)
+        k = np.maximum(n - nans - 1, 0) // 2 if ignore_nan else \
+            np.where(nans > 0, n - nans, (n - 1) // 2)
+    else:
+        k = devices.zeros(order.shape[:dim] + (1,) + order.shape[dim + 1:], np.int64, devices.of(a))
+        k += (n - 1) // 2
+    return np.take_along_axis(order, k.astype(np.int64, copy=False), axis=dim).astype(np.int64)
+
+
+class MedianDim(Function):
+    """(values, indices) of the lower median along one dim, as torch.median(x, dim) (or
+    nanmedian); the gradient goes to the element picked."""
+
+    @staticmethod
+    def forward(ctx, a, *, dim, keepdim=False, ignore_nan=False):
+        idx = median_index(a, dim, ignore_nan)
+        values = np.take_along_axis(a, idx, axis=dim)
+        ctx.save_for_backward(idx)
+        ctx.args = a.shape, dim, keepdim
         if not keepdim:
-            g = np.expand_dims(g, dim)
-        dx = devices.zeros(shape, g.dtype, devices.of(g))
-        dx[along(idx, dim)] = g  # one index per row: an assignment, no accumulation
-        return dx
+            values, idx = np.squeeze(values, dim), np.squeeze(idx, dim)
+        return values, idx
+
+    @staticmethod
+    def backward(ctx, g, g_indices):
+        idx, = ctx.saved_tensors
+        return _to_selected(g, idx, *ctx.args)
+
+
+class Median(Function):
+    """The lower median of all elements (torch.median(x), or nanmedian); as PyTorch's, its
+    gradient is shared evenly by every element equal to it (every NaN, when it is NaN)."""
+
+    @staticmethod
+    def forward(ctx, a, *, ignore_nan=False):
+        flat = a.reshape(-1)
+        out = flat[median_index(flat, 0, ignore_nan)].reshape(())
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, out = ctx.saved_tensors
+        hit = np.isnan(a) if bool(np.isnan(out)) else a == out
+        return g * hit / np.sum(hit).astype(g.dtype)
 
 
 class CumulativeSum(Function):
