@@ -78,7 +78,7 @@ def info():
         "supported_isas": backends.supported_isas(),
         "num_threads": get_num_threads(),
         "caches": {"l1d": blocking["l1d_bytes"], "l2": blocking["l2_bytes"]},
-        "gemm": {k: blocking[k] for k in ("name", "mr", "nr", "kc", "mc", "nc")},
+        "gemm": {k: blocking[k] for k in ("name", "mr", "nr", "kc", "kc_whole", "mc", "nc")},
         "backends": backends_compiled,
         "cuda_kernels": ({"cuda": _native.cuda_version, "architectures": _native.cuda_architectures}
                          if _native.has_cuda else None),

@@ -267,7 +267,7 @@ def run_info(args):
             ("ISA", f"{info['isa']} (supported: {', '.join(info['supported_isas'])})"),
             ("threads", info["num_threads"]),
             ("caches", _caches(info["caches"])),
-            ("GEMM", "{name}, blocks kc {kc} mc {mc} nc {nc}".format(**info["gemm"])),
+            ("GEMM", "{name}, blocks kc {kc} (a K up to {kc_whole} whole) mc {mc} nc {nc}".format(**info["gemm"])),
             ("backends", ", ".join(info["backends"])),
             ("CUDA kernels", "not compiled in" if info["cuda_kernels"] is None else
              "compiled with CUDA {cuda} for {architectures}".format(**info["cuda_kernels"])),
