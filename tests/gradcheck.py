@@ -12,6 +12,7 @@ output element's contribution, with a gradient argument that is not all ones.
 import numpy as np
 
 import minifw
+from minifw.autograd import Node
 
 # Central differences in float64 have a truncation error ~ eps^2 * f''' and a
 # rounding error ~ 1e-16 * |L| / eps; with eps = 1e-6 both stay near 1e-9 for
@@ -83,3 +84,15 @@ def gradcheck(fn, inputs, *, eps=EPS, atol=ATOL, rtol=RTOL, seed=0):
                 f"gradient elements differ; worst at {tuple(int(k) for k in j)}: autograd "
                 f"{analytic[j]!r}, finite differences {numeric[j]!r}")
     return True
+
+
+def functions_in_graph(outputs):
+    """The Function classes recorded in the graphs behind `outputs` (the coverage tests' view
+    of which Functions a gradient check reached)."""
+    found, stack = set(), [o.grad_fn for o in outputs if o.grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Node) and node.function not in found:
+            found.add(node.function)
+            stack.extend(node.next_functions)
+    return found

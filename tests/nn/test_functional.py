@@ -13,8 +13,8 @@ import pytest
 import minifw
 import minifw.nn.functional as F
 from minifw import functions
-from minifw.autograd import Function, Node
-from gradcheck import gradcheck
+from minifw.autograd import Function
+from gradcheck import functions_in_graph, gradcheck
 from reference import (activation_ref, batch_norm_inference_ref, batch_norm_training_ref,
                        conv2d_forward_ref, cross_entropy_ref, lrn_ref, pool2d_ref, softmax_ref)
 
@@ -250,16 +250,6 @@ def test_gradients_match_finite_differences(case):
     gradcheck(case.fn, case.inputs(), **case.kwargs)
 
 
-def _functions_in_graph(outputs):
-    found, stack = set(), [o.grad_fn for o in outputs if o.grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Node) and node.function not in found:
-            found.add(node.function)
-            stack.extend(node.next_functions)
-    return found
-
-
 def _all_functions(module):
     return {v for v in vars(module).values()
             if isinstance(v, type) and issubclass(v, Function) and v is not Function}
@@ -269,7 +259,7 @@ def test_every_function_has_a_gradient_check():
     covered = set()
     for case in GRADS:
         out = case.fn(*case.inputs())
-        covered |= _functions_in_graph(out if isinstance(out, tuple) else (out,))
+        covered |= functions_in_graph(out if isinstance(out, tuple) else (out,))
     missing = (_all_functions(functions) | _all_functions(F)) - covered
     assert not missing, f"Functions without a gradient check: {sorted(f.__name__ for f in missing)}"
 
