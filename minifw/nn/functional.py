@@ -40,7 +40,7 @@ from ..functions.activation import (Activation, GaussianErrorLinearUnit, HardTan
                                     SigmoidLinearUnit, SmoothRectifier)
 from ..functions.convolution import Convolution2D, TransposedConvolution2D
 from ..functions.dropout import ChannelDropout, InvertedDropout
-from ..functions.embedding import EmbeddingLookup
+from ..functions.embedding import BagReduction, EmbeddingLookup
 from ..functions.interpolation import Interpolation
 from ..functions.linear import InnerProduct
 from ..functions.normalization import (BatchNormalization, LayerNormalization,
@@ -1217,6 +1217,102 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             weight._data[rows[too_long]] *= (max_norm / (norms[too_long] + 1e-7))[:, None]
     return EmbeddingLookup.apply(weight, indices=idx, padding_idx=padding_idx,
                            scale_grad_by_freq=scale_grad_by_freq)
+
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
+                  mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
+                  padding_idx=None):
+    """Sums, means or maxima of bags of rows of weight (num_embeddings, embedding_dim), without
+    forming the looked-up rows as a tensor: input (B, N) holds B bags of N indices (offsets
+    None), or a 1-D input holds every bag's indices one after another with offsets (1-D) the
+    start of each bag (with include_last_offset, offsets ends with len(input)). Entries equal
+    to padding_idx are left out of their bag (and of its count for 'mean'); an empty bag
+    gives zeros. per_sample_weights (input's shape) scales each looked-up row (mode 'sum')."""
+    fn = "embedding_bag"
+    _tensor(fn, "weight", weight, ndim=2, ndim_desc="2-D (num_embeddings, embedding_dim)")
+    if not isinstance(input, Tensor) or input.dtype.kind not in "iu":
+        raise TypeError(f"{fn}: input must be an int64 tensor of indices, got "
+                        f"{getattr(input, 'dtype', type(input).__name__)}")
+    check_choice(fn, "mode", mode, ("sum", "mean", "max"))
+    if check_bool(fn, "sparse", sparse):
+        raise ValueError(f"{fn}: sparse gradients are not supported; sparse must be False")
+    scale_grad_by_freq = check_bool(fn, "scale_grad_by_freq", scale_grad_by_freq)
+    include_last_offset = check_bool(fn, "include_last_offset", include_last_offset)
+    if scale_grad_by_freq and mode == "max":
+        raise ValueError(f"{fn}: scale_grad_by_freq is not supported with mode='max'")
+    _same_device(fn, weight, "weight", input=input)
+    n = weight.shape[0]
+    idx = np.asarray(devices.to_device(input._data, devices.CPU)).astype(np.int64)
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(f"{fn}: offsets must be None for a 2-D input (each row is a bag), got a "
+                             f"{type(offsets).__name__}")
+        n_bags, per_bag = idx.shape
+        bags = np.repeat(np.arange(n_bags, dtype=np.int64), per_bag)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError(f"{fn}: offsets is required for a 1-D input (the start of each bag)")
+        if not isinstance(offsets, Tensor) or offsets.dtype.kind not in "iu" or offsets.ndim != 1:
+            raise TypeError(f"{fn}: offsets must be a 1-D int64 tensor, got "
+                            f"{type(offsets).__name__ if not isinstance(offsets, Tensor) else f'a {offsets.ndim}-D {offsets.dtype} tensor'}")
+        starts = np.asarray(devices.to_device(offsets._data, devices.CPU)).astype(np.int64)
+        if include_last_offset:
+            if starts.size == 0:
+                raise ValueError(f"{fn}: offsets must hold at least one value with "
+                                 f"include_last_offset=True, got none")
+            starts = starts[:-1]
+        if starts.size and starts[0] != 0:
+            raise ValueError(f"{fn}: offsets[0] must be 0 (the first bag starts at the first "
+                             f"index), got {int(starts[0])}")
+        if np.any(np.diff(starts) < 0) or (starts.size and starts[-1] > idx.size):
+            raise ValueError(f"{fn}: offsets must be non-decreasing and at most len(input) = "
+                             f"{idx.size}, got {starts.tolist()}")
+        n_bags = starts.size
+        bags = np.repeat(np.arange(n_bags, dtype=np.int64), np.diff(np.append(starts, idx.size)))
+    else:
+        raise ValueError(f"{fn}: input must be 1-D (with offsets) or 2-D (bags, indices per bag), "
+                         f"got {input.ndim}-D")
+    idx = idx.reshape(-1)
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = idx[(idx < 0) | (idx >= n)][0]
+        raise IndexError(f"{fn}: input holds index {bad}, which is out of range for {n} embeddings "
+                         f"(the rows of weight)")
+    psw = None
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise ValueError(f"{fn}: per_sample_weights is only supported with mode='sum', got "
+                             f"mode={mode!r}")
+        _tensor(fn, "per_sample_weights", per_sample_weights)
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(f"{fn}: per_sample_weights must have input's shape {tuple(input.shape)}, "
+                             f"got {tuple(per_sample_weights.shape)}")
+        if per_sample_weights.dtype != weight.dtype:
+            raise TypeError(f"{fn}: per_sample_weights must have weight's dtype {weight.dtype}, got "
+                            f"{per_sample_weights.dtype}")
+        _same_device(fn, weight, "weight", per_sample_weights=per_sample_weights)
+        psw = per_sample_weights.reshape(-1)
+    if padding_idx is not None:
+        padding_idx = _padding_index(fn, padding_idx, n)
+        kept = idx != padding_idx
+        idx, bags = idx[kept], bags[kept]
+        if psw is not None:
+            psw = psw[Tensor._make(devices.to_device(np.flatnonzero(kept), psw.device))]
+    if max_norm is not None:
+        max_norm = _real(fn, "max_norm", max_norm, weight, minimum=0.0)
+        norm_type = _real(fn, "norm_type", norm_type, weight)
+        with no_grad():  # as embedding: the looked-up rows of weight are renormalized in place
+            rows = np.unique(idx)
+            at = devices.to_device(rows, weight.device)
+            norms = np.asarray(devices.to_device(
+                devices.array_module(weight.device).linalg.norm(weight._data[at], ord=norm_type, axis=1),
+                devices.CPU))
+            too_long = norms > max_norm
+            scale = (max_norm / (norms[too_long] + 1e-7)).astype(weight.dtype)[:, None]
+            weight._data[devices.to_device(rows[too_long], weight.device)] *= \
+                devices.to_device(scale, weight.device)
+    return BagReduction.apply(weight, psw, indices=idx, bags=bags, n_bags=n_bags, mode=mode,
+                              scale_grad_by_freq=scale_grad_by_freq)
 
 
 # ---- shapes --------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
 from .normalization import GroupNorm, LayerNorm, LocalResponseNorm
 from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, MaxPool2d
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
@@ -26,7 +26,7 @@ __all__ = [
     "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential",
     # layers
     "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d",
-    "ConvTranspose2d", "CosineSimilarity", "Dropout", "Dropout1d", "Dropout2d", "Embedding",
+    "ConvTranspose2d", "CosineSimilarity", "Dropout", "Dropout1d", "Dropout2d", "Embedding", "EmbeddingBag",
     "Flatten", "GroupNorm", "Identity", "LayerNorm", "Linear", "LocalResponseNorm", "MaxPool2d",
     "Unflatten", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
     # activations

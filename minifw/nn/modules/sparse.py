@@ -1,6 +1,6 @@
-"""Embedding: a lookup table of vectors."""
+"""Embedding: a lookup table of vectors; EmbeddingBag: reductions over bags of them."""
 from ...autograd import no_grad
-from ...checks import check_bool
+from ...checks import check_bool, check_choice
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -60,4 +60,71 @@ class Embedding(Module):
             s += f", padding_idx={self.padding_idx}"
         if self.max_norm is not None:
             s += f", max_norm={self.max_norm}"
+        return s
+
+
+class EmbeddingBag(Module):
+    """Sums, means or maxima of bags of embedding vectors (F.embedding_bag), weight
+    (num_embeddings, embedding_dim) initialized N(0, 1), as Embedding's."""
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
+                 include_last_offset=False, padding_idx=None, device=None, dtype=None):
+        super().__init__()
+        fn = "EmbeddingBag"
+        dtype, dev = _factory(fn, dtype, device)
+        self.num_embeddings = _positive_int(fn, "num_embeddings", num_embeddings)
+        self.embedding_dim = _positive_int(fn, "embedding_dim", embedding_dim)
+        if padding_idx is not None:
+            padding_idx = F._padding_index(fn, padding_idx, num_embeddings)
+        check_choice(fn, "mode", mode, ("sum", "mean", "max"))
+        if check_bool(fn, "sparse", sparse):
+            raise ValueError(f"{fn}: sparse gradients are not supported; sparse must be False")
+        if max_norm is not None:
+            F._real(fn, "max_norm", max_norm, minimum=0.0)
+        F._real(fn, "norm_type", norm_type)
+        check_bool(fn, "scale_grad_by_freq", scale_grad_by_freq)
+        check_bool(fn, "include_last_offset", include_last_offset)
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = _empty_parameter((num_embeddings, embedding_dim), dtype, dev)
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ValueError(f"{fn}: _weight must have shape {(num_embeddings, embedding_dim)}, "
+                                 f"got {tuple(_weight.shape)}")
+            self.weight = Parameter(_weight)
+
+    reset_parameters = Embedding.reset_parameters
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, mode="mean", sparse=False,
+                        include_last_offset=False, padding_idx=None):
+        rows, dim = embeddings.shape
+        bag = cls(rows, dim, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings,
+                  include_last_offset, padding_idx)
+        bag.weight.requires_grad_(not freeze)
+        return bag
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.mode, self.sparse, per_sample_weights,
+                               self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += ", scale_grad_by_freq=True"
+        s += f", mode={self.mode!r}"
+        if self.include_last_offset:
+            s += ", include_last_offset=True"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
         return s
