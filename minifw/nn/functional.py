@@ -52,7 +52,7 @@ from ..functions.pooling import (AdaptiveAveragePooling2D, AdaptiveMaxPooling2D,
 from ..functions.shape import Padding
 from ..functions.softmax import NegativeLogLikelihood, SoftmaxCrossEntropy, SquaredError
 from ..functions.softmax import softmax as softmax_along
-from ..tensor import Tensor, where
+from ..tensor import Tensor, einsum, where
 
 
 # ---- argument checks ------------------------------------------------------------------
@@ -1175,6 +1175,31 @@ def linear(input, weight, bias=None):
     lead = input.shape[:-1]
     y = InnerProduct.apply(input.reshape(-1, weight.shape[1]), weight, bias)
     return y if len(lead) == 1 else y.reshape(lead + (weight.shape[0],))
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]: input1 (*, in1),
+    input2 (*, in2) with the same leading dims, weight (out, in1, in2), bias (out,)."""
+    fn = "bilinear"
+    _tensor(fn, "input1", input1)
+    _tensor(fn, "input2", input2)
+    _tensor(fn, "weight", weight, ndim=3, ndim_desc="3-D (out_features, in1_features, in2_features)")
+    if bias is not None:
+        _tensor(fn, "bias", bias, ndim=1, ndim_desc="1-D (out_features,)")
+        if bias.shape[0] != weight.shape[0]:
+            raise ValueError(f"{fn}: bias must have shape ({weight.shape[0]},) to match weight "
+                             f"{tuple(weight.shape)}; got {tuple(bias.shape)}")
+    _same_dtype(fn, input1, input2=input2, weight=weight, bias=bias)
+    _same_device(fn, input1, "input1", input2=input2, weight=weight, bias=bias)
+    if input1.ndim == 0 or input2.ndim == 0 or input1.shape[:-1] != input2.shape[:-1]:
+        raise ValueError(f"{fn}: input1 and input2 must have the same leading (batch) dims and at least "
+                         f"one dim; got {tuple(input1.shape)} and {tuple(input2.shape)}")
+    for name, t, size in (("input1", input1, weight.shape[1]), ("input2", input2, weight.shape[2])):
+        if t.shape[-1] != size:
+            raise ValueError(f"{fn}: {name}'s last dim must be {size} to match weight "
+                             f"{tuple(weight.shape)}; got {name} of shape {tuple(t.shape)}")
+    y = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return y if bias is None else y + bias
 
 
 def _padding_index(fn, padding_idx, n):

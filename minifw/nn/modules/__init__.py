@@ -11,7 +11,7 @@ from .conv import Conv2d, ConvTranspose2d
 from .distance import CosineSimilarity
 from .dropout import Dropout, Dropout1d, Dropout2d
 from .flatten import Flatten, Unflatten
-from .linear import Identity, Linear
+from .linear import Bilinear, Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    MSELoss, NLLLoss, SmoothL1Loss)
 from .normalization import GroupNorm, LayerNorm, LocalResponseNorm
@@ -25,7 +25,7 @@ __all__ = [
     # containers
     "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential",
     # layers
-    "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Conv2d",
+    "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "Bilinear", "Conv2d",
     "ConvTranspose2d", "CosineSimilarity", "Dropout", "Dropout1d", "Dropout2d", "Embedding", "EmbeddingBag",
     "Flatten", "GroupNorm", "Identity", "LayerNorm", "Linear", "LocalResponseNorm", "MaxPool2d",
     "Unflatten", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",

@@ -1,4 +1,4 @@
-"""Identity and Linear."""
+"""Identity, Linear and Bilinear."""
 import math
 
 from .. import functional as F
@@ -45,3 +45,35 @@ class Linear(Module):
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, " \
                f"bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b (F.bilinear); weight (out_features, in1_features, in2_features) and
+    bias initialized U(-1/sqrt(in1_features), 1/sqrt(in1_features)), as in PyTorch."""
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        fn = "Bilinear"
+        dtype, dev = _factory(fn, dtype, device)
+        self.in1_features = _positive_int(fn, "in1_features", in1_features)
+        self.in2_features = _positive_int(fn, "in2_features", in2_features)
+        self.out_features = _positive_int(fn, "out_features", out_features)
+        self.weight = _empty_parameter((out_features, in1_features, in2_features), dtype, dev)
+        if bias:
+            self.bias = _empty_parameter((out_features,), dtype, dev)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.in1_features)
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
