@@ -1,0 +1,202 @@
+"""Parametrizations, as torch.nn.utils.parametrize: a module's tensor (say `weight`) is
+replaced by a function of an unconstrained original, evaluated at each access.
+
+    register_parametrization(layer, "weight", Symmetric())
+    layer.weight                              # Symmetric()(layer.parametrizations.weight.original)
+
+The module's class is swapped for a subclass (ParametrizedLinear, ...) with a property of
+that name; the originals live in `module.parametrizations[name]` (a ParametrizationList),
+so a state_dict holds `parametrizations.weight.original` (or `original0`, `original1`, ...
+where the parametrization's right_inverse returns several tensors), as in PyTorch."""
+import contextlib
+
+from ...autograd import no_grad
+from ...tensor import Tensor
+from ..modules.container import ModuleDict, ModuleList
+from ..modules.module import Module
+from ..parameter import Parameter
+
+_cache_enabled = 0
+_cache = {}
+
+
+@contextlib.contextmanager
+def cached():
+    """Within this context each parametrized tensor is computed once, at its first access
+    (for a forward that reads a weight many times, as an RNN's)."""
+    global _cache_enabled
+    _cache_enabled += 1
+    try:
+        yield
+    finally:
+        _cache_enabled -= 1
+        if not _cache_enabled:
+            _cache.clear()
+
+
+class ParametrizationList(ModuleList):
+    """The parametrizations of one tensor, applied in order to the original(s): `original`,
+    or `original0`, `original1`, ... when the first parametrization's right_inverse returns a
+    sequence of tensors (whose forward then takes them as separate arguments)."""
+
+    def __init__(self, modules, original, unsafe=False):
+        super().__init__(modules)
+        self.unsafe = unsafe
+        first = modules[0]
+        with no_grad():
+            new = first.right_inverse(original) if hasattr(first, "right_inverse") else original
+        self.is_tensor = isinstance(new, Tensor)
+        self.ntensors = 1 if self.is_tensor else len(new)
+        if self.is_tensor:
+            if not unsafe and (new.dtype != original.dtype or tuple(new.shape) != tuple(original.shape)):
+                raise ValueError(f"register_parametrization: right_inverse must keep the tensor's "
+                                 f"shape {tuple(original.shape)} and dtype {original.dtype} (or pass "
+                                 f"unsafe=True), got {tuple(new.shape)} {new.dtype}")
+            if new is original and isinstance(original, Parameter):
+                self.original = original
+            else:
+                self.original = Parameter(new.detach(), requires_grad=original.requires_grad)
+        else:
+            for i, t in enumerate(new):
+                if not isinstance(t, Tensor):
+                    raise TypeError(f"register_parametrization: right_inverse must return a Tensor "
+                                    f"or a sequence of Tensors, got a {type(t).__name__} at {i}")
+                setattr(self, f"original{i}", Parameter(t.detach(), requires_grad=original.requires_grad))
+        if not unsafe:
+            value = self()
+            if not isinstance(value, Tensor) or tuple(value.shape) != tuple(original.shape) \
+                    or value.dtype != original.dtype:
+                raise ValueError(f"register_parametrization: the parametrization must give the "
+                                 f"tensor's shape {tuple(original.shape)} and dtype {original.dtype} "
+                                 f"(or pass unsafe=True), got "
+                                 f"{getattr(value, 'shape', type(value).__name__)}")
+
+    def _originals(self):
+        if self.is_tensor:
+            return (self.original,)
+        return tuple(getattr(self, f"original{i}") for i in range(self.ntensors))
+
+    def forward(self):
+        modules = list(self._modules.values())
+        x = modules[0](*self._originals())
+        for m in modules[1:]:
+            x = m(x)
+        return x
+
+    def right_inverse(self, value):
+        """Set the originals so that the parametrized tensor becomes `value` (each
+        parametrization's right_inverse, last first; one without it passes value on)."""
+        with no_grad():
+            for m in reversed(list(self._modules.values())):
+                if hasattr(m, "right_inverse"):
+                    value = m.right_inverse(value)
+                elif m is not next(iter(self._modules.values())):
+                    raise RuntimeError(f"parametrization {type(m).__name__} has no right_inverse: "
+                                       f"the parametrized tensor cannot be assigned")
+            values = (value,) if self.is_tensor else tuple(value)
+            if len(values) != self.ntensors:
+                raise ValueError(f"right_inverse must return {self.ntensors} tensors, got {len(values)}")
+            for original, v in zip(self._originals(), values):
+                if tuple(v.shape) != tuple(original.shape):
+                    raise ValueError(f"right_inverse gave shape {tuple(v.shape)} for an original of "
+                                     f"shape {tuple(original.shape)}")
+                original.copy_(v)
+
+
+def _parametrized_class(cls):
+    """A subclass of cls of the module's own, on which its parametrized tensors become
+    properties (so that other modules of cls are not touched)."""
+    return type(f"Parametrized{cls.__name__}", (cls,), {"_original_class": cls})
+
+
+def _property(name):
+    def get(self):
+        plist = self.parametrizations[name]
+        if _cache_enabled:
+            key = (id(self), name)
+            if key not in _cache:
+                _cache[key] = plist()
+            return _cache[key]
+        return plist()
+
+    def set(self, value):
+        self.parametrizations[name].right_inverse(value)
+
+    return property(get, set)
+
+
+def is_parametrized(module, tensor_name=None):
+    """Whether the module has parametrizations (for tensor_name, if given)."""
+    plists = module.__dict__.get("_modules", {}).get("parametrizations")
+    if not isinstance(plists, ModuleDict):
+        return False
+    return len(plists) > 0 if tensor_name is None else tensor_name in plists._modules
+
+
+def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
+    """Make module.<tensor_name> the output of `parametrization` (a Module) applied to the
+    tensor's original value, or chain it after the parametrizations the tensor has. With
+    unsafe=False the parametrization must keep the tensor's shape and dtype. Returns module."""
+    fn = "register_parametrization"
+    if not isinstance(module, Module):
+        raise TypeError(f"{fn}: module must be a minifw.nn.Module, got {type(module).__name__}")
+    if not isinstance(parametrization, Module):
+        raise TypeError(f"{fn}: parametrization must be a minifw.nn.Module, got "
+                        f"{type(parametrization).__name__}")
+    if is_parametrized(module, tensor_name):
+        plist = module.parametrizations[tensor_name]
+        if not unsafe:
+            value = parametrization(getattr(module, tensor_name))
+            if tuple(value.shape) != tuple(getattr(module, tensor_name).shape):
+                raise ValueError(f"{fn}: the parametrization must keep {tensor_name}'s shape "
+                                 f"{tuple(getattr(module, tensor_name).shape)}, got {tuple(value.shape)}")
+        plist.append(parametrization)
+        plist.unsafe = plist.unsafe or unsafe
+        return module
+    if tensor_name in module._parameters and module._parameters[tensor_name] is not None:
+        original = module._parameters[tensor_name]
+    elif tensor_name in module._buffers and module._buffers[tensor_name] is not None:
+        original = module._buffers[tensor_name]
+    else:
+        raise ValueError(f"{fn}: module {type(module).__name__} has no parameter or buffer named "
+                         f"{tensor_name!r}")
+    plist = ParametrizationList([parametrization], original, unsafe=unsafe)
+    delattr(module, tensor_name)
+    if not is_parametrized(module):
+        module.__class__ = _parametrized_class(type(module))
+        module.parametrizations = ModuleDict()
+    module.parametrizations[tensor_name] = plist
+    setattr(type(module), tensor_name, _property(tensor_name))
+    return module
+
+
+def remove_parametrizations(module, tensor_name, leave_parametrized=True):
+    """Undo register_parametrization for tensor_name: the tensor becomes a plain parameter
+    again, holding its current parametrized value (leave_parametrized) or its original."""
+    fn = "remove_parametrizations"
+    if not is_parametrized(module, tensor_name):
+        raise ValueError(f"{fn}: module {type(module).__name__} has no parametrization on "
+                         f"{tensor_name!r}")
+    plist = module.parametrizations[tensor_name]
+    with no_grad():
+        if leave_parametrized:
+            value = getattr(module, tensor_name).detach()
+            requires_grad = any(o.requires_grad for o in plist._originals())
+            if plist.is_tensor and tuple(value.shape) == tuple(plist.original.shape) \
+                    and value.dtype == plist.original.dtype:
+                plist.original.copy_(value)
+                param = plist.original
+            else:
+                param = Parameter(value.clone(), requires_grad=requires_grad)
+        elif plist.is_tensor:
+            param = plist.original
+        else:
+            raise ValueError(f"{fn}: leave_parametrized=False needs a single original tensor; "
+                             f"{tensor_name!r} has {plist.ntensors}")
+    del module.parametrizations[tensor_name]
+    delattr(type(module), tensor_name)
+    if not module.parametrizations._modules:
+        delattr(module, "parametrizations")
+        module.__class__ = type(module)._original_class
+    module.register_parameter(tensor_name, param)
+    return module
