@@ -1,13 +1,14 @@
 """Datasets, samplers and the DataLoader (as torch.utils.data, also importable as
 minifw.utils.data), image transforms (as torchvision.transforms, also minifw.vision.transforms),
-MNIST and image folders (as torchvision.datasets), and text for language models (Shakespeare,
-vocabularies, batching)."""
+MNIST, FashionMNIST, KMNIST, CIFAR10, CIFAR100 and image folders (as torchvision.datasets),
+and text for language models (Shakespeare, vocabularies, batching)."""
 from . import transforms
+from .cifar import CIFAR10, CIFAR100
 from .dataloader import DataLoader, default_collate, default_convert
 from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
 from .distributed import DistributedSampler
 from .image_folder import IMG_EXTENSIONS, DatasetFolder, ImageFolder, default_loader, pil_loader
-from .mnist import MNIST, read_idx, write_idx
+from .mnist import KMNIST, MNIST, FashionMNIST, read_idx, write_idx
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
                       WeightedRandomSampler)
 from .text import (CharVocab, WordTokenizer, WordVocab, batchify, bptt_batches, shakespeare,
@@ -15,10 +16,11 @@ from .text import (CharVocab, WordTokenizer, WordVocab, batchify, bptt_batches, 
 from .transforms import RandomCrop
 from .worker import WorkerInfo, get_worker_info
 
-__all__ = ["BatchSampler", "CharVocab", "ConcatDataset", "DataLoader", "Dataset", "DatasetFolder",
-           "DistributedSampler", "IMG_EXTENSIONS", "ImageFolder", "IterableDataset", "MNIST", "RandomCrop",
-           "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler",
-           "TensorDataset", "WeightedRandomSampler", "WordTokenizer", "WordVocab", "WorkerInfo",
-           "batchify", "bptt_batches", "default_collate", "default_convert", "default_loader",
+__all__ = ["BatchSampler", "CIFAR10", "CIFAR100", "CharVocab", "ConcatDataset", "DataLoader",
+           "Dataset", "DatasetFolder", "DistributedSampler", "FashionMNIST", "IMG_EXTENSIONS",
+           "ImageFolder", "IterableDataset", "KMNIST", "MNIST", "RandomCrop", "RandomSampler",
+           "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset",
+           "WeightedRandomSampler", "WordTokenizer", "WordVocab", "WorkerInfo", "batchify",
+           "bptt_batches", "default_collate", "default_convert", "default_loader",
            "get_worker_info", "pil_loader", "random_split", "read_idx", "shakespeare",
            "shakespeare_plays", "transforms", "write_idx"]

