@@ -1,5 +1,5 @@
-"""Elementwise losses with no primitive, as array code: binary cross-entropy (of
-probabilities, and of logits), L1, smooth L1, Huber and Kullback-Leibler divergence.
+"""Losses with no primitive, as array code: binary cross-entropy (of probabilities, and of
+logits), L1, smooth L1, Huber and Kullback-Leibler divergence, elementwise; and CTC.
 
 Each computes one loss per element (input and target broadcast, as PyTorch's do) and reduces
 them: 'none' keeps them, 'sum' adds them, 'mean' divides the sum by their number and, for
@@ -9,6 +9,7 @@ input and target; weights (weight, pos_weight) are constants, as nn.functional p
 """
 import numpy as np
 
+from .. import devices
 from ..autograd import Function
 from .elementwise import unbroadcast
 
@@ -202,3 +203,119 @@ def _sum_to(grad, full, shape):
         if shape == full:
             return grad.copy()  # an array of its own, not a read-only broadcast view
     return unbroadcast(grad, shape)
+
+
+class ConnectionistTemporalClassification(Function):
+    """CTC (Graves et al., 2006): the negative log-likelihood of each target sequence under
+    per-frame class log-probabilities, summed over every alignment (blanks between and
+    around the labels, repeats merged), by the forward (alpha) recursion in log space over
+    the blank-extended target; backward runs the beta recursion and gives
+    d nll / d log_probs[t, n, c] = -(the posterior of class c at frame t), for frames before
+    the sample's input length (zero after it). log_probs (T, N, C); targets (N, S) host
+    int64, padded; lengths host int64. Output: (N,) losses."""
+
+    @staticmethod
+    def forward(ctx, log_probs, *, targets, input_lengths, target_lengths, blank, zero_infinity):
+        ctx.device = devices.of(log_probs)
+        lp = np.asarray(devices.to_device(log_probs, devices.CPU))
+        t_max, n, _ = lp.shape
+        ext, skip, last = _ctc_extended(targets, target_lengths, blank)
+        alpha = _ctc_alpha(lp, ext, skip, last, input_lengths)
+        rows = np.arange(n)
+        end = alpha[input_lengths - 1, rows]  # (N, L) at each sample's last frame
+        tail = np.where(last >= 1, end[rows, np.maximum(last - 1, 0)], -np.inf)
+        with np.errstate(invalid="ignore"):
+            nll = -np.logaddexp(end[rows, last], tail)
+        nll[input_lengths == 0] = np.where(target_lengths[input_lengths == 0] == 0, 0.0, np.inf)
+        if zero_infinity:
+            nll = np.where(np.isinf(nll), 0.0, nll)
+        ctx.args = lp, ext, skip, last, alpha, input_lengths, nll, zero_infinity
+        return devices.to_device(nll.astype(lp.dtype), ctx.device)
+
+    @staticmethod
+    def backward(ctx, g):
+        lp, ext, skip, last, alpha, input_lengths, nll, zero_infinity = ctx.args
+        t_max, n, c = lp.shape
+        beta = _ctc_beta(lp, ext, skip, last, input_lengths)
+        rows = np.arange(n)
+        at = np.take_along_axis(lp, np.broadcast_to(ext[None], (t_max,) + ext.shape), axis=2)
+        with np.errstate(invalid="ignore", over="ignore"):
+            # the posterior of each (frame, extended position); -inf + inf (unreachable) -> 0
+            post = np.exp(alpha + beta - at + nll[None, :, None])
+        post = np.where(np.isfinite(post), post, 0.0)
+        post[np.arange(t_max)[:, None] >= input_lengths[None, :]] = 0.0
+        dense = ((np.arange(t_max)[:, None, None] * n + rows[None, :, None]) * c + ext[None]).reshape(-1)
+        grad = -np.bincount(dense, weights=post.reshape(-1), minlength=t_max * n * c).reshape(t_max, n, c)
+        # an impossible alignment (too few frames): no gradient with zero_infinity, else NaN
+        grad[:, ~np.isfinite(nll)] = 0.0 if zero_infinity else np.nan
+        grad *= np.asarray(devices.to_device(g, devices.CPU), dtype=np.float64)[None, :, None]
+        return devices.to_device(grad.astype(lp.dtype), ctx.device)
+
+
+def _ctc_extended(targets, target_lengths, blank):
+    """The blank-extended targets (N, 2S+1): blank, l1, blank, l2, ..., blank; where a label
+    may be reached from two positions back (it differs from the label before it); and each
+    sample's last position 2 * target_length."""
+    n, s = targets.shape
+    ext = np.full((n, 2 * s + 1), blank, np.int64)
+    ext[:, 1::2] = targets
+    skip = np.zeros(ext.shape, bool)
+    skip[:, 3::2] = targets[:, 1:] != targets[:, :-1]
+    return ext, skip, 2 * target_lengths
+
+
+def _shifted(a, k):
+    """a moved k positions along the last axis (towards higher indices for k > 0), -inf in."""
+    out = np.full_like(a, -np.inf)
+    if k > 0:
+        out[..., k:] = a[..., :-k]
+    else:
+        out[..., :k] = a[..., -k:]
+    return out
+
+
+def _logsumexp3(a, b, c):
+    m = np.maximum(np.maximum(a, b), c)
+    safe = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.log(np.exp(a - safe) + np.exp(b - safe) + np.exp(c - safe)) + safe
+
+
+def _ctc_alpha(lp, ext, skip, last, input_lengths):
+    t_max, n, _ = lp.shape
+    pos = np.arange(ext.shape[1])
+    valid = pos[None, :] <= last[:, None]
+    emit = np.take_along_axis(lp.astype(np.float64), np.broadcast_to(ext[None], (t_max,) + ext.shape), axis=2)
+    alpha = np.full((t_max,) + ext.shape, -np.inf)
+    if t_max == 0:
+        return alpha
+    alpha[0, :, 0] = emit[0, :, 0]
+    alpha[0, :, 1] = np.where(last >= 1, emit[0, :, 1], -np.inf)
+    alpha[0][~valid] = -np.inf
+    for t in range(1, t_max):
+        a = alpha[t - 1]
+        step = _logsumexp3(a, _shifted(a, 1), np.where(skip, _shifted(a, 2), -np.inf)) + emit[t]
+        alpha[t] = np.where(valid, step, -np.inf)
+    return alpha
+
+
+def _ctc_beta(lp, ext, skip, last, input_lengths):
+    """beta[t, n, s]: log-probability of emitting the rest of the target from frame t on,
+    given position s at frame t (frame t's emission included)."""
+    t_max, n, _ = lp.shape
+    pos = np.arange(ext.shape[1])
+    valid = pos[None, :] <= last[:, None]
+    emit = np.take_along_axis(lp.astype(np.float64), np.broadcast_to(ext[None], (t_max,) + ext.shape), axis=2)
+    beta = np.full((t_max,) + ext.shape, -np.inf)
+    skip_next = np.zeros_like(skip)
+    skip_next[:, :-2] = skip[:, 2:]  # position s may jump to s + 2
+    ends = (pos[None, :] == last[:, None]) | (pos[None, :] == last[:, None] - 1)
+    for t in range(t_max - 1, -1, -1):
+        start = ends & (t == input_lengths - 1)[:, None]
+        if t + 1 < t_max:
+            b = beta[t + 1]
+            step = _logsumexp3(b, _shifted(b, -1), np.where(skip_next, _shifted(b, -2), -np.inf)) + emit[t]
+            inside = (t < input_lengths - 1)[:, None] & valid
+            beta[t] = np.where(inside, step, -np.inf)
+        beta[t] = np.where(start, emit[t], beta[t])
+    return beta

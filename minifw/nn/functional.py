@@ -46,7 +46,8 @@ from ..functions.linear import InnerProduct
 from ..functions.normalization import (BatchNormalization, LayerNormalization,
                                        LocalResponseNormalization, LpNormalization, VectorCosine)
 from ..functions.losses import (AbsoluteError, BinaryCrossEntropy, BinaryCrossEntropyWithLogits,
-                                KullbackLeiblerDivergence, SmoothAbsoluteError)
+                                ConnectionistTemporalClassification, KullbackLeiblerDivergence,
+                                SmoothAbsoluteError)
 from ..functions.pooling import (AdaptiveAveragePooling2D, AdaptiveMaxPooling2D, AveragePooling2D,
                                  MaxPooling2D)
 from ..functions.shape import Padding
@@ -685,6 +686,88 @@ def _weighted_cross_entropy(logits, target, weight, ignore_index, reduction, lab
     elif reduction == "sum":
         smooth = smooth.sum()
     return (1.0 - label_smoothing) * loss + (label_smoothing / c) * smooth
+
+
+def _lengths(fn, name, lengths, count):
+    """input_lengths / target_lengths: a tensor, sequence or (unbatched) int of count values
+    >= 0, as a host int64 array."""
+    if isinstance(lengths, Tensor):
+        if lengths.dtype.kind not in "iu":
+            raise TypeError(f"{fn}: {name} must hold integers, got a {lengths.dtype} tensor")
+        values = np.asarray(devices.to_device(lengths._data, devices.CPU)).astype(np.int64).reshape(-1)
+    else:
+        items = [lengths] if is_int(lengths) else list(lengths) if isinstance(lengths, (list, tuple)) else None
+        if items is None or not all(is_int(v) for v in items):
+            raise TypeError(f"{fn}: {name} must be a tensor or a sequence of ints, got {lengths!r}")
+        values = np.asarray(items, dtype=np.int64)
+    if values.size != count:
+        raise ValueError(f"{fn}: {name} must hold {count} lengths (one per sample), got {values.size}")
+    if values.size and values.min() < 0:
+        raise ValueError(f"{fn}: {name} must be >= 0, got {values.tolist()}")
+    return values
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """The connectionist temporal classification loss of log_probs (T, N, C) (log_softmax
+    over C; (T, C) unbatched) against targets (N, S) padded, or 1-D holding every sample's
+    target one after another, with per-sample input_lengths (<= T) and target_lengths.
+    'mean' divides each sample's loss by its target length (at least 1), then averages
+    over the batch. zero_infinity: an impossible alignment gives loss 0 and no gradient."""
+    fn = "ctc_loss"
+    _tensor(fn, "log_probs", log_probs, ndim=(2, 3), ndim_desc="3-D (T, N, C) or 2-D (T, C)")
+    reduction = _reduction(fn, reduction)
+    zero_infinity = check_bool(fn, "zero_infinity", zero_infinity)
+    batched = log_probs.ndim == 3
+    t_max, c = log_probs.shape[0], log_probs.shape[-1]
+    n = log_probs.shape[1] if batched else 1
+    blank = check_int(fn, "blank", blank)
+    if not 0 <= blank < c:
+        raise ValueError(f"{fn}: blank must be a class index in [0, {c - 1}], got {blank}")
+    if not isinstance(targets, Tensor) or targets.dtype.kind not in "iu":
+        raise TypeError(f"{fn}: targets must be an integer tensor, got "
+                        f"{getattr(targets, 'dtype', type(targets).__name__)}")
+    inputs = _lengths(fn, "input_lengths", input_lengths, n)
+    lengths = _lengths(fn, "target_lengths", target_lengths, n)
+    if inputs.size and inputs.max() > t_max:
+        raise ValueError(f"{fn}: input_lengths must be <= the {t_max} frames of log_probs, got "
+                         f"{inputs.tolist()}")
+    labels = np.asarray(devices.to_device(targets._data, devices.CPU)).astype(np.int64)
+    if batched and labels.ndim == 2:
+        if labels.shape[0] != n:
+            raise ValueError(f"{fn}: 2-D targets must have one row per sample ({n}), got shape "
+                             f"{labels.shape}")
+        if lengths.size and lengths.max() > labels.shape[1]:
+            raise ValueError(f"{fn}: target_lengths must be <= the {labels.shape[1]} columns of "
+                             f"targets, got {lengths.tolist()}")
+        padded = labels
+    elif labels.ndim == 1:
+        if int(lengths.sum()) > labels.size if batched else lengths[0] > labels.size:
+            raise ValueError(f"{fn}: targets holds {labels.size} labels, fewer than target_lengths "
+                             f"add up to ({int(lengths.sum())})")
+        padded = np.zeros((n, int(lengths.max()) if n else 0), np.int64)
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1])) if batched else np.zeros(1, np.int64)
+        for i in range(n):
+            padded[i, :lengths[i]] = labels[starts[i]:starts[i] + lengths[i]]
+    else:
+        raise ValueError(f"{fn}: targets must be 2-D (N, S) or 1-D (concatenated"
+                         f"{'' if batched else ', or one unbatched sequence'}), got {labels.ndim}-D")
+    used = padded[np.arange(padded.shape[1])[None, :] < lengths[:, None]]
+    if used.size and (used.min() < 0 or used.max() >= c or (used == blank).any()):
+        bad = used[(used < 0) | (used >= c) | (used == blank)][0]
+        raise ValueError(f"{fn}: targets must be class indices in [0, {c - 1}] other than blank "
+                         f"({blank}), got {int(bad)}")
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    losses = ConnectionistTemporalClassification.apply(
+        lp, targets=padded, input_lengths=inputs, target_lengths=lengths, blank=blank,
+        zero_infinity=zero_infinity)
+    if reduction == "mean":
+        divisor = Tensor._make(devices.to_device(np.maximum(lengths, 1).astype(log_probs.dtype),
+                                                 log_probs.device))
+        return (losses / divisor).mean()
+    if reduction == "sum":
+        return losses.sum()
+    return losses if batched else losses.reshape(())
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -1591,3 +1674,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):
                   "`nn.functional.interpolate` instead.", stacklevel=2)
     return _interpolate("upsample_bilinear", input, size, scale_factor, "bilinear", True, None,
                         False)
+
+
+# hardswish ... hinge_embedding_loss: in _functional_more.py, which imports this module's helpers
+from ._functional_more import *  # noqa: E402,F401,F403

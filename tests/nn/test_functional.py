@@ -207,6 +207,8 @@ GRADS = [
     Grad("interpolate_bicubic", lambda x: F.interpolate(x, scale_factor=(1.5, 0.7), mode="bicubic"),
          lambda: [t64((1, 2, 3, 4))]),
     Grad("l1_loss", lambda a, b: F.l1_loss(a, b), lambda: [t64((3, 4)), t64((3, 4), 1)]),
+    Grad("ctc_loss", lambda x: F.ctc_loss(x, targets([[1, 2], [2, 0]]), [4, 3], [2, 1]),
+         lambda: [t64((4, 2, 3), 0, -3, -0.1)]),
     Grad("smooth_l1_loss", lambda a, b: F.smooth_l1_loss(a, b, beta=0.5), lambda: [t64((3, 4)), t64((3, 4), 1)]),
     Grad("binary_cross_entropy", lambda x, t: F.binary_cross_entropy(x, t),
          lambda: [t64((3, 4), 0, 0.05, 0.95), t64((3, 4), 1, 0, 1)]),
