@@ -1,5 +1,6 @@
 """Pointwise activations: relu, leaky_relu, elu, sigmoid, tanh over the activation
-primitive; gelu, silu, hardtanh (relu6) and softplus, which have no primitive, as array code."""
+primitive; gelu, silu, hardtanh (relu6), softplus, hardswish, hardsigmoid, mish, logsigmoid,
+selu and celu, hardshrink and softshrink, and threshold, which have no primitive, as array code."""
 import math
 
 import numpy as np
@@ -129,3 +130,127 @@ class SmoothRectifier(Function):
         linear, e = ctx.saved_tensors
         with np.errstate(invalid="ignore"):
             return np.where(linear, g, g * e / (e + 1.0)).astype(g.dtype, copy=False)
+
+
+class HardSwish(Function):
+    """x * relu6(x + 3) / 6 (Howard et al., 2019, MobileNetV3). The gradient is the middle
+    piece's x/3 + 1/2 strictly between -3 and 3 only: 0 at -3 and 1 at 3, as PyTorch's."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * np.clip(x + 3.0, 0.0, 6.0) * (1.0 / 6.0)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, = ctx.saved_tensors
+        slope = np.where(x <= -3.0, 0.0, np.where(x < 3.0, x * (1.0 / 3.0) + 0.5, 1.0))
+        return (dy * slope).astype(dy.dtype, copy=False)
+
+
+class HardSigmoid(Function):
+    """relu6(x + 3) / 6; the gradient 1/6 strictly inside (-3, 3), zero at -3 and 3 themselves."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.clip(x + 3.0, 0.0, 6.0) * (1.0 / 6.0)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, = ctx.saved_tensors
+        return np.where((x > -3.0) & (x < 3.0), dy * (1.0 / 6.0), 0.0).astype(dy.dtype, copy=False)
+
+
+def _softplus(x):
+    """log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|))."""
+    return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
+
+
+class Mish(Function):
+    """x * tanh(softplus(x)) (Misra, 2019); d/dx = t + x s (1 - t^2), t = tanh(softplus(x)),
+    s = sigmoid(x). softplus is taken in its stable form, so a large |x| neither overflows
+    nor loses the tail."""
+
+    @staticmethod
+    def forward(ctx, x):
+        t = np.tanh(_softplus(x))
+        ctx.save_for_backward(x, t)
+        return x * t
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, t = ctx.saved_tensors
+        return dy * (t + x * _sigmoid(x) * (1.0 - t * t))
+
+
+class LogSigmoid(Function):
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), finite for every x; the gradient is
+    sigmoid(-x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return np.minimum(x, 0.0) - np.log1p(np.exp(-np.abs(x)))
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, = ctx.saved_tensors
+        return dy * _sigmoid(-x)
+
+
+class ScaledExponentialLinear(Function):
+    """scale * (x where x > 0, else alpha (exp(x * input_scale) - 1)): selu (Klambauer et al.,
+    2017) and celu (Barron, 2017, input_scale = 1/alpha). At x = 0 the gradient is the
+    exponential piece's, scale * alpha * input_scale, as PyTorch's."""
+
+    @staticmethod
+    def forward(ctx, x, *, alpha, scale, input_scale):
+        ctx.save_for_backward(x)
+        ctx.params = alpha, scale, input_scale
+        with np.errstate(over="ignore"):  # exp of a large positive x, not the branch taken
+            negative = alpha * np.expm1(x * input_scale)
+        return (scale * np.where(x > 0, x, negative)).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, = ctx.saved_tensors
+        alpha, scale, input_scale = ctx.params
+        with np.errstate(over="ignore"):
+            slope = np.where(x > 0, scale, scale * alpha * input_scale * np.exp(x * input_scale))
+        return (dy * slope).astype(dy.dtype, copy=False)
+
+
+class Shrink(Function):
+    """hardshrink (x where |x| > lambd, else 0) and softshrink (x moved lambd towards 0 where
+    |x| > lambd, else 0); the gradient passes where |x| > lambd only, and NaN stays NaN."""
+
+    @staticmethod
+    def forward(ctx, x, *, lambd, soft):
+        ctx.save_for_backward(x)
+        ctx.lambd = lambd
+        inside = (x >= -lambd) & (x <= lambd)
+        moved = x - np.sign(x) * lambd if soft else x
+        return np.where(inside, 0.0, moved).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, = ctx.saved_tensors
+        inside = (x >= -ctx.lambd) & (x <= ctx.lambd)
+        return np.where(inside, 0.0, dy).astype(dy.dtype, copy=False)
+
+
+class Threshold(Function):
+    """value where x <= threshold, else x (so NaN stays NaN); the gradient is zero where
+    x <= threshold."""
+
+    @staticmethod
+    def forward(ctx, x, *, threshold, value):
+        ctx.save_for_backward(x)
+        ctx.threshold = threshold
+        return np.where(x <= threshold, value, x).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, = ctx.saved_tensors
+        return np.where(x <= ctx.threshold, 0.0, dy).astype(dy.dtype, copy=False)

@@ -19,9 +19,25 @@ from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, MaxPool2d
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding, EmbeddingBag
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .activation import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, LogSigmoid, Mish,
+                         Softshrink, Softsign, Tanhshrink, Threshold)
+from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss,
+                   MultiLabelSoftMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss)
+from .normalization import InstanceNorm1d, InstanceNorm2d, RMSNorm
+from .padding import (CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d,
+                      ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, ZeroPad1d, ZeroPad2d)
+from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
 
 __all__ = [
     "Module",
+    # more activations, norms, padding, shuffles and losses
+    "CELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "LogSigmoid", "Mish",
+    "Softshrink", "Softsign", "Tanhshrink", "Threshold", "InstanceNorm1d", "InstanceNorm2d",
+    "RMSNorm", "CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d",
+    "ZeroPad2d", "ChannelShuffle", "PixelShuffle", "PixelUnshuffle", "CosineEmbeddingLoss",
+    "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
+    "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
     # containers
     "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential",
     # layers

@@ -1,8 +1,11 @@
-"""Normalization layers: local response, layer and group normalization."""
+"""Normalization layers: local response, layer, group, RMS and instance normalization."""
+import warnings
+
 import numpy as np
 
 from ...checks import check_real, check_size
-from ...tensor import tensor
+from ...autograd import no_grad
+from ...tensor import Tensor, int64, tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -101,3 +104,116 @@ class GroupNorm(Module):
     def extra_repr(self):
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, " \
                f"bias={self.bias is not None}"
+
+
+class RMSNorm(Module):
+    """Scale the last dims, which must be normalized_shape (an int is one dim), by the inverse
+    of their root mean square, with a learnable weight of that shape (elementwise_affine);
+    eps=None is the machine epsilon of the input's dtype."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        cls = "RMSNorm"
+        dtype, dev = _factory(cls, dtype, device)
+        if not isinstance(normalized_shape, (tuple, list)):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = F._normalized_shape(cls, normalized_shape)
+        if any(s < 0 for s in self.normalized_shape):
+            raise ValueError(f"{cls}: normalized_shape must have non-negative sizes, got "
+                             f"{self.normalized_shape}")
+        if eps is not None:
+            check_real(cls, "eps", eps, minimum=0.0)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(tensor(np.ones(self.normalized_shape, dtype), device=dev))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, input):
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, " \
+               f"elementwise_affine={self.elementwise_affine}"
+
+
+class _InstanceNorm(Module):
+    _input_dims = (2, 3)
+    _input_desc = ""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False, device=None, dtype=None, *, bias=True):
+        super().__init__()
+        cls = type(self).__name__
+        dtype, dev = _factory(cls, dtype, device)
+        self.num_features = _positive_int(cls, "num_features", num_features)
+        self.eps, self.momentum = eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        _ones_and_zeros(self, (num_features,), dtype, dev, affine, bias)
+        if track_running_stats:
+            self.register_buffer("running_mean", tensor(np.zeros(num_features, dtype), device=dev))
+            self.register_buffer("running_var", tensor(np.ones(num_features, dtype), device=dev))
+            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64, device=dev))
+        else:
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            with no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        cls = type(self).__name__
+        if not isinstance(input, Tensor) or input.ndim not in self._input_dims:
+            got = f"{input.ndim}-D" if isinstance(input, Tensor) else type(input).__name__
+            raise ValueError(f"{cls}: expected {self._input_desc} input, got {got} input")
+        unbatched = input.ndim == self._input_dims[0]
+        channel_dim = 0 if unbatched else 1
+        if input.shape[channel_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(f"{cls}: expected input's size at dim={channel_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{input.shape[channel_dim]}.")
+            warnings.warn(f"{cls}: input's size at dim={channel_dim} does not match num_features "
+                          f"({self.num_features}): {input.shape[channel_dim]}; the norm works, "
+                          f"as its statistics are per instance and affine=False.", stacklevel=2)
+        x = input.unsqueeze(0) if unbatched else input
+        y = F.instance_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            self.training or not self.track_running_stats,
+                            0.0 if self.momentum is None else self.momentum, self.eps)
+        return y.squeeze(0) if unbatched else y
+
+    def extra_repr(self):
+        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, " \
+               f"affine={self.affine}, bias={self.bias is not None}, " \
+               f"track_running_stats={self.track_running_stats}"
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Normalize each channel of each sample of (N, C, L) or (C, L) input over its length;
+    learnable per-channel weight and bias with affine=True, running statistics (used in eval)
+    with track_running_stats=True."""
+    _input_dims = (2, 3)
+    _input_desc = "2-D (C, L) or 3-D (N, C, L)"
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Normalize each channel of each sample of (N, C, H, W) or (C, H, W) input over its
+    positions; affine and track_running_stats as InstanceNorm1d's."""
+    _input_dims = (3, 4)
+    _input_desc = "3-D (C, H, W) or 4-D (N, C, H, W)"
