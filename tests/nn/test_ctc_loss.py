@@ -138,3 +138,16 @@ def test_errors_name_the_argument(call, error, match):
     with pytest.raises(error, match=match) as info:
         call(lp)
     assert str(info.value).startswith("ctc_loss:")
+
+
+def test_the_module():
+    loss = minifw.nn.CTCLoss(blank=3, reduction="sum", zero_infinity=True)
+    lp = minifw.tensor(case(1))
+    args = (minifw.tensor([[0, 1], [2, 0], [1, 1]]), [5, 4, 5], [2, 1, 2])
+    assert loss(lp, *args).item() == pytest.approx(
+        F.ctc_loss(lp, *args, blank=3, reduction="sum", zero_infinity=True).item(), rel=1e-15)
+    assert repr(loss) == "CTCLoss()"
+    with pytest.raises(ValueError, match="CTCLoss: blank must be a class index >= 0"):
+        minifw.nn.CTCLoss(blank=-1)
+    with pytest.raises(ValueError, match="reduction"):
+        minifw.nn.CTCLoss(reduction="avg")

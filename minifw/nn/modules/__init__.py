@@ -21,7 +21,7 @@ from .sparse import Embedding, EmbeddingBag
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .activation import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, LogSigmoid, Mish,
                          Softshrink, Softsign, Tanhshrink, Threshold)
-from .loss import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss,
+from .loss import (CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss,
                    MultiLabelSoftMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss)
 from .normalization import InstanceNorm1d, InstanceNorm2d, RMSNorm
 from .padding import (CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d,
@@ -36,7 +36,7 @@ __all__ = [
     "RMSNorm", "CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d",
     "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d",
     "ZeroPad2d", "ChannelShuffle", "PixelShuffle", "PixelUnshuffle", "CosineEmbeddingLoss",
-    "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
+    "CTCLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "MultiLabelSoftMarginLoss",
     "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
     # containers
     "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential",

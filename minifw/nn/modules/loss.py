@@ -206,3 +206,19 @@ class HingeEmbeddingLoss(_Loss):
 
     def forward(self, input, target):
         return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification (F.ctc_loss): log_probs (T, N, C), targets,
+    input_lengths, target_lengths."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = F.check_int("CTCLoss", "blank", blank)
+        if self.blank < 0:
+            raise ValueError(f"CTCLoss: blank must be a class index >= 0, got {blank}")
+        self.zero_infinity = F.check_bool("CTCLoss", "zero_infinity", zero_infinity)
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)
