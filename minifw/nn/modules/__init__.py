@@ -1,7 +1,7 @@
 """The layers, one file per family as in torch.nn.modules (module, container, linear,
 conv, pooling, activation, normalization, batchnorm, dropout, flatten, sparse, loss,
-rnn, upsampling, distance), so that both `nn.Linear` and `nn.modules.linear.Linear` name the
-same class."""
+rnn, upsampling, distance, padding, pixelshuffle), so that both `nn.Linear` and
+`nn.modules.linear.Linear` name the same class."""
 from .module import Module
 from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, PReLU, ReLU, ReLU6, Sigmoid,
                          SiLU, Softmax, Softmax2d, Softmin, Softplus, Tanh)
