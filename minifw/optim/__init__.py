@@ -1,5 +1,5 @@
 """Optimizers and learning-rate schedules (as torch.optim)."""
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adadelta import Adadelta
 from .adagrad import Adagrad
 from .adam import Adam, AdamW
