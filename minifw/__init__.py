@@ -37,6 +37,7 @@ from .random import initial_seed, seed  # noqa: E402
 from .amp import autocast  # noqa: E402
 from . import amp  # noqa: E402
 from . import distributions  # noqa: E402
+from . import linalg  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -681,3 +682,97 @@ double = float64
 long = int64
 int = int32
 bool = bool_
+
+
+# ---- more of the torch namespace: pointwise functions, products, shapes, reductions ----
+from .tensor import (block_diag, broadcast_shapes, broadcast_tensors, bucketize,  # noqa: E402
+                     cartesian_prod, column_stack, combinations, dstack, hstack, isin,
+                     row_stack, searchsorted, std_mean, tensordot, tril_indices, triu_indices,
+                     var_mean, vstack)
+from .tensor import atleast_1d, atleast_2d, atleast_3d  # noqa: E402
+
+
+def _method_form(name, doc=None):
+    """minifw.<name>(input, ...) = input.<name>(...), as the torch namespace's functional form."""
+    def function(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}: input must be a Tensor, got {type(input).__name__}")
+        return getattr(input, name)(*args, **kwargs)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc or f"input.{name}(...): see Tensor.{name}."
+    return function
+
+
+for _name in ("log2", "log10", "reciprocal", "erf", "erfc", "erfinv", "sinh", "cosh", "asin", "acos",
+              "asinh", "acosh", "atanh", "arcsin", "arccos", "arcsinh", "arccosh", "arctanh", "logit",
+              "frac", "nan_to_num", "sgn", "deg2rad", "rad2deg", "sinc", "signbit", "isneginf",
+              "isposinf", "lgamma", "digamma", "heaviside", "gcd", "lcm", "positive",
+              "outer", "ger", "dot", "vdot", "inner", "kron", "cross", "addmm", "addmv", "addbmm",
+              "baddbmm", "movedim", "moveaxis", "swapaxes", "swapdims", "diagonal", "diag_embed",
+              "tile", "rot90", "ravel", "flipud", "fliplr", "broadcast_to", "tensor_split",
+              "hsplit", "vsplit", "dsplit", "split_with_sizes", "take", "take_along_dim",
+              "index_copy", "masked_scatter", "argwhere", "cumprod", "cummax", "cummin",
+              "logcumsumexp", "kthvalue", "mode", "nansum", "nanmean",
+              "quantile", "nanquantile", "count_nonzero", "aminmax", "diff", "histc",
+              "scatter_reduce"):
+    globals()[_name] = _method_form(_name)
+# the in-place forms the torch namespace has too (torch.log2_(x) is x.log2_())
+for _name in ("log2", "log10", "reciprocal", "erf", "erfc", "sinh", "cosh", "asin", "acos", "asinh",
+              "acosh", "atanh", "arcsin", "arccos", "arcsinh", "arccosh", "arctanh", "logit", "frac",
+              "nan_to_num", "xlogy", "deg2rad", "rad2deg", "sinc", "gcd", "lcm", "addmv"):
+    globals()[_name + "_"] = _method_form(_name + "_")
+del _name
+
+
+def _first_tensor(fn, input, other):
+    """The tensor whose method computes fn(input, other), where input may be a number."""
+    if isinstance(input, Tensor):
+        return input
+    if isinstance(other, Tensor):
+        return tensor(input, device=other.device)
+    raise TypeError(f"{fn}: input or other must be a Tensor, got {type(input).__name__} and "
+                    f"{type(other).__name__}")
+
+
+def atan2(input, other):
+    return _first_tensor("atan2", input, other).atan2(other)
+
+
+arctan2 = atan2
+
+
+def hypot(input, other):
+    return _first_tensor("hypot", input, other).hypot(other)
+
+
+def fmod(input, other):
+    return _first_tensor("fmod", input, other).fmod(other)
+
+
+def xlogy(input, other):
+    """input * log(other), 0 where input is 0; either may be a number."""
+    if not isinstance(input, Tensor) and isinstance(other, Tensor):
+        return other._float_binary(input, "xlogy", reverse=True)
+    return _first_tensor("xlogy", input, other).xlogy(other)
+
+
+def logaddexp(input, other):
+    return _first_tensor("logaddexp", input, other).logaddexp(other)
+
+
+def copysign(input, other):
+    return _first_tensor("copysign", input, other).copysign(other)
+
+
+def float_power(input, exponent):
+    return _first_tensor("float_power", input, exponent).float_power(exponent)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each element (or slice along dim) of input repeated `repeats` times; with a tensor of
+    counts alone, the indices 0, 1, ... each repeated its count of times."""
+    if repeats is None:
+        counts = input
+        return arange(counts.numel(), device=counts.device).repeat_interleave(
+            counts, output_size=output_size)
+    return input.repeat_interleave(repeats, dim, output_size=output_size)

@@ -25,6 +25,7 @@ minifw.autograd for the graph walk.
 """
 import builtins
 import collections
+import itertools
 import math
 import numbers
 import operator
@@ -68,6 +69,10 @@ MaxResult = collections.namedtuple("MaxResult", "values indices")
 SortResult = collections.namedtuple("SortResult", "values indices")
 TopKResult = collections.namedtuple("TopKResult", "values indices")
 MedianResult = collections.namedtuple("MedianResult", "values indices")
+CumulativeResult = collections.namedtuple("CumulativeResult", "values indices")
+KthValueResult = collections.namedtuple("KthValueResult", "values indices")
+ModeResult = collections.namedtuple("ModeResult", "values indices")
+AminmaxResult = collections.namedtuple("AminmaxResult", "min max")
 
 # Tensor.type() names, as PyTorch's 'torch.FloatTensor' ('torch.cuda.FloatTensor' on a GPU)
 _TYPE_NAMES = {float32: "FloatTensor", float64: "DoubleTensor", int64: "LongTensor",
@@ -2079,6 +2084,852 @@ class Tensor:
         self._apply_inplace("__setitem__", lambda: _indexing.IndexPut.apply(self, value, index=where),
                             value, written=written)
 
+    # ---- more pointwise functions ----------------------------------------------------
+    def log2(self):
+        return self._pointwise("log2")
+
+    def log10(self):
+        return self._pointwise("log10")
+
+    def reciprocal(self):
+        return self._pointwise("reciprocal")
+
+    def erf(self):
+        return self._pointwise("erf")
+
+    def erfc(self):
+        return self._pointwise("erfc")
+
+    def erfinv(self):
+        """The inverse of erf: +-inf at +-1, nan outside [-1, 1]."""
+        return self._pointwise("erfinv")
+
+    def sinh(self):
+        return self._pointwise("sinh")
+
+    def cosh(self):
+        return self._pointwise("cosh")
+
+    def asin(self):
+        return self._pointwise("asin")
+
+    def acos(self):
+        return self._pointwise("acos")
+
+    def asinh(self):
+        return self._pointwise("asinh")
+
+    def acosh(self):
+        return self._pointwise("acosh")
+
+    def atanh(self):
+        return self._pointwise("atanh")
+
+    arcsin, arccos, arcsinh, arccosh, arctanh = asin, acos, asinh, acosh, atanh
+
+    def lgamma(self):
+        """log |Gamma(x)| (minifw's own, within 1e-14 of the exact value in float64)."""
+        return self._pointwise("lgamma")
+
+    def digamma(self):
+        """d/dx lgamma(x): -inf at 0, nan at the negative integers."""
+        return self._pointwise("digamma")
+
+    def deg2rad(self):
+        return self._pointwise("deg2rad")
+
+    def rad2deg(self):
+        return self._pointwise("rad2deg")
+
+    def sinc(self):
+        """sin(pi x) / (pi x), 1 at 0."""
+        return self._pointwise("sinc")
+
+    def frac(self):
+        """x - trunc(x): the fractional part, with x's sign."""
+        self._check_float("frac")
+        return self._pointwise("frac")
+
+    def logit(self, eps=None):
+        """log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given (no gradient
+        outside that range)."""
+        if eps is not None:
+            eps = _real("logit", "eps", eps, minimum=0, maximum=1)
+        return self._pointwise("logit", eps)
+
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None):
+        """NaN, +inf and -inf replaced by `nan`, `posinf` and `neginf` (by default 0 and the
+        dtype's largest and lowest finite values); the gradient flows through finite elements."""
+        if self.dtype.kind != "f":
+            return self.clone()
+        info = np.finfo(self.dtype)
+        values = [_real("nan_to_num", name, default if v is None else v, finite=False)
+                  for name, v, default in (("nan", nan, 0.0), ("posinf", posinf, float(info.max)),
+                                           ("neginf", neginf, float(info.min)))]
+        with np.errstate(over="ignore"):  # a value beyond the dtype's range becomes inf, as PyTorch's
+            values = [self.dtype.type(v) for v in values]
+        return _elementwise.Pointwise.apply(self, name="nan_to_num", args=tuple(values))
+
+    def sgn(self):
+        """The sign (for real tensors, sign)."""
+        return self.sign()
+
+    def positive(self):
+        if self.dtype == bool_:
+            raise TypeError("positive: not supported for bool tensors")
+        return self
+
+    def signbit(self):
+        """True where the sign bit is set (also -0.0), a bool tensor."""
+        return Tensor._make(_autograd.on_device(np.signbit(self._data), self.device))
+
+    def isposinf(self):
+        return Tensor._make(_autograd.on_device(self._data == np.inf, self.device)) \
+            if self.dtype.kind == "f" else zeros(self.shape, dtype=bool_, device=self.device)
+
+    def isneginf(self):
+        return Tensor._make(_autograd.on_device(self._data == -np.inf, self.device)) \
+            if self.dtype.kind == "f" else zeros(self.shape, dtype=bool_, device=self.device)
+
+    def _float_binary(self, other, name, reverse=False):
+        """BINARY[name] of this tensor and `other` (a tensor or a number), promoted as
+        arithmetic is and then to the default float dtype if not floating point."""
+        if isinstance(other, np.ndarray):
+            other = tensor(other)
+        if isinstance(other, (bool, np.bool_)) or not isinstance(other, (Tensor, numbers.Real)):
+            raise TypeError(f"{name}: other must be a Tensor or a real number, got "
+                            f"{type(other).__name__}")
+        dtype = _result_dtype(self, other)
+        dtype = dtype if dtype.kind == "f" else _default_dtype
+        a = self._cast(dtype)
+        b = other._cast(dtype) if isinstance(other, Tensor) else _scalar(other, dtype)
+        a, b = (b, a) if reverse else (a, b)
+        return _elementwise.BinaryPointwise.apply(a, b, name=name)
+
+    def atan2(self, other):
+        """The angle of the point (other, self) (x = other, y = self), in (-pi, pi]."""
+        return self._float_binary(other, "atan2")
+
+    arctan2 = atan2
+
+    def hypot(self, other):
+        return self._float_binary(other, "hypot")
+
+    def fmod(self, other):
+        """The remainder of self / other with self's sign (C's fmod); integers stay integers
+        (a division by zero raises)."""
+        if self.dtype.kind in "iu" and _result_dtype(self, other).kind in "iu":
+            return self._integral_or_float(other, "fmod", np.fmod)
+        return self._float_binary(other, "fmod")
+
+    def xlogy(self, other):
+        """self * log(other), 0 where self is 0 (unless other is nan)."""
+        return self._float_binary(other, "xlogy")
+
+    def logaddexp(self, other):
+        """log(exp(self) + exp(other)), without overflow."""
+        return self._float_binary(other, "logaddexp")
+
+    def copysign(self, other):
+        """|self| with other's sign (of -0.0 too)."""
+        return self._float_binary(other, "copysign")
+
+    def float_power(self, exponent):
+        """self ** exponent in float64, whatever the dtypes."""
+        if isinstance(exponent, Tensor):
+            return self._cast(float64) ** exponent._cast(float64)
+        if isinstance(exponent, (bool, np.bool_)) or not isinstance(exponent, numbers.Real):
+            raise TypeError(f"float_power: exponent must be a Tensor or a real number, got "
+                            f"{type(exponent).__name__}")
+        return self._cast(float64) ** float(exponent)
+
+    def float_power_(self, exponent):
+        if self.dtype != float64:
+            raise TypeError(f"float_power_: the result is float64, which this tensor of dtype "
+                            f"{self.dtype} cannot hold; use float_power")
+        return self._apply_inplace("float_power_", lambda: self.float_power(exponent), exponent)
+
+    def heaviside(self, values):
+        """0 where self < 0, 1 where self > 0, `values` (broadcast) where self == 0; `values`
+        must have this tensor's dtype. Not differentiable (as PyTorch's)."""
+        if not isinstance(values, Tensor):
+            raise TypeError(f"heaviside: values must be a Tensor, got {type(values).__name__}")
+        if values.dtype != self.dtype:
+            raise TypeError(f"heaviside: values must have the input's dtype {self.dtype}, got "
+                            f"{values.dtype}")
+        dev = _autograd.common_device("heaviside", (self, values))
+        x, v = _autograd._data_on(self, dev), _autograd._data_on(values, dev)
+        out = np.where(x == 0, v, (x > 0).astype(self.dtype))
+        return Tensor._make(_autograd.on_device(out.astype(self.dtype, copy=False), dev))
+
+    def _integer_pair(self, other, fn, ufunc):
+        got = self._operands(other, fn)
+        if got is None or got[2].kind not in "iu":
+            raise TypeError(f"{fn}: expected integer tensors (or ints), got {self.dtype} and "
+                            f"{getattr(other, 'dtype', type(other).__name__)}")
+        a, b, _, dev = got
+        return Tensor._make(_autograd.on_device(ufunc(a, b), dev))
+
+    def gcd(self, other):
+        """The greatest common divisor elementwise (non-negative; gcd(0, 0) = 0)."""
+        return self._integer_pair(other, "gcd", np.gcd)
+
+    def lcm(self, other):
+        return self._integer_pair(other, "lcm", np.lcm)
+
+    # ---- products --------------------------------------------------------------------
+    def _vector(self, fn, name):
+        if self.ndim != 1:
+            raise ValueError(f"{fn}: {name} must be a 1-D tensor, got shape {self.shape}")
+        return self
+
+    def outer(self, vec2):
+        """The outer product self[i] * vec2[j] of two 1-D tensors."""
+        self._vector("outer", "input")
+        _check_tensor("outer", "vec2", vec2)._vector("outer", "vec2")
+        return self.reshape(-1, 1) * vec2.reshape(1, -1)
+
+    ger = outer
+
+    def dot(self, other):
+        """The inner product of two 1-D tensors of one dtype and size."""
+        self._vector("dot", "input")
+        _check_tensor("dot", "other", other)._vector("dot", "other")
+        if other.dtype != self.dtype:
+            raise TypeError(f"dot: expected both vectors to have the same dtype, got {self.dtype} "
+                            f"and {other.dtype}")
+        if other.shape != self.shape:
+            raise ValueError(f"dot: the vectors must have the same size, got {self.numel()} and "
+                             f"{other.numel()}")
+        return (self * other).sum(dtype=self.dtype)  # int32 stays int32, as PyTorch's
+
+    vdot = dot
+
+    def inner(self, other):
+        """The sum of products over the last dims (a 0-d operand: the plain product); the
+        result's shape is self.shape[:-1] + other.shape[:-1]."""
+        _check_tensor("inner", "other", other)
+        if self.ndim == 0 or other.ndim == 0:
+            return self * other
+        if self.shape[-1] != other.shape[-1]:
+            raise ValueError(f"inner: the last dims must match, got shapes {self.shape} and "
+                             f"{other.shape}")
+        return tensordot(self, other, ([-1], [-1]))
+
+    def kron(self, other):
+        """The Kronecker product: the blocks self[i] * other, laid out as self's elements."""
+        _check_tensor("kron", "other", other)
+        n = max(self.ndim, other.ndim)
+        a = self.reshape((1,) * (n - self.ndim) + self.shape)
+        b = other.reshape((1,) * (n - other.ndim) + other.shape)
+        interleaved_a = tuple(x for s in a.shape for x in (s, 1))
+        interleaved_b = tuple(x for s in b.shape for x in (1, s))
+        out = a.reshape(interleaved_a) * b.reshape(interleaved_b)
+        return out.reshape(tuple(p * q for p, q in zip(a.shape, b.shape)))
+
+    def cross(self, other, dim=None):
+        """The cross product of 3-vectors along `dim` (broadcast); dim None: the first dim of
+        size 3."""
+        fn = "cross"
+        _check_tensor(fn, "other", other)
+        try:
+            shape = np.broadcast_shapes(self.shape, other.shape)
+        except ValueError:
+            raise ValueError(f"{fn}: shapes {self.shape} and {other.shape} do not broadcast") from None
+        if dim is None:
+            found = [i for i, n in enumerate(shape) if n == 3]
+            if not found:
+                raise ValueError(f"{fn}: no dimension of size 3 in shape {shape}")
+            d = found[0]
+        else:
+            d = _dim(fn, dim, len(shape))
+        if shape[d] != 3:
+            raise ValueError(f"{fn}: dimension {dim} must have size 3, got {shape[d]} (shape {shape})")
+        a, b = self.expand(*shape).unbind(d), other.expand(*shape).unbind(d)
+        return stack([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                      a[0] * b[1] - a[1] * b[0]], dim=d)
+
+    def _scaled_sum(self, fn, product, beta, alpha):
+        """beta * self + alpha * product (self broadcast to product's shape); beta 0 ignores
+        self's values (nan and inf too), as PyTorch."""
+        for name, v in (("beta", beta), ("alpha", alpha)):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Number):
+                raise TypeError(f"{fn}: {name} must be a number, got {type(v).__name__}")
+        try:
+            fits = np.broadcast_shapes(self.shape, product.shape) == product.shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"{fn}: input of shape {self.shape} does not broadcast to the "
+                             f"product's shape {product.shape}")
+        scaled = product if alpha == 1 else product * alpha
+        if beta == 0:  # self's values (nan and inf too) take no part
+            return scaled._cast(_result_dtype(self, scaled))
+        return scaled + (self if beta == 1 else self * beta)
+
+    def addmm(self, mat1, mat2, *, beta=1, alpha=1):
+        """beta * self + alpha * (mat1 @ mat2) (self broadcast)."""
+        return self._scaled_sum("addmm", _mm_checked("addmm", mat1, mat2), beta, alpha)
+
+    def addmv(self, mat, vec, *, beta=1, alpha=1):
+        """beta * self + alpha * (mat @ vec)."""
+        if not isinstance(mat, Tensor) or mat.ndim != 2:
+            raise ValueError(f"addmv: mat must be a 2-D tensor, got {getattr(mat, 'shape', mat)!r}")
+        if not isinstance(vec, Tensor) or vec.ndim != 1:
+            raise ValueError(f"addmv: vec must be a 1-D tensor, got {getattr(vec, 'shape', vec)!r}")
+        return self._scaled_sum("addmv", _product("addmv", mat, vec), beta, alpha)
+
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        """beta * self + alpha * the sum over the batch of batch1[i] @ batch2[i]."""
+        return self._scaled_sum("addbmm", _bmm_checked("addbmm", batch1, batch2).sum(0), beta, alpha)
+
+    def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+        """beta * self + alpha * (batch1 @ batch2), batch by batch."""
+        return self._scaled_sum("baddbmm", _bmm_checked("baddbmm", batch1, batch2), beta, alpha)
+
+    # ---- more shapes -----------------------------------------------------------------
+    def movedim(self, source, destination):
+        """Dims `source` (an int or a sequence) moved to the places `destination` names; the
+        others keep their order."""
+        fn = "movedim"
+        src = _dims(fn, source, self.ndim, "source") or ()
+        dst = _dims(fn, destination, self.ndim, "destination") or ()
+        if len(src) != len(dst):
+            raise ValueError(f"{fn}: source and destination must name as many dims, got {source!r} "
+                             f"and {destination!r}")
+        order = [d for d in range(self.ndim) if d not in src]
+        for d, s in sorted(zip(dst, src)):
+            order.insert(d, s)
+        return self if not self.ndim else self.permute(*order)
+
+    moveaxis = movedim
+
+    def swapaxes(self, axis0, axis1):
+        return self.transpose(axis0, axis1)
+
+    swapdims = swapaxes
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        """The `offset` diagonal of the matrices spanned by dim1 and dim2, as the last dim (a
+        copy here, where PyTorch returns a view)."""
+        fn = "diagonal"
+        if self.ndim < 2:
+            raise ValueError(f"{fn}: input must have at least 2 dimensions, got shape {self.shape}")
+        d1, d2 = _dim(fn, dim1, self.ndim, "dim1"), _dim(fn, dim2, self.ndim, "dim2")
+        if d1 == d2:
+            raise ValueError(f"{fn}: dim1 and dim2 must differ, both are {d1}")
+        return _shape.DiagonalAlong.apply(self, offset=_int(fn, "offset", offset), dim1=d1, dim2=d2)
+
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1):
+        """The last dim written on the `offset` diagonal of new matrices spanned by dims dim1
+        and dim2 of the result (one dim more than the input), zeros elsewhere."""
+        fn = "diag_embed"
+        if self.ndim < 1:
+            raise ValueError(f"{fn}: input must have at least 1 dimension, got a 0-d tensor")
+        d1, d2 = _dim(fn, dim1, self.ndim + 1, "dim1"), _dim(fn, dim2, self.ndim + 1, "dim2")
+        if d1 == d2:
+            raise ValueError(f"{fn}: dim1 and dim2 must differ, both are {d1}")
+        return _shape.DiagonalEmbed.apply(self, offset=_int(fn, "offset", offset), dim1=d1, dim2=d2)
+
+    def tile(self, *dims):
+        """The tensor repeated dims[i] times along dim i; fewer dims than the tensor has are
+        padded with 1s in front (unlike repeat)."""
+        dims = _check_size("tile", _shape_args("tile", dims))
+        return self.repeat(*((1,) * (self.ndim - len(dims)) + dims))
+
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None):
+        """Each element (or slice along `dim`) repeated `repeats` times (an int, or a tensor of
+        one count per element along dim); dim None: of the flattened tensor."""
+        fn = "repeat_interleave"
+        x = self.reshape(-1) if dim is None else self
+        d = 0 if dim is None else _dim(fn, dim, max(self.ndim, 1))
+        if x.ndim == 0:
+            x = x.reshape(1)
+        n = x.shape[d]
+        if isinstance(repeats, Tensor):
+            if repeats.dtype.kind not in "iu" or repeats.ndim > 1:
+                raise TypeError(f"{fn}: repeats must be an int or a 0-D/1-D integer tensor, got "
+                                f"dtype {repeats.dtype} and shape {repeats.shape}")
+            counts = devices.to_device(repeats._data, devices.CPU).reshape(-1)
+            if counts.size == 1:
+                counts = np.repeat(counts, n)
+            if counts.size != n:
+                raise ValueError(f"{fn}: repeats must have {n} elements (one per element along "
+                                 f"dim), got {counts.size}")
+        else:
+            counts = np.full(n, _int(fn, "repeats", repeats, minimum=0), np.int64)
+        if counts.size and counts.min() < 0:
+            raise ValueError(f"{fn}: repeats must be non-negative, got {int(counts.min())}")
+        index = np.repeat(np.arange(n), counts)
+        if output_size is not None and _int(fn, "output_size", output_size) != index.size:
+            raise ValueError(f"{fn}: output_size {output_size} does not match the total of "
+                             f"repeats {index.size}")
+        return x.index_select(d, Tensor._make(devices.to_device(index, self.device)))
+
+    def rot90(self, k=1, dims=(0, 1)):
+        """Rotated by 90 degrees k times, from dims[0] towards dims[1]."""
+        fn = "rot90"
+        dims = tuple(dims)
+        if len(dims) != 2:
+            raise ValueError(f"{fn}: dims must name 2 dims, got {dims!r}")
+        if self.ndim < 2:
+            raise ValueError(f"{fn}: input must have at least 2 dimensions, got shape {self.shape}")
+        d0, d1 = _dims(fn, dims, self.ndim, "dims")
+        k = _int(fn, "k", k) % 4
+        if k == 0:
+            return self.clone()
+        if k == 2:
+            return self.flip(d0, d1)
+        return self.flip(d1 if k == 1 else d0).transpose(d0, d1)
+
+    def ravel(self):
+        return self.reshape(-1)
+
+    def flipud(self):
+        if self.ndim < 1:
+            raise ValueError("flipud: input must have at least 1 dimension")
+        return self.flip(0)
+
+    def fliplr(self):
+        if self.ndim < 2:
+            raise ValueError(f"fliplr: input must have at least 2 dimensions, got shape {self.shape}")
+        return self.flip(1)
+
+    def broadcast_to(self, size):
+        return self.expand(*size)
+
+    def tensor_split(self, indices_or_sections, dim=0):
+        """Views along `dim`: `sections` pieces of nearly equal size (the first size % sections
+        one larger), or the pieces between the given indices (clipped to the size)."""
+        fn = "tensor_split"
+        if self.ndim == 0:
+            raise ValueError(f"{fn}: cannot be applied to a 0-d tensor")
+        d = _dim(fn, dim, self.ndim)
+        size = self.shape[d]
+        if isinstance(indices_or_sections, Tensor):
+            if indices_or_sections.dtype.kind not in "iu" or indices_or_sections.ndim > 1:
+                raise TypeError(f"{fn}: indices_or_sections must be an int64 tensor of 0 or 1 dims, "
+                                f"got {indices_or_sections.dtype} of shape {indices_or_sections.shape}")
+            indices_or_sections = indices_or_sections.tolist()
+        if _is_int(indices_or_sections):
+            sections = _int(fn, "sections", indices_or_sections, minimum=1)
+            small, extra = divmod(size, sections)
+            sizes = [small + 1] * extra + [small] * (sections - extra)
+            bounds = list(itertools.accumulate(sizes))[:-1]
+        elif isinstance(indices_or_sections, (list, tuple)):
+            bounds = [_int(fn, "indices", i) for i in indices_or_sections]
+        else:
+            raise TypeError(f"{fn}: indices_or_sections must be an int, a list of ints or a tensor, "
+                            f"got {type(indices_or_sections).__name__}")
+
+        def clip(i):
+            return min(max(i + size if i < 0 else i, 0), size)
+        starts, ends = [0] + [clip(b) for b in bounds], [clip(b) for b in bounds] + [size]
+        return tuple(self[(slice(None),) * d + (slice(s, max(s, e)),)] for s, e in zip(starts, ends))
+
+    def _split_by(self, fn, sections, d):
+        if _is_int(sections):
+            n = _int(fn, "sections", sections, minimum=1)
+            if self.shape[d] % n:
+                raise ValueError(f"{fn}: dim {d} of size {self.shape[d]} cannot be split into "
+                                 f"{n} equal sections")
+        return self.tensor_split(sections, d)
+
+    def hsplit(self, sections):
+        if self.ndim < 1:
+            raise ValueError("hsplit: input must have at least 1 dimension")
+        return self._split_by("hsplit", sections, 0 if self.ndim == 1 else 1)
+
+    def vsplit(self, sections):
+        if self.ndim < 2:
+            raise ValueError(f"vsplit: input must have at least 2 dimensions, got shape {self.shape}")
+        return self._split_by("vsplit", sections, 0)
+
+    def dsplit(self, sections):
+        if self.ndim < 3:
+            raise ValueError(f"dsplit: input must have at least 3 dimensions, got shape {self.shape}")
+        return self._split_by("dsplit", sections, 2)
+
+    def split_with_sizes(self, split_sizes, dim=0):
+        if not isinstance(split_sizes, (list, tuple)):
+            raise TypeError(f"split_with_sizes: split_sizes must be a list of ints, got "
+                            f"{type(split_sizes).__name__}")
+        return self.split(list(split_sizes), dim)
+
+    def unfold(self, dimension, size, step):
+        """Every window of `size` elements along `dimension`, `step` apart, as a new last dim
+        (dimension then counts the windows)."""
+        fn = "unfold"
+        x = self.reshape(1) if self.ndim == 0 else self
+        d = _dim(fn, dimension, x.ndim, "dimension")
+        size, step = _int(fn, "size", size, minimum=0), _int(fn, "step", step, minimum=1)
+        if size > x.shape[d]:
+            raise ValueError(f"{fn}: size ({size}) must not exceed the size of dimension "
+                             f"{dimension} ({x.shape[d]})")
+        windows = (x.shape[d] - size) // step + 1
+        index = (np.arange(windows)[:, None] * step + np.arange(size)).reshape(-1)
+        picked = x.index_select(d, Tensor._make(devices.to_device(index, self.device)))
+        out = picked.reshape(x.shape[:d] + (windows, size) + x.shape[d + 1:]).movedim(d + 1, -1)
+        return out.reshape(size) if self.ndim == 0 else out
+
+    def take(self, index):
+        """The elements of the flattened tensor at `index` (an integer tensor; negative counts
+        from the end), in index's shape."""
+        fn = "take"
+        _index_tensor(fn, "index", index, self)
+        n = self.numel()
+        if index.numel():
+            low, high = int(index._data.min()), int(index._data.max())
+            if low < -n or high >= n:
+                raise IndexError(f"{fn}: index {low if low < -n else high} is out of range for a "
+                                 f"tensor of {n} elements")
+        flat_index = index._data.astype(np.int64) % builtins.max(n, 1)
+        return self.reshape(-1)[Tensor._make(flat_index)].reshape(index.shape)
+
+    def take_along_dim(self, indices, dim=None):
+        """gather along `dim` with `indices` broadcast against this tensor (except along dim);
+        dim None: of the flattened tensor."""
+        fn = "take_along_dim"
+        _index_tensor(fn, "indices", indices, self)
+        if dim is None:
+            return self.reshape(-1).gather(0, indices.reshape(-1))
+        if indices.ndim != self.ndim:
+            raise ValueError(f"{fn}: indices must have as many dimensions as the input "
+                             f"({self.ndim}), got shape {indices.shape}")
+        d = _dim(fn, dim, max(self.ndim, 1))
+        if self.ndim == 0:
+            return self.gather(0, indices)
+        try:
+            common = np.broadcast_shapes(self.shape[:d] + (1,) + self.shape[d + 1:],
+                                         indices.shape[:d] + (1,) + indices.shape[d + 1:])
+        except ValueError:
+            raise ValueError(f"{fn}: input {self.shape} and indices {indices.shape} do not "
+                             f"broadcast outside dim {dim}") from None
+        x = self.expand(*(common[:d] + (self.shape[d],) + common[d + 1:]))
+        i = indices.expand(*(common[:d] + (indices.shape[d],) + common[d + 1:]))
+        return x.gather(d, Tensor._make(i._data.copy()))
+
+    def index_copy(self, dim, index, source):
+        """A copy with the slices along `dim` that `index` names replaced by source's slices,
+        in order (index should not repeat)."""
+        return self._index_copy("index_copy", dim, index, source)
+
+    def index_copy_(self, dim, index, source):
+        return self._apply_inplace("index_copy_", lambda: self._index_copy(
+            "index_copy_", dim, index, source), index, source)
+
+    def _index_copy(self, fn, dim, index, source):
+        x = self.reshape(1) if self.ndim == 0 else self
+        d = _dim(fn, dim, x.ndim)
+        index = x._vector_index(fn, index, d, dim)
+        _check_tensor(fn, "source", source)
+        _same_device(fn, self, source)
+        if source.dtype != self.dtype:
+            raise TypeError(f"{fn}: source must have this tensor's dtype {self.dtype}, got "
+                            f"{source.dtype}")
+        expected = x.shape[:d] + (index.numel(),) + x.shape[d + 1:]
+        if source.shape != expected and not (source.ndim == 0 and math.prod(expected) == 1):
+            raise ValueError(f"{fn}: source must have shape {expected}, got {source.shape}")
+        where = (slice(None),) * d + (index._data,)
+        out = _elementwise.Clone.apply(x)
+        out = _indexing.IndexPut.apply(out, source.reshape(expected), index=where)
+        return out.reshape(self.shape)
+
+    def masked_scatter(self, mask, source):
+        """A copy with the elements where the bool `mask` (broadcast) is True taken from
+        source's elements in order."""
+        return self._masked_scatter("masked_scatter", mask, source)
+
+    def masked_scatter_(self, mask, source):
+        return self._apply_inplace("masked_scatter_", lambda: self._masked_scatter(
+            "masked_scatter_", mask, source), mask, source)
+
+    def _masked_scatter(self, fn, mask, source):
+        if not isinstance(mask, Tensor) or mask.dtype != bool_:
+            raise TypeError(f"{fn}: mask must be a bool tensor, got "
+                            f"{getattr(mask, 'dtype', type(mask).__name__)}")
+        _check_tensor(fn, "source", source)
+        _same_device(fn, self, mask, source)
+        if source.dtype != self.dtype:
+            raise TypeError(f"{fn}: source must have this tensor's dtype {self.dtype}, got "
+                            f"{source.dtype}")
+        try:
+            shape = np.broadcast_shapes(self.shape, mask.shape)
+        except ValueError:
+            shape = None
+        if shape != self.shape:
+            raise ValueError(f"{fn}: mask of shape {mask.shape} does not broadcast to the input's "
+                             f"shape {self.shape}")
+        places = np.flatnonzero(devices.to_device(np.broadcast_to(mask._data, shape), devices.CPU))
+        if places.size > source.numel():
+            raise ValueError(f"{fn}: mask selects {places.size} elements but source has only "
+                             f"{source.numel()}")
+        out = _elementwise.Clone.apply(self.reshape(-1))
+        out = _indexing.IndexPut.apply(out, source.reshape(-1)[:places.size],
+                                       index=devices.to_device(places, self.device))
+        return out.reshape(self.shape)
+
+    def argwhere(self):
+        return self.nonzero()
+
+    def sum_to_size(self, *size):
+        """The sum down to `size`, to which this tensor must be expandable."""
+        size = _shape_args("sum_to_size", size)
+        try:
+            fits = np.broadcast_shapes(size, self.shape) == self.shape and len(size) <= self.ndim
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"sum_to_size: size {size} is not expandable to the tensor's shape "
+                             f"{self.shape}")
+        lead = self.ndim - len(size)
+        axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(size)
+                                          if n == 1 and self.shape[lead + i] != 1)
+        return (self.sum(axes, keepdim=True) if axes else self).reshape(size)
+
+    # ---- more reductions and scans ---------------------------------------------------
+    def _scan_input(self, fn, dim, dtype):
+        """(x, axis) of a scan along `dim`: x cast by dtype=, else integers and bools as int64
+        (as sum), a 0-d tensor as 1 element."""
+        x = self._cast(_dtype_arg(dtype, fn)) if dtype is not None else \
+            self if self.dtype.kind == "f" else self._cast(int64)
+        x = x.reshape(1) if x.ndim == 0 else x
+        return x, _dim(fn, dim, x.ndim)
+
+    def cumprod(self, dim, *, dtype=None):
+        """Running products along `dim` (exact gradients where elements are zero)."""
+        x, d = self._scan_input("cumprod", dim, dtype)
+        out = _reductions.CumulativeProduct.apply(x, dim=d) if x.dtype.kind == "f" else \
+            Tensor._make(_autograd.on_device(np.cumprod(x._data, axis=d), self.device))
+        return out.reshape(self.shape)
+
+    def cumprod_(self, dim, *, dtype=None):
+        return self._apply_inplace("cumprod_", lambda: self.cumprod(dim, dtype=dtype))
+
+    def cumsum_(self, dim, *, dtype=None):
+        return self._apply_inplace("cumsum_", lambda: self.cumsum(dim, dtype=dtype))
+
+    def _cumulative_extreme(self, fn, dim, smallest):
+        x = self.reshape(1) if self.ndim == 0 else self
+        d = _dim(fn, dim, x.ndim)
+        if self.dtype == bool_:
+            x = x._cast(int64)
+        values, indices = _reductions.CumulativeExtreme.apply(x, dim=d, smallest=smallest)
+        values = values._cast(self.dtype) if self.dtype == bool_ else values
+        return CumulativeResult(values.reshape(self.shape), indices.reshape(self.shape))
+
+    def cummax(self, dim):
+        """(values, indices) of the running maximum along `dim` (NaN, once met, stays)."""
+        return self._cumulative_extreme("cummax", dim, smallest=False)
+
+    def cummin(self, dim):
+        return self._cumulative_extreme("cummin", dim, smallest=True)
+
+    def logcumsumexp(self, dim):
+        """log(cumsum(exp(x))) along `dim`, computed without overflow."""
+        self._check_float("logcumsumexp")
+        x = self.reshape(1) if self.ndim == 0 else self
+        return _reductions.LogCumulativeSumExp.apply(x, dim=_dim("logcumsumexp", dim, x.ndim)) \
+            .reshape(self.shape)
+
+    def kthvalue(self, k, dim=-1, keepdim=False):
+        """(values, indices) of the k-th smallest element (k from 1) along `dim`."""
+        fn = "kthvalue"
+        x = self.reshape(1) if self.ndim == 0 else self
+        d = _dim(fn, dim, x.ndim)
+        k = _int(fn, "k", k)
+        if not 1 <= k <= x.shape[d]:
+            raise ValueError(f"{fn}: k ({k}) must be in [1, {x.shape[d]}], the size of dim {dim}")
+        values, indices = _reductions.KthValue.apply(x, k=k, dim=d, keepdim=bool(keepdim))
+        if self.ndim == 0:
+            values, indices = values.reshape(()), indices.reshape(())
+        return KthValueResult(values, indices)
+
+    def mode(self, dim=-1, keepdim=False):
+        """(values, indices) of the most frequent value along `dim` (the smallest of equally
+        frequent ones) and the index of its last occurrence."""
+        fn = "mode"
+        x = self.reshape(1) if self.ndim == 0 else self
+        d = _dim(fn, dim, x.ndim)
+        if x.shape[d] == 0:
+            raise IndexError(f"{fn}: expected reduction dim {dim} to have non-zero size")
+        # on the host: sort each row stably, measure the runs of equal values, take the first
+        # longest run (the smallest of the most frequent values) and its last element
+        data = devices.to_device(x._data, devices.CPU)
+        order = _sorting.sort_order(data, d)
+        ranked = np.moveaxis(np.take_along_axis(data, order, axis=d), d, -1)
+        starts = np.ones(ranked.shape, bool)
+        starts[..., 1:] = ranked[..., 1:] != ranked[..., :-1]
+        if x.dtype.kind == "f":  # NaN != NaN: a run of NaNs is one run
+            starts[..., 1:] &= ~(np.isnan(ranked[..., 1:]) & np.isnan(ranked[..., :-1]))
+        position = np.arange(ranked.shape[-1])
+        length = position - np.maximum.accumulate(np.where(starts, position, 0), axis=-1) + 1
+        best_end = np.moveaxis(np.argmax(length, axis=-1)[..., None], -1, d)
+        idx = devices.to_device(np.take_along_axis(order, best_end, axis=d).astype(np.int64),
+                                self.device)
+        values = x.gather(d, Tensor._make(idx))
+        indices = Tensor._make(idx)
+        if not keepdim:
+            values, indices = values.squeeze(d), indices.squeeze(d)
+        if self.ndim == 0:
+            values, indices = values.reshape(()), indices.reshape(())
+        return ModeResult(values, indices)
+
+    def nansum(self, dim=None, keepdim=False, *, dtype=None):
+        """sum, NaN counting as 0."""
+        x = where(self.isnan(), 0.0, self) if self.dtype.kind == "f" else self
+        return x.sum(dim, keepdim, dtype=dtype)
+
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None):
+        """mean of the elements that are not NaN (NaN where there are none)."""
+        x = self if dtype is None else self._cast(_dtype_arg(dtype, "nanmean"))
+        x._check_float("nanmean")
+        present = ~x.isnan()
+        return x.nansum(dim, keepdim) / present.sum(dim, keepdim)
+
+    def quantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        """The q-th quantiles (q a number or a 1-D tensor in [0, 1]; a tensor adds a first dim)
+        along `dim` (all elements when None), between the sorted elements as `interpolation`
+        says: 'linear', 'lower', 'higher', 'midpoint' or 'nearest' (half to even). NaN where
+        a row holds one."""
+        return self._quantile("quantile", q, dim, keepdim, interpolation, ignore_nan=False)
+
+    def nanquantile(self, q, dim=None, keepdim=False, *, interpolation="linear"):
+        """quantile ignoring NaN (NaN only where a row holds nothing else)."""
+        return self._quantile("nanquantile", q, dim, keepdim, interpolation, ignore_nan=True)
+
+    def _quantile(self, fn, q, dim, keepdim, interpolation, ignore_nan):
+        self._check_float(fn)
+        _choice(fn, "interpolation", interpolation, ("linear", "lower", "higher", "midpoint", "nearest"))
+        scalar_q = not isinstance(q, Tensor)
+        if scalar_q:
+            qs = np.array([_real(fn, "q", q)])
+        else:
+            if q.ndim > 1:
+                raise ValueError(f"{fn}: q must be a number or a 0-D or 1-D tensor, got shape {q.shape}")
+            if q.dtype != self.dtype:
+                raise TypeError(f"{fn}: q must have the input's dtype {self.dtype}, got {q.dtype}")
+            qs = devices.to_device(q._data, devices.CPU).reshape(-1).astype(np.float64)
+        if ((qs < 0) | (qs > 1) | np.isnan(qs)).any():
+            raise ValueError(f"{fn}: q must be in [0, 1], got {qs.tolist() if qs.size > 1 else float(qs[0])}")
+        if dim is None:
+            x, d = self.reshape(-1), 0
+        else:
+            x = self.reshape(1) if self.ndim == 0 else self
+            d = _dim(fn, dim, x.ndim)
+        if x.shape[d] == 0:
+            raise IndexError(f"{fn}: the input is empty along the reduced dim")
+        x = x.movedim(d, -1)
+        ranked = x.sort(-1).values  # NaN last
+        n = x.shape[-1]
+        nans = np.sum(np.isnan(x._data), axis=-1, keepdims=True)
+        valid = n - nans if ignore_nan else nans * 0 + n  # elements ranked per row: (..., 1)
+        rank = devices.to_device(qs.reshape((-1,) + (1,) * x.ndim), self.device) * \
+            np.maximum(valid - 1, 0)  # (Q, ..., 1) positions, float64
+        low = np.floor(rank)
+        high = np.ceil(rank)
+        if interpolation == "lower":
+            high = low
+        elif interpolation == "higher":
+            low = high
+        elif interpolation == "nearest":
+            low = high = np.round(rank)
+        weight = rank - low if interpolation == "linear" else \
+            np.where(high > low, 0.5, 0.0) if interpolation == "midpoint" else rank * 0.0
+        batch = (len(qs),) + ranked.shape[:-1] + (1,)
+        expanded = ranked.unsqueeze(0).expand(len(qs), *ranked.shape)
+        pick = [expanded.gather(-1, Tensor._make(
+            np.broadcast_to(i.astype(np.int64), batch, subok=True).copy())) for i in (low, high)]
+        w = Tensor._make(np.broadcast_to(weight.astype(self.dtype), batch, subok=True).copy())
+        out = pick[0] + (pick[1] - pick[0]) * w  # the lower element exactly where w is 0
+        out = out.squeeze(-1)
+        # a row with a NaN gives NaN (quantile), as does a row of NaNs only (nanquantile)
+        bad = (nans > 0) if not ignore_nan else (valid == 0)
+        out = where(Tensor._make(np.broadcast_to(bad[..., 0], out.shape[1:], subok=True).copy()),
+                    float("nan"), out)
+        if keepdim:
+            if dim is None:
+                out = out.reshape((len(qs),) + (1,) * self.ndim)
+            else:
+                out = out.unsqueeze(d + 1)
+        return out[0] if scalar_q else out
+
+    def count_nonzero(self, dim=None):
+        return (self != 0).sum(dim)
+
+    def aminmax(self, *, dim=None, keepdim=False):
+        """(min, max) over all elements or along `dim`."""
+        return AminmaxResult(self.amin(dim, keepdim), self.amax(dim, keepdim))
+
+    def diff(self, n=1, dim=-1, prepend=None, append=None):
+        """The n-th forward difference along `dim` (bool tensors: xor), prepend and append
+        joined on first."""
+        fn = "diff"
+        if self.ndim == 0:
+            raise ValueError(f"{fn}: expected a tensor of at least 1 dimension, got a 0-d tensor")
+        d = _dim(fn, dim, self.ndim)
+        n = _int(fn, "n", n, minimum=0)
+        parts = []
+        for name, extra in (("prepend", prepend), ("append", append)):
+            if extra is not None:
+                extra = extra if isinstance(extra, Tensor) else tensor(extra, device=self.device)
+                if extra.ndim == 0:
+                    extra = extra.expand(*(self.shape[:d] + (1,) + self.shape[d + 1:]))
+            parts.append(extra)
+        x = cat([t for t in (parts[0], self, parts[1]) if t is not None], dim=d) \
+            if parts[0] is not None or parts[1] is not None else self
+        for _ in range(n):
+            size = x.shape[d]
+            if size == 0:
+                break
+            later, earlier = x.narrow(d, 1, size - 1), x.narrow(d, 0, size - 1)
+            x = later ^ earlier if x.dtype == bool_ else later - earlier
+        return x
+
+    def histc(self, bins=100, min=0, max=0):
+        """A histogram of `bins` equal bins over [min, max] (the data's own range when both
+        are 0); values outside are ignored, max falls in the last bin."""
+        fn = "histc"
+        self._check_float(fn)
+        bins = _int(fn, "bins", bins, minimum=1)
+        lo, hi = _real(fn, "min", min), _real(fn, "max", max)
+        data = devices.to_device(self._data, devices.CPU).reshape(-1)
+        if lo == hi == 0 and data.size:
+            lo, hi = float(data.min()), float(data.max())
+        if lo > hi:
+            raise ValueError(f"{fn}: max ({hi}) must be >= min ({lo})")
+        if lo == hi:
+            lo, hi = lo - 1, hi + 1
+        counts, _ = np.histogram(data[(data >= lo) & (data <= hi)], bins=bins, range=(lo, hi))
+        return Tensor._make(_autograd.on_device(counts.astype(self.dtype), self.device))
+
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True):
+        """A copy with src's elements combined into the places index names along dim by
+        `reduce`: 'sum', 'prod', 'mean', 'amax' or 'amin'; include_self=False leaves this
+        tensor's values out where src arrives."""
+        return self._scatter_reduce("scatter_reduce", dim, index, src, reduce, include_self)
+
+    def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+        return self._apply_inplace("scatter_reduce_", lambda: self._scatter_reduce(
+            "scatter_reduce_", dim, index, src, reduce, include_self), index, src)
+
+    def _scatter_reduce(self, fn, dim, index, src, reduce, include_self):
+        _choice(fn, "reduce", reduce, ("sum", "prod", "mean", "amax", "amin"))
+        _bool(fn, "include_self", include_self)
+        _check_tensor(fn, "src", src)
+        x = self.reshape(1) if self.ndim == 0 else self
+        if self.ndim == 0:
+            index, src = index.reshape(1), src.reshape(1)
+        d = x._gather_checks(fn, dim, index)
+        _same_device(fn, self, src)
+        if src.dtype != self.dtype:
+            raise TypeError(f"{fn}: src must have this tensor's dtype {self.dtype}, got {src.dtype}")
+        if src.ndim != index.ndim or any(i > n for i, n in zip(index.shape, src.shape)):
+            raise ValueError(f"{fn}: src of shape {src.shape} must have index's number of "
+                             f"dimensions and be at least as large ({index.shape})")
+        return _indexing.ScatterReduce.apply(x, index, src, dim=d, reduce=reduce,
+                                             include_self=include_self).reshape(self.shape)
+
     # ---- printing ------------------------------------------------------------------
     def __repr__(self):
         body = np.array2string(devices.to_device(self._data, devices.CPU).view(np.ndarray), separator=", ",
@@ -2107,9 +2958,16 @@ def _in_place_form(name):
 
 for _name in ("exp", "log", "sqrt", "abs", "neg", "relu", "sigmoid", "tanh", "sin", "cos", "tan",
               "atan", "exp2", "log1p", "expm1", "rsqrt", "sign", "floor", "ceil", "trunc", "round",
-              "tril", "triu"):
+              "tril", "triu",
+              "log2", "log10", "reciprocal", "erf", "erfc", "erfinv", "sinh", "cosh", "asin", "acos",
+              "asinh", "acosh", "atanh", "lgamma", "digamma", "deg2rad", "rad2deg", "sinc", "frac",
+              "logit", "nan_to_num", "sgn", "atan2", "hypot", "fmod", "xlogy", "copysign",
+              "heaviside", "gcd", "lcm", "addmm", "addmv", "addbmm", "baddbmm"):
     setattr(Tensor, _name + "_", _in_place_form(_name))
 Tensor.negative_, Tensor.absolute_, Tensor.arctan_ = Tensor.neg_, Tensor.abs_, Tensor.atan_
+Tensor.arcsin_, Tensor.arccos_, Tensor.arcsinh_, Tensor.arccosh_, Tensor.arctanh_ = (
+    Tensor.asin_, Tensor.acos_, Tensor.asinh_, Tensor.acosh_, Tensor.atanh_)
+Tensor.arctan2_ = Tensor.atan2_
 
 
 # ---- making tensors --------------------------------------------------------------------
@@ -2510,6 +3368,310 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if compute_mode is not None:
         _choice(fn, "compute_mode", compute_mode, _CDIST_MODES)
     return _distance.PairwiseDistance.apply(x1, x2, p=p)
+
+
+# ---- products ------------------------------------------------------------------------
+
+def _check_tensor(fn, name, t):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{fn}: {name} must be a Tensor, got {type(t).__name__}")
+    return t
+
+
+def _product(fn, a, b):
+    """a @ b of the promoted dtype; integer operands as a sum of products (the native
+    products take floats)."""
+    dtype = _result_dtype(a, b)
+    a, b = a._cast(dtype), b._cast(dtype)
+    if dtype.kind == "f":
+        return a @ b
+    if b.ndim == 1:
+        return (a * b).sum(-1)
+    return (a.unsqueeze(-1) * b.unsqueeze(-3)).sum(-2)
+
+
+def _mm_checked(fn, mat1, mat2):
+    for name, t in (("mat1", mat1), ("mat2", mat2)):
+        if not isinstance(t, Tensor) or t.ndim != 2:
+            raise ValueError(f"{fn}: {name} must be a 2-D tensor, got "
+                             f"{getattr(t, 'shape', type(t).__name__)}")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise ValueError(f"{fn}: mat1 and mat2 shapes cannot be multiplied ({mat1.shape} and "
+                         f"{mat2.shape})")
+    return _product(fn, mat1, mat2)
+
+
+def _bmm_checked(fn, batch1, batch2):
+    for name, t in (("batch1", batch1), ("batch2", batch2)):
+        if not isinstance(t, Tensor) or t.ndim != 3:
+            raise ValueError(f"{fn}: {name} must be a 3-D tensor, got "
+                             f"{getattr(t, 'shape', type(t).__name__)}")
+    if batch1.shape[0] != batch2.shape[0] or batch1.shape[2] != batch2.shape[1]:
+        raise ValueError(f"{fn}: batch1 {batch1.shape} and batch2 {batch2.shape} cannot be "
+                         f"multiplied batch by batch")
+    return _product(fn, batch1, batch2)
+
+
+def tensordot(a, b, dims=2):
+    """The sum of products over dims of a and b: dims an int n (a's last n with b's first n)
+    or two lists of dims ([a's], [b's]) paired in order; the result's dims are a's free dims
+    then b's."""
+    fn = "tensordot"
+    _check_tensor(fn, "a", a)
+    _check_tensor(fn, "b", b)
+    if _is_int(dims) or (isinstance(dims, Tensor) and dims.ndim == 0):
+        n = _int(fn, "dims", int(dims), minimum=0)
+        if n > a.ndim or n > b.ndim:
+            raise ValueError(f"{fn}: dims ({n}) must not exceed the operands' dimensions "
+                             f"({a.ndim} and {b.ndim})")
+        dims_a, dims_b = tuple(range(a.ndim - n, a.ndim)), tuple(range(n))
+    elif isinstance(dims, (list, tuple)) and len(dims) == 2:
+        def listed(d):
+            d = d.tolist() if isinstance(d, Tensor) else d
+            return [d] if _is_int(d) else list(d)
+        dims_a = _dims(fn, listed(dims[0]), a.ndim, "dims[0]") or ()
+        dims_b = _dims(fn, listed(dims[1]), b.ndim, "dims[1]") or ()
+        if not a.ndim:
+            dims_a = ()
+        if not b.ndim:
+            dims_b = ()
+    else:
+        raise TypeError(f"{fn}: dims must be an int or a pair of lists of dims, got {dims!r}")
+    if len(dims_a) != len(dims_b):
+        raise ValueError(f"{fn}: both lists of dims must have one length, got {list(dims_a)} and "
+                         f"{list(dims_b)}")
+    for da, db in zip(dims_a, dims_b):
+        if a.shape[da] != b.shape[db]:
+            raise ValueError(f"{fn}: contracted dimensions must match in size: a's dim {da} has "
+                             f"{a.shape[da]}, b's dim {db} has {b.shape[db]}")
+    free_a = [d for d in range(a.ndim) if d not in dims_a]
+    free_b = [d for d in range(b.ndim) if d not in dims_b]
+    k = math.prod(a.shape[d] for d in dims_a)
+    left = a.permute(*free_a, *dims_a).reshape(math.prod(a.shape[d] for d in free_a), k)
+    right = b.permute(*dims_b, *free_b).reshape(k, math.prod(b.shape[d] for d in free_b))
+    return _product(fn, left, right).reshape(tuple(a.shape[d] for d in free_a) +
+                                             tuple(b.shape[d] for d in free_b))
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(var, mean) over `dim`, with var's arguments."""
+    _check_tensor("var_mean", "input", input)
+    return input.var(dim, unbiased, keepdim, correction=correction), \
+        input.mean(input._correction("var_mean", dim, unbiased, correction)[0], keepdim)
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(std, mean) over `dim`, with std's arguments."""
+    _check_tensor("std_mean", "input", input)
+    return input.std(dim, unbiased, keepdim, correction=correction), \
+        input.mean(input._correction("std_mean", dim, unbiased, correction)[0], keepdim)
+
+
+# ---- shapes of several tensors, index sets -------------------------------------------
+
+def broadcast_shapes(*shapes):
+    """The shape the given shapes broadcast to."""
+    try:
+        return tuple(np.broadcast_shapes(*[(s,) if _is_int(s) else tuple(s) for s in shapes]))
+    except ValueError:
+        raise ValueError(f"broadcast_shapes: shapes {list(shapes)} do not broadcast") from None
+
+
+def broadcast_tensors(*tensors):
+    """The tensors expanded to their common shape (views)."""
+    for i, t in enumerate(tensors):
+        _check_tensor("broadcast_tensors", f"tensor {i}", t)
+    try:
+        shape = np.broadcast_shapes(*[t.shape for t in tensors])
+    except ValueError:
+        raise ValueError(f"broadcast_tensors: shapes {[t.shape for t in tensors]} do not "
+                         f"broadcast") from None
+    return tuple(t.expand(*shape) for t in tensors)
+
+
+def _at_least(fn, tensors, shape_of):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(_at_least(fn, tuple(tensors[0]), shape_of))
+    for i, t in enumerate(tensors):
+        _check_tensor(fn, f"tensor {i}", t)
+    out = tuple(t.reshape(shape_of(t.shape)) for t in tensors)
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*tensors):
+    return _at_least("atleast_1d", tensors, lambda s: s or (1,))
+
+
+def atleast_2d(*tensors):
+    return _at_least("atleast_2d", tensors, lambda s: s if len(s) >= 2 else (1,) * (2 - len(s)) + s)
+
+
+def atleast_3d(*tensors):
+    # PyTorch's (and NumPy's) layout: (n,) -> (1, n, 1), (m, n) -> (m, n, 1)
+    return _at_least("atleast_3d", tensors, lambda s: s if len(s) >= 3 else
+                     (1, 1, 1) if not s else (1,) + s + (1,) if len(s) == 1 else s + (1,))
+
+
+def _sequence(fn, tensors):
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)) or not tensors:
+        raise TypeError(f"{fn}: expected a non-empty list or tuple of tensors, got "
+                        f"{type(tensors).__name__}")
+    return [_check_tensor(fn, f"tensor {i}", t) for i, t in enumerate(tensors)]
+
+
+def hstack(tensors):
+    """cat along dim 1 (dim 0 when they are 1-D), 0-d tensors as 1-D."""
+    tensors = [atleast_1d(t) for t in _sequence("hstack", tensors)]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    """cat along dim 0 of the tensors made at least 2-D."""
+    return cat([atleast_2d(t) for t in _sequence("vstack", tensors)], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    """cat along dim 2 of the tensors made at least 3-D."""
+    return cat([atleast_3d(t) for t in _sequence("dstack", tensors)], 2)
+
+
+def column_stack(tensors):
+    """0-d and 1-D tensors as columns, joined with the 2-D ones along dim 1."""
+    return cat([t.reshape(t.numel(), 1) if t.ndim <= 1 else t
+                for t in _sequence("column_stack", tensors)], 1)
+
+
+def _triangle_indices(fn, row, col, offset, dtype, device, upper):
+    row, col = _int(fn, "row", row, minimum=0), _int(fn, "col", col, minimum=0)
+    offset = _int(fn, "offset", offset)
+    dtype = int64 if dtype is None else _dtype_arg(dtype, fn)
+    if dtype.kind not in "iu":
+        raise TypeError(f"{fn}: dtype must be an integer dtype, got {dtype}")
+    keep = np.tri(row, col, offset - 1 if upper else offset, dtype=bool)
+    rows, cols = np.nonzero(~keep if upper else keep)
+    return Tensor._make(devices.to_device(np.stack([rows, cols]).astype(dtype).reshape(2, -1),
+                                          devices.device(device or "cpu")))
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """The (2, N) row and column indices of the upper triangle of a row x col matrix, from the
+    `offset` diagonal on, row by row."""
+    return _triangle_indices("triu_indices", row, col, offset, dtype, device, upper=True)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    return _triangle_indices("tril_indices", row, col, offset, dtype, device, upper=False)
+
+
+def cartesian_prod(*tensors):
+    """Every combination of one element of each 1-D tensor, as rows (the last varying
+    fastest); one tensor: itself."""
+    fn = "cartesian_prod"
+    for i, t in enumerate(tensors):
+        if _check_tensor(fn, f"tensor {i}", t).ndim != 1:
+            raise ValueError(f"{fn}: expects 1-D tensors, got tensor {i} of shape {t.shape}")
+    if not tensors:
+        raise ValueError(f"{fn}: expects at least one tensor")
+    if len(tensors) == 1:
+        return tensors[0]
+    tensors = _joinable(fn, list(tensors))
+    grids = meshgrid(*tensors, indexing="ij")
+    return stack([g.reshape(-1) for g in grids], dim=1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The r-element combinations of a 1-D tensor's elements (in itertools' order), as rows."""
+    fn = "combinations"
+    if _check_tensor(fn, "input", input).ndim != 1:
+        raise ValueError(f"{fn}: expects a 1-D tensor, got shape {input.shape}")
+    r = _int(fn, "r", r, minimum=0)
+    if r == 0:
+        return input[:0]
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    index = np.array(list(pick(range(input.numel()), r)), dtype=np.int64).reshape(-1, r)
+    return input[Tensor._make(devices.to_device(index, input.device))]
+
+
+def block_diag(*tensors):
+    """The tensors (0-d, 1-D as a row, or 2-D) on the diagonal of one matrix, zeros elsewhere."""
+    fn = "block_diag"
+    if not tensors:
+        return zeros(1, 0)
+    blocks = []
+    for i, t in enumerate(tensors):
+        if _check_tensor(fn, f"tensor {i}", t).ndim > 2:
+            raise ValueError(f"{fn}: expects tensors of at most 2 dimensions, got tensor {i} of "
+                             f"shape {t.shape}")
+        blocks.append(t.reshape(1, -1) if t.ndim < 2 else t)
+    blocks = _joinable(fn, blocks)
+    width = builtins.sum(b.shape[1] for b in blocks)
+    rows, left = [], 0
+    for b in blocks:
+        right = width - left - b.shape[1]
+        rows.append(cat([zeros(b.shape[0], left, dtype=b.dtype, device=b.device), b,
+                         zeros(b.shape[0], right, dtype=b.dtype, device=b.device)], 1))
+        left += b.shape[1]
+    return cat(rows, 0)
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """True where an element of `elements` is among `test_elements` (either may be a
+    number); invert=True: where it is not."""
+    fn = "isin"
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError(f"{fn}: elements or test_elements must be a Tensor")
+    device = elements.device if isinstance(elements, Tensor) else test_elements.device
+    a, b = (t._data if isinstance(t, Tensor) else np.asarray(t) for t in (elements, test_elements))
+    a_host, b_host = devices.to_device(a, devices.CPU), devices.to_device(b, devices.CPU)
+    found = np.isin(a_host, b_host, invert=_bool(fn, "invert", invert))
+    return Tensor._make(devices.to_device(np.asarray(found).reshape(np.shape(a_host)), device))
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    """Where each value of `input` would go in the sorted last dim of `sorted_sequence` (a
+    1-D sequence serves every value; otherwise one row per row of input): the first place
+    whose element is >= the value, or > with right=True (side='right')."""
+    fn = "searchsorted"
+    _check_tensor(fn, "sorted_sequence", sorted_sequence)
+    if side is not None:
+        _choice(fn, "side", side, ("left", "right"))
+        if right and side == "left":
+            raise ValueError(f"{fn}: side='left' contradicts right=True")
+        right = side == "right"
+    values = input if isinstance(input, Tensor) else tensor(input, device=sorted_sequence.device)
+    _same_device(fn, sorted_sequence, values)
+    seq = devices.to_device(sorted_sequence._data, devices.CPU)
+    if sorter is not None:
+        _index_tensor(fn, "sorter", sorter, sorted_sequence)
+        if sorter.shape != sorted_sequence.shape:
+            raise ValueError(f"{fn}: sorter must have sorted_sequence's shape "
+                             f"{sorted_sequence.shape}, got {sorter.shape}")
+        seq = np.take_along_axis(seq, devices.to_device(sorter._data, devices.CPU), axis=-1)
+    v = devices.to_device(values._data, devices.CPU)
+    side_name = "right" if right else "left"
+    if seq.ndim == 1:
+        out = np.searchsorted(seq, v, side=side_name)
+    else:
+        if seq.shape[:-1] != v.shape[:-1]:
+            raise ValueError(f"{fn}: sorted_sequence {sorted_sequence.shape} and input "
+                             f"{values.shape} must match in every dim but the last")
+        rows_seq, rows_v = seq.reshape(-1, seq.shape[-1]), v.reshape(-1, v.shape[-1])
+        out = np.stack([np.searchsorted(s, x, side=side_name) for s, x in zip(rows_seq, rows_v)]) \
+            .reshape(v.shape) if rows_seq.shape[0] else np.zeros(v.shape, np.int64)
+    dtype = int32 if _bool(fn, "out_int32", out_int32) else int64
+    return Tensor._make(devices.to_device(np.asarray(out).astype(dtype), sorted_sequence.device))
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """The bucket of each value among the sorted 1-D `boundaries` (searchsorted with one
+    sequence; right=False: boundaries[i-1] < x <= boundaries[i])."""
+    _check_tensor("bucketize", "boundaries", boundaries)
+    if boundaries.ndim != 1:
+        raise ValueError(f"bucketize: boundaries must be 1-D, got shape {boundaries.shape}")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
 class _TypedTensor(type):

@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import devices
 from ..autograd import Function
+from . import special
 from ..autograd import sum_to as unbroadcast  # the adjoint of NumPy broadcasting
 
 
@@ -196,6 +197,16 @@ class Abs(Function):
 # input, "out" the result, None nothing). Constants are Python floats, which keep a float32
 # array float32 (a NumPy float64 scalar would promote it).
 _LOG2 = math.log(2.0)
+_LOG10 = math.log(10.0)
+_TWO_OVER_ROOT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _clamp_eps(a, eps):
+    return a if eps is None else np.clip(a, eps, 1.0 - eps)
+
+
+def _inside_eps(a, eps):
+    return 1.0 if eps is None else ((a >= eps) & (a <= 1.0 - eps))
 POINTWISE = {
     "sin": (np.sin, lambda a, out: np.cos(a), "a"),
     "cos": (np.cos, lambda a, out: -np.sin(a), "a"),
@@ -215,6 +226,37 @@ POINTWISE = {
     "ceil": (np.ceil, None, None),
     "trunc": (np.trunc, None, None),
     "round": (np.round, None, None),
+    "log2": (np.log2, lambda a, out: 1.0 / (a * _LOG2), "a"),
+    "log10": (np.log10, lambda a, out: 1.0 / (a * _LOG10), "a"),
+    "reciprocal": (lambda a: 1.0 / a, lambda a, out: -out * out, "out"),
+    "sinh": (np.sinh, lambda a, out: np.cosh(a), "a"),
+    "cosh": (np.cosh, lambda a, out: np.sinh(a), "a"),
+    "asin": (np.arcsin, lambda a, out: 1.0 / np.sqrt(1.0 - a * a), "a"),
+    "acos": (np.arccos, lambda a, out: -1.0 / np.sqrt(1.0 - a * a), "a"),
+    "asinh": (np.arcsinh, lambda a, out: 1.0 / np.sqrt(a * a + 1.0), "a"),
+    "acosh": (np.arccosh, lambda a, out: 1.0 / np.sqrt(a * a - 1.0), "a"),
+    "atanh": (np.arctanh, lambda a, out: 1.0 / (1.0 - a * a), "a"),
+    "erf": (special.erf, lambda a, out: _TWO_OVER_ROOT_PI * np.exp(-a * a), "a"),
+    "erfc": (special.erfc, lambda a, out: -_TWO_OVER_ROOT_PI * np.exp(-a * a), "a"),
+    # erfinv in float64 whatever the dtype: its Newton steps need the precision
+    "erfinv": (lambda a: special.erfinv(a.astype(np.float64)).astype(a.dtype, copy=False),
+               lambda a, out: (0.5 * math.sqrt(math.pi)) * np.exp(out * out), "out"),
+    "lgamma": (special.lgamma, lambda a, out: special.digamma(a), "a"),
+    "digamma": (special.digamma, lambda a, out: special.trigamma(a), "a"),
+    "frac": (lambda a: a - np.trunc(a), lambda a, out: 1.0, None),
+    "deg2rad": (lambda a: a * (math.pi / 180), lambda a, out: math.pi / 180, None),
+    "rad2deg": (lambda a: a * (180 / math.pi), lambda a, out: 180 / math.pi, None),
+    # d/dx sin(pi x) / (pi x) = (cos(pi x) - sinc(x)) / x, 0 at x = 0
+    "sinc": (np.sinc, lambda a, out: np.where(a == 0, 0.0, (np.cos(math.pi * a) - np.sinc(a)) /
+                                              np.where(a == 0, 1.0, a)).astype(a.dtype, copy=False),
+             "a"),
+    # logit's eps clamps the input to [eps, 1 - eps] first: no gradient outside it
+    "logit": (lambda a, eps: np.log(_clamp_eps(a, eps) / (1.0 - _clamp_eps(a, eps))),
+              lambda a, out, eps: _inside_eps(a, eps) / (a * (1.0 - a)), "a"),
+    # nan_to_num: replaced elements get no gradient, the finite ones all of it
+    "nan_to_num": (lambda a, nan, posinf, neginf: np.where(np.isnan(a), nan, np.where(
+        a == np.inf, posinf, np.where(a == -np.inf, neginf, a))).astype(a.dtype, copy=False),
+                   lambda a, out, *_: np.isfinite(a), "a"),
 }
 
 
@@ -225,8 +267,9 @@ class Pointwise(Function):
     @staticmethod
     def forward(ctx, a, *, name, args=()):
         forward, derivative, reads = POINTWISE[name]
-        out = forward(a, *args)
-        ctx.name = name
+        with np.errstate(divide="ignore", invalid="ignore"):  # inf and nan, as PyTorch's
+            out = forward(a, *args)
+        ctx.name, ctx.args = name, args
         ctx.save_for_backward(a if reads == "a" else out if reads == "out" else None)
         return out
 
@@ -236,7 +279,58 @@ class Pointwise(Function):
         _, derivative, reads = POINTWISE[ctx.name]
         if derivative is None:
             return devices.zeros(g.shape, g.dtype, devices.of(g))
-        return g * (derivative(saved, None) if reads == "a" else derivative(None, saved))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return g * (derivative(saved, None, *ctx.args) if reads == "a" else
+                        derivative(None, saved, *ctx.args))
+
+
+def _xlogy(a, b):
+    """a * log(b), 0 where a is 0 (unless b is nan), as torch.xlogy."""
+    return np.where((a == 0) & ~np.isnan(b), 0.0, a * np.log(b)).astype(np.result_type(a, b),
+                                                                         copy=False)
+
+
+# Binary pointwise functions of two float operands (broadcast): name -> (forward, derivative
+# in a, derivative in b), the derivatives of (a, b, out); None: no gradient (zero).
+BINARY = {
+    "atan2": (np.arctan2, lambda a, b, out: b / (a * a + b * b), lambda a, b, out: -a / (a * a + b * b)),
+    "hypot": (np.hypot, lambda a, b, out: a / out, lambda a, b, out: b / out),
+    "fmod": (np.fmod, lambda a, b, out: 1.0, lambda a, b, out: -np.trunc(a / b)),
+    "xlogy": (_xlogy, lambda a, b, out: np.where(a == 0, 0.0, np.log(b)), lambda a, b, out: a / b),
+    "logaddexp": (np.logaddexp, lambda a, b, out: np.exp(a - out), lambda a, b, out: np.exp(b - out)),
+    # as PyTorch's: out / a (the sign both carry), 0 where a is 0; b's sign is piecewise constant
+    "copysign": (np.copysign, lambda a, b, out: np.where(a == 0, 0.0, out / np.where(a == 0, 1.0, a)),
+                 None),
+}
+
+
+class BinaryPointwise(Function):
+    """One of BINARY on every pair of elements of a and b (arrays of one float dtype, or one
+    of them a scalar of it), broadcast."""
+
+    @staticmethod
+    def forward(ctx, a, b, *, name):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = BINARY[name][0](a, b)
+        ctx.name = name
+        ctx.save_for_backward(a, b, out)
+        ctx.shapes = np.shape(a), np.shape(b)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, out = ctx.saved_tensors
+        grads = []
+        for derivative, shape, needed in zip(BINARY[ctx.name][1:], ctx.shapes, ctx.needs_input_grad):
+            if not needed:
+                grads.append(None)
+            elif derivative is None:
+                grads.append(devices.zeros(shape, g.dtype, devices.of(g)))
+            else:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    grads.append(unbroadcast((g * derivative(a, b, out)).astype(g.dtype, copy=False),
+                                             shape))
+        return tuple(grads)
 
 
 class Clamp(Function):

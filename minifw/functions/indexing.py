@@ -1,5 +1,5 @@
 """Indexing along a dim with integer index tensors: gather, scatter (and scatter_add),
-index_select, index_fill, index_add, and assignment into a tensor (x[index] = value) as autograd
+index_select, index_fill, index_add, scatter_reduce, and assignment into a tensor (x[index] = value) as autograd
 records it. Index arrays arrive on the data's device (Tensor methods check that); the
 position arrays made here on the host are moved there before a scatter."""
 import numpy as np
@@ -164,3 +164,87 @@ class IndexPut(Function):
                 picked = picked.reshape((1,) * (len(value_shape) - picked.ndim) + picked.shape)
             gvalue = unbroadcast(picked, value_shape)
         return ga, gvalue
+
+
+_REDUCERS = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
+             "amin": np.minimum}
+
+
+class ScatterReduce(Function):
+    """a with src's elements (src cut to index's shape) combined into the places along(index,
+    dim) names by `reduce` ('sum', 'prod', 'mean', 'amax', 'amin'), a's own value taking part
+    where include_self (else a place that gets any src element forgets a's), as
+    torch.scatter_reduce. Computed on the host (ufunc.at); the
+    gradients are PyTorch's: 'amax'/'amin' share g evenly between the contributions equal to
+    the result, 'prod' gives each the product of the others (exact where some are zero).
+    scatter_reduce_ writes the result back (Tensor._apply_inplace)."""
+
+    @staticmethod
+    def forward(ctx, a, index, src, *, dim, reduce, include_self=True):
+        dev = devices.of(a)
+        x, idx = devices.to_device(a, devices.CPU), devices.to_device(index, devices.CPU)
+        values = devices.to_device(src, devices.CPU)[tuple(slice(0, n) for n in index.shape)]
+        where = along(idx, dim)
+        hit = np.zeros(x.shape, bool)
+        hit[where] = True
+        out = x.copy()
+        if not include_self:  # the identity of the reduction where src arrives
+            identity = {"sum": 0, "mean": 0, "prod": 1}.get(reduce)
+            if identity is None:
+                identity = -np.inf if reduce == "amax" else np.inf
+                if x.dtype.kind != "f":
+                    info = np.iinfo(x.dtype) if x.dtype.kind in "iu" else None
+                    identity = (info.min if reduce == "amax" else info.max) if info else \
+                        reduce == "amin"
+            out[hit] = identity
+        _REDUCERS[reduce].at(out, where, values)
+        count = None
+        if reduce == "mean":
+            count = np.zeros(x.shape, np.int64) + (1 if include_self else 0)
+            np.add.at(count, where, 1)
+            count = np.maximum(count, 1)
+            out = out / count if x.dtype.kind == "f" else out // count  # integers: floor, as PyTorch
+            out = out.astype(x.dtype, copy=False)
+        ctx.save_for_backward(a, index, src, devices.to_device(out, dev))
+        ctx.args = dim, reduce, include_self, hit, count
+        return devices.to_device(out, dev)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, index, src, out = ctx.saved_tensors
+        dim, reduce, include_self, hit, count = ctx.args
+        dev = devices.of(g)
+        gh, x, y = (devices.to_device(v, devices.CPU) for v in (g, a, out))
+        idx = devices.to_device(index, devices.CPU)
+        values = devices.to_device(src, devices.CPU)[tuple(slice(0, n) for n in idx.shape)]
+        where = along(idx, dim)
+        self_takes_part = np.ones(x.shape, bool) if include_self else ~hit
+        if reduce in ("sum", "mean"):
+            per = gh / count if reduce == "mean" else gh
+            ga, gsrc = per * self_takes_part, per[where]
+        elif reduce in ("amax", "amin"):
+            ties = (x == y) & self_takes_part
+            n = ties.astype(gh.dtype)
+            np.add.at(n, where, values == y[where])
+            share = gh / np.maximum(n, 1)
+            ga, gsrc = share * ties, share[where] * (values == y[where])
+        else:  # prod: the product of the other contributions, from counts of zeros
+            zero_count = ((x == 0) & self_takes_part).astype(np.int64)
+            np.add.at(zero_count, where, values == 0)
+            nonzero_product = np.where(self_takes_part & (x != 0), x, 1).astype(gh.dtype)
+            np.multiply.at(nonzero_product, where, np.where(values == 0, 1, values))
+
+            def others(v, zeros, product):
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    return np.where(v == 0, np.where(zeros == 1, product, 0),
+                                    np.where(zeros == 0, product / np.where(v == 0, 1, v), 0))
+            ga = gh * others(x, zero_count, nonzero_product) * self_takes_part
+            gsrc = gh[where] * others(values, zero_count[where], nonzero_product[where])
+        grad_src = None
+        if ctx.needs_input_grad[2]:
+            full = np.zeros(np.shape(src), gh.dtype)
+            full[tuple(slice(0, n) for n in idx.shape)] = gsrc
+            grad_src = devices.to_device(full, dev)
+        grad_a = devices.to_device(ga.astype(gh.dtype, copy=False), dev) if ctx.needs_input_grad[0] \
+            else None
+        return grad_a, None, grad_src

@@ -1,8 +1,8 @@
-"""Reductions: sum, mean, product, max/min and median over all elements or along dims;
-cumulative sums."""
+"""Reductions: sum, mean, product, max/min, median and k-th value over all elements or along
+dims; cumulative sums, products, max/min and log-sum-exp."""
 import numpy as np
 
-from .. import devices
+from .. import backends, devices
 from ..autograd import Function
 from .indexing import along
 from .sorting import sort_order
@@ -174,3 +174,115 @@ class CumulativeSum(Function):
     @staticmethod
     def backward(ctx, g):
         return np.flip(np.cumsum(np.flip(g, ctx.dim), axis=ctx.dim), ctx.dim)
+
+
+def _reverse_cumsum(g, dim):
+    return np.flip(np.cumsum(np.flip(g, dim), axis=dim), dim)
+
+
+class CumulativeProduct(Function):
+    """Running products along one dim. The gradient of element k is the sum over j >= k of
+    g_j times the product of x_0..x_j without x_k: out_j / x_k before a row's first zero, a
+    running product that skips that zero at it, and zero after it (no division by zero)."""
+
+    @staticmethod
+    def forward(ctx, a, *, dim):
+        out = np.cumprod(a, axis=dim)
+        ctx.save_for_backward(a, out)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, out = ctx.saved_tensors
+        dim = ctx.dim
+        zeros_so_far = np.cumsum(a == 0, axis=dim)
+        before = zeros_so_far == 0
+        first_zero = (a == 0) & (zeros_so_far == 1)
+        one = a.dtype.type(1)
+        skipping = np.cumprod(np.where(first_zero, one, a), axis=dim)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            early = _reverse_cumsum(g * out, dim) / np.where(before, a, one)
+        at_zero = _reverse_cumsum(g * skipping, dim)
+        zero = a.dtype.type(0)
+        return np.where(before, early, zero) + np.where(first_zero, at_zero, zero)
+
+
+class CumulativeExtreme(Function):
+    """(values, indices) of the running max (or min) along one dim, as torch.cummax: an
+    element equal to the running extreme takes its index (the last of ties), and NaN, once
+    met, stays. Computed on the host (ufunc accumulation); the gradient goes to the element
+    each value came from."""
+
+    @staticmethod
+    def forward(ctx, a, *, dim, smallest=False):
+        dev = devices.of(a)
+        x = devices.to_device(a, devices.CPU)
+        values = (np.minimum if smallest else np.maximum).accumulate(x, axis=dim)
+        hit = (x == values) | (np.isnan(x) if x.dtype.kind == "f" else False)
+        position = np.arange(x.shape[dim]).reshape((-1,) + (1,) * (x.ndim - dim - 1))
+        indices = np.maximum.accumulate(np.where(hit, position, 0), axis=dim).astype(np.int64)
+        indices = devices.to_device(indices, dev)
+        ctx.save_for_backward(indices)
+        ctx.args = a.shape, dim
+        return devices.to_device(values, dev), indices
+
+    @staticmethod
+    def backward(ctx, g, g_indices):
+        indices, = ctx.saved_tensors
+        shape, dim = ctx.args
+        dx = devices.zeros(shape, g.dtype, devices.of(g))
+        if devices.of(dx).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
+            backends.alert_not_deterministic("cummax/cummin backward on 'cuda'")
+        np.add.at(dx, along(indices, dim), g)  # an element may stay the extreme for many steps
+        return dx
+
+
+class LogCumulativeSumExp(Function):
+    """log(cumsum(exp(x))) along one dim, accumulated pairwise with logaddexp (on the host) so
+    that no element under- or overflows. The gradient, sum over j >= k of g_j exp(x_k - out_j),
+    is taken in log space too, for the positive and the negative parts of g."""
+
+    @staticmethod
+    def forward(ctx, a, *, dim):
+        dev = devices.of(a)
+        out = devices.to_device(np.logaddexp.accumulate(devices.to_device(a, devices.CPU), axis=dim),
+                                dev)
+        ctx.save_for_backward(a, out)
+        ctx.dim = dim
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        a, out = ctx.saved_tensors
+        dim, dev = ctx.dim, devices.of(g)
+        x, y, gh = (devices.to_device(v, devices.CPU) for v in (a, out, g))
+
+        def part(weights):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                logs = np.log(weights) - y
+                reverse = np.flip(np.logaddexp.accumulate(np.flip(logs, dim), axis=dim), dim)
+                return np.exp(reverse + x)
+        zero = gh.dtype.type(0)
+        return devices.to_device(part(np.maximum(gh, zero)) - part(np.maximum(-gh, zero)), dev)
+
+
+class KthValue(Function):
+    """(values, indices) of the k-th smallest element along one dim (k from 1), a stable sort
+    deciding between ties; the gradient goes to the element picked."""
+
+    @staticmethod
+    def forward(ctx, a, *, k, dim, keepdim=False):
+        order = sort_order(a, dim)
+        idx = order[(slice(None),) * dim + (slice(k - 1, k),)].astype(np.int64)
+        values = np.take_along_axis(a, idx, axis=dim)
+        ctx.save_for_backward(idx)
+        ctx.args = a.shape, dim, keepdim
+        if not keepdim:
+            values, idx = np.squeeze(values, dim), np.squeeze(idx, dim)
+        return values, idx
+
+    @staticmethod
+    def backward(ctx, g, g_indices):
+        idx, = ctx.saved_tensors
+        return _to_selected(g, idx, *ctx.args)

@@ -1,5 +1,5 @@
 """Shape changes and indexing: reshape, permute, expand, index, flip, roll, diag, cat, stack,
-split, repeat, pad."""
+split, repeat, pad, and diagonals along any two dims (taken out or embedded)."""
 import itertools
 
 import numpy as np
@@ -227,3 +227,50 @@ class Padding(Function):
             np.add.at(dx, (slice(None),) * axis + (src[keep],), np.compress(keep, g, axis=axis))
             g = dx
         return g
+
+
+def _diagonal_places(n_rows, n_cols, offset, dev):
+    """(rows, cols) of the `offset` diagonal of an n_rows x n_cols matrix, on `dev`."""
+    start_row, start_col = max(-offset, 0), max(offset, 0)
+    length = max(min(n_rows - start_row, n_cols - start_col), 0)
+    rows = np.arange(start_row, start_row + length)
+    return devices.to_device(rows, dev), devices.to_device(rows + (start_col - start_row), dev)
+
+
+class DiagonalAlong(Function):
+    """The `offset` diagonal of the matrices spanned by dims dim1 and dim2, as a last dim (a
+    copy, as torch.diagonal's values)."""
+
+    @staticmethod
+    def forward(ctx, a, *, offset, dim1, dim2):
+        ctx.args = a.shape, offset, dim1, dim2
+        return np.diagonal(a, offset, dim1, dim2).copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, offset, dim1, dim2 = ctx.args
+        dx = devices.zeros(shape, g.dtype, devices.of(g))
+        rows, cols = _diagonal_places(shape[dim1], shape[dim2], offset, devices.of(g))
+        np.moveaxis(dx, (dim1, dim2), (-2, -1))[..., rows, cols] = g  # a view of dx
+        return dx
+
+
+class DiagonalEmbed(Function):
+    """The last dim of `a` written on the `offset` diagonal of new matrices spanned by dims
+    dim1 and dim2 of the result, zeros elsewhere (torch.diag_embed)."""
+
+    @staticmethod
+    def forward(ctx, a, *, offset, dim1, dim2):
+        n = a.shape[-1] + abs(offset)
+        out = devices.zeros(a.shape[:-1] + (n, n), a.dtype, devices.of(a))
+        rows, cols = _diagonal_places(n, n, offset, devices.of(a))
+        out[..., rows, cols] = a
+        ctx.args = offset, dim1, dim2, n
+        return np.moveaxis(out, (-2, -1), (dim1, dim2)).copy()
+
+    @staticmethod
+    def backward(ctx, g):
+        offset, dim1, dim2, n = ctx.args
+        rows, cols = _diagonal_places(n, n, offset, devices.of(g))
+        return np.moveaxis(g, (dim1, dim2), (-2, -1))[..., rows, cols]
+
