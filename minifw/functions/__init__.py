@@ -2,22 +2,33 @@
 classes with forward and backward side by side (see minifw.autograd).
 
     convolution     Convolution2D, TransposedConvolution2D
-    pooling         MaxPooling2D, AveragePooling2D
-    activation      Activation (relu, leaky_relu, elu, sigmoid, tanh), SmoothRectifier (softplus)
+    pooling         MaxPooling2D, AveragePooling2D, AdaptiveAveragePooling2D, AdaptiveMaxPooling2D
+    activation      Activation (relu, leaky_relu, elu, sigmoid, tanh), SmoothRectifier (softplus),
+                    GaussianErrorLinearUnit, SigmoidLinearUnit, HardTanh, HardSwish, HardSigmoid,
+                    Mish, LogSigmoid, ScaledExponentialLinear (selu, celu), Shrink, Threshold
     softmax         SoftmaxAlongDim, SoftmaxCrossEntropy, NegativeLogLikelihood, SquaredError
+    losses          BinaryCrossEntropy(WithLogits), AbsoluteError, SmoothAbsoluteError,
+                    KullbackLeiblerDivergence, ConnectionistTemporalClassification
     normalization   LocalResponseNormalization, BatchNormalization, LayerNormalization,
                     VectorNorm, LpNormalization, VectorCosine
-    dropout         InvertedDropout
+    dropout         InvertedDropout, ChannelDropout
     linear          MatMul, InnerProduct
+    einsum          Einsum
+    distance        PairwiseDistance
+    interpolation   Interpolation
     elementwise     Add, Sub, Mul, Div, Remainder, Maximum, Neg, Pow, Exp, Log, Sqrt, Abs,
-                    Pointwise (sin, cos, ..., round), Clamp, Overwrite, Triangle, Cast, Clone,
-                    ToDevice, Where
-    reductions      Sum, Mean, Product, Amax, MaxDim, CumulativeSum
-    shape           Reshape, Permute, Expand, Index, Flip, Roll, Diagonal, Cat, Stack, Repeat,
-                    Padding
-    indexing        Gather, Scatter, IndexSelect, IndexFill, IndexPut
+                    Pointwise (sin, cos, ..., round), BinaryPointwise (atan2, hypot, ...), Clamp,
+                    Overwrite, Triangle, Cast, Clone, ToDevice, Where
+    reductions      Sum, Mean, Product, Amax, MaxDim, Median(Dim), CumulativeSum,
+                    CumulativeProduct, CumulativeExtreme, LogCumulativeSumExp, KthValue
+    shape           Reshape, Permute, Expand, Index, Flip, Roll, Diagonal, Cat, Stack, Split,
+                    Repeat, Padding, DiagonalAlong, DiagonalEmbed
+    indexing        Gather, Scatter, IndexSelect, IndexFill, IndexAdd, IndexPut, ScatterReduce
     sorting         Sort (sort, topk)
-    embedding       EmbeddingLookup
+    embedding       EmbeddingLookup, BagReduction
+    linalg          Inverse, Determinant, SignLogDeterminant, Solve, Cholesky, SymmetricEigen,
+                    SingularValueDecomposition, SingularValues, QRDecomposition, PseudoInverse,
+                    LeastSquares, MatrixDiagonal
     recurrent       RecurrentNetwork, PackedWeights
 
 Functions work on the arrays of a device. Those with a primitive reach it through
