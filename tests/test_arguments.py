@@ -369,6 +369,38 @@ def _functional_calls():
         "upsample": (lambda: ((x4(),), {"scale_factor": 2.0}), (), ("scale_factor",)),
         "upsample_nearest": (lambda: ((x4(),), {"scale_factor": 2.0}), (), ("scale_factor",)),
         "upsample_bilinear": (lambda: ((x4(),), {"scale_factor": 2.0}), (), ("scale_factor",)),
+        "embedding_bag": (lambda: ((minifw.tensor([0, 2, 1]), t32(4, 3), minifw.tensor([0, 1])), {}),
+                          ("padding_idx",), ("max_norm", "norm_type")),
+        "bilinear": (lambda: ((x2(), t32(2, 4), t32(5, 3, 4)), {}), (), ()),
+        "ctc_loss": (lambda: ((minifw.log_softmax(t32(4, 2, 3), 2), minifw.tensor([[1, 2], [2, 0]]),
+                               [4, 3], [2, 1]), {}), (), ()),
+        "hardswish": (lambda: ((x2(),), {}), (), ()),
+        "hardsigmoid": (lambda: ((x2(),), {}), (), ()),
+        "mish": (lambda: ((x2(),), {}), (), ()),
+        "selu": (lambda: ((x2(),), {}), (), ()),
+        "celu": (lambda: ((x2(),), {}), (), ()),
+        "glu": (lambda: ((t32(2, 4),), {}), (), ()),
+        "logsigmoid": (lambda: ((x2(),), {}), (), ()),
+        "softsign": (lambda: ((x2(),), {}), (), ()),
+        "tanhshrink": (lambda: ((x2(),), {}), (), ()),
+        "hardshrink": (lambda: ((x2(),), {}), (), ()),
+        "softshrink": (lambda: ((x2(),), {}), (), ()),
+        "threshold": (lambda: ((x2(), 0.1, 0.0), {}), (), ("threshold", "value")),
+        "rms_norm": (lambda: ((x2(), (3,)), {}), (), ("eps",)),
+        "instance_norm": (lambda: ((t32(2, 3, 4),), {}), (), ()),
+        "pixel_shuffle": (lambda: ((t32(1, 4, 2, 2), 2), {}), ("upscale_factor",), ()),
+        "pixel_unshuffle": (lambda: ((t32(1, 1, 4, 4), 2), {}), ("downscale_factor",), ()),
+        "channel_shuffle": (lambda: ((t32(1, 4, 2, 2), 2), {}), ("groups",), ()),
+        "triplet_margin_loss": (lambda: ((x2(), t32(2, 3, seed=1), t32(2, 3, seed=2)), {}), (), ("p",)),
+        "margin_ranking_loss": (lambda: ((t32(3), t32(3, seed=1), minifw.tensor([1.0, -1.0, 1.0])), {}),
+                                (), ("margin",)),
+        "cosine_embedding_loss": (lambda: ((x2(), t32(2, 3, seed=1), minifw.tensor([1.0, -1.0])), {}),
+                                  (), ("margin",)),
+        "poisson_nll_loss": (lambda: ((x2(), probs()), {}), (), ()),
+        "gaussian_nll_loss": (lambda: ((x2(), t32(2, 3, seed=1), probs()), {}), (), ()),
+        "soft_margin_loss": (lambda: ((x2(), minifw.tensor(np.ones((2, 3), np.float32))), {}), (), ()),
+        "multilabel_soft_margin_loss": (lambda: ((x2(), probs()), {}), (), ()),
+        "hinge_embedding_loss": (lambda: ((x2(), minifw.tensor(np.ones((2, 3), np.float32))), {}), (), ()),
     }
 
 
@@ -398,7 +430,10 @@ def _params(fn, extra_ints, extra_floats):
             ints.append(p.name)
         elif isinstance(p.default, float):
             floats.append(p.name)
-    return ints, floats, bools
+    # a float parameter whose default PyTorch writes as an int (margin=0, p=2) is named in
+    # extra_floats, and checked as a float
+    ints = [n for n in ints if n not in extra_floats]
+    return ints, list(dict.fromkeys(floats)), bools
 
 
 def _call_with(fn, make, name, value):

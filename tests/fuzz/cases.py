@@ -516,12 +516,12 @@ def _f_group_norm():
     return dict(input=_t(r, 2, 4, 3), num_groups=2, weight=_t(r, 4), bias=_t(r, 4), eps=1e-5)
 
 
-@case("F.normalize")
+@case("F.normalize", raises=(IndexError,))  # dim out of range, as PyTorch
 def _f_normalize():
     return dict(input=_t(_rng(), 3, 4), p=2.0, dim=1, eps=1e-12, out=None)
 
 
-@case("F.cosine_similarity")
+@case("F.cosine_similarity", raises=(IndexError,))  # dim out of range, as PyTorch
 def _f_cosine_similarity():
     r = _rng()
     return dict(x1=_t(r, 3, 4), x2=_t(r, 3, 4), dim=1, eps=1e-8)
@@ -570,3 +570,127 @@ def _f_upsample_nearest():
 @case("F.upsample_bilinear")
 def _f_upsample_bilinear():
     return dict(input=_t(_rng(), 1, 2, 3, 4), size=None, scale_factor=2.0)
+
+
+@case("F.embedding_bag", raises=(IndexError,))  # an index out of range, as embedding
+def _f_embedding_bag():
+    r = _rng()
+    return dict(input=_long([1, 2, 4, 0, 3]), weight=_t(r, 5, 3), offsets=_long([0, 2, 2]), max_norm=None,
+                norm_type=2.0, scale_grad_by_freq=False, mode="sum", sparse=False,
+                per_sample_weights=_t(r, 5), include_last_offset=False, padding_idx=0)
+
+
+@case("F.bilinear")
+def _f_bilinear():
+    r = _rng()
+    return dict(input1=_t(r, 2, 3), input2=_t(r, 2, 4), weight=_t(r, 5, 3, 4), bias=_t(r, 5))
+
+
+@case("F.ctc_loss")
+def _f_ctc_loss():
+    import minifw
+    return dict(log_probs=minifw.log_softmax(_t(_rng(), 5, 2, 4), 2), targets=_long([[1, 2], [3, 0]]),
+                input_lengths=[5, 4], target_lengths=[2, 1], blank=0, reduction="mean", zero_infinity=True)
+
+
+# RuntimeError: inplace=True on a read-only (expanded) input, as PyTorch
+for _name in ("hardswish", "hardsigmoid", "mish", "selu"):
+    case(f"F.{_name}", raises=(RuntimeError,))(lambda: dict(input=_t(_rng(), 2, 3, 4), inplace=False))
+for _name in ("logsigmoid", "softsign", "tanhshrink"):
+    case(f"F.{_name}")(lambda: dict(input=_t(_rng(), 2, 3, 4)))
+for _name in ("hardshrink", "softshrink"):
+    case(f"F.{_name}")(lambda: dict(input=_t(_rng(), 2, 3, 4), lambd=0.3))
+
+
+@case("F.celu", raises=(RuntimeError,))
+def _f_celu():
+    return dict(input=_t(_rng(), 2, 3, 4), alpha=0.7, inplace=False)
+
+
+@case("F.glu", raises=(IndexError,))  # dim out of range, as PyTorch
+def _f_glu():
+    return dict(input=_t(_rng(), 2, 4), dim=-1)
+
+
+@case("F.threshold", raises=(RuntimeError,))
+def _f_threshold():
+    return dict(input=_t(_rng(), 2, 3, 4), threshold=0.1, value=-1.0, inplace=False)
+
+
+@case("F.rms_norm")
+def _f_rms_norm():
+    r = _rng()
+    return dict(input=_t(r, 2, 3, 4), normalized_shape=(4,), weight=_t(r, 4), eps=1e-6)
+
+
+@case("F.instance_norm")
+def _f_instance_norm():
+    r = _rng()
+    return dict(input=_t(r, 2, 3, 5), running_mean=_t(r, 3), running_var=_tensor(np.abs(_f32(r, 3)) + 0.5),
+                weight=_t(r, 3), bias=_t(r, 3), use_input_stats=True, momentum=0.2, eps=1e-4)
+
+
+@case("F.pixel_shuffle")
+def _f_pixel_shuffle():
+    return dict(input=_t(_rng(), 1, 8, 2, 3), upscale_factor=2)
+
+
+@case("F.pixel_unshuffle")
+def _f_pixel_unshuffle():
+    return dict(input=_t(_rng(), 1, 2, 4, 6), downscale_factor=2)
+
+
+@case("F.channel_shuffle")
+def _f_channel_shuffle():
+    return dict(input=_t(_rng(), 1, 6, 2, 2), groups=3)
+
+
+@case("F.triplet_margin_loss")
+def _f_triplet_margin_loss():
+    r = _rng()
+    return dict(anchor=_t(r, 3, 4), positive=_t(r, 3, 4), negative=_t(r, 3, 4), margin=1.0, p=2.0, eps=1e-6,
+                swap=True, size_average=None, reduce=None, reduction="mean")
+
+
+for _name in ("margin_ranking_loss", "cosine_embedding_loss"):
+    case(f"F.{_name}")(lambda: dict(input1=_t(_rng(), 3, 4), input2=_t(np.random.default_rng(1), 3, 4),
+                                    target=_tensor(np.array([1.0, -1.0, 1.0], np.float32)), margin=0.2,
+                                    size_average=None, reduce=None, reduction="sum"))
+_f_margin_ranking = CASES["F.margin_ranking_loss"]
+CASES["F.margin_ranking_loss"] = _f_margin_ranking._replace(
+    build=lambda: dict(input1=_t(_rng(), 3), input2=_t(np.random.default_rng(1), 3),
+                       target=_tensor(np.array([1.0, -1.0, 1.0], np.float32)), margin=0.2, size_average=None,
+                       reduce=None, reduction="sum"))
+
+
+@case("F.poisson_nll_loss")
+def _f_poisson_nll_loss():
+    r = _rng()
+    return dict(input=_t(r, 3, 4), target=_tensor(r.poisson(2.0, (3, 4)).astype(np.float32)), log_input=True,
+                full=True, size_average=None, eps=1e-8, reduce=None, reduction="mean")
+
+
+@case("F.gaussian_nll_loss")
+def _f_gaussian_nll_loss():
+    r = _rng()
+    return dict(input=_t(r, 3, 4), target=_t(r, 3, 4), var=_tensor(np.abs(_f32(r, 3, 4)) + 0.1), full=False,
+                eps=1e-6, reduction="mean")
+
+
+@case("F.soft_margin_loss")
+def _f_soft_margin_loss():
+    return dict(input=_t(_rng(), 3, 4), target=_tensor(np.sign(_f32(np.random.default_rng(1), 3, 4))),
+                size_average=None, reduce=None, reduction="mean")
+
+
+@case("F.multilabel_soft_margin_loss")
+def _f_multilabel_soft_margin_loss():
+    r = _rng()
+    return dict(input=_t(r, 3, 4), target=_tensor((r.uniform(0, 1, (3, 4)) > 0.5).astype(np.float32)),
+                weight=_tensor(np.abs(_f32(r, 4)) + 0.1), size_average=None, reduce=None, reduction="mean")
+
+
+@case("F.hinge_embedding_loss")
+def _f_hinge_embedding_loss():
+    return dict(input=_t(_rng(), 3, 4), target=_tensor(np.sign(_f32(np.random.default_rng(1), 3, 4))),
+                margin=1.0, size_average=None, reduce=None, reduction="mean")

@@ -781,9 +781,9 @@ ERRORS = [
     (lambda: nn.PReLU(0), ValueError, "PReLU: num_parameters must be >= 1, got 0", "PReLU_count"),
     # one_hot
     (lambda: F.one_hot(longs([0, -1, 1])), ValueError,
-     "one_hot: class values must be non-negative, got -1", "one_hot_negative"),
+     "one_hot: tensor's class values must be non-negative, got -1", "one_hot_negative"),
     (lambda: F.one_hot(longs([0, 3, 1]), 2), ValueError,
-     "one_hot: class values must be smaller than num_classes=2, got 3", "one_hot_too_large"),
+     "one_hot: tensor's class values must be smaller than num_classes=2, got 3", "one_hot_too_large"),
     (lambda: F.one_hot(longs([0, 1]), -2), ValueError, "one_hot: num_classes must be >= -1, got -2",
      "one_hot_num_classes"),
     (lambda: F.one_hot(minifw.tensor([0.0, 1.0])), TypeError,
