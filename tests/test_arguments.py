@@ -401,6 +401,22 @@ def _functional_calls():
         "soft_margin_loss": (lambda: ((x2(), minifw.tensor(np.ones((2, 3), np.float32))), {}), (), ()),
         "multilabel_soft_margin_loss": (lambda: ((x2(), probs()), {}), (), ()),
         "hinge_embedding_loss": (lambda: ((x2(), minifw.tensor(np.ones((2, 3), np.float32))), {}), (), ()),
+        "conv1d": (lambda: ((t32(2, 2, 7), t32(3, 2, 3)), {}), (), ()),
+        "conv_transpose1d": (lambda: ((t32(2, 2, 5), t32(2, 3, 3)), {}), (), ()),
+        "max_pool1d": (lambda: ((t32(2, 3, 8), 2), {}), ("kernel_size",), ()),
+        "avg_pool1d": (lambda: ((t32(2, 3, 8), 2), {}), ("kernel_size",), ()),
+        "adaptive_avg_pool1d": (lambda: ((t32(2, 3, 8), 3), {}), ("output_size",), ()),
+        "adaptive_max_pool1d": (lambda: ((t32(2, 3, 8), 3), {}), ("output_size",), ()),
+        "scaled_dot_product_attention": (lambda: ((t32(2, 3, 4), t32(2, 5, 4, seed=1), t32(2, 5, 4, seed=2)),
+                                                  {}), (), ("scale",)),
+        "multi_head_attention_forward": (lambda: ((t32(3, 2, 4), t32(3, 2, 4, seed=1), t32(3, 2, 4, seed=2), 4, 2,
+                                                   t32(12, 4, seed=3), t32(12, seed=4), None, None, False, 0.0,
+                                                   t32(4, 4, seed=5), t32(4, seed=6)), {}),
+                                         ("embed_dim_to_check", "num_heads"), ("dropout_p",)),
+        "affine_grid": (lambda: ((t32(2, 2, 3), (2, 1, 4, 5)), {}), (), ()),
+        "grid_sample": (lambda: ((x4(), minifw.tensor(np.zeros((1, 3, 4, 2), np.float32))), {}), (), ()),
+        "unfold": (lambda: ((x4(), 3), {}), ("kernel_size",), ()),
+        "fold": (lambda: ((t32(1, 8, 9), (4, 4), 2), {}), ("output_size", "kernel_size"), ()),
     }
 
 

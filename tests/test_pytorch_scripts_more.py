@@ -1,6 +1,9 @@
 """More everyday PyTorch scripts run on minifw with only their imports renamed (tests/scripts/):
-a nanoGPT-style character model (char_gpt.py) and a BinaryConnect classifier trained with a
-straight-through estimator, mixup and an input-gradient penalty (binary_connect.py). Where
+a nanoGPT-style character model (char_gpt.py), a BinaryConnect classifier trained with a
+straight-through estimator, mixup and an input-gradient penalty (binary_connect.py), a
+sequence classifier with Conv1d and a TransformerEncoder (text_classifier.py), and a
+bag-of-words classifier on nn.EmbeddingBag in the style of PyTorch's text classification
+tutorial (bag_of_words.py). Where
 PyTorch is installed, the same files run under it (their imports renamed back) from the same
 initial weights and batches, and the first steps' losses and gradients must agree."""
 import math
@@ -35,7 +38,8 @@ def _run_under_torch(name, tmp_path):
     return runpy.run_path(str(path))
 
 
-@pytest.mark.parametrize("name", ["char_gpt.py", "binary_connect.py"])
+@pytest.mark.parametrize("name", ["char_gpt.py", "binary_connect.py", "text_classifier.py",
+                                  "bag_of_words.py"])
 def test_the_scripts_differ_from_pytorch_code_only_in_their_imports(name):
     with open(os.path.join(SCRIPTS, name), "rb") as f:
         code = [tok.line.strip() for tok in tokenize.tokenize(f.readline)
@@ -218,6 +222,91 @@ def test_the_binary_connect_script_under_pytorch_gives_the_same_first_steps(tmp_
     assert len(mf_result["history"]["loss"]) == 9
     assert mf_result["history"]["loss"] == pytest.approx(pt_result["history"]["loss"], rel=1e-4)
     assert mf_result["history"]["penalty"] == pytest.approx(pt_result["history"]["penalty"], rel=1e-2)
+
+
+# --- text_classifier.py ------------------------------------------------------------------------
+
+def test_the_text_classifier_script_trains(capsys):
+    script = runpy.run_path(os.path.join(SCRIPTS, "text_classifier.py"))
+    result = script["main"]()
+    out = capsys.readouterr().out
+    (loss0, acc0), (loss1, acc1) = result["before"], result["after"]
+    # chance is 1/2; test accuracy 0.45 -> 1.00 and loss 0.75 -> 0.002 measured (PyTorch alike)
+    assert 0.3 < acc0 < 0.7 and acc1 > 0.95 and loss1 < 0.2 * loss0
+    losses = result["losses"]
+    assert len(losses) == 4 * (512 // 32) and all(math.isfinite(v) for v in losses)
+    assert np.mean(losses[-8:]) < 0.2 * np.mean(losses[:4])
+    assert re.search(r"^epoch 0: loss \d\.\d{4}, lr \d\.\d{2}e-0\d$", out, re.M), out
+
+    # the state_dict saved and loaded back gives the same predictions
+    tokens = minifw.from_numpy(result["test"][0][:16])
+    model, restored = result["model"], result["restored"]
+    model.eval(), restored.eval()
+    np.testing.assert_array_equal(model(tokens).detach().numpy(), restored(tokens).detach().numpy())
+
+    # need_weights=True: one (N, L, L) map averaged over the heads, each row a distribution
+    # that gives the padded keys nothing
+    weights = script["attention_of_first_layer"](model, tokens).numpy()
+    padded = result["test"][0][:16] == 0
+    assert weights.shape == (16, 20, 20)
+    np.testing.assert_allclose(weights.sum(-1), 1, rtol=1e-5)
+    assert np.all(weights[np.broadcast_to(padded[:, None, :], weights.shape)] == 0)
+
+
+def test_the_text_classifier_script_under_pytorch_gives_the_same_steps(tmp_path):
+    torch = pytest.importorskip("torch")
+    mf = runpy.run_path(os.path.join(SCRIPTS, "text_classifier.py"))
+    pt = _run_under_torch("text_classifier.py", tmp_path)
+    minifw.manual_seed(0)
+    mf_model = mf["TextClassifier"](dropout=0.0)
+    state = {k: v.numpy().copy() for k, v in mf_model.state_dict().items()}
+    pt_model = pt["TextClassifier"](dropout=0.0)
+    assert {k: tuple(v.shape) for k, v in pt_model.state_dict().items()} == \
+        {k: v.shape for k, v in state.items()}
+    pt_model.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})
+
+    data = mf["make_data"](128, np.random.RandomState(1))
+    tokens = data[0][:8]
+    mf_model.eval(), pt_model.eval()
+    with minifw.no_grad(), torch.no_grad():
+        np.testing.assert_allclose(mf_model(minifw.from_numpy(tokens)).numpy(),
+                                   pt_model(torch.from_numpy(tokens)).numpy(), rtol=1e-4, atol=1e-5)
+    mf_model.train(), pt_model.train()
+    # AdamW, the warmup-then-cosine schedule and clipping over two epochs of the same batches
+    mf_losses = mf["train"](mf_model, data, epochs=2, log=_quiet)
+    pt_losses = pt["train"](pt_model, data, epochs=2, log=_quiet)
+    assert len(mf_losses) == 8
+    assert mf_losses == pytest.approx(pt_losses, rel=1e-3)
+
+
+# --- bag_of_words.py ---------------------------------------------------------------------------
+
+def test_the_bag_of_words_script_trains(capsys):
+    script = runpy.run_path(os.path.join(SCRIPTS, "bag_of_words.py"))
+    result = script["main"]()
+    out = capsys.readouterr().out
+    # four topics: chance is 1/4; test accuracy 0.27 -> 0.96-0.98 measured (PyTorch alike)
+    assert result["before"] < 0.45 and min(result["accuracies"][1:]) > 0.9
+    losses = result["losses"]
+    assert len(losses) == 5 * 30 and np.mean(losses[-30:]) < 0.3 * np.mean(losses[:5])
+    assert re.search(r"^\| epoch   1 \| train accuracy    0\.\d{3} \| test accuracy    0\.\d{3} \| "
+                     r"lr 2\.500$", out, re.M), out
+
+
+def test_the_bag_of_words_script_under_pytorch_gives_the_same_steps(tmp_path):
+    torch = pytest.importorskip("torch")
+    mf = runpy.run_path(os.path.join(SCRIPTS, "bag_of_words.py"))
+    pt = _run_under_torch("bag_of_words.py", tmp_path)
+    mf_result = mf["main"](epochs=2, log=_quiet)
+    state = {k: v.numpy().copy() for k, v in mf_result["initial_state"].items()}
+    pt_result = pt["main"](epochs=2, log=_quiet,
+                           init=lambda m: m.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()}))
+    assert list(state) == ["embedding.weight", "fc.weight", "fc.bias"]
+    # the same batches (offsets by cumsum, EmbeddingBag's means), clipping and StepLR: the
+    # losses of two epochs agree step by step
+    assert len(mf_result["losses"]) == 60
+    assert mf_result["losses"] == pytest.approx(pt_result["losses"], rel=1e-4, abs=1e-6)
+    assert mf_result["accuracies"] == pt_result["accuracies"]
 
 
 # --- both on the emulated GPU ------------------------------------------------------------------

@@ -51,10 +51,11 @@ from ..functions.losses import (AbsoluteError, BinaryCrossEntropy, BinaryCrossEn
                                 SmoothAbsoluteError)
 from ..functions.pooling import (AdaptiveAveragePooling2D, AdaptiveMaxPooling2D, AveragePooling2D,
                                  MaxPooling2D)
+from ..functions.sampling import Folding, GridSampling, Unfolding
 from ..functions.shape import Padding
 from ..functions.softmax import NegativeLogLikelihood, SoftmaxCrossEntropy, SquaredError
 from ..functions.softmax import softmax as softmax_along
-from ..tensor import Tensor, einsum, where
+from ..tensor import Tensor, cat, einsum, where
 
 
 # ---- argument checks ------------------------------------------------------------------
@@ -225,10 +226,21 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                          f"{tuple(input.shape)}, weight of shape {tuple(weight.shape)}, "
                          f"stride={stride}, padding={padding}, dilation={dilation} and "
                          f"output_padding={output_padding}; reduce padding")
+    if max(dilation) > 2 ** 30:
+        raise ValueError(f"{fn}: dilation must be <= 2**30 (the largest the native library takes), "
+                         f"got {dilation}")
+    if max(out_hw) > 2 ** 40:
+        raise ValueError(f"{fn}: stride={stride}, dilation={dilation} and output_padding="
+                         f"{output_padding} ask for an output of {out_hw}, more than the 2**40 per "
+                         f"dim the native library takes")
     output_shape = (input.shape[0], c_out) + out_hw
     # The convolution it transposes: its checks (sizes the native library can index), naming fn.
-    _conv_problem(fn, output_shape, tuple(weight.shape), stride, padding, dilation, groups,
-                  input.dtype)
+    try:
+        _conv_problem(fn, output_shape, tuple(weight.shape), stride, padding, dilation, groups,
+                      input.dtype)
+    except ValueError as e:
+        raise ValueError(f"{fn}: stride={stride}, dilation={dilation} and output_padding="
+                         f"{output_padding} give an output of {out_hw}, too large: {e}") from None
     return TransposedConvolution2D.apply(input, weight, bias, output_shape=output_shape,
                                          stride=stride, padding=padding, dilation=dilation,
                                          groups=groups)
@@ -1689,10 +1701,6 @@ def upsample_bilinear(input, size=None, scale_factor=None):
                         False)
 
 
-
-
-
-
 # ==== more activations, instance / RMS normalization, pixel shuffles and losses ===============
 #
 # Where a composition of Tensor operations gives PyTorch's values and gradients (kinks
@@ -2136,3 +2144,745 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     _broadcast(fn, input=input, target=target)
     loss = where(target != 1, _hinge(margin - input), 0.0) + where(target != -1, input, 0.0)
     return _reduce(loss, reduction)
+
+
+# ==== 1-D convolution and pooling =================================================================
+#
+# Each views its input (N, C, L) as (N, C, 1, L) (and a weight (K, C, kL) as (K, C, 1, kL)) and
+# applies the 2-D Function beneath, so the 1-D forms run on both engines and every device with
+# the same primitives. The arguments are checked first, in 1-D terms and naming the 1-D
+# function; the 2-D problem's own checks (sizes the native library can index) then run under
+# the 1-D name too. A max-pooling index h * W + w of the (N, C, 1, L) view is w: the position
+# along L, as PyTorch's 1-D indices.
+
+def _single(fn, name, v, minimum):
+    """An int or a 1-tuple of ints, each >= minimum, as one int."""
+    return check_ints(fn, name, v, 1, minimum=minimum)[0]
+
+
+def _input_1d(fn, input, channels="C", nonempty=True):
+    _tensor(fn, "input", input, ndim=(2, 3),
+            ndim_desc=f"2-D ({channels}, L) or 3-D (N, {channels}, L)")
+    if nonempty:
+        check_no_zero_dims(fn, "input", input)
+    elif 0 in input.shape[-2:]:  # a batch of 0 is pooled (to an empty batch)
+        raise ValueError(f"{fn}: input must have non-zero sizes in its ({channels}, L) dims; got "
+                         f"shape {tuple(input.shape)}")
+    return input
+
+
+def _as_2d(input):
+    """(N, C, L) or (C, L) as (N, C, 1, L), and the function that takes a result back."""
+    if input.ndim == 2:
+        return input.unsqueeze(0).unsqueeze(2), lambda y: y.squeeze(2).squeeze(0)
+    return input.unsqueeze(2), lambda y: y.squeeze(2)
+
+
+def _weight_and_bias(fn, input, weight, bias, weight_desc, bias_desc):
+    _tensor(fn, "weight", weight, ndim=3, ndim_desc=f"3-D {weight_desc}")
+    if bias is not None:
+        _tensor(fn, "bias", bias, ndim=1, ndim_desc=f"1-D {bias_desc}")
+    _same_dtype(fn, input, weight=weight, bias=bias)
+    check_no_zero_dims(fn, "weight", weight)
+
+
+# ---- convolution --------------------------------------------------------------------------
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution (cross-correlation) of input (N, C, L) or (C, L) with weight
+    (K, C // groups, kL); padding may also be 'valid' or 'same'."""
+    fn = "conv1d"
+    _input_1d(fn, input)
+    _weight_and_bias(fn, input, weight, bias, "(K, C // groups, kL)", "(K,)")
+    stride = _single(fn, "stride", stride, 1)
+    dilation = _single(fn, "dilation", dilation, 1)
+    groups = check_size(fn, "groups", groups)
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise ValueError(f"{fn}: padding must be an int, a 1-tuple of ints, 'valid' or 'same'; "
+                             f"got {padding!r}")
+        if padding == "same" and stride != 1:
+            raise ValueError(f"{fn}: padding='same' needs stride 1, got stride={stride}")
+    else:
+        padding = _single(fn, "padding", padding, 0)
+    k, kl = weight.shape[0], weight.shape[2]
+    if bias is not None and bias.shape[0] != k:
+        raise ValueError(f"{fn}: bias must have shape ({k},) to match weight of shape "
+                         f"{tuple(weight.shape)}, got {tuple(bias.shape)}")
+    if k % groups:
+        raise ValueError(f"{fn}: weight.shape[0] (the output channels, {k}) must be divisible by "
+                         f"groups={groups}; got weight of shape {tuple(weight.shape)}")
+    if input.shape[-2] != weight.shape[1] * groups:
+        raise ValueError(f"{fn}: input must have {weight.shape[1] * groups} channels to match "
+                         f"weight of shape {tuple(weight.shape)} with groups={groups}; got input "
+                         f"of shape {tuple(input.shape)}")
+    x, back = _as_2d(input)
+    w = weight.unsqueeze(2)
+    if isinstance(padding, str):  # 'same' pads an odd total's extra column on the right
+        padding, x = _string_padding(fn, x, w, padding, (1, 1), (1, dilation))
+        padding = padding[1] if isinstance(padding, tuple) else padding
+    span = dilation * (kl - 1) + 1
+    if x.shape[-1] + 2 * padding < span:
+        raise ValueError(f"{fn}: the output length would be < 1: the padded input length "
+                         f"{x.shape[-1] + 2 * padding} is shorter than the dilated kernel {span} "
+                         f"(input of shape {tuple(input.shape)}, weight of shape "
+                         f"{tuple(weight.shape)}, padding={padding}, dilation={dilation})")
+    geometry = dict(stride=(1, stride), padding=(0, padding), dilation=(1, dilation), groups=groups)
+    # The 2-D problem's checks (sizes the native library can index), naming conv1d.
+    _conv_problem(fn, tuple(x.shape), tuple(w.shape), geometry["stride"], geometry["padding"],
+                  geometry["dilation"], groups, input.dtype)
+    try:
+        return back(Convolution2D.apply(x, w, bias, **geometry))
+    except MemoryError:
+        length = (x.shape[-1] + 2 * padding - span) // stride + 1
+        raise _too_large(fn, "padding", padding, (x.shape[0], weight.shape[0], length),
+                         input.dtype) from None
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """1-D transposed convolution of input (N, C_in, L) or (C_in, L) with weight
+    (C_in, C_out // groups, kL): the output has C_out channels and
+    L_out = (L - 1) * stride - 2 * padding + dilation * (kL - 1) + output_padding + 1
+    positions; output_padding adds them on the right only."""
+    fn = "conv_transpose1d"
+    _input_1d(fn, input, channels="C_in")
+    _weight_and_bias(fn, input, weight, bias, "(C_in, C_out // groups, kL)", "(C_out,)")
+    stride = _single(fn, "stride", stride, 1)
+    padding = _single(fn, "padding", padding, 0)
+    output_padding = _single(fn, "output_padding", output_padding, 0)
+    dilation = _single(fn, "dilation", dilation, 1)
+    groups = check_size(fn, "groups", groups)
+    c_in, kl = weight.shape[0], weight.shape[2]
+    if c_in % groups:
+        raise ValueError(f"{fn}: weight.shape[0] (the input channels, {c_in}) must be divisible by "
+                         f"groups={groups}; got weight of shape {tuple(weight.shape)}")
+    if input.shape[-2] != c_in:
+        raise ValueError(f"{fn}: input must have {c_in} channels to match weight of shape "
+                         f"{tuple(weight.shape)} (C_in, C_out // groups, kL); got input of shape "
+                         f"{tuple(input.shape)}")
+    c_out = weight.shape[1] * groups
+    if bias is not None and bias.shape[0] != c_out:
+        raise ValueError(f"{fn}: bias must have shape ({c_out},) to match weight of shape "
+                         f"{tuple(weight.shape)} with groups={groups}; got {tuple(bias.shape)}")
+    if output_padding >= stride and output_padding >= dilation:
+        raise ValueError(f"{fn}: output_padding must be smaller than either stride or dilation, "
+                         f"got output_padding={output_padding}, stride={stride}, "
+                         f"dilation={dilation}")
+    length = (input.shape[-1] - 1) * stride - 2 * padding + dilation * (kl - 1) + output_padding + 1
+    if length < 1:
+        raise ValueError(f"{fn}: the output length {length} would be < 1 for input of shape "
+                         f"{tuple(input.shape)}, weight of shape {tuple(weight.shape)}, "
+                         f"stride={stride}, padding={padding}, dilation={dilation} and "
+                         f"output_padding={output_padding}; reduce padding")
+    if dilation > 2 ** 30:
+        raise ValueError(f"{fn}: dilation must be <= 2**30 (the largest the native library takes), "
+                         f"got {dilation}")
+    if length > 2 ** 40:
+        raise ValueError(f"{fn}: stride={stride}, dilation={dilation} and output_padding="
+                         f"{output_padding} ask for an output length of {length}, more than the "
+                         f"2**40 the native library takes")
+    x, back = _as_2d(input)
+    w = weight.unsqueeze(2)
+    output_shape = (x.shape[0], c_out, 1, length)
+    geometry = dict(stride=(1, stride), padding=(0, padding), dilation=(1, dilation), groups=groups)
+    # The convolution it transposes: its checks (sizes the native library can index), naming fn.
+    _conv_problem(fn, output_shape, tuple(w.shape), geometry["stride"], geometry["padding"],
+                  geometry["dilation"], groups, input.dtype)
+    try:
+        return back(TransposedConvolution2D.apply(x, w, bias, output_shape=output_shape, **geometry))
+    except MemoryError:
+        raise MemoryError(f"{fn}: stride={stride}, dilation={dilation} and output_padding="
+                          f"{output_padding} ask for an output of shape {output_shape[:2] + (length,)}, "
+                          f"more than can be allocated") from None
+
+
+# ---- pooling ------------------------------------------------------------------------------
+
+def _pool1d_layer_args(fn, kernel_size, stride, padding, dilation, ceil_mode,
+                       count_include_pad=True):
+    """The checks that need no input (the layers make them when built), in 1-D terms;
+    returns (kernel_size, stride, padding) as ints (stride None: kernel_size)."""
+    k = _single(fn, "kernel_size", kernel_size, 1)
+    s = k if stride is None else _single(fn, "stride", stride, 1)
+    p = _single(fn, "padding", padding, 0)
+    if 2 * p > k:
+        raise ValueError(f"{fn}: padding must be at most half the kernel size; got "
+                         f"padding={padding!r} with kernel_size={kernel_size!r}")
+    _no_pool_dilation(fn, _single(fn, "dilation", dilation, 1))
+    _pool_layer_args(fn, (1, k), (1, s), (0, p), ceil_mode, count_include_pad)
+    return k, s, p
+
+
+def _pool1d(fn, input, kernel_size, stride, padding, dilation, mode, ceil_mode,
+            count_include_pad):
+    """(the (N, C, 1, L) view, the function back to 1-D, the primitive's arguments)."""
+    _input_1d(fn, input)
+    k, s, p = _pool1d_layer_args(fn, kernel_size, stride, padding, dilation, ceil_mode,
+                                 count_include_pad)
+    if input.shape[-1] + 2 * p < k:
+        raise ValueError(f"{fn}: the output length would be < 1: the padded input length "
+                         f"{input.shape[-1] + 2 * p} is shorter than kernel_size={k} (input of "
+                         f"shape {tuple(input.shape)}, padding={p})")
+    x, back = _as_2d(input)
+    return x, back, _pool_args(fn, x, (1, k), (1, s), (0, p), mode, ceil_mode, count_include_pad)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over kernel_size windows along L; stride defaults to kernel_size. With
+    return_indices, also the int64 position along L of each maximum."""
+    fn = "max_pool1d"
+    x, back, args = _pool1d(fn, input, kernel_size, stride, padding, dilation, "max", ceil_mode,
+                            True)
+    return_indices = check_bool(fn, "return_indices", return_indices)
+    out = MaxPooling2D.apply(x, return_indices=return_indices, **args)
+    return (back(out[0]), back(out[1])) if return_indices else back(out)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Mean over kernel_size windows along L; stride defaults to kernel_size."""
+    fn = "avg_pool1d"
+    x, back, args = _pool1d(fn, input, kernel_size, stride, padding, 1, "avg", ceil_mode,
+                            count_include_pad)
+    return back(AveragePooling2D.apply(x, count_include_pad=count_include_pad, **args))
+
+
+def _adaptive_size(fn, output_size):
+    """output_size: an int or a 1-tuple of ints, as an int."""
+    return check_ints(fn, "output_size", output_size, 1, minimum=1, maximum=MAX_SIZE)[0]
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Mean over output_size windows that tile L as evenly as they can: window i spans
+    [floor(i * L / output_size), ceil((i + 1) * L / output_size))."""
+    fn = "adaptive_avg_pool1d"
+    _input_1d(fn, input, nonempty=False)
+    size = _adaptive_size(fn, output_size)
+    x, back = _as_2d(input)
+    try:
+        return back(AdaptiveAveragePooling2D.apply(x, output_size=(1, size)))
+    except MemoryError:
+        raise _too_large(fn, "output_size", output_size, input.shape[:-1] + (size,),
+                         input.dtype) from None
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max over the windows of adaptive_avg_pool1d; with return_indices, also the int64
+    position along L of each maximum."""
+    fn = "adaptive_max_pool1d"
+    _input_1d(fn, input, nonempty=False)
+    size = _adaptive_size(fn, output_size)
+    return_indices = check_bool(fn, "return_indices", return_indices)
+    x, back = _as_2d(input)
+    try:
+        out = AdaptiveMaxPooling2D.apply(x, output_size=(1, size), return_indices=return_indices)
+    except MemoryError:
+        raise _too_large(fn, "output_size", output_size, input.shape[:-1] + (size,),
+                         input.dtype) from None
+    return (back(out[0]), back(out[1])) if return_indices else back(out)
+
+
+# ==== attention ===================================================================================
+#
+# scaled_dot_product_attention and multi_head_attention_forward are compositions of
+# differentiable Tensor operations (matmul, masked_fill, softmax, dropout, linear), so autograd
+# gives their gradients and the engine in use runs the softmax, dropout and linear layers.
+# Two mask conventions meet here, as in PyTorch: scaled_dot_product_attention's boolean
+# attn_mask says which scores *take part* (True = attend), while multi_head_attention_forward's
+# boolean attn_mask and key_padding_mask say which are *left out* (True = ignore). A float mask
+# is added to the scores in both.
+
+# ---- attention: argument checks ------------------------------------------------------------------------
+
+def _same_float_dtype(fn, query, **others):
+    for name, t in others.items():
+        if t is not None and t.dtype != query.dtype:
+            raise TypeError(f"{fn}: {name} must have the dtype of query ({query.dtype}), got "
+                            f"{t.dtype}")
+
+
+def _mask_tensor(fn, name, mask, query, any_float=False):
+    """A bool mask, or a float one (to be added to the scores) of query's dtype or, with
+    any_float, of either float dtype (cast to query's, as multi-head attention's masks)."""
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"{fn}: {name} must be a minifw.Tensor (bool, or float to be added to "
+                        f"the attention scores) or None, got {type(mask).__name__}")
+    if mask.dtype != np.bool_ and mask.dtype != query.dtype and not (
+            any_float and mask.dtype.kind == "f"):
+        raise TypeError(f"{fn}: {name} must have dtype bool or "
+                        f"{'float' if any_float else 'the dtype of query'} ({query.dtype}), got "
+                        f"{mask.dtype}")
+    if mask.device != query.device:
+        raise RuntimeError(f"{fn}: {name} is on {mask.device} but query is on {query.device}; "
+                           f"move it with {name}.to({str(query.device)!r})")
+    return mask if mask.dtype in (np.bool_, query.dtype) else mask.to(query.dtype)
+
+
+def _dropout_p(fn, p):
+    p = _real(fn, "dropout_p", p)
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{fn}: dropout_p must be a probability in [0, 1], got {p}")
+    return p
+
+
+def _shape_text(shape):
+    return "(" + ", ".join(str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+# ---- the attention itself -------------------------------------------------------------------
+
+def _attend(query, key, value, scores_bias, keep, scale, dropout_p, safe):
+    """softmax(query key^T * scale + scores_bias, masked by keep) value, and the weights.
+    scores_bias (float) and keep (bool, True = attend) broadcast against the scores or are
+    None. With safe=True a row left with no score (all -inf) gets zero weights rather than
+    NaN, as PyTorch's scaled_dot_product_attention; multi_head_attention_forward's weights
+    path keeps the plain softmax, and so PyTorch's NaN there."""
+    scores = query.matmul(key.transpose(-2, -1)) * scale
+    if scores_bias is not None:
+        scores = scores + scores_bias
+    if keep is not None:
+        scores = scores.masked_fill(keep.logical_not(), -math.inf)
+    empty = None
+    if safe and (scores_bias is not None or keep is not None):
+        empty = (scores.detach() == -math.inf).all(dim=-1, keepdim=True)
+        if not bool(empty.any()):
+            empty = None
+    if empty is not None:  # a finite row keeps softmax and its gradient free of NaN
+        scores = scores.masked_fill(empty, 0.0)
+    weights = softmax(scores, dim=-1)
+    if empty is not None:
+        weights = weights.masked_fill(empty, 0.0)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training=True)
+    return weights.matmul(value), weights
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(query key^T * scale + mask) value for query (..., L, E), key (..., S, E) and
+    value (..., S, Ev), giving (..., L, Ev); the leading dims broadcast. attn_mask: bool (True =
+    take part) or float (added), broadcasting to (..., L, S); is_causal: query i attends to keys
+    0..i (the top-left triangle); scale defaults to 1 / sqrt(E). dropout_p drops attention
+    weights whenever it is > 0 (pass 0.0 in evaluation). enable_gqa: key and value may have
+    fewer heads (dim -3) than query, each shared by query.size(-3) // key.size(-3) of them."""
+    fn = "scaled_dot_product_attention"
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        _tensor(fn, name, t)
+        if t.ndim < 2:
+            raise ValueError(f"{fn}: {name} must have at least 2 dims (..., sequence, features); "
+                             f"got shape {_shape_text(t.shape)}")
+    _same_float_dtype(fn, query, key=key, value=value)
+    for name, t in (("key", key), ("value", value)):
+        if t.device != query.device:
+            raise RuntimeError(f"{fn}: {name} is on {t.device} but query is on {query.device}")
+    dropout_p = _dropout_p(fn, dropout_p)
+    is_causal = check_bool(fn, "is_causal", is_causal)
+    enable_gqa = check_bool(fn, "enable_gqa", enable_gqa)
+    e, (s, ev) = query.shape[-1], value.shape[-2:]
+    if key.shape[-1] != e:
+        raise ValueError(f"{fn}: key must have query's feature size E = {e} in its last dim; got "
+                         f"key of shape {_shape_text(key.shape)} for query of shape "
+                         f"{_shape_text(query.shape)}")
+    if key.shape[-2] != s:
+        raise ValueError(f"{fn}: key and value must have the same sequence length S (dim -2); "
+                         f"got key {_shape_text(key.shape)} and value {_shape_text(value.shape)}")
+    if enable_gqa:
+        key, value = _share_heads(fn, query, key, value)
+    try:
+        batch = np.broadcast_shapes(query.shape[:-2], key.shape[:-2], value.shape[:-2])
+    except ValueError:
+        raise ValueError(f"{fn}: the leading dims of query {_shape_text(query.shape)}, key "
+                         f"{_shape_text(key.shape)} and value {_shape_text(value.shape)} must "
+                         f"broadcast together (key and value with fewer heads than query need "
+                         f"enable_gqa=True)") from None
+    scores_shape = tuple(batch) + (query.shape[-2], s)
+    scale = 1.0 / math.sqrt(e) if scale is None else _real(fn, "scale", scale, query)
+    bias = keep = None
+    if attn_mask is not None:
+        if is_causal:
+            raise ValueError(f"{fn}: give attn_mask or is_causal=True, not both (is_causal "
+                             f"builds its own mask)")
+        _mask_tensor(fn, "attn_mask", attn_mask, query)
+        try:
+            fits = np.broadcast_shapes(attn_mask.shape, scores_shape) == scores_shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"{fn}: attn_mask must broadcast to the scores' shape (..., L, S) = "
+                             f"{_shape_text(scores_shape)}; got shape "
+                             f"{_shape_text(attn_mask.shape)}")
+        if attn_mask.dtype == np.bool_:
+            keep = attn_mask
+        else:
+            bias = attn_mask
+    elif is_causal:
+        keep = query.new_ones((query.shape[-2], s), dtype=np.bool_).tril()
+    return _attend(query, key, value, bias, keep, scale, dropout_p, safe=True)[0]
+
+
+def _share_heads(fn, query, key, value):
+    """Grouped-query attention: repeat each of key's and value's heads (dim -3) for the
+    query.size(-3) // key.size(-3) query heads that share it."""
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        if t.ndim < 3:
+            raise ValueError(f"{fn}: enable_gqa=True needs {name} with a heads dim (..., heads, "
+                             f"sequence, features); got shape {_shape_text(t.shape)}")
+    hq, hk, hv = query.shape[-3], key.shape[-3], value.shape[-3]
+    if hk != hv or hq % hk:
+        raise ValueError(f"{fn}: with enable_gqa=True key and value must have the same number of "
+                         f"heads, dividing query's {hq}; got {hk} and {hv}")
+    group = hq // hk
+    if group == 1:
+        return key, value
+    return key.repeat_interleave(group, dim=-3), value.repeat_interleave(group, dim=-3)
+
+
+# ---- multi-head attention -------------------------------------------------------------------
+
+def _additive(mask, dtype):
+    """A multi-head attention mask as scores to add: True (leave out) becomes -inf."""
+    if mask.dtype == np.bool_:
+        return mask.new_zeros(tuple(mask.shape), dtype=dtype).masked_fill(mask, -math.inf)
+    return mask
+
+
+def _check_projection(fn, name, t, shape, query, why=""):
+    if t is None:
+        raise ValueError(f"{fn}: {name} is required{why}, got None")
+    _tensor(fn, name, t)
+    _same_float_dtype(fn, query, **{name: t})
+    if tuple(t.shape) != shape:
+        raise ValueError(f"{fn}: {name} must have shape {_shape_text(shape)}, got "
+                         f"{_shape_text(t.shape)}")
+
+
+def _mha_layouts(fn, query, key, value, key_padding_mask, attn_mask, num_heads):
+    """Whether the call is batched: query (L, N, E) and key/value (S, N, *) or, unbatched,
+    (L, E) and (S, *); each mask's rank must agree. Returns it and the masks, float ones in
+    query's dtype."""
+    for name, t in (("query", query), ("key", key), ("value", value)):
+        _tensor(fn, name, t)
+    if query.ndim not in (2, 3):
+        raise ValueError(f"{fn}: query must be 3-D (L, N, E) or, unbatched, 2-D (L, E); got "
+                         f"shape {_shape_text(query.shape)}")
+    batched = query.ndim == 3
+    for name, t in (("key", key), ("value", value)):
+        if t.ndim != query.ndim:
+            raise ValueError(f"{fn}: {name} must be {query.ndim}-D like query "
+                             f"{_shape_text(query.shape)}; got shape {_shape_text(t.shape)}")
+    _same_float_dtype(fn, query, key=key, value=value)
+    if key_padding_mask is not None:
+        key_padding_mask = _mask_tensor(fn, "key_padding_mask", key_padding_mask, query, True)
+        want = 2 if batched else 1
+        if key_padding_mask.ndim != want:
+            raise ValueError(f"{fn}: key_padding_mask must be {want}-D "
+                             f"{'(N, S)' if batched else '(S,)'} for "
+                             f"{'batched' if batched else 'unbatched'} query of shape "
+                             f"{_shape_text(query.shape)}; got shape "
+                             f"{_shape_text(key_padding_mask.shape)}")
+    if attn_mask is not None:
+        attn_mask = _mask_tensor(fn, "attn_mask", attn_mask, query, True)
+        if attn_mask.ndim not in (2, 3):
+            raise ValueError(f"{fn}: attn_mask must be 2-D (L, S) or 3-D (N * num_heads, L, S); "
+                             f"got shape {_shape_text(attn_mask.shape)}")
+        if not batched and attn_mask.ndim == 3 and attn_mask.shape[0] != num_heads:
+            raise ValueError(f"{fn}: a 3-D attn_mask for unbatched query must be (num_heads, L, "
+                             f"S) with num_heads = {num_heads}; got shape "
+                             f"{_shape_text(attn_mask.shape)}")
+    return batched, key_padding_mask, attn_mask
+
+
+def _append_zero_column(mask):
+    """A key more for every query (bias_k, add_zero_attn): nothing added to its scores."""
+    return None if mask is None else cat([mask, mask.new_zeros(tuple(mask.shape[:-1]) + (1,))],
+                                         dim=-1)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight,
+                                 in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p,
+                                 out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """Multi-head attention (Vaswani et al., 2017) of query (L, N, E) over key (S, N, kdim) and
+    value (S, N, vdim), or unbatched (L, E), (S, kdim), (S, vdim): project to num_heads heads,
+    attend, join the heads and project out. Returns (output (L, N, E), weights or None): the
+    weights are (N, L, S), or (N, num_heads, L, S) with average_attn_weights=False.
+    key_padding_mask (N, S) and attn_mask (L, S) or (N * num_heads, L, S): bool (True = leave
+    out) or float (added to the scores). is_causal is a hint that attn_mask is causal; the
+    mask given is what is applied."""
+    fn = "multi_head_attention_forward"
+    batched, key_padding_mask, attn_mask = _mha_layouts(fn, query, key, value, key_padding_mask,
+                                                        attn_mask, num_heads)
+    for name, flag in (("add_zero_attn", add_zero_attn), ("training", training),
+                       ("need_weights", need_weights), ("use_separate_proj_weight",
+                                                        use_separate_proj_weight),
+                       ("average_attn_weights", average_attn_weights), ("is_causal", is_causal)):
+        check_bool(fn, name, flag)
+    if is_causal and attn_mask is None:
+        raise ValueError(f"{fn}: is_causal=True is a hint that attn_mask is the causal mask, so "
+                         f"attn_mask must be given (e.g. nn.Transformer."
+                         f"generate_square_subsequent_mask(L)); got attn_mask=None")
+    dropout_p = _dropout_p(fn, dropout_p)
+    num_heads = check_int(fn, "num_heads", num_heads, minimum=1)
+    embed_dim_to_check = check_int(fn, "embed_dim_to_check", embed_dim_to_check, minimum=1)
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    (tgt_len, bsz, embed_dim), src_len = query.shape, key.shape[0]
+    if embed_dim != embed_dim_to_check:
+        raise ValueError(f"{fn}: query's last dim must be embed_dim_to_check = "
+                         f"{embed_dim_to_check}; got query of shape {_shape_text(query.shape)}")
+    if embed_dim % num_heads:
+        raise ValueError(f"{fn}: embed_dim ({embed_dim}) must be divisible by num_heads "
+                         f"({num_heads})")
+    head_dim = embed_dim // num_heads
+    if use_separate_proj_weight:
+        if key.shape[:2] != value.shape[:2]:
+            raise ValueError(f"{fn}: key and value must have the same (S, N); got key "
+                             f"{_shape_text(key.shape)} and value {_shape_text(value.shape)}")
+    elif key.shape != value.shape:
+        raise ValueError(f"{fn}: key and value must have the same shape (with "
+                         f"use_separate_proj_weight=False); got key {_shape_text(key.shape)} and "
+                         f"value {_shape_text(value.shape)}")
+    if key.shape[1] != bsz:
+        raise ValueError(f"{fn}: key and value must have query's batch size {bsz}; got key of "
+                         f"shape {_shape_text(key.shape)}")
+
+    # the projections: three slices of in_proj_weight, or three separate weights
+    if use_separate_proj_weight:
+        _check_projection(fn, "q_proj_weight", q_proj_weight, (embed_dim, embed_dim), query,
+                          " with use_separate_proj_weight=True")
+        _check_projection(fn, "k_proj_weight", k_proj_weight, (embed_dim, key.shape[-1]), query,
+                          " with use_separate_proj_weight=True")
+        _check_projection(fn, "v_proj_weight", v_proj_weight, (embed_dim, value.shape[-1]), query,
+                          " with use_separate_proj_weight=True")
+        projections = (q_proj_weight, k_proj_weight, v_proj_weight)
+    else:
+        _check_projection(fn, "in_proj_weight", in_proj_weight, (3 * embed_dim, embed_dim), query,
+                          " with use_separate_proj_weight=False")
+        for name, t in (("q_proj_weight", q_proj_weight), ("k_proj_weight", k_proj_weight),
+                        ("v_proj_weight", v_proj_weight)):
+            if t is not None:  # not used here, but never taken blindly
+                _tensor(fn, name, t)
+        projections = in_proj_weight.chunk(3)
+    biases = (None,) * 3
+    if in_proj_bias is not None:
+        _check_projection(fn, "in_proj_bias", in_proj_bias, (3 * embed_dim,), query)
+        biases = in_proj_bias.chunk(3)
+    _check_projection(fn, "out_proj_weight", out_proj_weight, (embed_dim, embed_dim), query)
+    if out_proj_bias is not None:
+        _check_projection(fn, "out_proj_bias", out_proj_bias, (embed_dim,), query)
+    q, k, v = (linear(x, w, b) for x, w, b in zip((query, key, value), projections, biases))
+    for name, static in (("static_k", static_k), ("static_v", static_v)):
+        if static is not None:
+            _tensor(fn, name, static, ndim=3, ndim_desc="3-D (N * num_heads, S, head_dim)")
+            _same_float_dtype(fn, query, **{name: static})
+            if static.shape[0] != bsz * num_heads or static.shape[2] != head_dim:
+                raise ValueError(f"{fn}: {name} must have shape (N * num_heads, S, head_dim) = "
+                                 f"({bsz * num_heads}, S, {head_dim}); got "
+                                 f"{_shape_text(static.shape)}")
+    if static_k is not None:  # the keys the masks cover
+        src_len = static_k.shape[1]
+
+    # the masks, as scores to add: attn_mask (1 or N, 1 or heads, L, S), key_padding_mask
+    # (N, 1, 1, S)
+    if attn_mask is not None:
+        want = (tgt_len, src_len) if attn_mask.ndim == 2 else (bsz * num_heads, tgt_len, src_len)
+        if tuple(attn_mask.shape) != want:
+            raise ValueError(f"{fn}: attn_mask must have shape {_shape_text(want)} "
+                             f"{'(L, S)' if attn_mask.ndim == 2 else '(N * num_heads, L, S)'}; "
+                             f"got {_shape_text(attn_mask.shape)}")
+        attn_mask = _additive(attn_mask, query.dtype)
+        attn_mask = attn_mask.reshape((1, 1) + want if attn_mask.ndim == 2
+                                      else (bsz, num_heads, tgt_len, src_len))
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, src_len):
+            raise ValueError(f"{fn}: key_padding_mask must have shape (N, S) = "
+                             f"{_shape_text((bsz, src_len))}; got "
+                             f"{_shape_text(key_padding_mask.shape)}")
+        key_padding_mask = _additive(key_padding_mask, query.dtype).reshape(bsz, 1, 1, src_len)
+
+    if bias_k is not None or bias_v is not None:
+        if bias_k is None or bias_v is None:
+            raise ValueError(f"{fn}: bias_k and bias_v must be given together")
+        if static_k is not None or static_v is not None:
+            raise ValueError(f"{fn}: bias_k and bias_v cannot be added to static_k / static_v")
+        for name, t in (("bias_k", bias_k), ("bias_v", bias_v)):
+            _check_projection(fn, name, t, (1, 1, embed_dim), query)
+        k = cat([k, bias_k.expand(1, bsz, embed_dim)], dim=0)
+        v = cat([v, bias_v.expand(1, bsz, embed_dim)], dim=0)
+        attn_mask, key_padding_mask = map(_append_zero_column, (attn_mask, key_padding_mask))
+
+    def heads(x):  # (S, N, E) -> (N, heads, S, head_dim)
+        return x.reshape(x.shape[0], bsz, num_heads, head_dim).permute(1, 2, 0, 3)
+
+    q, k, v = heads(q), heads(k), heads(v)
+    if static_k is not None:
+        k = static_k.reshape(bsz, num_heads, static_k.shape[1], head_dim)
+    if static_v is not None:
+        v = static_v.reshape(bsz, num_heads, static_v.shape[1], head_dim)
+    if k.shape[2] != v.shape[2]:
+        raise ValueError(f"{fn}: keys and values must be as many; got {k.shape[2]} and "
+                         f"{v.shape[2]} (static_k / static_v)")
+    if add_zero_attn:
+        k = cat([k, k.new_zeros((bsz, num_heads, 1, head_dim))], dim=2)
+        v = cat([v, v.new_zeros((bsz, num_heads, 1, head_dim))], dim=2)
+        attn_mask, key_padding_mask = map(_append_zero_column, (attn_mask, key_padding_mask))
+
+    if key_padding_mask is not None:
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    out, weights = _attend(q, k, v, attn_mask, None, 1.0 / math.sqrt(head_dim),
+                           dropout_p if training else 0.0, safe=not need_weights)
+    out = out.permute(2, 0, 1, 3).reshape(tgt_len, bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    if not need_weights:
+        return (out if batched else out.squeeze(1)), None
+    if average_attn_weights:
+        weights = weights.mean(dim=1)
+    return (out, weights) if batched else (out.squeeze(1), weights.squeeze(0))
+
+
+# ==== spatial sampling and patches =================================================================
+#
+# affine_grid and grid_sample (the sampler of a spatial transformer network, Jaderberg et al.,
+# 2015), unfold and fold (im2col and col2im in PyTorch's (N, C*kh*kw, L) layout). grid_sample,
+# unfold and fold apply the Functions of minifw.functions.sampling; affine_grid is a matrix
+# product of Tensors, so theta's gradient is autograd's.
+
+_GRID_SAMPLE_MODES = ("bilinear", "nearest", "bicubic")
+_PADDING_MODES = ("zeros", "border", "reflection")
+
+
+def _align_corners(fn, align_corners):
+    """None (PyTorch's default, which warns there) is False, without a warning."""
+    return False if align_corners is None else check_bool(fn, "align_corners", align_corners)
+
+
+# ---- affine_grid, grid_sample ---------------------------------------------------------------
+
+def _base_coordinates(n, align_corners, dtype):
+    """n points spread over [-1, 1]: the corner pixels' centres with align_corners, else the
+    centres of n equal cells (a single point sits at 0)."""
+    if n == 1:
+        return np.zeros(1, dtype)
+    steps = np.linspace(-1.0, 1.0, n).astype(dtype)
+    return steps if align_corners else steps * dtype.type(n - 1) / dtype.type(n)
+
+
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid (N, H, W, 2) of the affine maps theta (N, 2, 3) for an output of
+    size (N, C, H, W): point (h, w) is theta[n] @ (x_w, y_h, 1), x and y the output pixels'
+    normalized coordinates in [-1, 1] (see grid_sample for align_corners)."""
+    fn = "affine_grid"
+    _tensor(fn, "theta", theta)
+    align_corners = _align_corners(fn, align_corners)
+    if not isinstance(size, (tuple, list)) or len(size) != 4:
+        raise ValueError(f"{fn}: size must be a sequence of 4 ints (N, C, H, W) (only 2-D "
+                         f"affine grids are supported), got {size!r}")
+    n, _, h, w = check_ints(fn, "size", tuple(size), 4, minimum=0)
+    if min(h, w) < 1:
+        raise ValueError(f"{fn}: size must have H and W >= 1, got {tuple(size)}")
+    if tuple(theta.shape) != (n, 2, 3):
+        raise ValueError(f"{fn}: theta must have shape (N, 2, 3) = {(n, 2, 3)} for size "
+                         f"{tuple(size)}; got {tuple(theta.shape)}")
+    dtype = np.dtype(theta.dtype)
+    xs = _base_coordinates(w, align_corners, dtype)
+    ys = _base_coordinates(h, align_corners, dtype)
+    base = np.stack([np.broadcast_to(xs, (h, w)), np.broadcast_to(ys[:, None], (h, w)),
+                     np.ones((h, w), dtype)], axis=-1).reshape(h * w, 3)
+    base = Tensor._make(devices.to_device(base, devices.of(theta._data)))
+    return (base @ theta.transpose(1, 2)).reshape(n, h, w, 2)
+
+
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """input (N, C, H, W) read at the points of grid (N, Ho, Wo, 2): (N, C, Ho, Wo).
+    grid[n, i, j] holds (x, y), -1 the left (top) and 1 the right (bottom) edge of the image,
+    the corner pixels' outer edges, or their centres with align_corners=True (default False).
+    mode: 'bilinear', 'nearest' or 'bicubic'; points outside read zeros ('zeros'), the
+    nearest edge pixel ('border') or the image mirrored at its edges ('reflection')."""
+    fn = "grid_sample"
+    _tensor(fn, "input", input, ndim=4, ndim_desc="4-D (N, C, H, W) (5-D volumes are not "
+                                                  "supported)")
+    _tensor(fn, "grid", grid, ndim=4, ndim_desc="4-D (N, H_out, W_out, 2)")
+    check_choice(fn, "mode", mode, _GRID_SAMPLE_MODES)
+    check_choice(fn, "padding_mode", padding_mode, _PADDING_MODES)
+    align_corners = _align_corners(fn, align_corners)
+    _same_dtype(fn, input, grid=grid)
+    _same_device(fn, input, grid=grid)
+    if grid.shape[0] != input.shape[0] or grid.shape[3] != 2:
+        raise ValueError(f"{fn}: grid must have shape (N, H_out, W_out, 2) with N = "
+                         f"{input.shape[0]} (input's batch size); got {tuple(grid.shape)}")
+    if min(input.shape[2:]) < 1:
+        raise ValueError(f"{fn}: input must have H and W >= 1, got shape {tuple(input.shape)}")
+    return GridSampling.apply(input, grid, mode=mode, padding_mode=padding_mode,
+                              align_corners=align_corners)
+
+
+# ---- unfold, fold ---------------------------------------------------------------------------
+
+def _window_args(fn, kernel_size, dilation, padding, stride):
+    return (check_pair(fn, "kernel_size", kernel_size, minimum=1),
+            check_pair(fn, "dilation", dilation, minimum=1),
+            check_pair(fn, "padding", padding, minimum=0),
+            check_pair(fn, "stride", stride, minimum=1))
+
+
+def _window_counts(fn, spatial, kernel_size, dilation, padding, stride):
+    """The number of window positions along H and W; each must be at least 1."""
+    counts = tuple((size + 2 * p - d * (k - 1) - 1) // s + 1 for size, k, d, p, s
+                   in zip(spatial, kernel_size, dilation, padding, stride))
+    if min(counts) < 1:
+        raise ValueError(f"{fn}: kernel_size={kernel_size} with dilation={dilation} does not fit "
+                         f"the spatial size {tuple(spatial)} padded by {padding}: it gives "
+                         f"{counts} window positions, and each must be >= 1")
+    padded = [size + 2 * p for size, p in zip(spatial, padding)]
+    if math.prod(padded) * math.prod(kernel_size) > MAX_SIZE or math.prod(counts) > MAX_SIZE:
+        raise ValueError(f"{fn}: padding={padding} (the padded size {tuple(padded)}) and "
+                         f"kernel_size={kernel_size} give more values than the {MAX_SIZE} an array "
+                         f"may hold here")
+    return counts
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """The sliding windows of input (N, C, H, W) or (C, H, W) as columns: (N, C*kh*kw, L),
+    L the number of window positions, row c*kh*kw + i*kw + j holding kernel tap (i, j) of
+    channel c (im2col)."""
+    fn = "unfold"
+    _tensor(fn, "input", input, ndim=(3, 4), ndim_desc="3-D (C, H, W) or 4-D (N, C, H, W)")
+    args = _window_args(fn, kernel_size, dilation, padding, stride)
+    _window_counts(fn, input.shape[-2:], *args)
+    x = input if input.ndim == 4 else input.unsqueeze(0)
+    cols = Unfolding.apply(x, kernel_size=args[0], dilation=args[1], padding=args[2],
+                           stride=args[3])
+    return cols if input.ndim == 4 else cols.squeeze(0)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Columns (N, C*kh*kw, L) or (C*kh*kw, L) summed into an image (N, C, H, W) or (C, H, W),
+    (H, W) = output_size: each value added where unfold with these arguments takes it from
+    (col2im; overlapping windows add up)."""
+    fn = "fold"
+    _tensor(fn, "input", input, ndim=(2, 3), ndim_desc="2-D (C*kh*kw, L) or 3-D "
+                                                       "(N, C*kh*kw, L)")
+    output_size = check_pair(fn, "output_size", output_size, minimum=1)
+    args = _window_args(fn, kernel_size, dilation, padding, stride)
+    kh, kw = args[0]
+    rows, length = input.shape[-2:]
+    if rows % (kh * kw):
+        raise ValueError(f"{fn}: input's dim {input.ndim - 2} must be divisible by kh*kw = "
+                         f"{kh * kw} (kernel_size={args[0]}); got input of shape "
+                         f"{tuple(input.shape)}")
+    oh, ow = _window_counts(fn, output_size, *args)
+    if length != oh * ow:
+        raise ValueError(f"{fn}: input's last dim must be the number of windows L = {oh} * {ow} "
+                         f"= {oh * ow} for output_size={output_size}, kernel_size={args[0]}, "
+                         f"dilation={args[1]}, padding={args[2]}, stride={args[3]}; got input of "
+                         f"shape {tuple(input.shape)}")
+    cols = input if input.ndim == 3 else input.unsqueeze(0)
+    image = Folding.apply(cols, output_size=output_size, kernel_size=args[0], dilation=args[1],
+                          padding=args[2], stride=args[3])
+    return image if input.ndim == 3 else image.squeeze(0)

@@ -694,3 +694,81 @@ def _f_multilabel_soft_margin_loss():
 def _f_hinge_embedding_loss():
     return dict(input=_t(_rng(), 3, 4), target=_tensor(np.sign(_f32(np.random.default_rng(1), 3, 4))),
                 margin=1.0, size_average=None, reduce=None, reduction="mean")
+
+
+@case("F.conv1d")
+def _f_conv1d():
+    r = _rng()
+    return dict(input=_t(r, 2, 4, 9), weight=_t(r, 6, 2, 3), bias=_t(r, 6), stride=2, padding=1, dilation=1,
+                groups=2)
+
+
+@case("F.conv_transpose1d")
+def _f_conv_transpose1d():
+    r = _rng()
+    return dict(input=_t(r, 1, 2, 5), weight=_t(r, 2, 3, 3), bias=_t(r, 3), stride=2, padding=1,
+                output_padding=1, groups=1, dilation=1)
+
+
+@case("F.max_pool1d")
+def _f_max_pool1d():
+    return dict(input=_t(_rng(), 2, 3, 9), kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=True,
+                return_indices=True)
+
+
+@case("F.avg_pool1d")
+def _f_avg_pool1d():
+    return dict(input=_t(_rng(), 2, 3, 9), kernel_size=3, stride=2, padding=1, ceil_mode=False,
+                count_include_pad=False)
+
+
+@case("F.adaptive_avg_pool1d")
+def _f_adaptive_avg_pool1d():
+    return dict(input=_t(_rng(), 2, 3, 7), output_size=3)
+
+
+@case("F.adaptive_max_pool1d")
+def _f_adaptive_max_pool1d():
+    return dict(input=_t(_rng(), 2, 3, 7), output_size=3, return_indices=True)
+
+
+@case("F.scaled_dot_product_attention")
+def _f_sdpa():
+    r = _rng()
+    return dict(query=_t(r, 2, 3, 4), key=_t(r, 2, 5, 4), value=_t(r, 2, 5, 4),
+                attn_mask=_tensor(r.uniform(0, 1, (3, 5)) > 0.3), dropout_p=0.0, is_causal=False, scale=0.5,
+                enable_gqa=False)
+
+
+@case("F.multi_head_attention_forward")
+def _f_mha():
+    r = _rng()
+    return dict(query=_t(r, 3, 2, 4), key=_t(r, 3, 2, 4), value=_t(r, 3, 2, 4), embed_dim_to_check=4,
+                num_heads=2, in_proj_weight=_t(r, 12, 4), in_proj_bias=_t(r, 12), bias_k=None, bias_v=None,
+                add_zero_attn=False, dropout_p=0.0, out_proj_weight=_t(r, 4, 4), out_proj_bias=_t(r, 4),
+                training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None, v_proj_weight=None,
+                static_k=None, static_v=None, average_attn_weights=True, is_causal=False)
+
+
+@case("F.affine_grid")
+def _f_affine_grid():
+    return dict(theta=_t(_rng(), 2, 2, 3), size=(2, 3, 4, 5), align_corners=False)
+
+
+@case("F.grid_sample")
+def _f_grid_sample():
+    r = _rng()
+    return dict(input=_t(r, 2, 3, 4, 5), grid=_tensor(r.uniform(-1.2, 1.2, (2, 3, 2, 2)).astype(np.float32)),
+                mode="bilinear", padding_mode="reflection", align_corners=True)
+
+
+@case("F.unfold")
+def _f_unfold():
+    return dict(input=_t(_rng(), 2, 3, 5, 6), kernel_size=(2, 3), dilation=1, padding=1, stride=2)
+
+
+@case("F.fold")
+def _f_fold():
+    return dict(input=_t(_rng(), 2, 12, 12), output_size=(5, 6), kernel_size=(2, 2), dilation=1, padding=0,
+                stride=(1, 2))

@@ -1,21 +1,33 @@
-"""Convolution layers."""
+"""Convolution layers: Conv1d and Conv2d share _ConvNd, ConvTranspose1d and ConvTranspose2d
+share _ConvTransposeNd (the checks, parameters and initialization of n spatial dims); each
+layer's forward calls its own nn.functional form."""
 import math
 
-from ...checks import check_pair
+from ...checks import check_ints
 from .. import functional as F
 from .. import init
 from .module import Module
-from .utils import _empty_parameter, _factory, _pair, _positive_int
+from .utils import _empty_parameter, _factory, _positive_int
 
 
-class Conv2d(Module):
-    """2-D convolution over (N, C, H, W); weight (out, in // groups, kh, kw) and bias are
+def _ints_text(n):
+    return "an int or a pair of ints" if n == 2 else f"an int or a tuple of {n} ints"
+
+
+def _kernel_size(cls, kernel_size, n):
+    sizes = tuple(kernel_size) if isinstance(kernel_size, (tuple, list)) else (kernel_size,) * n
+    if len(sizes) != n:
+        raise ValueError(f"{cls}: kernel_size must be {_ints_text(n)}, got {kernel_size!r}")
+    return tuple(_positive_int(cls, "kernel_size", k) for k in sizes)
+
+
+class _ConvNd(Module):
+    """The layer state of an n-D convolution: weight (out, in // groups, *kernel_size) and bias
     initialized as in PyTorch (kaiming_uniform_ with a = sqrt(5); bias U(-1/sqrt(fan_in), ..))."""
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+    def __init__(self, cls, n, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                 groups, bias, padding_mode, device, dtype, weight_channels):
         super().__init__()
-        cls = "Conv2d"
         dtype, dev = _factory(cls, dtype, device)
         self.in_channels = _positive_int(cls, "in_channels", in_channels)
         self.out_channels = _positive_int(cls, "out_channels", out_channels)
@@ -23,27 +35,24 @@ class Conv2d(Module):
         if in_channels % groups or out_channels % groups:
             raise ValueError(f"{cls}: in_channels ({in_channels}) and out_channels ({out_channels}) "
                              f"must be divisible by groups ({groups})")
-        self.kernel_size = tuple(_positive_int(cls, "kernel_size", k) for k in _pair(kernel_size))
-        self.stride = check_pair(cls, "stride", stride, minimum=1)
-        self.dilation = check_pair(cls, "dilation", dilation, minimum=1)
+        self.kernel_size = _kernel_size(cls, kernel_size, n)
+        self.stride = check_ints(cls, "stride", stride, n, minimum=1)
+        self.dilation = check_ints(cls, "dilation", dilation, n, minimum=1)
         if isinstance(padding, str):  # as PyTorch, checked when built
             if padding not in ("valid", "same"):
                 raise ValueError(f"{cls}: invalid padding string {padding!r}, should be one of "
-                                 f"'valid', 'same' (or give an int or a pair of ints)")
-            if padding == "same" and self.stride != (1, 1):
+                                 f"'valid', 'same' (or give {_ints_text(n)})")
+            if padding == "same" and self.stride != (1,) * n:
                 raise ValueError(f"{cls}: padding='same' is not supported for strided "
                                  f"convolutions; got stride={self.stride}")
             self.padding = padding
         else:
-            self.padding = check_pair(cls, "padding", padding, minimum=0)
+            self.padding = check_ints(cls, "padding", padding, n, minimum=0)
         if padding_mode not in ("zeros", "reflect", "replicate", "circular"):
             raise ValueError(f"{cls}: padding_mode must be 'zeros', 'reflect', 'replicate' or "
                              f"'circular'; got {padding_mode!r}")
-        if padding_mode != "zeros" and isinstance(padding, str):
-            raise ValueError(f"{cls}: padding={padding!r} only works with padding_mode='zeros'")
         self.padding_mode = padding_mode
-        self.weight = _empty_parameter((out_channels, in_channels // groups) + self.kernel_size, dtype,
-                                       dev)
+        self.weight = _empty_parameter(weight_channels + self.kernel_size, dtype, dev)
         if bias:
             self.bias = _empty_parameter((out_channels,), dtype, dev)
         else:
@@ -57,20 +66,29 @@ class Conv2d(Module):
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, input):
-        if self.padding_mode != "zeros":
-            ph, pw = self.padding
-            input = F.pad(input, (pw, pw, ph, ph), mode=self.padding_mode)
-            return F.conv2d(input, self.weight, self.bias, self.stride, 0, self.dilation, self.groups)
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                        self.groups)
+    def _padded(self, input):
+        """(input, padding) for the functional form: a padding_mode other than 'zeros' pads the
+        input itself (for 'same', an odd total's extra on the right, as the zeros mode does)."""
+        if self.padding_mode == "zeros":
+            return input, self.padding
+        pads = []
+        for d in reversed(range(len(self.kernel_size))):  # F.pad takes the last dim first
+            if isinstance(self.padding, str):
+                total = self.dilation[d] * (self.kernel_size[d] - 1) if self.padding == "same" else 0
+                pads += [total // 2, total - total // 2]
+            else:
+                pads += [self.padding[d]] * 2
+        return F.pad(input, tuple(pads), mode=self.padding_mode), 0
 
     def extra_repr(self):
+        n = len(self.kernel_size)
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0, 0):
-            s += f", padding={self.padding if isinstance(self.padding, tuple) else repr(self.padding)}"
-        if self.dilation != (1, 1):
+        if self.padding != (0,) * n:
+            s += f", padding={self.padding}"
+        if self.dilation != (1,) * n:
             s += f", dilation={self.dilation}"
+        if getattr(self, "output_padding", (0,) * n) != (0,) * n:
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -80,82 +98,105 @@ class Conv2d(Module):
         return s
 
 
-class ConvTranspose2d(Module):
-    """2-D transposed convolution over (N, C_in, H, W): the input gradient of a Conv2d from
-    out_channels to in_channels, used to upsample. weight (in, out // groups, kh, kw) and bias
-    are initialized as in PyTorch (kaiming_uniform_ with a = sqrt(5), whose fan_in is
-    out // groups * kh * kw here). forward(input, output_size=None): output_size picks one of
-    the stride's possible output sizes, instead of output_padding."""
+class Conv1d(_ConvNd):
+    """1-D convolution over (N, C, L) or (C, L); weight (out, in // groups, k)."""
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
-                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
-        super().__init__()
-        cls = "ConvTranspose2d"
-        dtype, dev = _factory(cls, dtype, device)
-        self.in_channels = _positive_int(cls, "in_channels", in_channels)
-        self.out_channels = _positive_int(cls, "out_channels", out_channels)
-        self.groups = _positive_int(cls, "groups", groups)
-        if in_channels % groups or out_channels % groups:
-            raise ValueError(f"{cls}: in_channels ({in_channels}) and out_channels ({out_channels}) "
-                             f"must be divisible by groups ({groups})")
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__("Conv1d", 1, in_channels, out_channels, kernel_size, stride, padding,
+                         dilation, groups, bias, padding_mode, device, dtype,
+                         (out_channels, in_channels // groups))
+
+    def forward(self, input):
+        input, padding = self._padded(input)
+        return F.conv1d(input, self.weight, self.bias, self.stride, padding, self.dilation,
+                        self.groups)
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution over (N, C, H, W) or (C, H, W); weight (out, in // groups, kh, kw)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__("Conv2d", 2, in_channels, out_channels, kernel_size, stride, padding,
+                         dilation, groups, bias, padding_mode, device, dtype,
+                         (out_channels, in_channels // groups))
+
+    def forward(self, input):
+        input, padding = self._padded(input)
+        return F.conv2d(input, self.weight, self.bias, self.stride, padding, self.dilation,
+                        self.groups)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """The layer state of an n-D transposed convolution: the input gradient of a convolution
+    from out_channels to in_channels, used to upsample. weight (in, out // groups, *kernel_size)
+    and bias are initialized as in PyTorch (kaiming_uniform_ with a = sqrt(5), whose fan_in is
+    out // groups * the kernel's size here). forward(input, output_size=None): output_size picks
+    one of the stride's possible output sizes, instead of output_padding."""
+
+    def __init__(self, cls, n, in_channels, out_channels, kernel_size, stride, padding,
+                 output_padding, groups, bias, dilation, padding_mode, device, dtype):
         if padding_mode != "zeros":
             raise ValueError(f'{cls}: only "zeros" padding mode is supported, got '
                              f'padding_mode={padding_mode!r}')
         if isinstance(padding, str):
-            raise ValueError(f"{cls}: padding must be an int or a pair of ints, got {padding!r} "
-                             f"('same' and 'valid' are Conv2d's)")
-        self.kernel_size = tuple(_positive_int(cls, "kernel_size", k) for k in _pair(kernel_size))
-        self.stride = check_pair(cls, "stride", stride, minimum=1)
-        self.padding = check_pair(cls, "padding", padding, minimum=0)
-        self.output_padding = check_pair(cls, "output_padding", output_padding, minimum=0)
-        self.dilation = check_pair(cls, "dilation", dilation, minimum=1)
-        self.padding_mode = padding_mode
-        self.weight = _empty_parameter((in_channels, out_channels // groups) + self.kernel_size,
-                                       dtype, dev)
-        if bias:
-            self.bias = _empty_parameter((out_channels,), dtype, dev)
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    reset_parameters = Conv2d.reset_parameters
+            raise ValueError(f"{cls}: padding must be {_ints_text(n)}, got {padding!r} "
+                             f"('same' and 'valid' are Conv{n}d's)")
+        # checked before the parameters are made, as every other argument
+        output_padding = check_ints(cls, "output_padding", output_padding, n, minimum=0)
+        super().__init__(cls, n, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype,
+                         (in_channels, out_channels // groups))
+        self.output_padding = output_padding
 
     def _output_padding(self, input, output_size):
-        """output_padding, or the one that gives output_size ((H, W), or with the leading
-        (N, C) or (C,) dims of input), which must lie within the stride's range."""
+        """output_padding, or the one that gives output_size (the spatial sizes, or with the
+        leading (N, C) or (C,) dims of input), which must lie within the stride's range."""
         if output_size is None:
             return self.output_padding
+        n = len(self.kernel_size)
         output_size = list(output_size)
-        leading = input.ndim - 2
-        if len(output_size) == leading + 2:
+        leading = input.ndim - n
+        if len(output_size) == leading + n:
             output_size = output_size[leading:]
-        if len(output_size) != 2:
-            raise ValueError(f"ConvTranspose2d: for {input.ndim}D input, output_size must have 2 "
-                             f"or {leading + 2} elements (got {len(output_size)})")
+        if len(output_size) != n:
+            raise ValueError(f"{type(self).__name__}: for {input.ndim}D input, output_size must "
+                             f"have {n} or {leading + n} elements (got {len(output_size)})")
         smallest = [(input.shape[leading + d] - 1) * self.stride[d] - 2 * self.padding[d]
-                    + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(2)]
-        largest = [smallest[d] + self.stride[d] - 1 for d in range(2)]
+                    + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]
+        largest = [smallest[d] + self.stride[d] - 1 for d in range(n)]
         if any(not lo <= size <= hi for size, lo, hi in zip(output_size, smallest, largest)):
-            raise ValueError(f"ConvTranspose2d: requested an output size of {output_size}, but "
-                             f"valid sizes range from {smallest} to {largest} (for an input of "
-                             f"{tuple(input.shape[leading:])})")
+            raise ValueError(f"{type(self).__name__}: requested an output size of {output_size}, "
+                             f"but valid sizes range from {smallest} to {largest} (for an input "
+                             f"of {tuple(input.shape[leading:])})")
         return tuple(size - lo for size, lo in zip(output_size, smallest))
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution over (N, C_in, L) or (C_in, L); weight (in, out // groups, k)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__("ConvTranspose1d", 1, in_channels, out_channels, kernel_size, stride,
+                         padding, output_padding, groups, bias, dilation, padding_mode, device, dtype)
+
+    def forward(self, input, output_size=None):
+        output_padding = self._output_padding(input, output_size)
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  output_padding, self.groups, self.dilation)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution over (N, C_in, H, W) or (C_in, H, W); weight
+    (in, out // groups, kh, kw)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__("ConvTranspose2d", 2, in_channels, out_channels, kernel_size, stride,
+                         padding, output_padding, groups, bias, dilation, padding_mode, device, dtype)
 
     def forward(self, input, output_size=None):
         output_padding = self._output_padding(input, output_size)
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
                                   output_padding, self.groups, self.dilation)
-
-    def extra_repr(self):
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if self.padding != (0, 0):
-            s += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            s += f", dilation={self.dilation}"
-        if self.output_padding != (0, 0):
-            s += f", output_padding={self.output_padding}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return s

@@ -2,7 +2,27 @@
 without an input (PyTorch checks them at the first forward): MaxPool2d(0) fails here."""
 from ...checks import check_bool
 from .. import functional as F
+from ..functional import _adaptive_size, _pool1d_layer_args
 from .module import Module
+
+
+class MaxPool1d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, kernel_size if stride is None else stride
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+        _pool1d_layer_args("MaxPool1d", kernel_size, stride, padding, dilation, ceil_mode)
+        check_bool("MaxPool1d", "return_indices", return_indices)
+
+    def forward(self, input):
+        return F.max_pool1d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, " \
+               f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
 
 
 class MaxPool2d(Module):
@@ -25,6 +45,25 @@ class MaxPool2d(Module):
                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
 
 
+class AvgPool1d(Module):
+    """Mean pooling along L; kernel_size, stride and padding are kept as 1-tuples (PyTorch's
+    attributes and repr)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        super().__init__()
+        k, s, p = _pool1d_layer_args("AvgPool1d", kernel_size, stride, padding, 1, ceil_mode,
+                                     count_include_pad)
+        self.kernel_size, self.stride, self.padding = (k,), (s,), (p,)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
 class AvgPool2d(Module):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                  divisor_override=None):
@@ -41,6 +80,37 @@ class AvgPool2d(Module):
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool1d(Module):
+    """Mean pooling along L to a fixed output_size (an int), whatever the input's length."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        _adaptive_size("AdaptiveAvgPool1d", output_size)
+        self.output_size = output_size
+
+    def forward(self, input):
+        return F.adaptive_avg_pool1d(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(Module):
+    """Max pooling along L to a fixed output size, as AdaptiveAvgPool1d."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        _adaptive_size("AdaptiveMaxPool1d", output_size)
+        check_bool("AdaptiveMaxPool1d", "return_indices", return_indices)
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input):
+        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
 
 
 class AdaptiveAvgPool2d(Module):
