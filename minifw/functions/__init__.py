@@ -16,6 +16,7 @@ classes with forward and backward side by side (see minifw.autograd).
     einsum          Einsum
     distance        PairwiseDistance
     interpolation   Interpolation
+    sampling        GridSampling, Unfolding, Folding
     elementwise     Add, Sub, Mul, Div, Remainder, Maximum, Neg, Pow, Exp, Log, Sqrt, Abs,
                     Pointwise (sin, cos, ..., round), BinaryPointwise (atan2, hypot, ...), Clamp,
                     Overwrite, Triangle, Cast, Clone, ToDevice, Where
