@@ -37,16 +37,10 @@ class Adadelta(Optimizer):
         for group in self.param_groups:
             lr, rho, eps = float(group["lr"]), float(group["rho"]), float(group["eps"])
             weight_decay = float(group["weight_decay"])
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g = -p.grad._data if group["maximize"] else p.grad._data
-                state = self.state.setdefault(p, {})
-                if not state:
-                    state["step"] = 0
-                    state["square_avg"] = np.zeros_like(p._data)
-                    state["acc_delta"] = np.zeros_like(p._data)
-                state["step"] += 1
+            for p, g, state in self._with_grads(group, lambda p: {
+                    "square_avg": np.zeros_like(p._data),
+                    "acc_delta": np.zeros_like(p._data),
+            }):
                 if weight_decay != 0:
                     g = g + weight_decay * p._data
                 square_avg, acc_delta = state["square_avg"], state["acc_delta"]

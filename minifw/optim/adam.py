@@ -40,18 +40,12 @@ class Adam(Optimizer):
         for group in self.param_groups:
             lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
             weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g = -p.grad._data if group["maximize"] else p.grad._data
-                state = self.state.setdefault(p, {})
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = np.zeros_like(p._data)
-                    state["exp_avg_sq"] = np.zeros_like(p._data)
+            for p, g, state in self._with_grads(group, lambda p: {
+                    "exp_avg": np.zeros_like(p._data),
+                    "exp_avg_sq": np.zeros_like(p._data),
+            }):
                 if amsgrad and "max_exp_avg_sq" not in state:  # also after loading non-amsgrad state
                     state["max_exp_avg_sq"] = np.zeros_like(p._data)
-                state["step"] += 1
                 t = state["step"]
                 if weight_decay != 0:
                     if group["decoupled_weight_decay"]:

@@ -35,16 +35,10 @@ class Adamax(Optimizer):
         for group in self.param_groups:
             lr, (beta1, beta2), eps = float(group["lr"]), group["betas"], float(group["eps"])
             weight_decay = float(group["weight_decay"])
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g = -p.grad._data if group["maximize"] else p.grad._data
-                state = self.state.setdefault(p, {})
-                if not state:
-                    state["step"] = 0
-                    state["exp_avg"] = np.zeros_like(p._data)
-                    state["exp_inf"] = np.zeros_like(p._data)
-                state["step"] += 1
+            for p, g, state in self._with_grads(group, lambda p: {
+                    "exp_avg": np.zeros_like(p._data),
+                    "exp_inf": np.zeros_like(p._data),
+            }):
                 if weight_decay != 0:
                     g = g + weight_decay * p._data
                 m, u = state["exp_avg"], state["exp_inf"]

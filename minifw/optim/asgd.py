@@ -44,17 +44,11 @@ class ASGD(Optimizer):
         for group in self.param_groups:
             lr, lambd, alpha = float(group["lr"]), float(group["lambd"]), float(group["alpha"])
             t0, weight_decay = float(group["t0"]), float(group["weight_decay"])
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g = -p.grad._data if group["maximize"] else p.grad._data
-                state = self.state.setdefault(p, {})
-                if not state:
-                    state["step"] = 0
-                    state["eta"] = lr
-                    state["mu"] = 1.0
-                    state["ax"] = np.zeros_like(p._data)
-                state["step"] += 1
+            for p, g, state in self._with_grads(group, lambda p: {
+                    "eta": lr,
+                    "mu": 1.0,
+                    "ax": np.zeros_like(p._data),
+            }):
                 t = state["step"]
                 if weight_decay != 0:
                     g = g + weight_decay * p._data

@@ -126,6 +126,20 @@ class Optimizer:
         with enable_grad():
             return closure()
 
+    def _with_grads(self, group, new_state):
+        """(p, g, state) for each parameter of `group` that has a gradient: g the gradient's
+        array (negated with maximize), state the parameter's state, made by new_state(p) (after
+        step = 0) at its first step; the step is counted before it is yielded."""
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state.setdefault(p, {})
+            if not state:
+                state["step"] = 0
+                state.update(new_state(p))
+            state["step"] += 1
+            yield p, (-p.grad._data if group["maximize"] else p.grad._data), state
+
     # ---- state ------------------------------------------------------------------------
     def state_dict(self):
         """{'state': {index: {name: Tensor or number}}, 'param_groups': [{..., 'params': [index]}]};

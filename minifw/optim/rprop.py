@@ -49,17 +49,10 @@ class Rprop(Optimizer):
         for group in self.param_groups:
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g = -p.grad._data if group["maximize"] else p.grad._data
-                state = self.state.setdefault(p, {})
-                if not state:
-                    state["step"] = 0
-                    state["prev"] = np.zeros_like(p._data)
-                    state["step_size"] = np.zeros_like(p._data)
-                    state["step_size"] += float(group["lr"])
-                state["step"] += 1
+            for p, g, state in self._with_grads(group, lambda p: {
+                    "prev": np.zeros_like(p._data),
+                    "step_size": np.zeros_like(p._data) + float(group["lr"]),
+            }):
                 sign = np.sign(g * state["prev"])
                 factor = np.where(sign > 0, etaplus, np.where(sign < 0, etaminus, 1.0))
                 step_size = state["step_size"]
