@@ -250,3 +250,17 @@ def test_parameters_to_vector_and_back():
         nn.utils.vector_to_parameters(minifw.arange(7.0), layer.parameters())
     with pytest.raises(TypeError, match="element 1 is a int"):
         nn.utils.parameters_to_vector([layer.weight, 3])
+
+
+def test_copies_keep_their_own_parametrizations():
+    import copy
+    layer = parametrizations.weight_norm(nn.Linear(3, 2))
+    twin = copy.deepcopy(layer)
+    parametrize.register_parametrization(twin, "bias", Scale(2.0))
+    parametrize.remove_parametrizations(twin, "weight")
+    # the original still computes its weight, and has no bias parametrization
+    assert parametrize.is_parametrized(layer, "weight") and not parametrize.is_parametrized(layer, "bias")
+    assert isinstance(layer.bias, nn.Parameter) and tuple(layer.weight.shape) == (2, 3)
+    assert isinstance(twin.weight, nn.Parameter) and parametrize.is_parametrized(twin, "bias")
+    x = minifw.randn(4, 3)
+    assert tuple(layer(x).shape) == tuple(twin(x).shape) == (4, 2)

@@ -103,10 +103,12 @@ class ParametrizationList(ModuleList):
                 original.copy_(v)
 
 
-def _parametrized_class(cls):
-    """A subclass of cls of the module's own, on which its parametrized tensors become
-    properties (so that other modules of cls are not touched)."""
-    return type(f"Parametrized{cls.__name__}", (cls,), {"_original_class": cls})
+def _give_class(module, original, names):
+    """module's class becomes a new subclass of `original` on which each parametrized tensor in
+    `names` is a property: a class of its own, so that other modules of `original` (and
+    copies of this module, which share its class) are not touched."""
+    module.__class__ = type(f"Parametrized{original.__name__}", (original,),
+                            {"_original_class": original, **{n: _property(n) for n in names}})
 
 
 def _property(name):
@@ -162,11 +164,11 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
                          f"{tensor_name!r}")
     plist = ParametrizationList([parametrization], original, unsafe=unsafe)
     delattr(module, tensor_name)
+    original_class = type(module)._original_class if is_parametrized(module) else type(module)
     if not is_parametrized(module):
-        module.__class__ = _parametrized_class(type(module))
         module.parametrizations = ModuleDict()
     module.parametrizations[tensor_name] = plist
-    setattr(type(module), tensor_name, _property(tensor_name))
+    _give_class(module, original_class, module.parametrizations._modules)
     return module
 
 
@@ -194,9 +196,11 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
             raise ValueError(f"{fn}: leave_parametrized=False needs a single original tensor; "
                              f"{tensor_name!r} has {plist.ntensors}")
     del module.parametrizations[tensor_name]
-    delattr(type(module), tensor_name)
-    if not module.parametrizations._modules:
+    original_class = type(module)._original_class
+    if module.parametrizations._modules:
+        _give_class(module, original_class, module.parametrizations._modules)
+    else:
         delattr(module, "parametrizations")
-        module.__class__ = type(module)._original_class
+        module.__class__ = original_class
     module.register_parameter(tensor_name, param)
     return module
