@@ -38,6 +38,8 @@ from .amp import autocast  # noqa: E402
 from . import amp  # noqa: E402
 from . import distributions  # noqa: E402
 from . import linalg  # noqa: E402
+from .linalg import det, logdet, matrix_power, pinverse, slogdet  # noqa: E402
+from .linalg import inv as inverse  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -602,3 +602,30 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     if d1 == d2:
         raise ValueError(f"{fn}: dim1 and dim2 must be different dims, both are {d1}")
     return _linalg.MatrixDiagonal.apply(A, offset=int(offset), dim1=d1, dim2=d2)
+
+
+# ---- the torch-namespace forms and Tensor methods ------------------------------------------------
+#
+# torch.det, torch.inverse, torch.logdet, torch.slogdet, torch.pinverse and torch.matrix_power
+# (and the Tensor methods of those names) are these functions. minifw.tensor cannot import this
+# module (it imports minifw.tensor), so the methods are attached to Tensor here; importing
+# minifw imports this module.
+
+def logdet(A):
+    """log det(A): -inf where det(A) = 0, NaN where it is negative (as torch.logdet)."""
+    sign, logabsdet = slogdet(A)
+    return where(sign < 0, math.nan, logabsdet)
+
+
+def pinverse(A, rcond=1e-15):
+    """The pseudo-inverse with singular values below rcond times the largest dropped (as
+    torch.pinverse; linalg.pinv's rtol)."""
+    return pinv(A, rtol=rcond)
+
+
+Tensor.det = det
+Tensor.inverse = inv
+Tensor.logdet = logdet
+Tensor.slogdet = slogdet
+Tensor.pinverse = pinverse
+Tensor.matrix_power = matrix_power

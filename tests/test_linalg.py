@@ -486,3 +486,26 @@ def test_linalg_is_a_minifw_attribute():
     import minifw.linalg as linalg_module
     assert minifw.linalg is linalg_module
     assert set(linalg_module.__all__) <= set(dir(linalg_module))
+
+
+def test_the_torch_namespace_forms_and_tensor_methods():
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((2, 3, 3))
+    x = minifw.tensor(a)
+    np.testing.assert_allclose(x.det().numpy(), np.linalg.det(a), rtol=1e-12)
+    np.testing.assert_allclose(minifw.det(x).numpy(), np.linalg.det(a), rtol=1e-12)
+    np.testing.assert_allclose(x.inverse().numpy(), np.linalg.inv(a), rtol=1e-10)
+    np.testing.assert_allclose(minifw.inverse(x).numpy(), np.linalg.inv(a), rtol=1e-10)
+    sign, logabs = x.slogdet()
+    np.testing.assert_allclose(sign.numpy() * np.exp(logabs.numpy()), np.linalg.det(a), rtol=1e-12)
+    # logdet: NaN where the determinant is negative, -inf where it is zero
+    want = np.where(np.linalg.det(a) < 0, np.nan, np.log(np.abs(np.linalg.det(a))))
+    np.testing.assert_allclose(x.logdet().numpy(), want, rtol=1e-12)
+    assert minifw.logdet(minifw.zeros(2, 2, dtype=minifw.float64)).item() == -np.inf
+    np.testing.assert_allclose(x.pinverse().numpy(), np.linalg.pinv(a), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(x.matrix_power(3).numpy(), np.linalg.matrix_power(a, 3), rtol=1e-12)
+    np.testing.assert_allclose(minifw.matrix_power(x, -2).numpy(), np.linalg.matrix_power(a, -2), rtol=1e-9)
+    spd = minifw.tensor(a @ a.transpose(0, 2, 1) + 3 * np.eye(3), requires_grad=True)
+    gradcheck(lambda m: m.logdet(), [spd])
+    with pytest.raises(ValueError, match="linalg.det"):
+        minifw.ones(2, 3).det()
