@@ -181,6 +181,48 @@ def _string_padding(fn, input, weight, padding, stride, dilation):
     return 0, input
 
 
+def _transposed_channels(fn, input, weight, bias, groups, layout):
+    """A transposed convolution's weight (C_in, C_out // groups, *kernel) against input's
+    channels (the dim before the spatial ones), groups and bias; returns C_out."""
+    c_in = weight.shape[0]
+    if c_in % groups:
+        raise ValueError(f"{fn}: weight.shape[0] (the input channels, {c_in}) must be divisible by "
+                         f"groups={groups}; got weight of shape {tuple(weight.shape)}")
+    if input.shape[1 - weight.ndim] != c_in:
+        raise ValueError(f"{fn}: input must have {c_in} channels to match weight of shape "
+                         f"{tuple(weight.shape)} {layout}; got input of shape {tuple(input.shape)}")
+    c_out = weight.shape[1] * groups
+    if bias is not None and bias.shape[0] != c_out:
+        raise ValueError(f"{fn}: bias must have shape ({c_out},) to match weight of shape "
+                         f"{tuple(weight.shape)} with groups={groups}; got {tuple(bias.shape)}")
+    return c_out
+
+
+def _per_dim(v):
+    return v if isinstance(v, tuple) else (v,)
+
+
+def _check_output_padding(fn, output_padding, stride, dilation):
+    """output_padding < stride or < dilation in every dim (ints or tuples alike)."""
+    if any(op >= s and op >= d for op, s, d in zip(_per_dim(output_padding), _per_dim(stride),
+                                                     _per_dim(dilation))):
+        raise ValueError(f"{fn}: output_padding must be smaller than either stride or dilation, "
+                         f"got output_padding={output_padding}, stride={stride}, "
+                         f"dilation={dilation}")
+
+
+def _check_transposed_sizes(fn, out, stride, dilation, output_padding):
+    """The limits of the native library (dilation <= 2**30, each output dim <= 2**40), named
+    by the arguments that ask for more."""
+    if max(_per_dim(dilation)) > 2 ** 30:
+        raise ValueError(f"{fn}: dilation must be <= 2**30 (the largest the native library takes), "
+                         f"got {dilation}")
+    if max(out) > 2 ** 40:
+        raise ValueError(f"{fn}: stride={stride}, dilation={dilation} and output_padding="
+                         f"{output_padding} ask for an output of size {out}, more than the 2**40 "
+                         f"per dim the native library takes")
+
+
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """2-D transposed convolution ("deconvolution") of input (N, C_in, H, W) or (C_in, H, W)
@@ -200,22 +242,8 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     output_padding = check_pair(fn, "output_padding", output_padding, minimum=0)
     dilation = check_pair(fn, "dilation", dilation, minimum=1)
     groups = check_size(fn, "groups", groups)
-    c_in = weight.shape[0]
-    if c_in % groups:
-        raise ValueError(f"{fn}: weight.shape[0] (the input channels, {c_in}) must be divisible by "
-                         f"groups={groups}; got weight of shape {tuple(weight.shape)}")
-    if input.shape[-3] != c_in:
-        raise ValueError(f"{fn}: input must have {c_in} channels to match weight of shape "
-                         f"{tuple(weight.shape)} (C_in, C_out // groups, kH, kW); got input of shape "
-                         f"{tuple(input.shape)}")
-    c_out = weight.shape[1] * groups
-    if bias is not None and bias.shape[0] != c_out:
-        raise ValueError(f"{fn}: bias must have shape ({c_out},) to match weight of shape "
-                         f"{tuple(weight.shape)} with groups={groups}; got {tuple(bias.shape)}")
-    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
-        raise ValueError(f"{fn}: output_padding must be smaller than either stride or dilation, "
-                         f"got output_padding={output_padding}, stride={stride}, "
-                         f"dilation={dilation}")
+    c_out = _transposed_channels(fn, input, weight, bias, groups, "(C_in, C_out // groups, kH, kW)")
+    _check_output_padding(fn, output_padding, stride, dilation)
     if input.ndim == 3:
         return conv_transpose2d(input.unsqueeze(0), weight, bias, stride, padding, output_padding,
                                 groups, dilation).squeeze(0)
@@ -226,13 +254,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                          f"{tuple(input.shape)}, weight of shape {tuple(weight.shape)}, "
                          f"stride={stride}, padding={padding}, dilation={dilation} and "
                          f"output_padding={output_padding}; reduce padding")
-    if max(dilation) > 2 ** 30:
-        raise ValueError(f"{fn}: dilation must be <= 2**30 (the largest the native library takes), "
-                         f"got {dilation}")
-    if max(out_hw) > 2 ** 40:
-        raise ValueError(f"{fn}: stride={stride}, dilation={dilation} and output_padding="
-                         f"{output_padding} ask for an output of {out_hw}, more than the 2**40 per "
-                         f"dim the native library takes")
+    _check_transposed_sizes(fn, out_hw, stride, dilation, output_padding)
     output_shape = (input.shape[0], c_out) + out_hw
     # The convolution it transposes: its checks (sizes the native library can index), naming fn.
     try:
@@ -2253,35 +2275,16 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     output_padding = _single(fn, "output_padding", output_padding, 0)
     dilation = _single(fn, "dilation", dilation, 1)
     groups = check_size(fn, "groups", groups)
-    c_in, kl = weight.shape[0], weight.shape[2]
-    if c_in % groups:
-        raise ValueError(f"{fn}: weight.shape[0] (the input channels, {c_in}) must be divisible by "
-                         f"groups={groups}; got weight of shape {tuple(weight.shape)}")
-    if input.shape[-2] != c_in:
-        raise ValueError(f"{fn}: input must have {c_in} channels to match weight of shape "
-                         f"{tuple(weight.shape)} (C_in, C_out // groups, kL); got input of shape "
-                         f"{tuple(input.shape)}")
-    c_out = weight.shape[1] * groups
-    if bias is not None and bias.shape[0] != c_out:
-        raise ValueError(f"{fn}: bias must have shape ({c_out},) to match weight of shape "
-                         f"{tuple(weight.shape)} with groups={groups}; got {tuple(bias.shape)}")
-    if output_padding >= stride and output_padding >= dilation:
-        raise ValueError(f"{fn}: output_padding must be smaller than either stride or dilation, "
-                         f"got output_padding={output_padding}, stride={stride}, "
-                         f"dilation={dilation}")
+    kl = weight.shape[2]
+    c_out = _transposed_channels(fn, input, weight, bias, groups, "(C_in, C_out // groups, kL)")
+    _check_output_padding(fn, output_padding, stride, dilation)
     length = (input.shape[-1] - 1) * stride - 2 * padding + dilation * (kl - 1) + output_padding + 1
     if length < 1:
         raise ValueError(f"{fn}: the output length {length} would be < 1 for input of shape "
                          f"{tuple(input.shape)}, weight of shape {tuple(weight.shape)}, "
                          f"stride={stride}, padding={padding}, dilation={dilation} and "
                          f"output_padding={output_padding}; reduce padding")
-    if dilation > 2 ** 30:
-        raise ValueError(f"{fn}: dilation must be <= 2**30 (the largest the native library takes), "
-                         f"got {dilation}")
-    if length > 2 ** 40:
-        raise ValueError(f"{fn}: stride={stride}, dilation={dilation} and output_padding="
-                         f"{output_padding} ask for an output length of {length}, more than the "
-                         f"2**40 the native library takes")
+    _check_transposed_sizes(fn, (length,), stride, dilation, output_padding)
     x, back = _as_2d(input)
     w = weight.unsqueeze(2)
     output_shape = (x.shape[0], c_out, 1, length)
