@@ -10,6 +10,15 @@ from .module import Module
 from .utils import _factory, _positive_int
 
 
+def register_running_stats(module, num_features, dtype, dev, track):
+    """The buffers running_mean (zeros), running_var (ones) and num_batches_tracked, or None
+    for each without tracking (batch norm's and instance norm's, PyTorch's names)."""
+    values = ((np.zeros(num_features, dtype), None), (np.ones(num_features, dtype), None),
+              (0, int64))
+    for name, (value, kind) in zip(("running_mean", "running_var", "num_batches_tracked"), values):
+        module.register_buffer(name, tensor(value, dtype=kind, device=dev) if track else None)
+
+
 class _BatchNorm(Module):
     _input_dims = ()
     _input_desc = ""
@@ -28,14 +37,7 @@ class _BatchNorm(Module):
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
-        if track_running_stats:
-            self.register_buffer("running_mean", tensor(np.zeros(num_features, dtype), device=dev))
-            self.register_buffer("running_var", tensor(np.ones(num_features, dtype), device=dev))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64, device=dev))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        register_running_stats(self, num_features, dtype, dev, track_running_stats)
 
     def reset_running_stats(self):
         if self.track_running_stats:

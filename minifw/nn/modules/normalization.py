@@ -4,11 +4,11 @@ import warnings
 import numpy as np
 
 from ...checks import check_real, check_size
-from ...autograd import no_grad
-from ...tensor import Tensor, int64, tensor
+from ...tensor import Tensor, tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .batchnorm import _BatchNorm, register_running_stats
 from .module import Module
 from .utils import _factory, _positive_int
 
@@ -155,20 +155,9 @@ class _InstanceNorm(Module):
         self.eps, self.momentum = eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         _ones_and_zeros(self, (num_features,), dtype, dev, affine, bias)
-        if track_running_stats:
-            self.register_buffer("running_mean", tensor(np.zeros(num_features, dtype), device=dev))
-            self.register_buffer("running_var", tensor(np.ones(num_features, dtype), device=dev))
-            self.register_buffer("num_batches_tracked", tensor(0, dtype=int64, device=dev))
-        else:
-            for name in ("running_mean", "running_var", "num_batches_tracked"):
-                self.register_buffer(name, None)
+        register_running_stats(self, num_features, dtype, dev, track_running_stats)
 
-    def reset_running_stats(self):
-        if self.track_running_stats:
-            with no_grad():
-                self.running_mean.zero_()
-                self.running_var.fill_(1)
-                self.num_batches_tracked.zero_()
+    reset_running_stats = _BatchNorm.reset_running_stats
 
     def reset_parameters(self):
         self.reset_running_stats()
