@@ -132,12 +132,7 @@ class MedianDim(Function):
     @staticmethod
     def forward(ctx, a, *, dim, keepdim=False, ignore_nan=False):
         idx = median_index(a, dim, ignore_nan)
-        values = np.take_along_axis(a, idx, axis=dim)
-        ctx.save_for_backward(idx)
-        ctx.args = a.shape, dim, keepdim
-        if not keepdim:
-            values, idx = np.squeeze(values, dim), np.squeeze(idx, dim)
-        return values, idx
+        return _selected(ctx, a, idx, dim, keepdim)
 
     @staticmethod
     def backward(ctx, g, g_indices):
@@ -267,6 +262,17 @@ class LogCumulativeSumExp(Function):
         return devices.to_device(part(np.maximum(gh, zero)) - part(np.maximum(-gh, zero)), dev)
 
 
+def _selected(ctx, a, idx, dim, keepdim):
+    """(values, indices) of the elements idx (keepdim-shaped) picks along dim, saved for
+    _to_selected's backward."""
+    values = np.take_along_axis(a, idx, axis=dim)
+    ctx.save_for_backward(idx)
+    ctx.args = a.shape, dim, keepdim
+    if not keepdim:
+        values, idx = np.squeeze(values, dim), np.squeeze(idx, dim)
+    return values, idx
+
+
 class KthValue(Function):
     """(values, indices) of the k-th smallest element along one dim (k from 1), a stable sort
     deciding between ties; the gradient goes to the element picked."""
@@ -275,12 +281,7 @@ class KthValue(Function):
     def forward(ctx, a, *, k, dim, keepdim=False):
         order = sort_order(a, dim)
         idx = order[(slice(None),) * dim + (slice(k - 1, k),)].astype(np.int64)
-        values = np.take_along_axis(a, idx, axis=dim)
-        ctx.save_for_backward(idx)
-        ctx.args = a.shape, dim, keepdim
-        if not keepdim:
-            values, idx = np.squeeze(values, dim), np.squeeze(idx, dim)
-        return values, idx
+        return _selected(ctx, a, idx, dim, keepdim)
 
     @staticmethod
     def backward(ctx, g, g_indices):
