@@ -19,9 +19,15 @@ its inputs. `Tensor.backward` then walks that graph:
    raised before any gradient is computed; nodes that saved nothing (Add,
    Sum, Reshape, ...) can be walked again, as in PyTorch.
 
-Backward runs on arrays, with no graph recorded: gradients of gradients are
-not supported. Arrays are allocated through minifw.devices, on the device of
-the arrays they join.
+Backward runs on arrays, with no graph recorded. Arrays are allocated through
+minifw.devices, on the device of the arrays they join.
+
+Gradients of gradients (create_graph=True) take the same walk with Tensors for
+gradients, recording as it goes: each node runs its Function's
+`backward_graph` (the formula in recorded Tensor operations, with the saved
+arrays turned back into Tensors joined to the graph), a user's Function its
+backward on Tensors; a Function without one gives its first derivatives behind
+a node that refuses to be differentiated (`_graph_backward`; docs/autograd.md).
 
 The same walk serves PyTorch's API (`_execute`): `backward(..., inputs=)`
 and `grad(outputs, inputs)` first mark the nodes on a path to the tensors
@@ -295,6 +301,8 @@ def _nonfinite(a):
     On "cuda" the answer comes back from the GPU: a synchronization."""
     if isinstance(a, np.generic):
         a = np.asarray(a)
+    elif isinstance(a, Tensor):  # create_graph=True: backward's results are Tensors
+        a = a._data
     elif not devices.is_array(a):
         return None
     if a.dtype.kind not in "fc" or bool(np.isfinite(a).all()):
@@ -439,6 +447,7 @@ class Context:
 
     _saved = ()  # None once freed
     _saved_versions = ()  # (counter, version when saved, description) per tensor saved
+    _saved_sources = ()  # per saved array: k >= 0 input k, -1 - i output i, None neither
 
     def save_for_backward(self, *arrays):
         self._saved = arrays
@@ -598,13 +607,15 @@ class Function:
         _share_storage(args, tensors)
         if node is not None and ctx._saved:
             ctx._saved_versions = _saved_versions(cls, ctx._saved, args, tensors)
+            ctx._saved_sources = _saved_sources(ctx._saved, arrays, outs)
         return tensors if isinstance(out, tuple) else tensors[0]
 
 
 def once_differentiable(fn):
-    """torch.autograd.function.once_differentiable: marks a backward that is not itself
-    differentiable. Every minifw backward runs without a graph (no gradients of gradients),
-    so this returns fn unchanged."""
+    """torch.autograd.function.once_differentiable: marks a user Function's backward as not
+    itself differentiable. Under create_graph=True it then runs unrecorded, and its results
+    refuse to be differentiated (as PyTorch's do)."""
+    fn._once_differentiable = True
     return fn
 
 
@@ -728,14 +739,20 @@ def _apply_on_tensors(cls, args, kwargs):
     _share_storage(args, made)
     if node is not None and ctx._saved:
         ctx._saved_versions = _saved_versions(cls, ctx._saved, args, made)
+        ctx._saved_sources = _saved_sources(
+            ctx._saved, [a._data if isinstance(a, Tensor) else None for a in args],
+            [r._data if isinstance(r, Tensor) and r.grad_fn is node else None for r in results])
     return tuple(results) if isinstance(out, tuple) else results[0]
 
 
 def sum_to(g, shape):
     """g summed down to `shape`, which broadcasts to g.shape (as PyTorch's sum_to): the
-    adjoint of broadcasting `shape` up to g.shape."""
+    adjoint of broadcasting `shape` up to g.shape. g is an array, or (in a backward under
+    create_graph=True) a Tensor, summed by recorded operations."""
     if g.shape == shape:
         return g
+    if isinstance(g, Tensor):
+        return g.sum_to_size(shape)
     lead = g.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
                                       if n == 1 and g.shape[lead + i] != 1)
@@ -748,12 +765,14 @@ def _broadcasts_to(shape, target):
     return all(n == 1 or n == m for n, m in zip(shape[::-1], target[::-1]))
 
 
-def _user_backward(node, slots):
+def _user_backward(node, slots, graph=False):
     """Call the backward of a user's Function (see _apply_on_tensors) with Tensors: the
     gradients of its outputs (zeros, or None without materialized gradients, where none
     came; None for outputs that are not Tensors), and turn what it returns into one array
     (or None) per input, as the walk expects, with PyTorch's checks and conversions: a
-    gradient of a shape the input broadcasts to is summed down, one of another dtype cast."""
+    gradient of a shape the input broadcasts to is summed down, one of another dtype cast.
+    With `graph` (create_graph=True) the slots are Tensors, backward runs recorded, with
+    ctx.saved_tensors in the graph (_saved_graph), and it gives Tensors back."""
     ctx = node.ctx
     grads = []
     for g, meta in zip(slots, node.outputs):
@@ -763,8 +782,8 @@ def _user_backward(node, slots):
             grads.append(Tensor._make(devices.zeros(meta[0], meta[1], meta[2]))
                          if ctx._materialize_grads else None)
         else:
-            grads.append(Tensor._make(on_device(g, meta[2])))
-    result = node.function.backward(ctx, *grads)
+            grads.append(g if graph else Tensor._make(on_device(g, meta[2])))
+    result = node.function.backward(_GraphContext(node) if graph else ctx, *grads)
     del grads
     name = node.name()
     if isinstance(result, list):
@@ -802,11 +821,142 @@ def _user_backward(node, slots):
             if not _broadcasts_to(shape, data.shape):
                 raise RuntimeError(f"Function {name} returned an invalid gradient at index {k} - got "
                                    f"{list(data.shape)} but expected shape compatible with {list(shape)}")
+            if graph:
+                g = g.sum_to_size(shape)
             data = sum_to(data, shape)
         if data.dtype != dtype:
+            if graph:
+                g = g.to(dtype)
             data = data.astype(dtype)
-        out.append(data)
+        out.append(g if graph else data)
     return tuple(out)
+
+
+# ---- create_graph=True: backward recorded, for gradients of gradients ---------------------
+
+def _saved_graph(node):
+    """The arrays node's Function saved, as Tensors in the graph (create_graph=True): an
+    input's array continues that input's history (the leaf itself, or an output of the node
+    that made it), an output's array is that output of this node, and anything else (a
+    mask, a statistic, a number) is a constant. A Function whose derivative depends on such
+    a derived array, other than through the inputs and outputs it saved, must not define
+    backward_graph from it."""
+    ctx = node.ctx
+    saved = Context.saved_tensors.fget(ctx)  # raises if freed or modified in place
+    sources = ctx._saved_sources
+    result = []
+    for j, s in enumerate(saved):
+        if not devices.is_array(s):  # None, or a number saved beside the arrays
+            result.append(s)
+            continue
+        k = sources[j] if j < len(sources) else None
+        if k is None:
+            result.append(Tensor._make(s))
+        elif k < 0:
+            result.append(Tensor._make(s, node, -1 - k))
+        else:
+            edge = node.edges[k]
+            if edge is None:  # an input that needs no gradient
+                result.append(Tensor._make(s))
+            elif edge.__class__ is tuple:
+                result.append(Tensor._make(s, edge[0], edge[1]))
+            else:
+                result.append(edge)  # a leaf: its gradient goes into its .grad
+    return tuple(result)
+
+
+class _NotTwiceDifferentiable(Function):
+    """Stands behind the gradients of a Function without backward_graph under
+    create_graph=True: their values are right, and differentiating them is an error."""
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError(
+            f"{ctx.name} is not differentiable twice in minifw: its gradient was computed with "
+            f"create_graph=True, but this Function's backward runs on arrays, not recorded, so "
+            f"the gradient of that gradient is unknown. docs/autograd.md lists the operations "
+            f"with second derivatives")
+
+
+class _GraphContext:
+    """The ctx a backward gets under create_graph=True: the node's own ctx, whose attributes
+    it reads, but with saved_tensors in the graph (_saved_graph) instead of arrays."""
+
+    def __init__(self, node):
+        self.__dict__["_ctx"] = node.ctx
+        self.__dict__["saved_tensors"] = _saved_graph(node)
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["_ctx"], name)
+
+    def __setattr__(self, name, value):
+        setattr(self.__dict__["_ctx"], name, value)
+
+
+def has_second_derivatives(node):
+    """Whether the recorded call `node` has a backward_graph: its Function defines one, and
+    (for a family of functions such as Pointwise) `graph_supports(ctx)` says this call's
+    member has one."""
+    function = node.function
+    if getattr(function, "backward_graph", None) is None:
+        return False
+    supports = getattr(function, "graph_supports", None)
+    return supports is None or supports(node.ctx)
+
+
+def _graph_backward(node, slots):
+    """A node's backward under create_graph=True, recorded: the Tensors of the gradients of
+    its inputs (None where there is none). minifw's Functions that define
+    `backward_graph(ctx, *grad_outputs)` compute them with Tensor operations, from
+    ctx.saved_tensors as Tensors in the graph (_GraphContext); one whose backward uses only
+    operations arrays and Tensors share sets `backward_graph = backward`. A user's Function
+    runs its backward on Tensors, recorded. Any other Function's gradients are computed on
+    arrays and put behind a _NotTwiceDifferentiable node."""
+    function = node.function
+    if not function._on_arrays:
+        if not getattr(function.backward, "_once_differentiable", False):
+            return _user_backward(node, slots, graph=True)
+        with _Inside():
+            arrays = _user_backward(node, [None if g is None else g._data for g in slots])
+        return _behind_stand_in(node, arrays, slots)
+    grads = [Tensor._make(devices.zeros(shape, dtype, node.device))
+             if g is None and dtype.kind == "f" else g for g, (shape, dtype) in zip(slots, node.outputs)]
+    if has_second_derivatives(node):
+        return function.backward_graph(_GraphContext(node), *grads)
+    with _Inside():
+        arrays = function.backward(node.ctx, *[None if g is None else g._data for g in grads])
+    return _behind_stand_in(node, arrays, grads)
+
+
+def _behind_stand_in(node, arrays, grads):
+    """The gradient arrays a node's backward computed unrecorded, as Tensors whose grad_fn
+    is a _NotTwiceDifferentiable node joined to the node's inputs and to `grads`."""
+    single = not isinstance(arrays, tuple)
+    arrays = (arrays,) if single else arrays
+    values = [a for a in arrays if a is not None]
+    ctx = Context()
+    ctx.name = node.name()
+    edges = node.edges + tuple(_edge(g) for g in grads if g is not None and g.requires_grad)
+    stand_in = Node(_NotTwiceDifferentiable, ctx, edges, tuple((v.shape, v.dtype) for v in values),
+                    node.device)
+    results, i = [], 0
+    for a in arrays:
+        if a is None:
+            results.append(None)
+        else:
+            results.append(Tensor._make(on_device(a, node.device), stand_in, i))
+            i += 1
+    return results[0] if single else tuple(results)
+
+
+def _accumulate_leaf_graph(t, g):
+    """create_graph=True: t.grad becomes a recorded copy of g, or .grad + g out of place, as
+    in PyTorch, so that the gradient can itself be differentiated."""
+    if g.shape != t.shape:
+        raise RuntimeError(f"backward: gradient of shape {g.shape} for a leaf of shape {t.shape}")
+    if g.dtype != t.dtype:
+        g = g.to(t.dtype)
+    t._grad = g.clone() if t._grad is None else t._grad + g
 
 
 def storage(array):
@@ -868,6 +1018,27 @@ def _saved_versions(function, saved, inputs, outputs):
                 records.append((counter, counter.version,
                                 (t.dtype, devices.of(t._data), t.shape, producer, output_nr)))
     return tuple(records)
+
+
+def _saved_sources(saved, inputs, outputs):
+    """Where each saved array came from, for create_graph=True (see _saved_graph): -1 - i
+    when it is output i's array, k when it is input k's, None otherwise. Outputs first: an
+    array written in place is an input's memory that now holds the output."""
+    sources = []
+    for s in saved:
+        found = None
+        if s is not None:
+            for i, o in enumerate(outputs):
+                if o is s:
+                    found = -1 - i
+                    break
+            else:
+                for k, a in enumerate(inputs):
+                    if a is s:
+                        found = k
+                        break
+        sources.append(found)
+    return tuple(sources)
 
 
 def saved_after_write(node, counter):
@@ -1082,31 +1253,53 @@ def _retained_by_node():
 
 
 def _call_hooks(hooks, g):
-    """Run register_hook hooks on the gradient array g; the array they leave."""
+    """Run register_hook hooks on the gradient g; the gradient they leave. g is an array,
+    or with create_graph=True a Tensor (which they get and may replace as it is)."""
+    graph = isinstance(g, Tensor)
     for hook in list(hooks.values()):
-        result = hook(Tensor._make(g))
+        result = hook(g if graph else Tensor._make(g))
         if result is None:
             continue
         name = getattr(hook, "__name__", repr(hook))
         if not isinstance(result, Tensor):
             raise TypeError(f"expected Tensor, but hook {name!r} returned {type(result).__name__!r}")
+        if graph:
+            if (result.shape, result.dtype, result.device) != (g.shape, g.dtype, g.device):
+                _check_hook_result(name, result._data, g._data)
+            g = result
+            continue
         new = result._data
-        if new.shape != g.shape:
-            raise RuntimeError(f"hook {name!r} has changed the size of value (was {tuple(g.shape)}, "
-                               f"got {tuple(new.shape)})")
-        if new.dtype != g.dtype:
-            raise RuntimeError(f"hook {name!r} has changed the type of value (was {g.dtype}, got "
-                               f"{new.dtype})")
-        if devices.of(new) != devices.of(g):
-            raise RuntimeError(f"hook {name!r} has changed the device of value (was {devices.of(g)}, "
-                               f"got {devices.of(new)})")
+        _check_hook_result(name, new, g)
         g = new
     return g
 
 
+def _check_hook_result(name, new, g):
+    if new.shape != g.shape:
+        raise RuntimeError(f"hook {name!r} has changed the size of value (was {tuple(g.shape)}, "
+                           f"got {tuple(new.shape)})")
+    if new.dtype != g.dtype:
+        raise RuntimeError(f"hook {name!r} has changed the type of value (was {g.dtype}, got "
+                           f"{new.dtype})")
+    if devices.of(new) != devices.of(g):
+        raise RuntimeError(f"hook {name!r} has changed the device of value (was {devices.of(g)}, "
+                           f"got {devices.of(new)})")
+
+
 def _retain(t, g):
-    """retain_grad's accumulation: out of place, as PyTorch's."""
-    t.grad = Tensor._make(g.copy() if t.grad is None else t.grad._data + g)
+    """retain_grad's accumulation: out of place, as PyTorch's (with create_graph=True, g is
+    a Tensor, kept with its history)."""
+    if isinstance(g, Tensor):
+        t.grad = g if t.grad is None else t.grad + g
+    else:
+        t.grad = Tensor._make(g.copy() if t.grad is None else t.grad._data + g)
+
+
+def _added(a, b):
+    """The sum of two gradients of one tensor: an array (NumPy turns the sum of two 0-d
+    arrays into a scalar), or a Tensor under create_graph=True."""
+    total = a + b
+    return np.asarray(total) if isinstance(total, np.generic) else total
 
 
 class _Leaf:
@@ -1122,11 +1315,12 @@ class _Leaf:
     def add(self, g, owned, captured):
         if g is not None:
             t = self.tensor
-            g = on_device(g, t.device)
+            if not isinstance(g, Tensor):
+                g = on_device(g, t.device)
             if self.grad is None:
                 self.grad, self.owned = g, owned
             else:
-                self.grad, self.owned = self.grad + g, True
+                self.grad, self.owned = _added(self.grad, g), True
         self.pending -= 1
         if self.pending == 0:
             self.finish(captured)
@@ -1136,19 +1330,22 @@ class _Leaf:
         self.grad = None
         if g is None:  # no gradient reached it
             return
-        owned = self.owned
+        owned, graph = self.owned, isinstance(g, Tensor)
         if g.dtype != t.dtype:
-            g, owned = g.astype(t.dtype), True
+            g, owned = (g.to(t.dtype) if graph else g.astype(t.dtype)), True
         slot = t._post_accumulate_grad_hooks
         hooks = slot.get(_TENSOR_HOOKS) if slot else None
         if hooks:
             g, owned = _call_hooks(hooks, g), False
         if captured is not None:  # grad(): returned, .grad untouched
-            g = g if owned else g.copy()
+            g = g if owned or graph else g.copy()
             for k in self.indices:
                 captured[k] = g
             return
-        _accumulate_leaf(t, g, owned=owned)
+        if graph:
+            _accumulate_leaf_graph(t, g)
+        else:
+            _accumulate_leaf(t, g, owned=owned)
         if slot:
             for key, hook in list(slot.items()):
                 if key is not _TENSOR_HOOKS:
@@ -1157,26 +1354,31 @@ class _Leaf:
 
 class _Inside:
     """What a user's forward, and the backward walk (with the user's backwards and hooks),
-    run in: no graph is recorded and, for anomaly detection, the operations they run are
-    not checked one by one: a user's Function is checked as one, by what its forward and
-    its backward return (an intermediate inf it masks later is no anomaly)."""
+    run in: no graph is recorded (but with create_graph=True, `record`) and, for anomaly
+    detection, the operations they run are not checked one by one: a user's Function is
+    checked as one, by what its forward and its backward return (an intermediate inf it
+    masks later is no anomaly)."""
+
+    def __init__(self, record=False):
+        self.record = record
 
     def __enter__(self):
         self.prev = is_grad_enabled(), getattr(_state, "inside", False)
-        _state.enabled, _state.inside = False, True
+        _state.enabled, _state.inside = self.record, True
 
     def __exit__(self, *exc):
         _state.enabled, _state.inside = self.prev
         return False
 
 
-def _execute(roots, retain_graph, inputs=None, capture=False):
+def _execute(roots, retain_graph, inputs=None, capture=False, graph=False):
     """The backward walk (see the module's docstring). `roots`: [(tensor, gradient array)].
     Without `inputs`, every leaf reached gets its gradient added into .grad. With `inputs`
     (tensors, leaves or not), only the nodes leading to them run; the leaves among them get
     their gradient added into .grad (non-leaves: by retain_grad, which the caller has set) or,
     with `capture`, nothing is added: the gradient of each input is returned, in a list (None
-    for one no gradient reached)."""
+    for one no gradient reached). With `graph` (create_graph=True) the gradients are Tensors
+    and each node's backward is recorded (_graph_backward); the roots' gradients are Tensors."""
     buffers = {}  # node -> list with the gradient of each of its outputs
     leaf_roots = []
     for t, g in roots:
@@ -1185,7 +1387,7 @@ def _execute(roots, retain_graph, inputs=None, capture=False):
         else:
             slots = buffers.setdefault(t.grad_fn, [None] * len(t.grad_fn.outputs))
             i = t._output_nr
-            slots[i] = g if slots[i] is None else slots[i] + g
+            slots[i] = g if slots[i] is None else _added(slots[i], g)
     order = _topological_order(list(buffers), check_freed=inputs is None)
 
     leaves = {}  # id(leaf) -> _Leaf, for the leaves whose gradients are summed first
@@ -1223,13 +1425,16 @@ def _execute(roots, retain_graph, inputs=None, capture=False):
             entry.pending += 1
     retained = _retained_by_node() if _retained else None
 
-    with _Inside():
+    with _Inside(record=graph):
         for t, g in leaf_roots:
             entry = leaves.get(id(t))
             if entry is not None:
                 entry.add(g, False, captured)
             elif inputs is None:
-                _accumulate_leaf(t, g)
+                if graph:
+                    _accumulate_leaf_graph(t, g)
+                else:
+                    _accumulate_leaf(t, g)
         for node in reversed(order):
             slots = buffers.pop(node, None)
             if slots is None:
@@ -1251,10 +1456,16 @@ def _execute(roots, retain_graph, inputs=None, capture=False):
             if captures:
                 for i, k in captures.get(node, ()):
                     if slots[i] is not None and capture:
-                        captured[k] = slots[i].copy()
+                        captured[k] = slots[i] if graph else slots[i].copy()
             if runs is not None and node not in runs:
                 continue
-            if node.function._on_arrays:
+            if graph:
+                grads = slots
+                if _anomaly_enabled:
+                    in_grads = _run_backward_checked(node, grads, _graph_backward)
+                else:
+                    in_grads = _graph_backward(node, grads)
+            elif node.function._on_arrays:
                 # an output nobody used gets zeros; integer outputs (indices) never get a gradient
                 grads = [devices.zeros(shape, dtype, node.device) if g is None and dtype.kind == "f"
                          else g for g, (shape, dtype) in zip(slots, node.outputs)]
@@ -1283,22 +1494,26 @@ def _execute(roots, retain_graph, inputs=None, capture=False):
                     parent, i = edge
                     if runs is not None and parent not in runs and parent not in captures:
                         continue
-                    g = on_device(g, parent.device)
+                    if not graph:
+                        g = on_device(g, parent.device)
                     parent_slots = buffers.setdefault(parent, [None] * len(parent.outputs))
-                    parent_slots[i] = g if parent_slots[i] is None else parent_slots[i] + g
+                    parent_slots[i] = g if parent_slots[i] is None else _added(parent_slots[i], g)
                     continue
                 entry = leaves.get(id(edge)) if leaves else None
                 if entry is None and inputs is not None:
                     continue  # a leaf not asked for
                 owned = False
-                if g is not None and not retain_graph:
+                if g is not None and not retain_graph and not graph:
                     others = in_grads[:k] + in_grads[k + 1:]
                     owned = (_owned(g, others + tuple(grads))
                              or (node.function._on_arrays and _passed_on(g, others, grads)))
                 if entry is not None:
                     entry.add(g, owned, captured)
                 elif g is not None:
-                    _accumulate_leaf(edge, g, owned=owned)
+                    if graph:
+                        _accumulate_leaf_graph(edge, g)
+                    else:
+                        _accumulate_leaf(edge, g, owned=owned)
             if not retain_graph and node.ctx._saved:
                 node.ctx._saved = None  # frees what forward saved
                 node.ctx._saved_versions = ()
@@ -1377,9 +1592,10 @@ def _as_tuple(fn, name, value):
                         f"{type(value).__name__}") from None
 
 
-def _root_gradients(fn, tensors, grads):
+def _root_gradients(fn, tensors, grads, graph=False):
     """[(tensor, gradient array)] for the tensors backward or grad starts from: each given
-    gradient checked and converted, ones for a scalar without one."""
+    gradient checked and converted, ones for a scalar without one. With `graph`
+    (create_graph=True) the gradients are Tensors, a given one kept with its history."""
     if len(grads) != len(tensors):
         raise RuntimeError(f"{fn}: got {len(tensors)} tensors and {len(grads)} gradients")
     roots = []
@@ -1407,13 +1623,13 @@ def _root_gradients(fn, tensors, grads):
                                        f"shape {t.shape}")
                 raise RuntimeError(f"Mismatch in shape: grad_output[{k}] has a shape of {g.shape} and "
                                    f"output[{k}] has a shape of {t.shape}.")
+            if graph and isinstance(grads[k], Tensor):
+                g = grads[k] if grads[k].dtype == t.dtype else grads[k].to(t.dtype)
+                roots.append((t, g))
+                continue
             g = g.astype(t.dtype, copy=False)
-        roots.append((t, g))
+        roots.append((t, Tensor._make(g) if graph else g))
     return roots
-
-
-_NO_HIGHER_ORDER = ("{}: create_graph=True (gradients of gradients) is not supported; backward "
-                    "runs on arrays, without a graph")
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
@@ -1422,14 +1638,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     .grad of every leaf reached (a scalar tensor needs no gradient: 1). With `inputs` (a
     tensor or a sequence of them, leaves or not), only those get it: a non-leaf one is then
     retained (retain_grad), as PyTorch does, and its .grad gets it. Saved arrays are freed
-    on the way unless retain_graph=True."""
+    on the way unless retain_graph=True (which defaults to create_graph). With
+    create_graph=True the walk is recorded: each .grad is a Tensor with a history of its
+    own, which can be differentiated again (see _graph_backward)."""
     if grad_variables is not None:
         if grad_tensors is not None:
             raise RuntimeError("'grad_tensors' and 'grad_variables' (deprecated) arguments both "
                                "passed to backward(). Please only use 'grad_tensors'.")
         grad_tensors = grad_variables
-    if create_graph:
-        raise NotImplementedError(_NO_HIGHER_ORDER.format("backward"))
+    create_graph = bool(create_graph)
+    retain_graph = create_graph if retain_graph is None else bool(retain_graph)
     tensors = _as_tuple("backward", "tensors", tensors)
     grad_tensors = ([None] * len(tensors) if grad_tensors is None
                     else _as_tuple("backward", "grad_tensors", grad_tensors))
@@ -1445,11 +1663,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 raise RuntimeError(f"backward: can't retain_grad on Tensor that has "
                                    f"requires_grad=False (inputs[{k}]): only tensors that "
                                    f"require grad can be given as inputs")
-    roots = _root_gradients("backward", tensors, grad_tensors)
+    roots = _root_gradients("backward", tensors, grad_tensors, create_graph)
     if inputs is not None:
         for t in inputs:
             retain_grad(t)
-    _execute(roots, bool(retain_graph), inputs)
+    _execute(roots, retain_graph, inputs, graph=create_graph)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
@@ -1460,9 +1678,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     an error unless allow_unused=True (then None, or zeros with materialize_grads=True).
     is_grads_batched=True: each grad_outputs tensor has a leading batch dimension, and the
     result is the gradients for each of its entries, stacked (computed one entry at a time).
-    Saved arrays are freed unless retain_graph=True."""
-    if create_graph:
-        raise NotImplementedError(_NO_HIGHER_ORDER.format("grad"))
+    Saved arrays are freed unless retain_graph=True (which defaults to create_graph). With
+    create_graph=True the gradients are Tensors with a history, which can be differentiated
+    again."""
+    create_graph = bool(create_graph)
+    retain_graph = create_graph if retain_graph is None else bool(retain_graph)
     if not only_inputs:
         warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
                       "To accumulate gradient for other parts of the graph, please use "
@@ -1483,10 +1703,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grad_outputs = ([None] * len(outputs) if grad_outputs is None
                     else _as_tuple("grad", "grad_outputs", grad_outputs))
     if is_grads_batched:
-        return _batched_grad(outputs, inputs, grad_outputs, bool(retain_graph), allow_unused,
-                             materialize_grads)
-    captured = _execute(_root_gradients("grad", outputs, grad_outputs), bool(retain_graph), inputs,
-                        capture=True)
+        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, allow_unused,
+                             materialize_grads, create_graph)
+    captured = _execute(_root_gradients("grad", outputs, grad_outputs, create_graph), retain_graph,
+                        inputs, capture=True, graph=create_graph)
     return _grad_results(inputs, captured, allow_unused, materialize_grads)
 
 
@@ -1501,12 +1721,14 @@ def _grad_results(inputs, captured, allow_unused, materialize_grads):
             results.append(Tensor._make(devices.zeros(t.shape, t.dtype, t.device))
                            if materialize_grads else None)
         else:
-            results.append(Tensor._make(g))
+            results.append(g if isinstance(g, Tensor) else Tensor._make(g))
     return tuple(results)
 
 
-def _batched_grad(outputs, inputs, grad_outputs, retain_graph, allow_unused, materialize_grads):
-    """grad(is_grads_batched=True): one walk per entry of the batch dimension, stacked."""
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, allow_unused, materialize_grads,
+                  graph=False):
+    """grad(is_grads_batched=True): one walk per entry of the batch dimension, stacked (with
+    create_graph=True, by a recorded stack)."""
     sizes = {g.shape[0] if isinstance(g, Tensor) and g.ndim else None for g in grad_outputs}
     if len(sizes) != 1 or None in sizes:
         raise RuntimeError("grad: is_grads_batched=True needs grad_outputs: a Tensor per output, each "
@@ -1514,13 +1736,19 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, allow_unused, mat
     n = sizes.pop()
     per_entry = []
     for b in range(n):
-        roots = _root_gradients("grad", outputs, [g[b] for g in grad_outputs])
-        per_entry.append(_execute(roots, retain_graph or b < n - 1, inputs, capture=True))
+        roots = _root_gradients("grad", outputs, [g[b] for g in grad_outputs], graph)
+        per_entry.append(_execute(roots, retain_graph or b < n - 1, inputs, capture=True,
+                                  graph=graph))
     stacked = []
     for k, t in enumerate(inputs):
         gs = [entry[k] for entry in per_entry]
         if n and all(g is None for g in gs) and not materialize_grads:
             stacked.append(None)
+            continue
+        if graph:
+            from .functions.shape import Stack
+            zeros = devices.zeros(t.shape, t.dtype, t.device)
+            stacked.append(Stack.apply(*[Tensor._make(zeros) if g is None else g for g in gs], dim=0))
             continue
         s = devices.zeros((n,) + t.shape, t.dtype, t.device)
         for b, g in enumerate(gs):

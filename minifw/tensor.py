@@ -636,11 +636,10 @@ class Tensor:
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Add d(self)/d(leaf) (times `gradient` for non-scalars) into every leaf's .grad, or
         with `inputs` only into those tensors' .grad. Saved arrays are freed on the way unless
-        retain_graph=True."""
-        if create_graph:
-            raise NotImplementedError("backward: create_graph=True (gradients of gradients) is "
-                                      "not supported; backward runs on arrays, without a graph")
-        _autograd.backward([self], [gradient], retain_graph=bool(retain_graph), inputs=inputs)
+        retain_graph=True (which defaults to create_graph); with create_graph=True the
+        gradients are recorded, and can be differentiated again."""
+        _autograd.backward([self], [gradient], retain_graph=retain_graph, create_graph=create_graph,
+                           inputs=inputs)
 
     def detach(self):
         """The same data, cut off from the graph; it shares this tensor's version counter, so

@@ -96,3 +96,67 @@ def functions_in_graph(outputs):
             found.add(node.function)
             stack.extend(node.next_functions)
     return found
+
+
+def gradgradcheck(fn, inputs, *, eps=EPS, atol=ATOL, rtol=RTOL, seed=0):
+    """Assert that the second derivatives autograd records (create_graph=True) match central
+    differences of first derivatives, as torch.autograd.gradgradcheck checks them.
+
+    With fixed random r_k (one per float output) and s_i (one per checked input x_i),
+    G_i(x, r) = d<r, fn(x)>/dx_i and M(x, r) = sum_i <s_i, G_i>. The gradient of M with
+    respect to every x_i and r_k, from one backward through the gradients grad() recorded,
+    is compared with central differences of M, each evaluation of which is a first-order
+    backward (no graph). A gradient that depends on no input (a linear fn) has zero second
+    derivatives in x and is still checked in r. Returns True; raises AssertionError naming
+    what differs."""
+    checked = [t for t in inputs if isinstance(t, minifw.Tensor) and t.requires_grad]
+    assert checked, "gradgradcheck: no input requires grad"
+    for t in checked:
+        assert t.dtype == np.float64, "gradgradcheck: finite differences need float64 inputs"
+    rng = np.random.default_rng(seed)
+    outs = _outputs(fn(*inputs))
+    assert outs, "gradgradcheck: fn returned no floating point tensor"
+    rs = [minifw.tensor(rng.uniform(-1.0, 1.0, o.shape), dtype=o.dtype, requires_grad=True)
+          for o in outs]
+    ss = [rng.uniform(-1.0, 1.0, t.shape) for t in checked]
+
+    def first_order_objective():
+        """M by a first-order backward: the numeric side."""
+        outs = _outputs(fn(*inputs))
+        weights = [minifw.tensor(r.detach().numpy()) for r in rs]
+        grads = minifw.autograd.grad(outs, checked, weights, allow_unused=True)
+        return sum(float(np.sum(s * g.numpy())) for s, g in zip(ss, grads) if g is not None)
+
+    grads = minifw.autograd.grad(outs, checked, rs, create_graph=True, allow_unused=True)
+    terms = [(g * minifw.tensor(s)).sum() for s, g in zip(ss, grads) if g is not None]
+    wrt = checked + rs
+    if terms and any(t.requires_grad for t in terms):
+        total = terms[0]
+        for t in terms[1:]:
+            total = total + t
+        analytic = minifw.autograd.grad(total, wrt, allow_unused=True)
+    else:
+        analytic = [None] * len(wrt)
+    for idx, (t, a) in enumerate(zip(wrt, analytic)):
+        what = f"input {idx}" if idx < len(checked) else f"grad_output {idx - len(checked)}"
+        a = np.zeros(t.shape) if a is None else a.detach().numpy()
+        assert a.shape == t.shape, f"gradgradcheck: {what}: shape {a.shape}, expected {t.shape}"
+        numeric = np.zeros(t.shape)
+        flat, nflat = t.detach().numpy().reshape(-1), numeric.reshape(-1)
+        for j in range(flat.size):
+            old = flat[j]
+            flat[j] = old + eps
+            up = first_order_objective()
+            flat[j] = old - eps
+            down = first_order_objective()
+            flat[j] = old
+            nflat[j] = (up - down) / (2 * eps)
+        err = np.abs(a - numeric)
+        bad = ~(err <= atol + rtol * np.abs(numeric))
+        if bad.any():
+            j = np.unravel_index(np.argmax(np.where(bad, err, -1)), t.shape)
+            raise AssertionError(
+                f"gradgradcheck: {what} of shape {t.shape}: {int(bad.sum())} of {t.numel()} "
+                f"second-derivative elements differ; worst at {tuple(int(k) for k in j)}: "
+                f"autograd {a[j]!r}, finite differences {numeric[j]!r}")
+    return True

@@ -86,10 +86,11 @@ def test_backward_signature_is_pytorchs():
         "(self, gradient=None, retain_graph=None, create_graph=False, inputs=None)"
 
 
-def test_unsupported_backward_arguments_are_refused():
-    x = leaf([1.0])
-    with pytest.raises(NotImplementedError, match="create_graph"):
-        x.sum().backward(create_graph=True)
+def test_create_graph_leaves_a_grad_with_a_history():
+    x = leaf([1.0, 2.0])
+    (x * x).sum().backward(create_graph=True)
+    assert x.grad.requires_grad and x.grad.grad_fn is not None
+    assert x.grad.tolist() == [2.0, 4.0]
 
 
 def test_backward_of_several_roots_at_once():

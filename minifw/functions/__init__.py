@@ -22,8 +22,8 @@ classes with forward and backward side by side (see minifw.autograd).
                     Overwrite, Triangle, Cast, Clone, ToDevice, Where
     reductions      Sum, Mean, Product, Amax, MaxDim, Median(Dim), CumulativeSum,
                     CumulativeProduct, CumulativeExtreme, LogCumulativeSumExp, KthValue
-    shape           Reshape, Permute, Expand, Index, Flip, Roll, Diagonal, Cat, Stack, Split,
-                    Repeat, Padding, DiagonalAlong, DiagonalEmbed
+    shape           Reshape, Permute, Expand, Index, IndexScatter, Flip, Roll, Diagonal, Cat,
+                    Stack, Split, Repeat, Padding, DiagonalAlong, DiagonalEmbed
     indexing        Gather, Scatter, IndexSelect, IndexFill, IndexAdd, IndexPut, ScatterReduce
     sorting         Sort (sort, topk)
     embedding       EmbeddingLookup, BagReduction
@@ -38,6 +38,9 @@ their backward; the rest are array code, allocating through minifw.devices. Thei
 names say what they compute and never repeat a Module's name: nn.Conv2d is the
 layer, Convolution2D the operation it applies. Tensor methods and
 nn.functional (the PyTorch-signature wrappers) apply them.
+
+A Function with second derivatives (create_graph=True) also has a backward_graph: its
+backward written with recorded Tensor operations (docs/autograd.md lists them).
 """
 from . import (activation, convolution, dropout, elementwise, embedding, indexing, linear,
                normalization, pooling, recurrent, reductions, shape, softmax, sorting)

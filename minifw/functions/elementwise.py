@@ -4,10 +4,28 @@ import math
 
 import numpy as np
 
-from .. import devices
+from .. import autograd, devices
 from ..autograd import Function
 from . import special
 from ..autograd import sum_to as unbroadcast  # the adjoint of NumPy broadcasting
+
+
+# Second derivatives (create_graph=True). A Function's backward_graph computes its
+# gradients with recorded Tensor operations (see autograd._graph_backward); one whose
+# backward uses only what arrays and Tensors share (operators, unbroadcast) reuses it.
+def constant(array):
+    """An array (a mask, a piecewise-constant factor) as a Tensor outside the graph."""
+    return autograd.Tensor._make(array)
+
+
+def _array(t):
+    """A saved Tensor's array (a number saved beside them stays a number)."""
+    return t._data if isinstance(t, autograd.Tensor) else t
+
+
+def masked(condition, g):
+    """The Tensor g where the bool array `condition` holds, 0 elsewhere, recorded."""
+    return Where.apply(g, g.dtype.type(0), condition=condition)
 
 
 class Add(Function):
@@ -21,6 +39,8 @@ class Add(Function):
         sa, sb = ctx.shapes
         return unbroadcast(g, sa), unbroadcast(g, sb)
 
+    backward_graph = backward
+
 
 class Sub(Function):
     @staticmethod
@@ -32,6 +52,8 @@ class Sub(Function):
     def backward(ctx, g):
         sa, sb = ctx.shapes
         return unbroadcast(g, sa), unbroadcast(-g, sb)
+
+    backward_graph = backward
 
 
 class Mul(Function):
@@ -52,6 +74,8 @@ class Mul(Function):
         gb = unbroadcast(g * a, sb) if ctx.needs_input_grad[1] else None
         return ga, gb
 
+    backward_graph = backward
+
 
 class Div(Function):
     @staticmethod
@@ -67,6 +91,8 @@ class Div(Function):
         ga = unbroadcast(g / b, sa) if ctx.needs_input_grad[0] else None
         gb = unbroadcast(-g * a / (b * b), sb) if ctx.needs_input_grad[1] else None
         return ga, gb
+
+    backward_graph = backward
 
 
 class Remainder(Function):
@@ -87,6 +113,15 @@ class Remainder(Function):
         sa, sb = ctx.shapes
         ga = unbroadcast(g, sa) if ctx.needs_input_grad[0] else None
         gb = unbroadcast(-g * np.floor_divide(a, b), sb) if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        a, b = ctx.saved_tensors  # floor(a / b) is piecewise constant: a constant factor
+        sa, sb = ctx.shapes
+        ga = unbroadcast(g, sa) if ctx.needs_input_grad[0] else None
+        gb = (unbroadcast(-g * constant(np.floor_divide(_array(a), _array(b))), sb)
+              if ctx.needs_input_grad[1] else None)
         return ga, gb
 
 
@@ -110,6 +145,18 @@ class Maximum(Function):
         gb = unbroadcast(g * (b_wins + half), np.shape(b)) if ctx.needs_input_grad[1] else None
         return ga, gb
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        a, b = (_array(t) for t in ctx.saved_tensors)  # which one wins: piecewise constant
+        a_wins = (a < b) if ctx.smallest else (a > b)
+        b_wins = (b < a) if ctx.smallest else (b > a)
+        half = (a == b) * g.dtype.type(0.5)
+        ga = (unbroadcast(g * constant((a_wins + half).astype(g.dtype)), np.shape(a))
+              if ctx.needs_input_grad[0] else None)
+        gb = (unbroadcast(g * constant((b_wins + half).astype(g.dtype)), np.shape(b))
+              if ctx.needs_input_grad[1] else None)
+        return ga, gb
+
 
 class Neg(Function):
     @staticmethod
@@ -119,6 +166,8 @@ class Neg(Function):
     @staticmethod
     def backward(ctx, g):
         return -g
+
+    backward_graph = backward
 
 
 class Pow(Function):
@@ -142,6 +191,19 @@ class Pow(Function):
                 gb = unbroadcast(np.where((a == 0) & (b >= 0), 0.0, g * out * np.log(a)), np.shape(b))
         return ga, gb
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        a, b, out = ctx.saved_tensors
+        av, bv = _array(a), _array(b)
+        ga = gb = None
+        with np.errstate(divide="ignore", invalid="ignore"):  # the same zeros as backward's
+            if ctx.needs_input_grad[0]:
+                ga = unbroadcast(masked(bv != 0, g * b * a ** (b - 1)), np.shape(av))
+            if ctx.needs_input_grad[1]:
+                log_a = a.log() if isinstance(a, autograd.Tensor) else np.log(a)
+                gb = unbroadcast(masked(~((av == 0) & (bv >= 0)), g * out * log_a), np.shape(bv))
+        return ga, gb
+
 
 class Exp(Function):
     @staticmethod
@@ -155,6 +217,8 @@ class Exp(Function):
         out, = ctx.saved_tensors
         return g * out
 
+    backward_graph = backward
+
 
 class Log(Function):
     @staticmethod
@@ -166,6 +230,8 @@ class Log(Function):
     def backward(ctx, g):
         a, = ctx.saved_tensors
         return g / a
+
+    backward_graph = backward
 
 
 class Sqrt(Function):
@@ -180,6 +246,8 @@ class Sqrt(Function):
         out, = ctx.saved_tensors
         return g / (2 * out)
 
+    backward_graph = backward
+
 
 class Abs(Function):
     @staticmethod
@@ -191,6 +259,11 @@ class Abs(Function):
     def backward(ctx, g):
         a, = ctx.saved_tensors
         return g * np.sign(a)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        a, = ctx.saved_tensors
+        return g * constant(np.sign(a._data))
 
 
 # Pointwise functions: name -> (forward, derivative, what the derivative reads: "a" the
@@ -260,6 +333,49 @@ POINTWISE = {
 }
 
 
+def _nonzero_denominator(t):
+    """t with its zeros replaced by ones (a constant shift), for a quotient masked there."""
+    return t + constant((t._data == 0).astype(t.dtype))
+
+
+# The derivatives of POINTWISE's functions as recorded Tensor operations, for second
+# derivatives: name -> f(a, out) (`a` or `out` is the Tensor the forward saved, the other
+# None), or 0 for a piecewise constant function. digamma's (trigamma) has none.
+GRAPH_DERIVATIVES = {
+    "sin": lambda a, out: a.cos(),
+    "cos": lambda a, out: -a.sin(),
+    "tan": lambda a, out: 1.0 + out * out,
+    "atan": lambda a, out: 1.0 / (1.0 + a * a),
+    "exp2": lambda a, out: out * _LOG2,
+    "log1p": lambda a, out: 1.0 / (1.0 + a),
+    "expm1": lambda a, out: out + 1.0,
+    "rsqrt": lambda a, out: -0.5 * out * out * out,
+    "sqrt_of_squares": lambda a, out: masked(out._data > 0, 0.5 / _nonzero_denominator(out)),
+    "sign": 0, "floor": 0, "ceil": 0, "trunc": 0, "round": 0,
+    "log2": lambda a, out: 1.0 / (a * _LOG2),
+    "log10": lambda a, out: 1.0 / (a * _LOG10),
+    "reciprocal": lambda a, out: -out * out,
+    "sinh": lambda a, out: a.cosh(),
+    "cosh": lambda a, out: a.sinh(),
+    "asin": lambda a, out: 1.0 / (1.0 - a * a).sqrt(),
+    "acos": lambda a, out: -1.0 / (1.0 - a * a).sqrt(),
+    "asinh": lambda a, out: 1.0 / (a * a + 1.0).sqrt(),
+    "acosh": lambda a, out: 1.0 / (a * a - 1.0).sqrt(),
+    "atanh": lambda a, out: 1.0 / (1.0 - a * a),
+    "erf": lambda a, out: _TWO_OVER_ROOT_PI * (-a * a).exp(),
+    "erfc": lambda a, out: -_TWO_OVER_ROOT_PI * (-a * a).exp(),
+    "erfinv": lambda a, out: (0.5 * math.sqrt(math.pi)) * (out * out).exp(),
+    "lgamma": lambda a, out: a.digamma(),
+    "frac": lambda a, out: 1.0,
+    "deg2rad": lambda a, out: math.pi / 180,
+    "rad2deg": lambda a, out: 180 / math.pi,
+    "sinc": lambda a, out: masked(a._data != 0, ((math.pi * a).cos() - a.sinc()) / _nonzero_denominator(a)),
+    "logit": lambda a, out, eps: masked(np.asarray(_inside_eps(a._data, eps), dtype=bool),
+                                        1.0 / (a * (1.0 - a))),
+    "nan_to_num": lambda a, out, *_: constant(np.isfinite(a._data).astype(a.dtype)),
+}
+
+
 class Pointwise(Function):
     """One of POINTWISE on every element (`args`: extra arguments of the forward, e.g.
     round's decimals)."""
@@ -279,6 +395,21 @@ class Pointwise(Function):
         _, derivative, reads = POINTWISE[ctx.name]
         if derivative is None:
             return devices.zeros(g.shape, g.dtype, devices.of(g))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return g * (derivative(saved, None, *ctx.args) if reads == "a" else
+                        derivative(None, saved, *ctx.args))
+
+    @staticmethod
+    def graph_supports(ctx):
+        return ctx.name in GRAPH_DERIVATIVES
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        saved, = ctx.saved_tensors
+        derivative = GRAPH_DERIVATIVES[ctx.name]
+        if derivative == 0:
+            return constant(devices.zeros(g.shape, g.dtype, devices.of(g._data)))
+        reads = POINTWISE[ctx.name][2]
         with np.errstate(divide="ignore", invalid="ignore"):
             return g * (derivative(saved, None, *ctx.args) if reads == "a" else
                         derivative(None, saved, *ctx.args))
@@ -341,15 +472,25 @@ class Clamp(Function):
         return np.clip(a, min, max)
 
     @staticmethod
-    def backward(ctx, g):
-        a, = ctx.saved_tensors
-        lo, hi = ctx.bounds
-        inside = np.ones_like(a, dtype=bool)  # as in PyTorch 2.14: not at the bounds themselves
+    def inside(a, bounds):
+        """Where the gradient passes: as in PyTorch 2.14, not at the bounds themselves."""
+        lo, hi = bounds
+        inside = np.ones_like(a, dtype=bool)
         if lo is not None:
             inside &= a > lo
         if hi is not None:
             inside &= a < hi
-        return g * inside
+        return inside
+
+    @staticmethod
+    def backward(ctx, g):
+        a, = ctx.saved_tensors
+        return g * Clamp.inside(a, ctx.bounds)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        a, = ctx.saved_tensors
+        return masked(Clamp.inside(a._data, ctx.bounds), g)
 
 
 class Overwrite(Function):
@@ -365,6 +506,12 @@ class Overwrite(Function):
     @staticmethod
     def backward(ctx, g):
         ga = devices.zeros(g.shape, g.dtype, devices.of(g)) if ctx.needs_input_grad[0] else None
+        return ga, unbroadcast(g, ctx.shape_b) if ctx.needs_input_grad[1] else None
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        ga = constant(devices.zeros(g.shape, g.dtype, devices.of(g._data))) \
+            if ctx.needs_input_grad[0] else None
         return ga, unbroadcast(g, ctx.shape_b) if ctx.needs_input_grad[1] else None
 
 
@@ -385,6 +532,11 @@ class Triangle(Function):
         keep, = ctx.saved_tensors
         return np.where(keep, g, g.dtype.type(0))
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        keep, = ctx.saved_tensors
+        return masked(keep._data, g)
+
 
 class Cast(Function):
     @staticmethod
@@ -396,6 +548,10 @@ class Cast(Function):
     def backward(ctx, g):
         return g.astype(ctx.dtype)
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        return g.to(ctx.dtype)
+
 
 class Clone(Function):
     @staticmethod
@@ -405,6 +561,8 @@ class Clone(Function):
     @staticmethod
     def backward(ctx, g):
         return g
+
+    backward_graph = backward
 
 
 class ToDevice(Function):
@@ -420,6 +578,10 @@ class ToDevice(Function):
     def backward(ctx, g):
         return devices.to_device(g, ctx.source)
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        return g.to(ctx.source)
+
 
 class Where(Function):
     @staticmethod
@@ -433,3 +595,10 @@ class Where(Function):
         condition, = ctx.saved_tensors
         sa, sb = ctx.shapes
         return unbroadcast(np.where(condition, g, 0), sa), unbroadcast(np.where(condition, 0, g), sb)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        condition = _array(ctx.saved_tensors[0])
+        sa, sb = ctx.shapes
+        return (unbroadcast(masked(condition, g), sa) if ctx.needs_input_grad[0] else None,
+                unbroadcast(masked(~condition, g), sb) if ctx.needs_input_grad[1] else None)

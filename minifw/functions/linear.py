@@ -35,6 +35,24 @@ class MatMul(Function):
             gb = unbroadcast(np.matmul(np.swapaxes(a2, -1, -2), g), b2.shape).reshape(b.shape)
         return ga, gb
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        a, b = ctx.saved_tensors
+        if a.ndim == 1 and b.ndim == 1:
+            return g * b, g * a
+        a2 = a.unsqueeze(0) if a.ndim == 1 else a
+        b2 = b.unsqueeze(1) if b.ndim == 1 else b
+        if a.ndim == 1:
+            g = g.unsqueeze(-2)
+        if b.ndim == 1:
+            g = g.unsqueeze(-1)
+        ga = gb = None
+        if ctx.needs_input_grad[0]:
+            ga = unbroadcast(g @ b2.transpose(-1, -2), a2.shape).reshape(a.shape)
+        if ctx.needs_input_grad[1]:
+            gb = unbroadcast(a2.transpose(-1, -2) @ g, b2.shape).reshape(b.shape)
+        return ga, gb
+
 
 class InnerProduct(Function):
     """y = x @ W^T + b as GEMMs. The bias goes in as GEMM's C operand (beta = 1), so the
@@ -58,3 +76,10 @@ class InnerProduct(Function):
         dw = ctx.engine.gemm(dy, x, trans_a=True) if need_w else None
         db = ctx.engine.bias_backward(dy) if need_b else None
         return dx, dw, db
+
+    @staticmethod
+    def backward_graph(ctx, dy):
+        x, weight = ctx.saved_tensors
+        need_x, need_w, need_b = ctx.needs_input_grad
+        return (dy @ weight if need_x else None, dy.transpose(0, 1) @ x if need_w else None,
+                dy.sum(0) if need_b else None)

@@ -4,7 +4,9 @@ import numpy as np
 
 from .. import backends, devices
 from ..autograd import Function
+from .elementwise import constant
 from .indexing import along
+from .shape import IndexScatter
 from .sorting import sort_order
 
 
@@ -13,6 +15,16 @@ def _expand_reduced(g, in_shape, axes, keepdim):
     if not keepdim and axes is not None:
         g = np.expand_dims(g, axes)
     return np.broadcast_to(g, in_shape, subok=True)  # subok: stay a CudaSimArray
+
+
+def _expand_reduced_graph(g, in_shape, axes, keepdim):
+    """_expand_reduced on a Tensor, recorded (create_graph=True)."""
+    if not keepdim and axes is not None:
+        kept = list(in_shape)
+        for axis in (axes if isinstance(axes, tuple) else (axes,)):
+            kept[axis] = 1
+        g = g.reshape(kept)
+    return g.expand(*in_shape)
 
 
 class Sum(Function):
@@ -24,6 +36,10 @@ class Sum(Function):
     @staticmethod
     def backward(ctx, g):
         return _expand_reduced(g, *ctx.args)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        return _expand_reduced_graph(g, *ctx.args)
 
 
 class Mean(Function):
@@ -37,6 +53,10 @@ class Mean(Function):
     @staticmethod
     def backward(ctx, g):
         return _expand_reduced(g / ctx.count, *ctx.args)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        return _expand_reduced_graph(g / ctx.count, *ctx.args)
 
 
 class Product(Function):
@@ -78,6 +98,14 @@ class Amax(Function):
         count = np.sum(hit, axis=ctx.args[1], keepdims=True).astype(g.dtype)
         return _expand_reduced(g, *ctx.args) * hit / count
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        # which elements tie: piecewise constant (out of a whole reduction is a NumPy scalar)
+        a, out = (getattr(t, "_data", t) for t in ctx.saved_tensors)
+        hit = a == _expand_reduced(out, *ctx.args)
+        share = hit / np.sum(hit, axis=ctx.args[1], keepdims=True).astype(g.dtype)
+        return _expand_reduced_graph(g, *ctx.args) * constant(share.astype(g.dtype, copy=False))
+
 
 class MaxDim(Function):
     """(values, indices) of the max (or min) along one dim, as torch.max(x, dim)."""
@@ -96,6 +124,16 @@ class MaxDim(Function):
     def backward(ctx, g, g_indices):
         idx, = ctx.saved_tensors
         return _to_selected(g, idx, *ctx.args)
+
+    @staticmethod
+    def backward_graph(ctx, g, g_indices):
+        idx, = ctx.saved_tensors
+        return _to_selected_graph(g, idx._data, *ctx.args)
+
+
+def _to_selected_graph(g, idx, shape, dim, keepdim):
+    """_to_selected on a Tensor, recorded (create_graph=True)."""
+    return IndexScatter.apply(g if keepdim else g.unsqueeze(dim), shape=shape, index=along(idx, dim))
 
 
 def _to_selected(g, idx, shape, dim, keepdim):
@@ -139,6 +177,11 @@ class MedianDim(Function):
         idx, = ctx.saved_tensors
         return _to_selected(g, idx, *ctx.args)
 
+    @staticmethod
+    def backward_graph(ctx, g, g_indices):
+        idx, = ctx.saved_tensors
+        return _to_selected_graph(g, idx._data, *ctx.args)
+
 
 class Median(Function):
     """The lower median of all elements (torch.median(x), or nanmedian); as PyTorch's, its
@@ -169,6 +212,10 @@ class CumulativeSum(Function):
     @staticmethod
     def backward(ctx, g):
         return np.flip(np.cumsum(np.flip(g, ctx.dim), axis=ctx.dim), ctx.dim)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        return g.flip((ctx.dim,)).cumsum(ctx.dim).flip((ctx.dim,))
 
 
 def _reverse_cumsum(g, dim):
@@ -287,3 +334,8 @@ class KthValue(Function):
     def backward(ctx, g, g_indices):
         idx, = ctx.saved_tensors
         return _to_selected(g, idx, *ctx.args)
+
+    @staticmethod
+    def backward_graph(ctx, g, g_indices):
+        idx, = ctx.saved_tensors
+        return _to_selected_graph(g, idx._data, *ctx.args)

@@ -19,6 +19,8 @@ class Reshape(Function):
     def backward(ctx, g):
         return g.reshape(ctx.shape)
 
+    backward_graph = backward
+
 
 class Permute(Function):
     @staticmethod
@@ -30,6 +32,10 @@ class Permute(Function):
     def backward(ctx, g):
         return np.transpose(g, tuple(int(d) for d in np.argsort(ctx.dims)))
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        return g.permute(*(int(d) for d in np.argsort(ctx.dims)))
+
 
 class Expand(Function):
     @staticmethod
@@ -40,6 +46,8 @@ class Expand(Function):
     @staticmethod
     def backward(ctx, g):
         return unbroadcast(g, ctx.shape)
+
+    backward_graph = backward
 
 
 def _is_basic_index(index):
@@ -63,23 +71,55 @@ def basic_view(a, index):
     return a[items if any(i is Ellipsis for i in items) else items + (Ellipsis,)]
 
 
+def _gather(a, index):
+    return basic_view(a, index) if _is_basic_index(index) else a[index]  # x[0] views x
+
+
+def _scatter(g, shape, index):
+    """Zeros of `shape` with g put at `index`: the adjoint of a[index]."""
+    dx = devices.zeros(shape, g.dtype, devices.of(g))
+    if _is_basic_index(index):
+        dx[index] = g
+    else:
+        if devices.of(dx).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
+            backends.alert_not_deterministic("Index.backward (advanced indexing) on 'cuda'")
+        np.add.at(dx, _index_on(index, devices.of(g)), g)  # an element may be picked several times
+    return dx
+
+
 class Index(Function):
     @staticmethod
     def forward(ctx, a, *, index):
         ctx.args = a.shape, index
-        return basic_view(a, index) if _is_basic_index(index) else a[index]  # x[0] views x
+        return _gather(a, index)
 
     @staticmethod
     def backward(ctx, g):
+        return _scatter(g, *ctx.args)
+
+    @staticmethod
+    def backward_graph(ctx, g):
         shape, index = ctx.args
-        dx = devices.zeros(shape, g.dtype, devices.of(g))
-        if _is_basic_index(index):
-            dx[index] = g
-        else:
-            if devices.of(dx).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
-                backends.alert_not_deterministic("Index.backward (advanced indexing) on 'cuda'")
-            np.add.at(dx, _index_on(index, devices.of(g)), g)  # an element may be picked several times
-        return dx
+        return IndexScatter.apply(g, shape=shape, index=index)
+
+
+class IndexScatter(Function):
+    """Index's gradient as a Function of its own, for second derivatives: zeros of `shape`
+    with g put at `index` (added where an advanced index picks an element more than once).
+    Its gradient is indexing again: the two are each other's adjoints."""
+
+    @staticmethod
+    def forward(ctx, g, *, shape, index):
+        ctx.index = index
+        return _scatter(g, shape, index)
+
+    @staticmethod
+    def backward(ctx, dx):
+        return _gather(dx, ctx.index)
+
+    @staticmethod
+    def backward_graph(ctx, dx):
+        return Index.apply(dx, index=ctx.index)
 
 
 class Flip(Function):
@@ -93,6 +133,10 @@ class Flip(Function):
     @staticmethod
     def backward(ctx, g):
         return np.flip(g, ctx.dims).copy()
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        return g.flip(ctx.dims)
 
 
 class Roll(Function):
@@ -109,6 +153,12 @@ class Roll(Function):
         shifts, axes = ctx.args
         back = tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
         return np.roll(g, back, axes)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        shifts, axes = ctx.args
+        back = tuple(-s for s in shifts) if isinstance(shifts, tuple) else -shifts
+        return Roll.apply(g, shifts=back, axes=axes)
 
 
 class Diagonal(Function):
@@ -142,6 +192,12 @@ class Cat(Function):
     def backward(ctx, g):
         return tuple(np.split(g, ctx.splits, axis=ctx.dim))
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        ends = ctx.splits + [g.shape[ctx.dim]]
+        return Split.apply(g, sizes=[end - start for start, end in zip([0] + ctx.splits, ends)],
+                           dim=ctx.dim)
+
 
 class Stack(Function):
     @staticmethod
@@ -152,6 +208,10 @@ class Stack(Function):
     @staticmethod
     def backward(ctx, g):
         return tuple(np.moveaxis(g, ctx.dim, 0))
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        return tuple(g.unbind(ctx.dim))
 
 
 class Split(Function):
@@ -167,6 +227,10 @@ class Split(Function):
     @staticmethod
     def backward(ctx, *grads):
         return np.concatenate(grads, axis=ctx.dim)
+
+    @staticmethod
+    def backward_graph(ctx, *grads):
+        return Cat.apply(*grads, dim=ctx.dim)
 
 
 class Repeat(Function):
@@ -185,6 +249,13 @@ class Repeat(Function):
         # (r0 * n0, r1 * n1, ...) -> (r0, n0, r1, n1, ...): each copy gets its own axis to sum
         split = tuple(x for r, n in zip(reps, padded) for x in (r, n))
         return g.reshape(split).sum(axis=tuple(range(0, 2 * len(reps), 2))).reshape(shape)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        shape, reps = ctx.args
+        padded = (1,) * (len(reps) - len(shape)) + tuple(shape)
+        split = tuple(x for r, n in zip(reps, padded) for x in (r, n))
+        return g.reshape(split).sum(tuple(range(0, 2 * len(reps), 2))).reshape(shape)
 
 
 class Padding(Function):

@@ -13,7 +13,7 @@ real-valued weights under no_grad, and DataLoader/TensorDataset batching.
 The input-gradient penalty is the finite-difference form of Finlay and Oberman ("Scaleable input
 gradient regularization for adversarial robustness", 2019): (loss(x + h d) - loss(x)) / h
 approximates the input gradient's norm along d = grad / |grad|, so the penalty trains with
-first-order gradients only (no create_graph=True, which minifw lacks)."""
+first-order gradients only."""
 import numpy as np
 
 import minifw as torch
