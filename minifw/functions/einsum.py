@@ -8,6 +8,7 @@ import numpy as np
 from .. import devices
 from ..autograd import Function, storage
 from .elementwise import unbroadcast
+from .shape import IndexScatter
 
 LETTERS = string.ascii_uppercase + string.ascii_lowercase  # PyTorch's [a-zA-Z], in ASCII order
 
@@ -112,21 +113,21 @@ class Einsum(Function):
 
     @staticmethod
     def forward(ctx, *arrays, inputs, output, sizes):
-        expanded = [a if a.shape == tuple(sizes[c] for c in term) else
-                    np.broadcast_to(a, tuple(sizes[c] for c in term), subok=True)
-                    for a, term in zip(arrays, inputs)]
-        out = _einsum(inputs, output, expanded)
+        out = _einsum(inputs, output, [_expanded(a, term, sizes) for a, term in zip(arrays, inputs)])
         if out.base is not None and any(storage(out) is storage(a) for a in arrays):
             out = out.copy()  # NumPy answers 'ij->ji' with a view of the operand
+        # the operands as they came (expanded again by backward): their own arrays, so that
+        # create_graph=True finds them in the graph
         ctx.save_for_backward(*(a if any(ctx.needs_input_grad[:i] + ctx.needs_input_grad[i + 1:])
-                                else None for i, a in enumerate(expanded)))
+                                else None for i, a in enumerate(arrays)))
         ctx.args = inputs, output, sizes, [a.shape for a in arrays]
         return out
 
     @staticmethod
     def backward(ctx, g):
-        saved = ctx.saved_tensors
         inputs, output, sizes, shapes = ctx.args
+        saved = [None if a is None else _expanded(a, term, sizes)
+                 for a, term in zip(ctx.saved_tensors, inputs)]
         grads = []
         for i, (term, shape) in enumerate(zip(inputs, shapes)):
             if not ctx.needs_input_grad[i]:
@@ -147,3 +148,33 @@ class Einsum(Function):
                 grad = full
             grads.append(unbroadcast(grad, shape))
         return tuple(grads)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        saved = ctx.saved_tensors
+        inputs, output, sizes, shapes = ctx.args
+        grads = []
+        for i, (term, shape) in enumerate(zip(inputs, shapes)):
+            if not ctx.needs_input_grad[i]:
+                grads.append(None)
+                continue
+            unique, diagonal = _diagonal_index(term, devices.of(g._data))
+            others = [t for j, t in enumerate(inputs) if j != i]
+            reachable = set(output).union(*others)
+            present = "".join(c for c in unique if c in reachable)
+            grad = Einsum.apply(g, *[a for j, a in enumerate(saved) if j != i],
+                                inputs=[output] + others, output=present, sizes=sizes)
+            if present != unique:
+                grad = grad.reshape([sizes[c] if c in present else 1 for c in unique]).expand(
+                    *(sizes[c] for c in unique))
+            if unique != term:
+                grad = IndexScatter.apply(grad, shape=tuple(sizes[c] for c in term),
+                                          index=diagonal(sizes))
+            grads.append(unbroadcast(grad, shape))
+        return tuple(grads)
+
+
+def _expanded(a, term, sizes):
+    """An operand broadcast to the sizes of its letters (a view)."""
+    shape = tuple(sizes[c] for c in term)
+    return a if a.shape == shape else np.broadcast_to(a, shape, subok=True)

@@ -435,6 +435,23 @@ BINARY = {
 }
 
 
+# BINARY's derivatives as recorded Tensor operations, for second derivatives: name ->
+# (derivative in a, in b) of Tensors (a, b, out), a number standing for a constant factor;
+# av and bv are the arrays, for piecewise-constant factors and masks.
+GRAPH_BINARY = {
+    "atan2": (lambda a, b, out, av, bv: b / (a * a + b * b), lambda a, b, out, av, bv: -a / (a * a + b * b)),
+    "hypot": (lambda a, b, out, av, bv: a / out, lambda a, b, out, av, bv: b / out),
+    "fmod": (lambda a, b, out, av, bv: 1.0,
+             lambda a, b, out, av, bv: constant(-np.trunc(av / bv))),
+    "xlogy": (lambda a, b, out, av, bv: masked(av != 0, b.log() if isinstance(b, autograd.Tensor)
+                                               else constant(np.log(bv))),
+              lambda a, b, out, av, bv: a / b),
+    "logaddexp": (lambda a, b, out, av, bv: (a - out).exp(), lambda a, b, out, av, bv: (b - out).exp()),
+    "copysign": (lambda a, b, out, av, bv: constant(np.where(av == 0, 0.0, np.sign(av) * np.sign(_array(out)))
+                                                    .astype(out.dtype)), None),
+}
+
+
 class BinaryPointwise(Function):
     """One of BINARY on every pair of elements of a and b (arrays of one float dtype, or one
     of them a scalar of it), broadcast."""
@@ -461,6 +478,21 @@ class BinaryPointwise(Function):
                 with np.errstate(divide="ignore", invalid="ignore"):
                     grads.append(unbroadcast((g * derivative(a, b, out)).astype(g.dtype, copy=False),
                                              shape))
+        return tuple(grads)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        a, b, out = ctx.saved_tensors
+        av, bv = _array(a), _array(b)
+        grads = []
+        for derivative, shape, needed in zip(GRAPH_BINARY[ctx.name], ctx.shapes, ctx.needs_input_grad):
+            if not needed:
+                grads.append(None)
+            elif derivative is None:
+                grads.append(constant(devices.zeros(shape, g.dtype, devices.of(g._data))))
+            else:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    grads.append(unbroadcast(g * derivative(a, b, out, av, bv), shape))
         return tuple(grads)
 
 

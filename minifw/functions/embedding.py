@@ -3,6 +3,8 @@ import numpy as np
 
 from .. import backends, devices
 from ..autograd import Function
+from .elementwise import constant
+from .shape import IndexScatter
 
 
 class EmbeddingLookup(Function):
@@ -31,6 +33,19 @@ class EmbeddingLookup(Function):
         if padding_idx is not None:
             dw[padding_idx] = 0
         return dw
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        indices = ctx.saved_tensors[0]._data
+        shape, padding_idx, scale_grad_by_freq = ctx.args
+        g = g.reshape(-1, shape[1])
+        flat = indices.reshape(-1)
+        if scale_grad_by_freq:
+            counts = np.bincount(flat, minlength=shape[0])
+            g = g / constant(counts[flat][:, None].astype(g.dtype))
+        if padding_idx is not None:  # the padding row gets nothing: its picks count for zero
+            g = g * constant((flat != padding_idx)[:, None].astype(g.dtype))
+        return IndexScatter.apply(g, shape=shape, index=flat)
 
 
 def _rows_summed_by_index(g, flat, shape):

@@ -7,6 +7,7 @@ import numpy as np
 from .. import backends, devices
 from ..autograd import Function
 from .elementwise import unbroadcast
+from .shape import IndexScatter
 
 
 def along(index, dim):
@@ -47,8 +48,14 @@ def _picking(name, where, doc):
         np.add.at(dx, where(index, dim), g)
         return dx, None
 
+    def backward_graph(ctx, g):
+        index, = ctx.saved_tensors
+        shape, dim = ctx.args
+        return IndexScatter.apply(g, shape=shape, index=where(index._data, dim)), None
+
     return type(name, (Function,), {"__doc__": doc, "__module__": __name__, "forward": staticmethod(forward),
-                                    "backward": staticmethod(backward)})
+                                    "backward": staticmethod(backward),
+                                    "backward_graph": staticmethod(backward_graph)})
 
 
 Gather = _picking("Gather", along, "a's elements at index along dim (torch.gather).")

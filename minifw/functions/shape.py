@@ -179,6 +179,14 @@ class Diagonal(Function):
         devices.assign(dx, _index_on((rows, rows + ctx.offset), devices.of(g)), g)
         return dx
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        if len(ctx.shape) == 1:
+            return Diagonal.apply(g, offset=ctx.offset)
+        rows = np.arange(g.shape[0]) + max(-ctx.offset, 0)
+        return IndexScatter.apply(g, shape=ctx.shape,
+                                  index=_index_on((rows, rows + ctx.offset), devices.of(g._data)))
+
 
 class Cat(Function):
     @staticmethod
@@ -280,14 +288,27 @@ class Padding(Function):
         return out
 
     @staticmethod
-    def backward(ctx, g):
-        shape, sources = ctx.args
+    def steps_back(shape, sources):
+        """(axis, source indices, shape before that gather) of each gather, last first."""
         sizes = list(shape)
         intermediate = []  # the shape before each gather
         for axis, src in sources:
             intermediate.append(tuple(sizes))
             sizes[axis] = len(src)
-        for (axis, src), before in reversed(list(zip(sources, intermediate))):
+        return [(axis, src, before) for (axis, src), before in reversed(list(zip(sources, intermediate)))]
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        for axis, src, before in Padding.steps_back(*ctx.args):
+            keep = src >= 0
+            lead = (slice(None),) * axis
+            g = IndexScatter.apply(Index.apply(g, index=lead + (np.flatnonzero(keep),)),
+                                   shape=before, index=lead + (src[keep],))
+        return g
+
+    @staticmethod
+    def backward(ctx, g):
+        for axis, src, before in Padding.steps_back(*ctx.args):
             keep = src >= 0
             dx = devices.zeros(before, g.dtype, devices.of(g))
             # CuPy's add.at adds with atomicAdd: where an input feeds several outputs (reflect,
@@ -325,6 +346,15 @@ class DiagonalAlong(Function):
         np.moveaxis(dx, (dim1, dim2), (-2, -1))[..., rows, cols] = g  # a view of dx
         return dx
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        shape, offset, dim1, dim2 = ctx.args
+        rows, cols = _diagonal_places(shape[dim1], shape[dim2], offset, devices.of(g._data))
+        moved = [n for d, n in enumerate(shape) if d not in (dim1 % len(shape), dim2 % len(shape))]
+        moved += [shape[dim1], shape[dim2]]
+        dx = IndexScatter.apply(g, shape=tuple(moved), index=(Ellipsis, rows, cols))
+        return dx.movedim((-2, -1), (dim1, dim2))
+
 
 class DiagonalEmbed(Function):
     """The last dim of `a` written on the `offset` diagonal of new matrices spanned by dims
@@ -344,4 +374,10 @@ class DiagonalEmbed(Function):
         offset, dim1, dim2, n = ctx.args
         rows, cols = _diagonal_places(n, n, offset, devices.of(g))
         return np.moveaxis(g, (dim1, dim2), (-2, -1))[..., rows, cols]
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        offset, dim1, dim2, n = ctx.args
+        rows, cols = _diagonal_places(n, n, offset, devices.of(g._data))
+        return Index.apply(g.movedim((dim1, dim2), (-2, -1)), index=(Ellipsis, rows, cols))
 

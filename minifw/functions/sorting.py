@@ -5,6 +5,7 @@ import numpy as np
 from .. import devices
 from ..autograd import Function
 from .indexing import along
+from .shape import IndexScatter
 
 
 def sort_order(a, dim, descending=False):
@@ -44,3 +45,9 @@ class Sort(Function):
         dx = devices.zeros(shape, g.dtype, devices.of(g))
         dx[along(order, dim)] = g  # each element lands in one place: no accumulation
         return dx
+
+    @staticmethod
+    def backward_graph(ctx, g, g_indices):
+        order, = ctx.saved_tensors
+        shape, dim = ctx.args
+        return IndexScatter.apply(g, shape=shape, index=along(order._data, dim))
