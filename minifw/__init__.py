@@ -27,6 +27,7 @@ from .autograd import (enable_grad, inference_mode, is_anomaly_check_nan_enabled
                        is_grad_enabled, no_grad, set_grad_enabled)
 from .random import Generator, get_rng_state, manual_seed, set_rng_state
 from . import accelerator, autograd, caches, cuda, random
+from .autograd import functional as _autograd_functional  # noqa: F401 (minifw.autograd.functional)
 from .serialization import load, save
 
 concat = concatenate = cat

@@ -3701,7 +3701,9 @@ FloatTensor, DoubleTensor, LongTensor, IntTensor, BoolTensor = (
     _typed_tensor(d) for d in (float32, float64, int64, int32, bool_))
 
 
-# The one reference from the autograd engine back to Tensor: Function.apply wraps its
-# results in Tensors. It is set here, rather than imported there, so that no module
-# imports one above its own (tensor -> functions -> autograd, never back).
+# The references from the autograd engine back to Tensor: Function.apply wraps its results
+# in Tensors, and grad(is_grads_batched=True, create_graph=True) stacks its Tensors. They
+# are set here, rather than imported there, so that no module imports one above its own
+# (tensor -> functions -> autograd, never back).
 _autograd.Tensor = Tensor
+_autograd.stack = stack

@@ -111,9 +111,10 @@ import sys
 
 import numpy as np
 
-from . import devices
+from .. import devices
 
 Tensor = None  # minifw.Tensor, set by minifw.tensor when it defines the class (see there)
+stack = None  # minifw.stack, set there too
 
 _state = threading.local()  # grad mode is per thread, as in PyTorch
 
@@ -1746,9 +1747,8 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, allow_unused, mat
             stacked.append(None)
             continue
         if graph:
-            from .functions.shape import Stack
             zeros = devices.zeros(t.shape, t.dtype, t.device)
-            stacked.append(Stack.apply(*[Tensor._make(zeros) if g is None else g for g in gs], dim=0))
+            stacked.append(stack([Tensor._make(zeros) if g is None else g for g in gs]))
             continue
         s = devices.zeros((n,) + t.shape, t.dtype, t.device)
         for b, g in enumerate(gs):
