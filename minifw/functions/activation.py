@@ -7,6 +7,7 @@ import numpy as np
 
 from ..autograd import Function
 from ..engines import current_engine
+from .elementwise import Where, masked
 from .special import erf
 
 
@@ -37,6 +38,25 @@ class Activation(Function):
         mode, negative_slope, alpha = ctx.args
         return ctx.engine.activation_backward(dy, y, mode, x=x, negative_slope=negative_slope,
                                               alpha=alpha)
+
+    @staticmethod
+    def backward_graph(ctx, dy):
+        # y is this node's output in the graph, so sigmoid's y (1 - y), tanh's 1 - y^2 and
+        # elu's y + alpha are differentiated again through it; the branch masks are constants
+        y, x = ctx.saved_tensors
+        mode, negative_slope, alpha = ctx.args
+        if mode == "sigmoid":
+            return dy * y * (1.0 - y)
+        if mode == "tanh":
+            return dy * (1.0 - y * y)
+        positive = (y if x is None else x)._data > 0
+        if mode == "relu":
+            return masked(positive, dy)
+        if mode == "leaky_relu":
+            return Where.apply(dy, dy * negative_slope, condition=positive)
+        # elu: alpha exp(x) = y + alpha; y is masked first, so that an infinite y of the
+        # positive branch never meets a zero gradient (inf * 0)
+        return Where.apply(dy, dy * (masked(~positive, y) + alpha), condition=positive)
 
 
 # ---- activations with no primitive: array code ----------------------------------------------
@@ -77,6 +97,16 @@ class GaussianErrorLinearUnit(Function):
         cdf = saved  # d/dx x Phi(x) = Phi(x) + x phi(x)
         return dy * (cdf + x * (_INV_SQRT_2PI * np.exp(-0.5 * x * x)))
 
+    @staticmethod
+    def backward_graph(ctx, dy):
+        x, _ = ctx.saved_tensors  # th and cdf are constants in the graph: recomputed from x
+        if ctx.approximate == "tanh":
+            th = (_SQRT_2_OVER_PI * (x + _TANH_CUBIC * x * x * x)).tanh()
+            inner = _SQRT_2_OVER_PI * (1.0 + 3.0 * _TANH_CUBIC * x * x)
+            return dy * (0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * inner)
+        cdf = 0.5 * (1.0 + (x * (1.0 / math.sqrt(2.0))).erf())
+        return dy * (cdf + x * (_INV_SQRT_2PI * (-0.5 * x * x).exp()))
+
 
 class SigmoidLinearUnit(Function):
     """SiLU (swish): x * sigmoid(x); d/dx = s (1 + x (1 - s))."""
@@ -90,6 +120,12 @@ class SigmoidLinearUnit(Function):
     @staticmethod
     def backward(ctx, dy):
         x, s = ctx.saved_tensors
+        return dy * (s * (1.0 + x * (1.0 - s)))
+
+    @staticmethod
+    def backward_graph(ctx, dy):
+        x, _ = ctx.saved_tensors
+        s = x.sigmoid()
         return dy * (s * (1.0 + x * (1.0 - s)))
 
 
@@ -109,6 +145,12 @@ class HardTanh(Function):
         lo, hi = ctx.bounds
         return np.where((x > lo) & (x < hi), dy, 0.0).astype(dy.dtype, copy=False)
 
+    @staticmethod
+    def backward_graph(ctx, dy):
+        x, = (t._data for t in ctx.saved_tensors)
+        lo, hi = ctx.bounds
+        return masked((x > lo) & (x < hi), dy)
+
 
 class SmoothRectifier(Function):
     """softplus: log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (where the
@@ -122,14 +164,23 @@ class SmoothRectifier(Function):
         with np.errstate(over="ignore"):  # exp(beta x) of a large x below a large threshold: inf
             e = np.exp(np.minimum(z, threshold))
             y = np.where(linear, x, np.log1p(e) / beta).astype(x.dtype, copy=False)
-        ctx.save_for_backward(linear, e)
+        ctx.save_for_backward(linear, e, x)  # x: for second derivatives only
+        ctx.beta = beta
         return y
 
     @staticmethod
     def backward(ctx, g):
-        linear, e = ctx.saved_tensors
+        linear, e, _ = ctx.saved_tensors
         with np.errstate(invalid="ignore"):
             return np.where(linear, g, g * e / (e + 1.0)).astype(g.dtype, copy=False)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        # e / (e + 1) = sigmoid(beta x) below the threshold (x masked there, as exp's
+        # argument was clipped), 1 above
+        linear, _, x = ctx.saved_tensors
+        linear = linear._data
+        return Where.apply(g, g * (masked(~linear, x) * ctx.beta).sigmoid(), condition=linear)
 
 
 class HardSwish(Function):
@@ -147,6 +198,12 @@ class HardSwish(Function):
         slope = np.where(x <= -3.0, 0.0, np.where(x < 3.0, x * (1.0 / 3.0) + 0.5, 1.0))
         return (dy * slope).astype(dy.dtype, copy=False)
 
+    @staticmethod
+    def backward_graph(ctx, dy):
+        x, = ctx.saved_tensors
+        middle = (x._data > -3.0) & (x._data < 3.0)
+        return Where.apply(dy * (x * (1.0 / 3.0) + 0.5), masked(x._data >= 3.0, dy), condition=middle)
+
 
 class HardSigmoid(Function):
     """relu6(x + 3) / 6; the gradient 1/6 strictly inside (-3, 3), zero at -3 and 3 themselves."""
@@ -160,6 +217,11 @@ class HardSigmoid(Function):
     def backward(ctx, dy):
         x, = ctx.saved_tensors
         return np.where((x > -3.0) & (x < 3.0), dy * (1.0 / 6.0), 0.0).astype(dy.dtype, copy=False)
+
+    @staticmethod
+    def backward_graph(ctx, dy):
+        x, = (t._data for t in ctx.saved_tensors)
+        return masked((x > -3.0) & (x < 3.0), dy * (1.0 / 6.0))
 
 
 def _softplus(x):
@@ -183,6 +245,13 @@ class Mish(Function):
         x, t = ctx.saved_tensors
         return dy * (t + x * _sigmoid(x) * (1.0 - t * t))
 
+    @staticmethod
+    def backward_graph(ctx, dy):
+        x, _ = ctx.saved_tensors
+        # softplus with PyTorch's threshold 20, past which tanh(softplus(x)) is 1 in float64
+        t = SmoothRectifier.apply(x, beta=1.0, threshold=20.0).tanh()
+        return dy * (t + x * x.sigmoid() * (1.0 - t * t))
+
 
 class LogSigmoid(Function):
     """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), finite for every x; the gradient is
@@ -197,6 +266,11 @@ class LogSigmoid(Function):
     def backward(ctx, dy):
         x, = ctx.saved_tensors
         return dy * _sigmoid(-x)
+
+    @staticmethod
+    def backward_graph(ctx, dy):
+        x, = ctx.saved_tensors
+        return dy * (-x).sigmoid()
 
 
 class ScaledExponentialLinear(Function):
@@ -220,6 +294,14 @@ class ScaledExponentialLinear(Function):
             slope = np.where(x > 0, scale, scale * alpha * input_scale * np.exp(x * input_scale))
         return (dy * slope).astype(dy.dtype, copy=False)
 
+    @staticmethod
+    def backward_graph(ctx, dy):
+        x, = ctx.saved_tensors
+        alpha, scale, input_scale = ctx.params
+        positive = x._data > 0  # x masked in the exponential: no overflow on the other branch
+        negative = dy * (scale * alpha * input_scale) * (masked(~positive, x) * input_scale).exp()
+        return Where.apply(dy * scale, negative, condition=positive)
+
 
 class Shrink(Function):
     """hardshrink (x where |x| > lambd, else 0) and softshrink (x moved lambd towards 0 where
@@ -239,6 +321,11 @@ class Shrink(Function):
         inside = (x >= -ctx.lambd) & (x <= ctx.lambd)
         return np.where(inside, 0.0, dy).astype(dy.dtype, copy=False)
 
+    @staticmethod
+    def backward_graph(ctx, dy):
+        x, = (t._data for t in ctx.saved_tensors)
+        return masked(~((x >= -ctx.lambd) & (x <= ctx.lambd)), dy)
+
 
 class Threshold(Function):
     """value where x <= threshold, else x (so NaN stays NaN); the gradient is zero where
@@ -254,3 +341,8 @@ class Threshold(Function):
     def backward(ctx, dy):
         x, = ctx.saved_tensors
         return np.where(x <= ctx.threshold, 0.0, dy).astype(dy.dtype, copy=False)
+
+    @staticmethod
+    def backward_graph(ctx, dy):
+        x, = (t._data for t in ctx.saved_tensors)
+        return masked(~(x <= ctx.threshold), dy)

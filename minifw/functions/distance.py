@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ..autograd import Function
-from .elementwise import unbroadcast
+from .elementwise import constant, masked, unbroadcast
 
 
 def _norms(diff, p):
@@ -50,15 +50,37 @@ class PairwiseDistance(Function):
     def forward(ctx, x1, x2, *, p):
         diff = x1[..., :, None, :] - x2[..., None, :, :]
         out = _norms(diff, p)
-        ctx.save_for_backward(diff, out)
+        ctx.save_for_backward(diff, out, x1, x2)  # x1, x2: for second derivatives only
         ctx.args = p, x1.shape, x2.shape
         return out
 
     @staticmethod
     def backward(ctx, g):
-        diff, dist = ctx.saved_tensors
+        diff, dist = ctx.saved_tensors[:2]
         p, shape1, shape2 = ctx.args
         step = g[..., None] * _derivative(diff, dist, p)
         g1 = unbroadcast(np.sum(step, axis=-2), shape1) if ctx.needs_input_grad[0] else None
         g2 = unbroadcast(-np.sum(step, axis=-3), shape2) if ctx.needs_input_grad[1] else None
+        return g1, g2
+
+    @staticmethod
+    def graph_supports(ctx):
+        p = ctx.args[0]
+        return p in (0.0, 1.0, 2.0) or math.isinf(p)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        # p = 0, 1, inf: the derivative is piecewise constant; p = 2: diff / dist, both
+        # recomputed from x1 and x2 (dist masked to 1 where it is 0, where the gradient is 0)
+        diff, dist, x1, x2 = ctx.saved_tensors
+        p, shape1, shape2 = ctx.args
+        if p == 2.0:
+            nonzero = dist._data[..., None] != 0
+            d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+            length = masked(nonzero, (d * d).sum(-1, keepdim=True)) + constant((~nonzero).astype(d.dtype))
+            step = masked(nonzero, g.unsqueeze(-1) * d / length.sqrt())
+        else:
+            step = g.unsqueeze(-1) * constant(_derivative(diff._data, dist._data, p))
+        g1 = unbroadcast(step.sum(-2), shape1) if ctx.needs_input_grad[0] else None
+        g2 = unbroadcast(-step.sum(-3), shape2) if ctx.needs_input_grad[1] else None
         return g1, g2

@@ -11,7 +11,8 @@ import numpy as np
 
 from .. import devices
 from ..autograd import Function
-from .elementwise import unbroadcast
+from .activation import LogSigmoid
+from .elementwise import Where, constant, masked, unbroadcast
 
 
 def _reduce(losses, reduction, batch=None):
@@ -72,6 +73,23 @@ class BinaryCrossEntropy(Function):
         dt = g * (log_1mx - log_x) if ctx.needs_input_grad[1] else None
         return dx, dt
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        # backward's formula, the clamped logs recomputed from x (the clamps are constant
+        # where they bind: there the logs' gradient is zero)
+        x, t, weight, log_x, log_1mx = ctx.saved_tensors
+        g = _spread(g, ctx.reduction, x._data.size)
+        if weight is not None:
+            g = g * weight
+        dx = dt = None
+        if ctx.needs_input_grad[0]:
+            dx = g * (x - t) / (x * (1.0 - x)).clamp(min=1e-12)
+        if ctx.needs_input_grad[1]:
+            with np.errstate(divide="ignore"):
+                dt = g * (Where.apply((-x).log1p(), -100.0, condition=log_1mx._data > -100.0)
+                          - Where.apply(x.log(), -100.0, condition=log_x._data > -100.0))
+        return dx, dt
+
 
 class BinaryCrossEntropyWithLogits(Function):
     """Binary cross-entropy of sigmoid(x), in PyTorch's stable form
@@ -107,6 +125,24 @@ class BinaryCrossEntropyWithLogits(Function):
             dt = -g * x if pos_weight is None else g * ((pos_weight - 1.0) * softplus_neg - x)
         return dx, dt
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        x, t, weight, pos_weight, _ = ctx.saved_tensors
+        g = _spread(g, ctx.reduction, x._data.size)
+        if weight is not None:
+            g = g * weight
+        dx = dt = None
+        if ctx.needs_input_grad[0]:
+            s = x.sigmoid()
+            dx = g * (s - t) if pos_weight is None else \
+                g * (((pos_weight - 1.0) * t + 1.0) * s - pos_weight * t)
+        if ctx.needs_input_grad[1]:
+            if pos_weight is None:
+                dt = -g * x
+            else:  # softplus(-x) = -logsigmoid(x), finite for every x
+                dt = g * ((pos_weight - 1.0) * -LogSigmoid.apply(x) - x)
+        return dx, dt
+
 
 class AbsoluteError(Function):
     """|x - t| (l1_loss); the gradient is sign(x - t), 0 where they are equal."""
@@ -122,6 +158,12 @@ class AbsoluteError(Function):
     def backward(ctx, g):
         d, = ctx.saved_tensors
         grad = _spread(g, ctx.reduction, d.size) * np.sign(d)
+        return unbroadcast(grad, ctx.shapes[0]), unbroadcast(-grad, ctx.shapes[1])
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        d, = ctx.saved_tensors  # sign(x - t) is piecewise constant
+        grad = _spread(g, ctx.reduction, d._data.size) * constant(np.sign(d._data))
         return unbroadcast(grad, ctx.shapes[0]), unbroadcast(-grad, ctx.shapes[1])
 
 
@@ -140,13 +182,13 @@ class SmoothAbsoluteError(Function):
             losses = ad
         else:
             losses = np.where(ad < beta, 0.5 * d * d / beta, ad - 0.5 * beta)
-        ctx.save_for_backward(d)
+        ctx.save_for_backward(d, x, t)  # x, t: for second derivatives only
         ctx.args = beta, huber, (x.shape, t.shape), reduction
         return _reduce(losses.astype(d.dtype, copy=False), reduction)
 
     @staticmethod
     def backward(ctx, g):
-        d, = ctx.saved_tensors
+        d = ctx.saved_tensors[0]
         beta, huber, shapes, reduction = ctx.args
         if huber:  # the slope is d inside, +-delta outside
             slope = np.where(np.abs(d) < beta, d, beta * np.sign(d))
@@ -155,6 +197,24 @@ class SmoothAbsoluteError(Function):
         else:
             slope = np.where(np.abs(d) < beta, d / beta, np.sign(d))
         grad = (_spread(g, reduction, d.size) * slope).astype(d.dtype, copy=False)
+        return unbroadcast(grad, shapes[0]), unbroadcast(-grad, shapes[1])
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        # inside |d| < beta the slope is d (or d / beta), recomputed from x and t; outside
+        # it is the constant +-beta (or +-1)
+        d, x, t = ctx.saved_tensors
+        beta, huber, shapes, reduction = ctx.args
+        d = d._data
+        inside, sign = np.abs(d) < beta, np.sign(d)
+        if beta == 0.0:
+            slope = constant(sign)
+        else:
+            diff = x - t
+            slope = Where.apply(diff if huber else diff / beta,
+                                constant(((beta if huber else 1.0) * sign).astype(d.dtype)),
+                                condition=inside)
+        grad = _spread(g, reduction, d.size) * slope
         return unbroadcast(grad, shapes[0]), unbroadcast(-grad, shapes[1])
 
 
@@ -193,6 +253,22 @@ class KullbackLeiblerDivergence(Function):
             with np.errstate(invalid="ignore"):
                 local = p * (t - x + 1.0) if log_target else log_t + 1.0 - x
             dt = _sum_to(g * local, full, t.shape)
+        return dx, dt
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        x, t, _, _ = ctx.saved_tensors  # p = exp(t) and log t recomputed from t
+        log_target, reduction, batch = ctx.args
+        full = np.broadcast_shapes(x.shape, t.shape)
+        g = _spread(g, reduction, int(np.prod(full)), batch)
+        p = t.exp() if log_target else t
+        dx = dt = None
+        if ctx.needs_input_grad[0]:
+            dx = unbroadcast((-g * p).expand(*full), x.shape)
+        if ctx.needs_input_grad[1]:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                local = p * (t - x + 1.0) if log_target else t.log() + 1.0 - x
+            dt = unbroadcast((g * local).expand(*full), t.shape)
         return dx, dt
 
 

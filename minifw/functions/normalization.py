@@ -8,7 +8,7 @@ import numpy as np
 
 from ..autograd import Function
 from ..engines import current_engine
-from .elementwise import unbroadcast
+from .elementwise import Where, constant, masked, unbroadcast
 
 
 class LocalResponseNormalization(Function):
@@ -41,7 +41,7 @@ class BatchNormalization(Function):
             save_mean = running_mean.astype(x.dtype, copy=True)
             save_invstd = (1.0 / np.sqrt(running_var.astype(x.dtype) + eps)).astype(x.dtype)
         ctx.save_for_backward(x, weight, save_mean, save_invstd)
-        ctx.training = training
+        ctx.training, ctx.eps = training, eps
         return y
 
     @staticmethod
@@ -59,6 +59,35 @@ class BatchNormalization(Function):
             dweight, dbias = (dy * xhat).sum(axes), dy.sum(axes)
         need_x, need_w, need_b = ctx.needs_input_grad
         return dx if need_x else None, dweight if need_w else None, dbias if need_b else None
+
+    @staticmethod
+    def backward_graph(ctx, dy):
+        # in training the statistics are functions of x, recomputed from it in the graph
+        # (the saved ones are constants there); in evaluation they are the constants they are
+        x, weight, mean, invstd = ctx.saved_tensors
+        axes, per_channel = (0, 2, 3), (1, -1, 1, 1)
+        if ctx.training:
+            mean = x.mean(axes, keepdim=True)
+            centred = x - mean
+            invstd = ((centred * centred).mean(axes, keepdim=True) + ctx.eps).rsqrt()
+            xhat = centred * invstd
+        else:
+            mean, invstd = mean.reshape(per_channel), invstd.reshape(per_channel)
+            xhat = (x - mean) * invstd
+        scale = invstd if weight is None else invstd * weight.reshape(per_channel)
+        need_x, need_w, need_b = ctx.needs_input_grad
+        dx = dweight = dbias = None
+        if need_x:
+            if ctx.training:  # dy's projection off the mean and off xhat, as in backward
+                dx = scale * (dy - dy.mean(axes, keepdim=True)
+                              - xhat * (dy * xhat).mean(axes, keepdim=True))
+            else:
+                dx = dy * scale
+        if need_w:
+            dweight = (dy * xhat).sum(axes)
+        if need_b:
+            dbias = dy.sum(axes)
+        return dx, dweight, dbias
 
 
 class LayerNormalization(Function):
@@ -88,13 +117,14 @@ class LayerNormalization(Function):
             y = y * weight.reshape(-1)
         if bias is not None:
             y = y + bias.reshape(-1)
-        ctx.save_for_backward(xhat, rstd, weight)
+        ctx.save_for_backward(xhat, rstd, weight, x)  # x: for second derivatives only
         ctx.shapes = x.shape, None if weight is None else weight.shape
+        ctx.eps = eps
         return (y if y is not xhat else xhat.copy()).reshape(x.shape)
 
     @staticmethod
     def backward(ctx, dy):
-        xhat, rstd, weight = ctx.saved_tensors
+        xhat, rstd, weight, _ = ctx.saved_tensors
         x_shape, w_shape = ctx.shapes
         need_x, need_w, need_b = ctx.needs_input_grad
         dy = dy.reshape(xhat.shape)
@@ -111,6 +141,33 @@ class LayerNormalization(Function):
             dweight = (dy * xhat).sum(axis=0).reshape(w_shape)
         if need_b:
             dbias = dy.sum(axis=0).reshape(w_shape)
+        return dx, dweight, dbias
+
+    @staticmethod
+    def backward_graph(ctx, dy):
+        # backward's formula, with xhat and rstd recomputed from x in the graph
+        xhat, _, weight, x = ctx.saved_tensors
+        x_shape, w_shape = ctx.shapes
+        need_x, need_w, need_b = ctx.needs_input_grad
+        dy = dy.reshape(xhat.shape)
+        if xhat.shape[1] and xhat.shape[0]:
+            rows = x.reshape(xhat.shape)
+            centred = rows - rows.mean(1, keepdim=True)
+            rstd = ((centred * centred).mean(1, keepdim=True) + ctx.eps).rsqrt()
+            xhat = centred * rstd
+        dx = dweight = dbias = None
+        if need_x:
+            dxhat = dy if weight is None else dy * weight.reshape(-1)
+            if xhat.shape[1] and xhat.shape[0]:
+                dx = rstd * (dxhat - dxhat.mean(1, keepdim=True)
+                             - xhat * (dxhat * xhat).mean(1, keepdim=True))
+            else:
+                dx = dxhat
+            dx = dx.reshape(x_shape)
+        if need_w:
+            dweight = (dy * xhat).sum(0).reshape(w_shape)
+        if need_b:
+            dbias = dy.sum(0).reshape(w_shape)
         return dx, dweight, dbias
 
 
@@ -155,6 +212,44 @@ def _vector_norm_backward(g, x, norm, p, axis):
         return (scaled * scale).astype(x.dtype, copy=False)
 
 
+def _norm_graph_supported(p):
+    """The p whose norm gradient has a recorded form (_vector_norm_backward_graph): not
+    0 < p < 1, whose gradient is infinite at every zero element."""
+    return p == 0.0 or p >= 1.0 or p == -np.inf
+
+
+def _vector_norm_graph(x, norm, p, axis):
+    """||x||_p (axis kept) of the Tensor x, recorded, where the norm (the array `norm`) is
+    not zero, and 1 where it is: a root's derivative there is infinite, and the gradient
+    it serves is masked to zero there anyway."""
+    nonzero = norm != 0
+    if p == 2.0:
+        return Where.apply((x * x).sum(axis, keepdim=True), 1.0, condition=nonzero).sqrt()
+    return Where.apply((x.abs() ** p).sum(axis, keepdim=True), 1.0, condition=nonzero) ** (1.0 / p)
+
+
+def _vector_norm_backward_graph(g, x, norm, p, axis):
+    """_vector_norm_backward of the Tensors g and x (norm: the forward's array), recorded:
+    the same zeros where the norm is zero, the same constant shares for p = +-inf."""
+    xv = x._data
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if p == 0.0:
+            return g * constant(np.zeros_like(xv))
+        if p == 1.0:
+            return g * constant(np.sign(xv))
+        if np.isinf(p):
+            a = np.abs(xv)
+            extreme = (a == norm) | np.isnan(a)
+            share = np.sign(xv) * extreme / extreme.sum(axis=axis, keepdims=True)
+            return g * constant(share.astype(xv.dtype, copy=False))
+        nonzero = norm != 0
+        n = _vector_norm_graph(x, norm, p, axis)
+        if p == 2.0:
+            return masked(nonzero, g * x / n)
+        scaled = x * x.abs() ** (p - 2.0) if p >= 2.0 else x.sign() * x.abs() ** (p - 1.0)
+        return masked(nonzero, scaled * (g / n ** (p - 1.0)))
+
+
 class VectorNorm(Function):
     """||x||_p over `axes` (None: all), as torch.norm / linalg.vector_norm, with PyTorch's
     gradient (zero where the norm is zero)."""
@@ -173,6 +268,15 @@ class VectorNorm(Function):
     def backward(ctx, g):
         x, norm = ctx.saved_tensors
         return _vector_norm_backward(g.reshape(norm.shape), x, norm, ctx.p, ctx.axes)
+
+    @staticmethod
+    def graph_supports(ctx):
+        return _norm_graph_supported(ctx.p)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        x, norm = ctx.saved_tensors
+        return _vector_norm_backward_graph(g.reshape(norm.shape), x, norm._data, ctx.p, ctx.axes)
 
 
 class LpNormalization(Function):
@@ -196,6 +300,22 @@ class LpNormalization(Function):
         dnorm = np.where(norm > eps, dclamped, 0.0).astype(x.dtype, copy=False)
         return dx + _vector_norm_backward(dnorm, x, norm, p, dim)
 
+    @staticmethod
+    def graph_supports(ctx):
+        return _norm_graph_supported(ctx.args[0])
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        # the clamped norm recomputed from x: the norm where it is above eps, eps (a
+        # constant) where it was clamped
+        x, norm, _ = ctx.saved_tensors
+        p, dim, eps = ctx.args
+        norm = norm._data
+        above = norm > eps
+        clamped = Where.apply(_vector_norm_graph(x, norm, p, dim), eps, condition=above)
+        dnorm = masked(above, -(g * x).sum(dim, keepdim=True) / (clamped * clamped))
+        return g / clamped + _vector_norm_backward_graph(dnorm, x, norm, p, dim)
+
 
 class VectorCosine(Function):
     """sum(a / max(||a||, eps) * b / max(||b||, eps)) along `dim` of a and b broadcast together
@@ -211,7 +331,7 @@ class VectorCosine(Function):
         clamped = [np.maximum(n, eps).astype(n.dtype, copy=False) for n in norms]
         s = ((a_full / clamped[0]) * (b_full / clamped[1])).sum(axis=dim, keepdims=True)
         ctx.save_for_backward(a, b, *norms, *clamped, s)
-        ctx.dim = dim
+        ctx.dim, ctx.eps = dim, eps
         return s.squeeze(dim)
 
     @staticmethod
@@ -228,4 +348,27 @@ class VectorCosine(Function):
                 through_norm = np.where(n == 0, 0.0, s / (c * n)).astype(x.dtype, copy=False)
                 grad = g * (other / (c_other * c) - through_norm * x)
                 grads.append(unbroadcast(grad, x.shape))
+        return tuple(grads)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        # backward's formula with the norms, their clamps and s recomputed from a and b
+        a, b, norm_a, norm_b, _, _, _ = ctx.saved_tensors
+        dim, eps = ctx.dim, ctx.eps
+        full = np.broadcast_shapes(a.shape, b.shape)
+        a_full, b_full = a.expand(*full), b.expand(*full)
+        norms = [_vector_norm_graph(v, n._data, 2.0, dim) for v, n in ((a_full, norm_a), (b_full, norm_b))]
+        clamped = [Where.apply(n, eps, condition=m._data > eps) for n, m in zip(norms, (norm_a, norm_b))]
+        s = ((a_full / clamped[0]) * (b_full / clamped[1])).sum(dim, keepdim=True)
+        g = g.unsqueeze(dim)
+        grads = []
+        for need, x, other, n, m, c, c_other in (
+                (ctx.needs_input_grad[0], a_full, b_full, norms[0], norm_a, clamped[0], clamped[1]),
+                (ctx.needs_input_grad[1], b_full, a_full, norms[1], norm_b, clamped[1], clamped[0])):
+            if not need:
+                grads.append(None)
+                continue
+            through_norm = masked(m._data != 0, s / (c * n))
+            grad = g * (other / (c_other * c) - through_norm * x)
+            grads.append(unbroadcast(grad, (a if x is a_full else b).shape))
         return tuple(grads)

@@ -256,6 +256,7 @@ GRADS = [
     Grad("cosine_similarity", lambda a, b: F.cosine_similarity(a, b),
          lambda: [t64((3, 4)), t64((3, 4), 1)]),
     Grad("softplus", lambda x: F.softplus(x, 2.0, 3.0), lambda: [t64((3, 7), 0, -4, 4)]),
+    Grad("cdist", lambda a, b: minifw.cdist(a, b), lambda: [t64((3, 4)), t64((2, 4), 1)]),
     Grad("conv_transpose2d", lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1,
                                                                 output_padding=1),
          lambda: [t64((1, 2, 3, 4)), t64((2, 3, 3, 3), 1), t64((3,), 2)]),
