@@ -141,3 +141,50 @@ def test_inputs_that_do_not_require_grad_are_left_alone():
     out, v = AF.vjp(lambda a: (a * a).sum(), x)
     np.testing.assert_allclose(v.numpy(), 2 * X)
     assert not x.requires_grad and x.grad is None and not out.requires_grad
+
+
+# ---- minifw.autograd.gradcheck and gradgradcheck ------------------------------------------------
+
+class WrongSecondDerivative(minifw.autograd.Function):
+    """x ** 3 whose backward is right in value but built so that its own derivative is not:
+    3 x^2 computed as 3 * x * x.detach() (the detached factor drops half of 6x)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 3 * x * x.detach()
+
+
+def test_gradcheck_passes_right_gradients_and_names_a_wrong_one():
+    x, w = t(X, True), t(Y, True)
+    assert minifw.autograd.gradcheck(lambda a, b: (b @ a).tanh() * a[0], (x, w))
+    wrong = lambda a: a * 2 + a.detach() * 0.01  # noqa: E731 (its gradient misses the 0.01)
+    assert minifw.autograd.gradcheck(wrong, (x,), raise_exception=False) is False
+    with pytest.raises(minifw.autograd.GradcheckError,
+                       match="Jacobian mismatch for output 0 with respect to input 0"):
+        minifw.autograd.gradcheck(wrong, (x,))
+    with pytest.warns(UserWarning, match="Input #0 requires gradient and is not a double"):
+        minifw.autograd.gradcheck(lambda a: a * 2, (t(X).float().requires_grad_(),), atol=0.1)
+    with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
+        minifw.autograd.gradcheck(lambda a: a * 2, (t(X),))
+
+
+def test_gradgradcheck_checks_second_derivatives():
+    x = t(X, True)
+    assert minifw.autograd.gradcheck(WrongSecondDerivative.apply, (x,))  # first order: right
+    assert minifw.autograd.gradgradcheck(lambda a: a ** 3, (x,))
+    assert minifw.autograd.gradgradcheck(WrongSecondDerivative.apply, (x,), raise_exception=False) is False
+
+
+def test_gradcheck_agrees_with_pytorchs(torch):
+    cases = [lambda lib: (lambda a: a * 2 + a.detach() * 0.01), lambda lib: (lambda a: (a ** 3).sin())]
+    for make in cases:
+        mine = minifw.autograd.gradcheck(make(minifw), (t(X, True),), raise_exception=False)
+        theirs = torch.autograd.gradcheck(make(torch), (torch.tensor(X, requires_grad=True),),
+                                          raise_exception=False)
+        assert mine == theirs

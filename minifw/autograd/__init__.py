@@ -1756,3 +1756,122 @@ def _batched_grad(outputs, inputs, grad_outputs, retain_graph, allow_unused, mat
                 s[b] = g
         stacked.append(s)
     return _grad_results(inputs, stacked, allow_unused, materialize_grads)
+
+
+# ---- gradcheck and gradgradcheck, as torch.autograd's -------------------------------------------
+
+class GradcheckError(RuntimeError):
+    """What gradcheck raises when an analytical Jacobian differs from the numerical one."""
+
+
+def _differentiable_outputs(out):
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return [o for o in outs if isinstance(o, Tensor) and o.dtype.kind == "f"]
+
+
+def _numerical_jacobians(func, inputs, checked, n_outputs, eps):
+    """[output][input] Jacobians (output elements x input elements) by central differences,
+    each element of each checked input perturbed in place and put back."""
+    jacobians = [[None] * len(checked) for _ in range(n_outputs)]
+    with no_grad():
+        for k, i in enumerate(checked):
+            data = inputs[i]._data
+            flat = data.reshape(-1)  # a view: the input's own memory
+            columns = []
+            for j in range(flat.size):
+                old = flat[j].item()
+                flat[j] = old + eps
+                up = [np.asarray(devices.to_device(o._data, devices.CPU), np.float64).reshape(-1)
+                      for o in _differentiable_outputs(func(*inputs))]
+                flat[j] = old - eps
+                down = [np.asarray(devices.to_device(o._data, devices.CPU), np.float64).reshape(-1)
+                        for o in _differentiable_outputs(func(*inputs))]
+                flat[j] = old
+                columns.append([(u - d) / (2 * eps) for u, d in zip(up, down)])
+            for m in range(n_outputs):
+                size = columns[0][m].size if columns else 0
+                jacobians[m][k] = (np.stack([c[m] for c in columns], axis=1) if columns
+                                   else np.zeros((size, 0)))
+    return jacobians
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
+              check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True,
+              fast_mode=False, masked=None):
+    """torch.autograd.gradcheck: whether the Jacobian of func(*inputs) that backward computes
+    (one walk per output element) matches central differences, |a - n| <= atol + rtol |n|
+    elementwise, for every input Tensor that requires grad and every floating point output.
+    Raises GradcheckError naming the output and input (or returns False with
+    raise_exception=False). Inputs should be float64, as PyTorch warns. The checks of
+    forward-mode AD and of batched gradients are not supported; the other switches are
+    accepted and change nothing."""
+    if check_forward_ad or check_batched_grad or check_batched_forward_grad:
+        raise NotImplementedError("gradcheck: check_forward_ad, check_batched_grad and "
+                                  "check_batched_forward_grad are not supported (minifw has no "
+                                  "forward-mode AD or vmap)")
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    checked = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    if not checked:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none "
+                         "of the them have requires_grad=True.")
+    for i in checked:
+        if inputs[i].dtype != np.float64:
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point. "
+                          f"This check will likely fail if all the inputs are not of double "
+                          f"precision floating point.", stacklevel=2)
+    outputs = _differentiable_outputs(func(*inputs))
+    numerical = _numerical_jacobians(func, inputs, checked, len(outputs), eps)
+    for m, out in enumerate(outputs):
+        n = out.numel()
+        analytical = [np.zeros((n, inputs[i].numel())) for i in checked]
+        if out.requires_grad:
+            for r in range(n):
+                basis = np.zeros(n, out.dtype)
+                basis[r] = 1
+                rows = grad([out], [inputs[i] for i in checked],
+                            [Tensor._make(on_device(basis.reshape(out.shape), out.device))],
+                            retain_graph=True, allow_unused=True)
+                for k, g in enumerate(rows):
+                    if g is not None:
+                        analytical[k][r] = np.asarray(devices.to_device(g._data, devices.CPU)).reshape(-1)
+        for k, i in enumerate(checked):
+            a, num = analytical[k], numerical[m][k]
+            if not np.all(np.abs(a - num) <= atol + rtol * np.abs(num)):
+                if not raise_exception:
+                    return False
+                raise GradcheckError(f"Jacobian mismatch for output {m} with respect to input {i},\n"
+                                     f"numerical:{num!r}\nanalytical:{a!r}\n")
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False, masked=False):
+    """torch.autograd.gradgradcheck: gradcheck of the function (inputs, grad_outputs) -> the
+    gradients of func with respect to its inputs that require grad (create_graph=True), so
+    the second derivatives in the inputs and in the gradients fed in are checked. Without
+    grad_outputs, random ones (float64, requires_grad) are drawn."""
+    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    checked = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        with no_grad():
+            outputs = _differentiable_outputs(func(*inputs))
+        grad_outputs = [Tensor._make(on_device(rng.standard_normal(o.shape).astype(o.dtype), o.device))
+                        for o in outputs]
+        for g in grad_outputs:
+            g.requires_grad_(True)
+    grad_outputs = tuple(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else (grad_outputs,)
+    n = len(inputs)
+
+    def first_derivatives(*args):
+        xs, gs = args[:n], args[n:]
+        with enable_grad():
+            outputs = _differentiable_outputs(func(*xs))
+            grads = grad(outputs, [xs[i] for i in checked], gs, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivatives, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)
