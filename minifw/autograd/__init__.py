@@ -266,7 +266,7 @@ class set_detect_anomaly:
         return False
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # minifw/
 _SITE_FRAMES = 8  # innermost user frames kept per call: the lines a reader needs
 
 
@@ -948,6 +948,18 @@ def _behind_stand_in(node, arrays, grads):
             results.append(Tensor._make(on_device(a, node.device), stand_in, i))
             i += 1
     return results[0] if single else tuple(results)
+
+
+def recomputed_gradients(forward, inputs, grads):
+    """A backward_graph for a Function whose forward can be written with operations that
+    have second derivatives: forward(*inputs) recomputed as recorded Tensor operations (the
+    inputs being ctx.saved_tensors in the graph), and its gradients with respect to the
+    inputs, weighted by grads, taken with create_graph=True. None for an input that needs
+    no gradient."""
+    wanted = [t for t in inputs if t is not None and t.requires_grad]
+    results = iter(grad(forward(*inputs), wanted, grads, create_graph=True, allow_unused=True)
+                   if wanted else ())
+    return tuple(next(results) if t is not None and t.requires_grad else None for t in inputs)
 
 
 def _accumulate_leaf_graph(t, g):

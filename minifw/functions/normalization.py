@@ -6,9 +6,11 @@ The last three are array code (no primitive): forward and backward written with 
 functions, which CuPy's arrays and the emulator's CudaSimArray receive as well."""
 import numpy as np
 
-from ..autograd import Function
+from .. import devices
+from ..autograd import Function, recomputed_gradients
 from ..engines import current_engine
 from .elementwise import Where, constant, masked, unbroadcast
+from .shape import Cat, Index
 
 
 class LocalResponseNormalization(Function):
@@ -24,6 +26,29 @@ class LocalResponseNormalization(Function):
     def backward(ctx, dy):
         x, y, scale = ctx.saved_tensors
         return ctx.engine.lrn_backward(dy, x, y, scale, **ctx.args)
+
+    @staticmethod
+    def backward_graph(ctx, dy):
+        # the forward again in recorded operations, differentiated with create_graph=True
+        x = ctx.saved_tensors[0]
+        return recomputed_gradients(lambda x: lrn_in_operations(x, **ctx.args), (x,), (dy,))[0]
+
+
+def lrn_in_operations(x, *, size, alpha, beta, k):
+    """Local response normalization across channels as Tensor operations: each channel's sum
+    of squares over the window c - size//2 .. c + (size-1)//2 (clipped to the channels that
+    exist) is a difference of running sums."""
+    channels = x.shape[1]
+    squares = (x * x).cumsum(1)
+    running = Cat.apply(constant(devices.zeros(x.shape[:1] + (1,) + x.shape[2:], x.dtype,
+                                               devices.of(x._data))), squares, dim=1)
+    c = np.arange(channels)
+    last = np.minimum(c + (size - 1) // 2, channels - 1) + 1
+    first = np.maximum(c - size // 2, 0)
+    dev = devices.of(x._data)
+    window = (Index.apply(running, index=(slice(None), devices.to_device(last, dev)))
+              - Index.apply(running, index=(slice(None), devices.to_device(first, dev))))
+    return x * (k + (alpha / size) * window) ** (-beta)
 
 
 class BatchNormalization(Function):

@@ -237,6 +237,12 @@ class Unfolding(Function):
     def backward(ctx, dy):
         return col2im(dy, *ctx.args)
 
+    @staticmethod
+    def backward_graph(ctx, dy):
+        output_size, kernel_size, dilation, padding, stride = ctx.args
+        return Folding.apply(dy, output_size=output_size, kernel_size=kernel_size, dilation=dilation,
+                             padding=padding, stride=stride)
+
 
 class Folding(Function):
     """F.fold: col2im; its gradient is im2col of dy."""
@@ -249,3 +255,9 @@ class Folding(Function):
     @staticmethod
     def backward(ctx, dy):
         return im2col(dy, *ctx.args)
+
+    @staticmethod
+    def backward_graph(ctx, dy):
+        kernel_size, dilation, padding, stride = ctx.args
+        return Unfolding.apply(dy, kernel_size=kernel_size, dilation=dilation, padding=padding,
+                               stride=stride)
