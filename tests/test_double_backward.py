@@ -337,3 +337,22 @@ def test_hessian_vector_product_of_a_small_mlp_matches_pytorch(device):
                               create_graph=True)
     thv, = torch.autograd.grad((tg * torch.tensor(v_np)).sum(), tw1)
     np.testing.assert_allclose(hv.cpu().numpy(), thv.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_second_derivatives_on_the_emulated_cuda_device_match_the_cpu(emulated_cuda):
+    """A small CNN critic's gradient penalty on "cuda" (CuPy's stand-in), as on the CPU."""
+    rng = np.random.default_rng(4)
+    x_np = rng.standard_normal((2, 1, 6, 6))
+    w_np, v_np = rng.standard_normal((3, 1, 3, 3)) * 0.5, rng.standard_normal((3 * 4 * 4, 1)) * 0.3
+
+    def penalty_gradients(device):
+        x = minifw.tensor(x_np, dtype=minifw.float64, device=device, requires_grad=True)
+        w = minifw.tensor(w_np, dtype=minifw.float64, device=device, requires_grad=True)
+        v = minifw.tensor(v_np, dtype=minifw.float64, device=device, requires_grad=True)
+        score = F.leaky_relu(F.conv2d(x, w), 0.2).flatten(1) @ v
+        g, = minifw.autograd.grad(score.sum(), x, create_graph=True)
+        ((g.flatten(1).norm(2, dim=1) - 1) ** 2).mean().backward()
+        return [t.grad.cpu().numpy() for t in (w, v)]
+
+    for a, b in zip(penalty_gradients(emulated_cuda), penalty_gradients("cpu")):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
