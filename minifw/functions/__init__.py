@@ -1,8 +1,9 @@
 """The differentiable operations: one module per family, each a set of Function
 classes with forward and backward side by side (see minifw.autograd).
 
-    convolution     Convolution2D, TransposedConvolution2D
-    pooling         MaxPooling2D, AveragePooling2D, AdaptiveAveragePooling2D, AdaptiveMaxPooling2D
+    convolution     Convolution2D, TransposedConvolution2D, ConvolutionFilterGradient
+    pooling         MaxPooling2D, AveragePooling2D, AveragePoolingGradient, AdaptiveAveragePooling2D,
+                    AdaptiveMaxPooling2D
     activation      Activation (relu, leaky_relu, elu, sigmoid, tanh), SmoothRectifier (softplus),
                     GaussianErrorLinearUnit, SigmoidLinearUnit, HardTanh, HardSwish, HardSigmoid,
                     Mish, LogSigmoid, ScaledExponentialLinear (selu, celu), Shrink, Threshold

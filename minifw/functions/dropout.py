@@ -22,6 +22,12 @@ class InvertedDropout(Function):
         mask, = ctx.saved_tensors
         return ctx.engine.dropout_backward(dy, mask, ctx.p)
 
+    @staticmethod
+    def backward_graph(ctx, dy):  # the mask is drawn, not a function of x: a constant
+        mask, = ctx.saved_tensors
+        scale = 0.0 if ctx.p >= 1.0 else 1.0 / (1.0 - ctx.p)  # p = 1: zero, as dropout_backward
+        return dy * (mask.to(dy.dtype) * scale)
+
 
 class ChannelDropout(Function):
     """Zero each (sample, channel) slice x[n, c] of an (N, C, ...) array with probability p and
@@ -42,3 +48,5 @@ class ChannelDropout(Function):
     def backward(ctx, dy):
         mask, = ctx.saved_tensors
         return dy * mask
+
+    backward_graph = backward  # the mask (a constant) times dy, in Tensors as in arrays

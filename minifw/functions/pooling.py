@@ -1,11 +1,27 @@
 """2-D pooling: max and average over fixed windows through the current engine's pooling
 primitive; adaptive average and max pooling (the windows follow from the input and output
-sizes, as PyTorch computes them) as array code."""
+sizes, as PyTorch computes them) as array code.
+
+Second derivatives (create_graph=True): max pooling's gradient puts dy at the argmax
+positions, a scatter whose derivative in dy is gathering at the same (constant) indices
+(IndexScatter and Index); average pooling is linear, its gradient the adjoint
+(AveragePoolingGradient), whose own gradient is average pooling again."""
 import numpy as np
 
 from .. import backends, devices
 from ..autograd import Function
 from ..engines import current_engine
+from .convolution import engine_of
+from .shape import IndexScatter
+
+
+def _scatter_to_planes(dy, indices, x_shape):
+    """dy (N, C, ...) added at `indices` (the same shape, flat positions h * W + w in each
+    input plane) into zeros of x_shape, recorded: the max poolings' gradient as a Tensor."""
+    n, c, h, w = x_shape
+    planes = devices.to_device(np.arange(n * c)[:, None], devices.of(indices))
+    index = (planes, indices.reshape(n * c, -1))
+    return IndexScatter.apply(dy.reshape(n * c, -1), shape=(n * c, h * w), index=index).reshape(x_shape)
 
 
 class MaxPooling2D(Function):
@@ -24,6 +40,11 @@ class MaxPooling2D(Function):
         indices, = ctx.saved_tensors
         return ctx.engine.pool2d_backward(dy, ctx.x_shape, mode="max", indices=indices, **ctx.args)
 
+    @staticmethod
+    def backward_graph(ctx, dy, *_):
+        indices, = ctx.saved_tensors
+        return _scatter_to_planes(dy, indices._data, ctx.x_shape)
+
 
 class AveragePooling2D(Function):
     @staticmethod
@@ -35,6 +56,31 @@ class AveragePooling2D(Function):
     @staticmethod
     def backward(ctx, dy):
         return ctx.engine.pool2d_backward(dy, ctx.x_shape, mode="avg", **ctx.args)
+
+    @staticmethod
+    def backward_graph(ctx, dy):
+        with engine_of(ctx):
+            return AveragePoolingGradient.apply(dy, x_shape=ctx.x_shape, **ctx.args)
+
+
+class AveragePoolingGradient(Function):
+    """Average pooling's input gradient as a Function of dy (the primitive's backward): the
+    adjoint of a linear map, so its own gradient is average pooling with the same arguments."""
+
+    @staticmethod
+    def forward(ctx, dy, *, x_shape, **args):
+        engine = ctx.engine = current_engine()
+        ctx.args = args
+        return engine.pool2d_backward(dy, x_shape, mode="avg", **args)
+
+    @staticmethod
+    def backward(ctx, g):
+        return ctx.engine.pool2d_forward(g, mode="avg", **ctx.args)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        with engine_of(ctx):
+            return AveragePooling2D.apply(g, **ctx.args)
 
 
 def adaptive_windows(size, out):
@@ -71,6 +117,11 @@ class AdaptiveAveragePooling2D(Function):
     def backward(ctx, dy):
         rows, cols = ctx.saved_tensors
         return np.matmul(np.matmul(rows.T, dy), cols)
+
+    @staticmethod
+    def backward_graph(ctx, dy):  # the averaging matrices depend on the sizes only: constants
+        rows, cols = ctx.saved_tensors
+        return rows.T @ dy @ cols
 
 
 def _window_positions(size, out):
@@ -115,4 +166,9 @@ class AdaptiveMaxPooling2D(Function):
         # windows overlap: an input may be the maximum of several, so contributions add
         np.add.at(dx, (planes, indices.reshape(n * c, -1)), dy.reshape(n * c, -1))
         return dx.reshape(n, c, h, w)
+
+    @staticmethod
+    def backward_graph(ctx, dy, *_):
+        indices, = ctx.saved_tensors
+        return _scatter_to_planes(dy, indices._data, ctx.x_shape)
 

@@ -133,6 +133,9 @@ GRADS = [
     Grad("conv2d_3d_input", lambda x, w: F.conv2d(x, w, padding=1), lambda: [t64((2, 4, 4)), t64((3, 2, 3, 3), 1)]),
     Grad("conv2d_same_even_kernel", lambda x, w: F.conv2d(x, w, padding="same"),
          lambda: [t64((1, 2, 5, 5)), t64((2, 2, 2, 4), 1)]),
+    Grad("conv2d_filter_gradient", minifw.enable_grad()(lambda x, w: minifw.autograd.grad(
+        (F.conv2d(x, w, stride=2, padding=1) ** 2).sum(), w, create_graph=True)[0]),
+         lambda: [t64((1, 2, 5, 4)), t64((3, 2, 3, 2), 1)]),
     # pooling
     Grad("max_pool2d", lambda x: F.max_pool2d(x, 2), lambda: [t64((2, 3, 6, 6))]),
     Grad("max_pool2d_pad_ceil", lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), lambda: [t64((1, 2, 6, 7))]),
@@ -142,6 +145,8 @@ GRADS = [
     Grad("avg_pool2d_pad_exclude", lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
          lambda: [t64((1, 2, 7, 6))]),
     Grad("avg_pool2d_ceil_3d_input", lambda x: F.avg_pool2d(x, 2, ceil_mode=True), lambda: [t64((2, 5, 5))]),
+    Grad("avg_pool2d_gradient", minifw.enable_grad()(lambda x: minifw.autograd.grad(
+        (F.avg_pool2d(x, 3, 2, 1, ceil_mode=True) ** 3).sum(), x, create_graph=True)[0]), lambda: [t64((1, 2, 6, 5))]),
     # activations
     Grad("relu", lambda x: F.relu(x), lambda: [t64((3, 5))]),
     Grad("leaky_relu", lambda x: F.leaky_relu(x, 0.2), lambda: [t64((3, 5))]),
