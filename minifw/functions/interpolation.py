@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import devices
 from ..autograd import Function
+from .elementwise import constant
 from .pooling import _averaging_matrix
 
 # Keys's cubic convolution parameter, PyTorch's (and OpenCV's) for mode 'bicubic'
@@ -180,3 +181,11 @@ class Interpolation(Function):
         for axis, matrix in reversed(ctx.matrices):
             dx = _along(dx, axis, matrix.T)
         return dx.copy() if dx is dy else dx
+
+    @staticmethod
+    def backward_graph(ctx, dy):
+        # linear in dy: the same transposed matrices as recorded products (constants)
+        dx = dy
+        for axis, matrix in reversed(ctx.matrices):
+            dx = (dx.movedim(axis, -1) @ constant(matrix)).movedim(-1, axis)
+        return dx if dx is not dy else dy.clone()
