@@ -50,12 +50,12 @@ from ..functions.losses import (AbsoluteError, BinaryCrossEntropy, BinaryCrossEn
                                 ConnectionistTemporalClassification, KullbackLeiblerDivergence,
                                 SmoothAbsoluteError)
 from ..functions.pooling import (AdaptiveAveragePooling2D, AdaptiveMaxPooling2D, AveragePooling2D,
-                                 MaxPooling2D)
+                                 MaxPooling2D, adaptive_windows)
 from ..functions.sampling import Folding, GridSampling, Unfolding
 from ..functions.shape import Padding
 from ..functions.softmax import NegativeLogLikelihood, SoftmaxCrossEntropy, SquaredError
 from ..functions.softmax import softmax as softmax_along
-from ..tensor import Tensor, cat, einsum, where
+from ..tensor import Tensor, cat, einsum, stack, where
 
 
 # ---- argument checks ------------------------------------------------------------------
@@ -996,11 +996,12 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
-    """Normalize each channel of input (N, C), (N, C, L) or (N, C, H, W). In training the
-    batch statistics are used and running_mean/running_var (when given) updated in place."""
+    """Normalize each channel of input (N, C), (N, C, L), (N, C, H, W) or (N, C, D, H, W). In
+    training the batch statistics are used and running_mean/running_var (when given) updated
+    in place."""
     fn = "batch_norm"
-    _tensor(fn, "input", input, ndim=(2, 3, 4), ndim_desc="2-D (N, C), 3-D (N, C, L) or 4-D "
-            "(N, C, H, W)")
+    _tensor(fn, "input", input, ndim=(2, 3, 4, 5), ndim_desc="2-D (N, C), 3-D (N, C, L), 4-D "
+            "(N, C, H, W) or 5-D (N, C, D, H, W)")
     c = input.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
@@ -1033,7 +1034,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise ValueError(f"{fn}: expected more than 1 value per channel when training, got "
                              f"input of shape {tuple(input.shape)}")
     shape = input.shape
-    x4 = input.reshape(shape + (1,) * (4 - input.ndim))
+    # (N, C, D, H, W) is normalized as (N, C, D * H, W): the same positions per channel
+    x4 = input.reshape(shape + (1,) * (4 - input.ndim) if input.ndim <= 4 else
+                       (shape[0], shape[1], shape[2] * shape[3], shape[4]))
     # The primitive updates C-contiguous statistics in place: a strided view (a slice of a
     # larger tensor) is updated through a contiguous copy, written back after.
     stats = [None if t is None else t._data if t._data.flags.c_contiguous else t._data.copy()
@@ -1274,6 +1277,25 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
                       f"spatial dimensions, a channel dimension, and an optional batch dimension "
                       f"(i.e. 3D or 4D inputs).", UserWarning, stacklevel=2)
     return _channel_dropout(fn, input, p, training, inplace)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels (volumes input[n, c]) of (N, C, D, H, W) or unbatched (C, D, H, W)
+    input with probability p, scaling the kept ones by 1 / (1 - p), in training. As PyTorch's,
+    inputs of other ranks are taken as unbatched (C, ...), with a warning."""
+    fn = "dropout3d"
+    _tensor(fn, "input", input)
+    if input.ndim not in (4, 5):
+        if input.ndim < 1:
+            raise ValueError(f"{fn}: input must have a channel dim, (N, C, D, H, W); got a 0-D "
+                             f"tensor")
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is "
+                      f"deprecated and will result in an error in a future release. To retain "
+                      f"the behavior and silence this warning, please use dropout instead. Note "
+                      f"that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      f"spatial dimensions, a channel dimension, and an optional batch dimension "
+                      f"(i.e. 4D or 5D inputs).", UserWarning, stacklevel=2)
+    return _channel_dropout(fn, input, p, training, inplace, unbatched=input.ndim != 5)
 
 
 # ---- linear, embedding ---------------------------------------------------------------------
@@ -2384,6 +2406,392 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
         raise _too_large(fn, "output_size", output_size, input.shape[:-1] + (size,),
                          input.dtype) from None
     return (back(out[0]), back(out[1])) if return_indices else back(out)
+
+
+# ==== 3-D convolution and pooling =================================================================
+#
+# Built on the 2-D Functions, as the 1-D forms are, so the 3-D forms run on both engines and
+# every device with the same primitives, and autograd differentiates them through the 2-D
+# backward passes and the slicing, stacking and padding between. The depth dim is folded into
+# the batch: a convolution is K_d conv2d calls, one per kernel depth offset kd, each over the
+# strided depth slices of the (depth-padded) input that meet kd, summed; a pooling is one 2-D
+# pooling of every depth slice (viewed as (N * C * D, 1, H, W), free for a contiguous input)
+# followed by a max or mean over each depth window. Ties in a max go to the first maximum in
+# (d, h, w) order, as PyTorch's CPU kernels: the 2-D primitive picks the first in (h, w), and
+# the depth max the first depth. Errors name the 3-D function and the argument.
+
+def _triple(fn, name, v, minimum):
+    """An int or a tuple of 3 ints, each >= minimum, as a tuple of 3 ints."""
+    return check_ints(fn, name, v, 3, minimum=minimum)
+
+
+def _input_3d(fn, input, channels="C", nonempty=True):
+    _tensor(fn, "input", input, ndim=(4, 5),
+            ndim_desc=f"4-D ({channels}, D, H, W) or 5-D (N, {channels}, D, H, W)")
+    if nonempty:
+        check_no_zero_dims(fn, "input", input)
+    elif 0 in input.shape[-4:]:  # a batch of 0 is pooled (to an empty batch)
+        raise ValueError(f"{fn}: input must have non-zero sizes in its ({channels}, D, H, W) dims; "
+                         f"got shape {tuple(input.shape)}")
+    return input
+
+
+def _constant(values, like):
+    """A NumPy array as a Tensor of like's dtype on like's device (no gradient)."""
+    return Tensor._make(devices.to_device(np.asarray(values, dtype=like.dtype), devices.of(like._data)))
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution (cross-correlation) of input (N, C, D, H, W) or (C, D, H, W) with
+    weight (K, C // groups, kD, kH, kW); padding may also be 'valid' or 'same'."""
+    fn = "conv3d"
+    _input_3d(fn, input)
+    _tensor(fn, "weight", weight, ndim=5, ndim_desc="5-D (K, C // groups, kD, kH, kW)")
+    if bias is not None:
+        _tensor(fn, "bias", bias, ndim=1, ndim_desc="1-D (K,)")
+    _same_dtype(fn, input, weight=weight, bias=bias)
+    check_no_zero_dims(fn, "weight", weight)
+    stride = _triple(fn, "stride", stride, 1)
+    dilation = _triple(fn, "dilation", dilation, 1)
+    groups = check_size(fn, "groups", groups)
+    if isinstance(padding, str):
+        if padding not in ("valid", "same"):
+            raise ValueError(f"{fn}: padding must be an int, a tuple of 3 ints, 'valid' or 'same'; "
+                             f"got {padding!r}")
+        if padding == "same" and stride != (1, 1, 1):
+            raise ValueError(f"{fn}: padding='same' needs stride 1, got stride={stride!r}")
+        # 'same' pads an odd total's extra at the end of the dim, as PyTorch does
+        totals = [d * (k - 1) if padding == "same" else 0 for d, k in zip(dilation, weight.shape[2:])]
+        pads = tuple((t // 2, t - t // 2) for t in totals)
+    else:
+        pads = tuple((p, p) for p in _triple(fn, "padding", padding, 0))
+    k = weight.shape[0]
+    if bias is not None and bias.shape[0] != k:
+        raise ValueError(f"{fn}: bias must have shape ({k},) to match weight of shape "
+                         f"{tuple(weight.shape)}, got {tuple(bias.shape)}")
+    if k % groups:
+        raise ValueError(f"{fn}: weight.shape[0] (the output channels, {k}) must be divisible by "
+                         f"groups={groups}; got weight of shape {tuple(weight.shape)}")
+    if input.shape[-4] != weight.shape[1] * groups:
+        raise ValueError(f"{fn}: input must have {weight.shape[1] * groups} channels to match "
+                         f"weight of shape {tuple(weight.shape)} with groups={groups}; got input "
+                         f"of shape {tuple(input.shape)}")
+    if input.ndim == 4:
+        return conv3d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
+    padded = tuple(size + lo + hi for size, (lo, hi) in zip(input.shape[2:], pads))
+    spans = tuple(d * (kk - 1) + 1 for d, kk in zip(dilation, weight.shape[2:]))
+    if any(p < s for p, s in zip(padded, spans)):
+        raise ValueError(f"{fn}: the output size would be < 1: the padded input {padded} (D, H, W) "
+                         f"is smaller than the dilated kernel {spans} (input of shape "
+                         f"{tuple(input.shape)}, weight of shape {tuple(weight.shape)}, "
+                         f"padding={padding!r}, dilation={dilation})")
+    out_d = (padded[0] - spans[0]) // stride[0] + 1
+    # Depth padding, and H and W padding that is not symmetric ('same' with an odd total), are
+    # made by pad; symmetric H and W padding is conv2d's own.
+    symmetric = all(lo == hi for lo, hi in pads[1:])
+    hw_padding = (pads[1][0], pads[2][0]) if symmetric else (0, 0)
+    widths = (0, 0, 0, 0) if symmetric else pads[2] + pads[1]
+    n, c = input.shape[:2]
+    h, w = padded[1] - 2 * hw_padding[0], padded[2] - 2 * hw_padding[1]
+    geometry = dict(stride=stride[1:], padding=hw_padding, dilation=dilation[1:], groups=groups)
+    # The 2-D problem's checks (sizes the native library can index), naming conv3d.
+    _conv_problem(fn, (n * out_d, c, h, w), (k,) + tuple(weight.shape[1:2] + weight.shape[3:]),
+                  geometry["stride"], geometry["padding"], geometry["dilation"], groups, input.dtype)
+    try:
+        x = input if not any(widths + pads[0]) else pad(input, widths + pads[0])
+        x = x.permute(0, 2, 1, 3, 4)  # (N, D, C, H, W): depth slices fold into the batch
+        y = None
+        for kd in range(weight.shape[2]):
+            start = kd * dilation[0]
+            slices = x[:, start:start + (out_d - 1) * stride[0] + 1:stride[0]].reshape(n * out_d, c, h, w)
+            part = Convolution2D.apply(slices, weight[:, :, kd], bias if kd == 0 else None, **geometry)
+            y = part if y is None else y + part
+    except MemoryError:
+        out = tuple((p - sp) // st + 1 for p, sp, st in zip(padded, spans, stride))
+        raise _too_large(fn, "padding", padding, (n, k) + out, input.dtype) from None
+    return y.reshape((n, out_d) + tuple(y.shape[1:])).permute(0, 2, 1, 3, 4).contiguous()
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """3-D transposed convolution of input (N, C_in, D, H, W) or (C_in, D, H, W) with weight
+    (C_in, C_out // groups, kD, kH, kW): the output has C_out channels and
+    D_out = (D - 1) * stride - 2 * padding + dilation * (kD - 1) + output_padding + 1
+    (likewise H_out, W_out); output_padding adds them at the end of each dim only."""
+    fn = "conv_transpose3d"
+    _input_3d(fn, input, channels="C_in")
+    _tensor(fn, "weight", weight, ndim=5, ndim_desc="5-D (C_in, C_out // groups, kD, kH, kW)")
+    if bias is not None:
+        _tensor(fn, "bias", bias, ndim=1, ndim_desc="1-D (C_out,)")
+    _same_dtype(fn, input, weight=weight, bias=bias)
+    check_no_zero_dims(fn, "weight", weight)
+    stride = _triple(fn, "stride", stride, 1)
+    padding = _triple(fn, "padding", padding, 0)
+    output_padding = _triple(fn, "output_padding", output_padding, 0)
+    dilation = _triple(fn, "dilation", dilation, 1)
+    groups = check_size(fn, "groups", groups)
+    c_out = _transposed_channels(fn, input, weight, bias, groups,
+                                 "(C_in, C_out // groups, kD, kH, kW)")
+    _check_output_padding(fn, output_padding, stride, dilation)
+    if input.ndim == 4:
+        return conv_transpose3d(input.unsqueeze(0), weight, bias, stride, padding, output_padding,
+                                groups, dilation).squeeze(0)
+    out = tuple((size - 1) * s - 2 * p + d * (k - 1) + op + 1 for size, s, p, d, k, op in
+                zip(input.shape[2:], stride, padding, dilation, weight.shape[2:], output_padding))
+    if min(out) < 1:
+        raise ValueError(f"{fn}: the output size {out} would be < 1 for input of shape "
+                         f"{tuple(input.shape)}, weight of shape {tuple(weight.shape)}, "
+                         f"stride={stride}, padding={padding}, dilation={dilation} and "
+                         f"output_padding={output_padding}; reduce padding")
+    _check_transposed_sizes(fn, out, stride, dilation, output_padding)
+    n, c_in, d = input.shape[:3]
+    # Each kernel depth offset kd: a conv_transpose2d of every input depth slice, whose result
+    # for slice i lands on output depth i * stride + kd * dilation - padding. The slices are
+    # spread stride apart (zeros between) and shifted by kd * dilation, then cropped by padding.
+    hw = tuple((size - 1) * s - 2 * p + dd * (k - 1) + op + 1 for size, s, p, dd, k, op in
+               zip(input.shape[3:], stride[1:], padding[1:], dilation[1:], weight.shape[3:],
+                   output_padding[1:]))
+    geometry = dict(stride=stride[1:], padding=padding[1:], dilation=dilation[1:], groups=groups)
+    planes_shape = (n * d, c_out) + hw
+    try:  # the convolution it transposes: its checks (sizes the native library can index)
+        _conv_problem(fn, planes_shape, (c_in,) + tuple(weight.shape[1:2] + weight.shape[3:]),
+                      geometry["stride"], geometry["padding"], geometry["dilation"], groups,
+                      input.dtype)
+    except ValueError as e:
+        raise ValueError(f"{fn}: stride={stride}, dilation={dilation} and output_padding="
+                         f"{output_padding} give an output of {out}, too large: {e}") from None
+    x = input.permute(0, 2, 1, 3, 4).reshape((n * d, c_in) + tuple(input.shape[3:]))
+    full = (d - 1) * stride[0] + dilation[0] * (weight.shape[2] - 1) + 1 + output_padding[0]
+    y = None
+    for kd in range(weight.shape[2]):
+        part = TransposedConvolution2D.apply(x, weight[:, :, kd], None, output_shape=planes_shape,
+                                             **geometry).reshape((n, d, 1) + planes_shape[1:])
+        if stride[0] > 1:  # slice i at depth i * stride: stride - 1 zero slices after each
+            gap = pad(part, (0, 0, 0, 0, 0, 0, 0, stride[0] - 1))
+            part = gap.reshape((n, d * stride[0]) + planes_shape[1:])[:, :(d - 1) * stride[0] + 1]
+        else:
+            part = part.reshape((n, d) + planes_shape[1:])
+        shift = kd * dilation[0]
+        part = pad(part, (0, 0) * 3 + (shift, full - shift - part.shape[1]))
+        y = part if y is None else y + part
+    y = y[:, padding[0]:padding[0] + out[0]].permute(0, 2, 1, 3, 4)
+    if bias is not None:
+        y = y + bias.reshape(1, c_out, 1, 1, 1)
+    return y.contiguous()
+
+
+# ---- pooling ------------------------------------------------------------------------------
+
+def _pool3d_layer_args(fn, kernel_size, stride, padding, dilation, ceil_mode,
+                       count_include_pad=True):
+    """The checks that need no input (the layers make them when built), in 3-D terms;
+    returns (kernel_size, stride, padding) as triples (stride None: kernel_size)."""
+    k = _triple(fn, "kernel_size", kernel_size, 1)
+    s = k if stride is None else _triple(fn, "stride", stride, 1)
+    p = _triple(fn, "padding", padding, 0)
+    for axis, kk, pp in zip(("depth", "height", "width"), k, p):
+        if 2 * pp > kk:
+            raise ValueError(f"{fn}: padding must be at most half the kernel size; got "
+                             f"padding={padding!r} with kernel_size={kernel_size!r} ({axis})")
+    if _triple(fn, "dilation", dilation, 1) != (1, 1, 1):
+        raise ValueError(f"{fn}: the pooling primitive has no dilation; dilation must be 1, "
+                         f"got {dilation!r}")
+    check_bool(fn, "ceil_mode", ceil_mode)
+    check_bool(fn, "count_include_pad", count_include_pad)
+    return k, s, p
+
+
+def _pooled_length(size, k, s, p, ceil_mode):
+    """PyTorch's pooled size: with ceil_mode the last window may overhang the end but must
+    start inside the input or its leading padding."""
+    out = (-(-(size + 2 * p - k) // s) if ceil_mode else (size + 2 * p - k) // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _as_5d(input):
+    """(N, C, D, H, W) or (C, D, H, W) as 5-D, and the function that takes a result back."""
+    if input.ndim == 4:
+        return input.unsqueeze(0), lambda y: y.squeeze(0)
+    return input, lambda y: y
+
+
+def _pool3d(fn, input, kernel_size, stride, padding, dilation, mode, ceil_mode, count_include_pad):
+    """(the input as 5-D, the function back, the depth (k, s, p), the depth output size, the
+    2-D pooling's arguments for the (N * C * D, 1, H, W) planes)."""
+    _input_3d(fn, input)
+    k, s, p = _pool3d_layer_args(fn, kernel_size, stride, padding, dilation, ceil_mode,
+                                 count_include_pad)
+    x, back = _as_5d(input)
+    n, c, d, h, w = x.shape
+    if d + 2 * p[0] < k[0]:
+        raise ValueError(f"{fn}: the output depth would be < 1: the padded input depth "
+                         f"{d + 2 * p[0]} is shorter than kernel_size={k[0]} (input of shape "
+                         f"{tuple(input.shape)}, padding={padding!r})")
+    # The 2-D problem's own checks (H and W output sizes, sizes it can index), naming fn.
+    _pool_problem(fn, (n * c * d, 1, h, w), k[1:], s[1:], p[1:], mode, ceil_mode,
+                  count_include_pad, input.dtype)
+    args = dict(kernel_size=k[1:], stride=s[1:], padding=p[1:], ceil_mode=ceil_mode)
+    return x, back, (k[0], s[0], p[0]), _pooled_length(d, k[0], s[0], p[0], ceil_mode), args
+
+
+def _planes(x):
+    """(N, C, D, H, W) as (N * C * D, 1, H, W): every depth slice of every channel a plane."""
+    return x.reshape((-1, 1) + tuple(x.shape[3:]))
+
+
+def _volumes(y, x):
+    """2-D pooled planes back to (N, C, D, H_out, W_out) for x (N, C, D, H, W)."""
+    return y.reshape(tuple(x.shape[:3]) + tuple(y.shape[2:]))
+
+
+def _depth_windows(y, k, s, p, out_d, mode):
+    """The k tensors y[:, :, j * s - p + kd] (j < out_d; one per kernel depth offset kd) of
+    y (N, C, D, ...), padded in depth: with zeros for a sum, and for a max with copies of the
+    edge slices, which every window that reaches past an edge holds already (so the max, and
+    the gradient through pad, are those of the window's real slices)."""
+    after = max((out_d - 1) * s + k - p - y.shape[2], 0)
+    if p or after:
+        y = pad(y, (0, 0, 0, 0, p, after), mode="replicate" if mode == "max" else "constant")
+    return [y[:, :, kd:kd + (out_d - 1) * s + 1:s] for kd in range(k)]
+
+
+def _volume_index(which, slots, start, plane):
+    """The flat index d * H * W + h * W + w of each maximum: `which` is the slot (along
+    slots' dim 0) holding it, slots the 2-D indices h * W + w, and start (out_d,) each
+    window's first depth. A slot before the input (its leading slice, replicated) is depth 0."""
+    depth = (which + _constant(start[:, None, None], which)).clamp(min=0)
+    return depth * plane + slots.gather(0, which.unsqueeze(0)).squeeze(0)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over kernel_size windows (kD, kH, kW); stride defaults to kernel_size. With
+    return_indices, also the int64 index d * H * W + h * W + w of each maximum in its input
+    volume."""
+    fn = "max_pool3d"
+    x, back, (k, s, p), out_d, args = _pool3d(fn, input, kernel_size, stride, padding, dilation,
+                                              "max", ceil_mode, True)
+    return_indices = check_bool(fn, "return_indices", return_indices)
+    pooled = MaxPooling2D.apply(_planes(x), return_indices=return_indices, **args)
+    if not return_indices:
+        return back(stack(_depth_windows(_volumes(pooled, x), k, s, p, out_d, "max")).max(0)[0])
+    values, indices = (_volumes(t, x) for t in pooled)
+    y, which = stack(_depth_windows(values, k, s, p, out_d, "max")).max(0)
+    slots = stack(_depth_windows(indices, k, s, p, out_d, "max"))
+    index = _volume_index(which, slots, np.arange(out_d) * s - p, x.shape[3] * x.shape[4])
+    return back(y), back(index)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over kernel_size windows (kD, kH, kW); stride defaults to kernel_size. With
+    divisor_override, the window's sum divided by it instead."""
+    fn = "avg_pool3d"
+    if divisor_override is not None:
+        divisor_override = check_int(fn, "divisor_override", divisor_override)
+        if divisor_override == 0:
+            raise ValueError(f"{fn}: divisor_override must be non-zero, got 0")
+    x, back, (k, s, p), out_d, args = _pool3d(fn, input, kernel_size, stride, padding, 1, "avg",
+                                              ceil_mode, count_include_pad)
+    d, h, w = x.shape[2:]
+    start = np.arange(out_d) * s - p
+    if divisor_override is None:
+        # A window's divisor is the product of its depth, height and width counts (each with or
+        # without the padding), so the mean is the depth mean of the 2-D means.
+        pooled = AveragePooling2D.apply(_planes(x), count_include_pad=count_include_pad, **args)
+        end = np.minimum(start + k, d + p)
+        counts = end - start if count_include_pad else np.minimum(end, d) - np.maximum(start, 0)
+    else:
+        # Sums: the 2-D means with the padding counted, times their (padding-clipped) counts.
+        pooled = AveragePooling2D.apply(_planes(x), count_include_pad=True, **args)
+        hw = [np.minimum(np.arange(o) * ss - pp + kk, size + pp) - (np.arange(o) * ss - pp)
+              for o, ss, pp, kk, size in zip(pooled.shape[2:], args["stride"], args["padding"],
+                                             args["kernel_size"], (h, w))]
+        pooled = pooled * _constant(np.outer(*hw), x)
+        counts = np.full(out_d, divisor_override)
+    windows = _depth_windows(_volumes(pooled, x), k, s, p, out_d, "avg")
+    total = windows[0]
+    for window in windows[1:]:
+        total = total + window
+    return back(total / _constant(counts[:, None, None], x))
+
+
+def _adaptive_output_3d(fn, output_size, input):
+    """output_size (an int, or a triple whose entries may be None: keep that input size) as a
+    triple of ints; with input None (a layer being built), None entries stay None."""
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != 3:
+            raise ValueError(f"{fn}: output_size must be an int or a tuple (out_d, out_h, out_w), "
+                             f"got {output_size!r}")
+        sizes = tuple(output_size)
+    elif is_int(output_size) or output_size is None:
+        sizes = (output_size,) * 3
+    else:
+        raise TypeError(f"{fn}: output_size must be an int or a tuple (out_d, out_h, out_w) of "
+                        f"ints or None, got {type(output_size).__name__} {output_size!r}")
+    keep = (None,) * 3 if input is None else tuple(input.shape[-3:])
+    out = []
+    for size, kept in zip(sizes, keep):
+        size = kept if size is None else size
+        if size is None:
+            out.append(None)
+            continue
+        if not is_int(size):
+            raise TypeError(f"{fn}: output_size entries must be ints or None, got {output_size!r}")
+        if not 1 <= size <= 2 ** 58:
+            raise ValueError(f"{fn}: output_size entries must be positive ints (at most 2**58) or "
+                             f"None, got {output_size!r}")
+        out.append(int(size))
+    return tuple(out)
+
+
+def _adaptive_3d(fn, input, output_size):
+    _input_3d(fn, input, nonempty=False)
+    size = _adaptive_output_3d(fn, output_size, input)
+    x, back = _as_5d(input)
+    return x, back, size
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Mean over output_size windows that tile the input's D, H and W as evenly as they can:
+    window i spans [floor(i * D / out_d), ceil((i + 1) * D / out_d)), likewise along H and W.
+    output_size: an int or (out_d, out_h, out_w); None keeps that input size."""
+    fn = "adaptive_avg_pool3d"
+    x, back, size = _adaptive_3d(fn, input, output_size)
+    try:
+        starts, ends = adaptive_windows(x.shape[2], size[0])
+        pooled = _volumes(AdaptiveAveragePooling2D.apply(_planes(x), output_size=size[1:]), x)
+        # each depth window's mean of the 2-D means (every plane weighs the same)
+        return back(stack([pooled[:, :, a:b].mean(2) for a, b in zip(starts, ends)], 2))
+    except MemoryError:
+        raise _too_large(fn, "output_size", output_size, x.shape[:2] + size, input.dtype) from None
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max over the windows of adaptive_avg_pool3d; with return_indices, also the int64
+    index d * H * W + h * W + w of each maximum in its input volume (as max_pool3d's)."""
+    fn = "adaptive_max_pool3d"
+    x, back, size = _adaptive_3d(fn, input, output_size)
+    return_indices = check_bool(fn, "return_indices", return_indices)
+    try:
+        starts, ends = adaptive_windows(x.shape[2], size[0])
+        pooled = AdaptiveMaxPooling2D.apply(_planes(x), output_size=size[1:],
+                                            return_indices=return_indices)
+    except MemoryError:
+        raise _too_large(fn, "output_size", output_size, x.shape[:2] + size, input.dtype) from None
+    if not return_indices:
+        pooled = _volumes(pooled, x)
+        return back(stack([pooled[:, :, a:b].max(2)[0] for a, b in zip(starts, ends)], 2))
+    values, indices = (_volumes(t, x) for t in pooled)
+    y, index = [], []
+    for a, b in zip(starts, ends):
+        v, which = values[:, :, a:b].max(2)
+        y.append(v)
+        index.append((which + int(a)) * (x.shape[3] * x.shape[4])
+                     + indices[:, :, a:b].gather(2, which.unsqueeze(2)).squeeze(2))
+    return back(stack(y, 2)), back(stack(index, 2))
 
 
 # ==== attention ===================================================================================

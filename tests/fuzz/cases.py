@@ -732,6 +732,47 @@ def _f_adaptive_max_pool1d():
     return dict(input=_t(_rng(), 2, 3, 7), output_size=3, return_indices=True)
 
 
+@case("F.conv3d")
+def _f_conv3d():
+    r = _rng()
+    return dict(input=_t(r, 1, 4, 4, 5, 5), weight=_t(r, 6, 2, 2, 3, 3), bias=_t(r, 6), stride=(1, 2, 1),
+                padding=1, dilation=1, groups=2)
+
+
+@case("F.conv_transpose3d")
+def _f_conv_transpose3d():
+    r = _rng()
+    return dict(input=_t(r, 1, 2, 3, 3, 3), weight=_t(r, 2, 3, 2, 2, 2), bias=_t(r, 3), stride=2, padding=1,
+                output_padding=1, groups=1, dilation=1)
+
+
+@case("F.max_pool3d")
+def _f_max_pool3d():
+    return dict(input=_t(_rng(), 1, 2, 5, 6, 6), kernel_size=3, stride=2, padding=1, dilation=1,
+                ceil_mode=True, return_indices=True)
+
+
+@case("F.avg_pool3d")
+def _f_avg_pool3d():
+    return dict(input=_t(_rng(), 1, 2, 5, 6, 6), kernel_size=3, stride=2, padding=1, ceil_mode=False,
+                count_include_pad=False, divisor_override=None)
+
+
+@case("F.adaptive_avg_pool3d")
+def _f_adaptive_avg_pool3d():
+    return dict(input=_t(_rng(), 1, 2, 5, 7, 5), output_size=(2, 3, 2))
+
+
+@case("F.adaptive_max_pool3d")
+def _f_adaptive_max_pool3d():
+    return dict(input=_t(_rng(), 1, 2, 5, 7, 5), output_size=(2, 3, 2), return_indices=True)
+
+
+@case("F.dropout3d")
+def _f_dropout3d():
+    return dict(input=_t(_rng(), 2, 3, 2, 3, 2), p=0.3, training=True, inplace=False)
+
+
 @case("F.scaled_dot_product_attention")
 def _f_sdpa():
     r = _rng()

@@ -5,12 +5,13 @@ rnn, upsampling, distance, padding, pixelshuffle), so that both `nn.Linear` and
 from .module import Module
 from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, PReLU, ReLU, ReLU6, Sigmoid,
                          SiLU, Softmax, Softmax2d, Softmin, Softplus, Tanh)
-from .batchnorm import BatchNorm1d, BatchNorm2d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv2d, ConvTranspose2d
 from .conv import Conv1d, ConvTranspose1d
+from .conv import Conv3d, ConvTranspose3d
 from .distance import CosineSimilarity
-from .dropout import Dropout, Dropout1d, Dropout2d
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .flatten import Flatten, Unflatten
 from .linear import Bilinear, Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
@@ -18,6 +19,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
 from .normalization import GroupNorm, LayerNorm, LocalResponseNorm
 from .pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, MaxPool2d
 from .pooling import AdaptiveAvgPool1d, AdaptiveMaxPool1d, AvgPool1d, MaxPool1d
+from .pooling import AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, MaxPool3d
 from .rnn import GRU, GRUCell, LSTM, LSTMCell, RNN, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding, EmbeddingBag
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
@@ -25,7 +27,7 @@ from .activation import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Lo
                          Softshrink, Softsign, Tanhshrink, Threshold)
 from .loss import (CosineEmbeddingLoss, CTCLoss, GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss,
                    MultiLabelSoftMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss)
-from .normalization import InstanceNorm1d, InstanceNorm2d, RMSNorm
+from .normalization import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, RMSNorm
 from .padding import (CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d,
                       ReflectionPad2d, ReplicationPad1d, ReplicationPad2d, ZeroPad1d, ZeroPad2d)
 from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
@@ -64,6 +66,9 @@ __all__ = [
     "GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase",
     # 1-D convolution and pooling
     "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AvgPool1d", "Conv1d", "ConvTranspose1d", "MaxPool1d",
+    # 3-D convolution, pooling, normalization and dropout
+    "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "BatchNorm3d", "Conv3d", "ConvTranspose3d",
+    "Dropout3d", "InstanceNorm3d", "MaxPool3d",
     # sliding windows as columns
     "Fold", "Unfold",
 ]

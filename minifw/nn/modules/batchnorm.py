@@ -83,3 +83,9 @@ class BatchNorm2d(_BatchNorm):
     """Batch normalization of (N, C, H, W) inputs, per channel C."""
     _input_dims = (4,)
     _input_desc = "4D"
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of (N, C, D, H, W) inputs, per channel C."""
+    _input_dims = (5,)
+    _input_desc = "5D"

@@ -1,4 +1,4 @@
-"""Convolution layers: Conv1d and Conv2d share _ConvNd, ConvTranspose1d and ConvTranspose2d
+"""Convolution layers: Conv1d, Conv2d and Conv3d share _ConvNd, ConvTranspose1d, 2d and 3d
 share _ConvTransposeNd (the checks, parameters and initialization of n spatial dims); each
 layer's forward calls its own nn.functional form."""
 import math
@@ -128,6 +128,21 @@ class Conv2d(_ConvNd):
                         self.groups)
 
 
+
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C, D, H, W) or (C, D, H, W); weight (out, in // groups, kd, kh, kw)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__("Conv3d", 3, in_channels, out_channels, kernel_size, stride, padding,
+                         dilation, groups, bias, padding_mode, device, dtype,
+                         (out_channels, in_channels // groups))
+
+    def forward(self, input):
+        input, padding = self._padded(input)
+        return F.conv3d(input, self.weight, self.bias, self.stride, padding, self.dilation,
+                        self.groups)
+
 class _ConvTransposeNd(_ConvNd):
     """The layer state of an n-D transposed convolution: the input gradient of a convolution
     from out_channels to in_channels, used to upsample. weight (in, out // groups, *kernel_size)
@@ -199,4 +214,19 @@ class ConvTranspose2d(_ConvTransposeNd):
     def forward(self, input, output_size=None):
         output_padding = self._output_padding(input, output_size)
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  output_padding, self.groups, self.dilation)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight
+    (in, out // groups, kd, kh, kw)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        super().__init__("ConvTranspose3d", 3, in_channels, out_channels, kernel_size, stride,
+                         padding, output_padding, groups, bias, dilation, padding_mode, device, dtype)
+
+    def forward(self, input, output_size=None):
+        output_padding = self._output_padding(input, output_size)
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
                                   output_padding, self.groups, self.dilation)

@@ -1,4 +1,5 @@
-"""Dropout layers: elements (Dropout) or whole channels (Dropout1d, Dropout2d), in training."""
+"""Dropout layers: elements (Dropout) or whole channels (Dropout1d, Dropout2d, Dropout3d), in
+training."""
 from .. import functional as F
 from .module import Module
 
@@ -30,3 +31,10 @@ class Dropout2d(_DropoutNd):
 
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """Zero whole channels (volumes) of (N, C, D, H, W) or (C, D, H, W) input."""
+
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)

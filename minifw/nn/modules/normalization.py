@@ -206,3 +206,10 @@ class InstanceNorm2d(_InstanceNorm):
     positions; affine and track_running_stats as InstanceNorm1d's."""
     _input_dims = (3, 4)
     _input_desc = "3-D (C, H, W) or 4-D (N, C, H, W)"
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Normalize each channel of each sample of (N, C, D, H, W) or (C, D, H, W) input over its
+    positions; affine and track_running_stats as InstanceNorm1d's."""
+    _input_dims = (4, 5)
+    _input_desc = "4-D (C, D, H, W) or 5-D (N, C, D, H, W)"

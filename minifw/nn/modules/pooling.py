@@ -2,7 +2,8 @@
 without an input (PyTorch checks them at the first forward): MaxPool2d(0) fails here."""
 from ...checks import check_bool
 from .. import functional as F
-from ..functional import _adaptive_size, _pool1d_layer_args
+from ..functional import (_adaptive_output_3d, _adaptive_size, _pool1d_layer_args,
+                          _pool3d_layer_args)
 from .module import Module
 
 
@@ -140,6 +141,74 @@ class AdaptiveMaxPool2d(Module):
 
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class MaxPool3d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, kernel_size if stride is None else stride
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+        _pool3d_layer_args("MaxPool3d", kernel_size, stride, padding, dilation, ceil_mode)
+        check_bool("MaxPool3d", "return_indices", return_indices)
+
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            self.ceil_mode, self.return_indices)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, " \
+               f"dilation={self.dilation}, ceil_mode={self.ceil_mode}"
+
+
+class AvgPool3d(Module):
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__()
+        self.kernel_size, self.stride = kernel_size, kernel_size if stride is None else stride
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+        _pool3d_layer_args("AvgPool3d", kernel_size, stride, padding, 1, ceil_mode, count_include_pad)
+
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool3d(Module):
+    """Mean pooling to a fixed output size (an int, or (out_d, out_h, out_w) with None for "as
+    the input"), whatever the input's D, H and W."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        _adaptive_output_3d("AdaptiveAvgPool3d", output_size, None)
+        self.output_size = output_size
+
+    def forward(self, input):
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool3d(Module):
+    """Max pooling to a fixed output size, as AdaptiveAvgPool3d."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        _adaptive_output_3d("AdaptiveMaxPool3d", output_size, None)
+        check_bool("AdaptiveMaxPool3d", "return_indices", return_indices)
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
