@@ -75,6 +75,12 @@ def _pointwise(name, low=-0.9, high=0.9, *args):
     return (f"pointwise_{name}", lambda a: getattr(a, name)(*args) * a, lambda: [t64((2, 3), 0, low, high)])
 
 
+def _index_put(a, v):
+    b = a * 1.0
+    b[1:, ::2] = v[:2] * v[1:3]  # recorded: __setitem__ on a tensor with history
+    return b ** 3
+
+
 class Case:
     def __init__(self, id, fn, inputs, kwargs=None):
         self.id, self.fn, self.inputs, self.kwargs = id, fn, inputs, kwargs or {}
@@ -123,6 +129,18 @@ EXTRA = [Case(*c) for c in [
      lambda: [t64((2, 5, 2, 2))]),
     ("lrn_even_size_3d", lambda a: F.local_response_norm(a, 4, alpha=0.8, beta=0.6, k=0.5) ** 2,
      lambda: [t64((1, 3, 4))]),
+    ("scatter", lambda a, s: a.scatter(1, minifw.tensor([[0, 2], [1, 0]]), s) ** 3,
+     lambda: [t64((2, 3)), t64((2, 2), 1)]),
+    ("scatter_add", lambda a, s: a.scatter_add(0, minifw.tensor([[1, 0, 1]]), s) ** 3,
+     lambda: [t64((2, 3)), t64((1, 3), 1)]),
+    ("index_fill", lambda a, v: a.index_fill(1, minifw.tensor([0, 2]), v) * a,
+     lambda: [t64((2, 3)), t64((), 1)]),
+    ("index_add", lambda a, s: a.index_add(0, minifw.tensor([1, 1, 0]), s, alpha=0.5) ** 3,
+     lambda: [t64((2, 3)), t64((3, 3), 1)]),
+    ("index_put", _index_put, lambda: [t64((3, 4)), t64((4,), 1)]),
+    ("conv3d_and_pools", lambda x, w: F.avg_pool3d(F.max_pool3d(F.conv3d(x, w, padding=1, stride=(2, 1, 1)),
+                                                                 2, ceil_mode=True), 1) ** 2,
+     lambda: [t64((1, 2, 4, 3, 3)), t64((2, 2, 2, 2, 2), 1)]),
     ("interpolate_bilinear", lambda a: F.interpolate(a, size=(5, 3), mode="bilinear") ** 2,
      lambda: [t64((1, 2, 3, 4))]),
     ("interpolate_bicubic_align", lambda a: F.interpolate(a, scale_factor=1.5, mode="bicubic",

@@ -6,8 +6,8 @@ import numpy as np
 
 from .. import backends, devices
 from ..autograd import Function
-from .elementwise import unbroadcast
-from .shape import IndexScatter
+from .elementwise import masked, unbroadcast
+from .shape import Index, IndexScatter
 
 
 def along(index, dim):
@@ -97,6 +97,26 @@ class Scatter(Function):
             gsrc[tuple(slice(0, n) for n in index.shape)] = g[where]
         return ga, None, gsrc
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        index = ctx.saved_tensors[0]._data
+        dim, src_shape, accumulate = ctx.args
+        where = along(index, dim)
+        ga = gsrc = None
+        if ctx.needs_input_grad[0]:
+            ga = g if accumulate else masked(~_places(g, where), g)
+        if ctx.needs_input_grad[2]:
+            gsrc = IndexScatter.apply(Index.apply(g, index=where), shape=src_shape,
+                                      index=tuple(slice(0, n) for n in index.shape))
+        return ga, None, gsrc
+
+
+def _places(g, index):
+    """A bool array of g's shape, True at the places `index` names (on g's device)."""
+    written = devices.zeros(g.shape, bool, devices.of(g._data))
+    written[index] = True
+    return written
+
 
 class IndexFill(Function):
     """a with every slice along `dim` that `index` names set to `value` (a number or a 0-d
@@ -120,6 +140,13 @@ class IndexFill(Function):
             ga[where] = 0
         if ctx.needs_input_grad[2]:
             gvalue = g[where].sum()  # as PyTorch: the filled slices, as index_select picks them
+        return ga, None, gvalue
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        where = _leading(ctx.saved_tensors[0]._data, ctx.dim)
+        ga = masked(~_places(g, where), g) if ctx.needs_input_grad[0] else None
+        gvalue = Index.apply(g, index=where).sum() if ctx.needs_input_grad[2] else None
         return ga, None, gvalue
 
 
@@ -147,6 +174,15 @@ class IndexAdd(Function):
             gsrc = gsrc if alpha == 1 else gsrc * alpha
         return g if ctx.needs_input_grad[0] else None, None, gsrc
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        dim, alpha = ctx.args
+        gsrc = None
+        if ctx.needs_input_grad[2]:
+            gsrc = Index.apply(g, index=_leading(ctx.saved_tensors[0]._data, dim))
+            gsrc = gsrc if alpha == 1 else gsrc * alpha
+        return g if ctx.needs_input_grad[0] else None, None, gsrc
+
 
 class IndexPut(Function):
     """a[index] = value (broadcast), written into a's own array: Tensor.__setitem__ when
@@ -168,6 +204,19 @@ class IndexPut(Function):
         if ctx.needs_input_grad[1]:
             picked = g[index]
             if picked.ndim < len(value_shape):  # NumPy lets a value carry extra leading 1s
+                picked = picked.reshape((1,) * (len(value_shape) - picked.ndim) + picked.shape)
+            gvalue = unbroadcast(picked, value_shape)
+        return ga, gvalue
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        index, value_shape = ctx.args
+        ga = gvalue = None
+        if ctx.needs_input_grad[0]:
+            ga = masked(~_places(g, index), g)
+        if ctx.needs_input_grad[1]:
+            picked = Index.apply(g, index=index)
+            if picked.ndim < len(value_shape):
                 picked = picked.reshape((1,) * (len(value_shape) - picked.ndim) + picked.shape)
             gvalue = unbroadcast(picked, value_shape)
         return ga, gvalue
