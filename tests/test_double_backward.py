@@ -141,6 +141,20 @@ EXTRA = [Case(*c) for c in [
     ("conv3d_and_pools", lambda x, w: F.avg_pool3d(F.max_pool3d(F.conv3d(x, w, padding=1, stride=(2, 1, 1)),
                                                                  2, ceil_mode=True), 1) ** 2,
      lambda: [t64((1, 2, 4, 3, 3)), t64((2, 2, 2, 2, 2), 1)]),
+    ("prod_dim", lambda a: a.prod(1) * a.sum(1), lambda: [t64((2, 4))]),
+    ("prod_all_with_a_zero", lambda a: (a * minifw.tensor([1.0, 0.0, 1.0], dtype=minifw.float64)).prod() * a,
+     lambda: [t64((3,))]),
+    ("prod_keepdim_single", lambda a: a.prod(0, keepdim=True) ** 2, lambda: [t64((1, 3))]),
+    ("median_all", lambda a: a.median() * a, lambda: [t64((2, 3))]),
+    ("cummax", lambda a: a.cummax(1)[0] ** 3, lambda: [t64((2, 4))]),
+    ("inv", lambda a: minifw.linalg.inv(a + 3 * minifw.eye(3, dtype=minifw.float64)) ** 2, lambda: [t64((2, 3, 3))]),
+    ("det", lambda a: minifw.linalg.det(a + 2 * minifw.eye(3, dtype=minifw.float64)) ** 2, lambda: [t64((3, 3))]),
+    ("slogdet", lambda a: minifw.linalg.slogdet(a + 2 * minifw.eye(3, dtype=minifw.float64))[1] ** 2,
+     lambda: [t64((2, 3, 3))]),
+    ("solve", lambda a, b: minifw.linalg.solve(a + 3 * minifw.eye(3, dtype=minifw.float64), b) ** 2,
+     lambda: [t64((3, 3)), t64((2, 3, 2), 1)]),
+    ("cholesky", lambda a: minifw.linalg.cholesky(a @ a.transpose(-1, -2) + minifw.eye(3, dtype=minifw.float64))
+     ** 2, lambda: [t64((3, 3))]),
     ("interpolate_bilinear", lambda a: F.interpolate(a, size=(5, 3), mode="bilinear") ** 2,
      lambda: [t64((1, 2, 3, 4))]),
     ("interpolate_bicubic_align", lambda a: F.interpolate(a, scale_factor=1.5, mode="bicubic",
@@ -320,9 +334,9 @@ def test_once_differentiable_gives_first_derivatives_and_refuses_second():
 
 def test_a_function_without_second_derivatives_refuses_them_by_name():
     x = leaf([0.5, -2.0, 3.0])
-    g, = minifw.autograd.grad(x.prod(0), x, create_graph=True)
-    np.testing.assert_allclose(g.detach().numpy(), [-6.0, 1.5, -1.0])  # first order: right
-    with pytest.raises(RuntimeError, match="ProductBackward is not differentiable twice"):
+    g, = minifw.autograd.grad(x.cumprod(0).sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), [1 - 2 - 6, 0.5 + 1.5, -1.0])  # first order: right
+    with pytest.raises(RuntimeError, match="CumulativeProductBackward is not differentiable twice"):
         g.sum().backward()
 
 

@@ -122,6 +122,11 @@ class Inverse(Function):
         inv_t = _mT(inv)
         return -(inv_t @ g @ inv_t)
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        inv_t = ctx.saved_tensors[0].transpose(-1, -2)  # this node's output, in the graph
+        return -(inv_t @ g @ inv_t)
+
 
 def _cofactor(a):
     """det(A) inv(A)^T, the gradient of det, from the SVD A = U S Vh so that it also holds for
@@ -152,6 +157,16 @@ class Determinant(Function):
             return _xp(a).zeros_like(a)
         return g[..., None, None] * _cofactor(a)
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        # det inv^T, recorded: for an invertible A (the cofactor of a singular one has no
+        # recorded form here: inv raises, naming A as singular)
+        a, = ctx.saved_tensors
+        if a.shape[-1] == 0:
+            return a * 0.0
+        det = Determinant.apply(a)
+        return (g * det).unsqueeze(-1).unsqueeze(-1) * Inverse.apply(a).transpose(-1, -2)
+
 
 class SignLogDeterminant(Function):
     """(sign(det A), log|det A|); d log|det| = tr(inv dA), so gA = g inv^T. The sign is
@@ -169,6 +184,11 @@ class SignLogDeterminant(Function):
         inv = _factorize("linalg.slogdet", "A is singular, so log|det A| = -inf has no gradient",
                          _xp(a).linalg.inv, a)
         return g_logabsdet[..., None, None] * _mT(inv)
+
+    @staticmethod
+    def backward_graph(ctx, g_sign, g_logabsdet):
+        a, = ctx.saved_tensors
+        return g_logabsdet.unsqueeze(-1).unsqueeze(-1) * Inverse.apply(a).transpose(-1, -2)
 
 
 class Solve(Function):
@@ -198,6 +218,14 @@ class Solve(Function):
         ga = unbroadcast(-(gb @ _mT(x)), shape_a) if ctx.needs_input_grad[0] else None
         return ga, unbroadcast(gb, shape_b) if ctx.needs_input_grad[1] else None
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        a, x = ctx.saved_tensors
+        shape_a, shape_b = ctx.shapes
+        gb = Solve.apply(a.transpose(-1, -2), g)
+        ga = unbroadcast(-(gb @ x.transpose(-1, -2)), shape_a) if ctx.needs_input_grad[0] else None
+        return ga, unbroadcast(gb, shape_b) if ctx.needs_input_grad[1] else None
+
 
 # ------------------------------------------------------------------------------------------
 # factorizations
@@ -223,6 +251,14 @@ class Cholesky(Function):
         phi = 0.5 * (p + _mT(xp.tril(p, -1)))
         inv = xp.linalg.inv(lower)
         return _mT(inv) @ phi @ inv
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        lower, = ctx.saved_tensors  # this node's output, in the graph
+        p = (lower.transpose(-1, -2) @ g).tril()
+        phi = 0.5 * (p + p.tril(-1).transpose(-1, -2))
+        inv = Inverse.apply(lower)
+        return inv.transpose(-1, -2) @ phi @ inv
 
 
 class SymmetricEigen(Function):

@@ -6,7 +6,7 @@ from .. import backends, devices
 from ..autograd import Function
 from .elementwise import constant
 from .indexing import along
-from .shape import IndexScatter
+from .shape import IndexScatter, Stack
 from .sorting import sort_order
 
 
@@ -79,6 +79,25 @@ class Product(Function):
         right = np.cumprod(np.concatenate([ones, x[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
         others = np.moveaxis(left * right, -1, axis)
         return _expand_reduced(g, a.shape, (axis,), keepdim) * others
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        # the same products of the other elements, from running products built one step at a
+        # time in recorded multiplications (n steps each way along the axis)
+        a, = ctx.saved_tensors
+        axis, keepdim = ctx.args
+        x = a.movedim(axis, -1)
+        n = x.shape[-1]
+        left, right = [None] * n, [None] * n
+        for k in range(1, n):
+            left[k] = x[..., 0] if k == 1 else left[k - 1] * x[..., k - 1]
+            j = n - 1 - k
+            right[j] = x[..., n - 1] if k == 1 else right[j + 1] * x[..., j + 1]
+        ones = constant(np.ones(x.shape[:-1], x.dtype)) if n == 1 else None
+        terms = [ones if n == 1 else right[0] if k == 0 else left[k] if k == n - 1
+                 else left[k] * right[k] for k in range(n)]
+        others = Stack.apply(*terms, dim=x.ndim - 1).movedim(-1, axis)
+        return _expand_reduced_graph(g, a.shape, (axis,), keepdim) * others
 
 
 class Amax(Function):
@@ -200,6 +219,12 @@ class Median(Function):
         hit = np.isnan(a) if bool(np.isnan(out)) else a == out
         return g * hit / np.sum(hit).astype(g.dtype)
 
+    @staticmethod
+    def backward_graph(ctx, g):
+        a, out = (getattr(t, "_data", t) for t in ctx.saved_tensors)  # which elements: constant
+        hit = np.isnan(a) if bool(np.isnan(out)) else a == out
+        return g * constant((hit / np.sum(hit)).astype(g.dtype))
+
 
 class CumulativeSum(Function):
     """Running sums along one dim; the gradient is the running sum from the other end."""
@@ -278,6 +303,11 @@ class CumulativeExtreme(Function):
             backends.alert_not_deterministic("cummax/cummin backward on 'cuda'")
         np.add.at(dx, along(indices, dim), g)  # an element may stay the extreme for many steps
         return dx
+
+    @staticmethod
+    def backward_graph(ctx, g, g_indices):
+        shape, dim = ctx.args
+        return IndexScatter.apply(g, shape=shape, index=along(ctx.saved_tensors[0]._data, dim))
 
 
 class LogCumulativeSumExp(Function):
