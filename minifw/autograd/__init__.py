@@ -514,8 +514,10 @@ class Node:
     Tensor (accumulate into .grad), a (node, output_index) pair, or None."""
 
     # site: where the call was made (user frames), set only under anomaly detection;
-    # hooks: {output_nr: {handle id: hook}}, the register_hook hooks of its outputs, or None
-    __slots__ = ("function", "ctx", "edges", "outputs", "device", "site", "hooks", "__weakref__")
+    # hooks: {output_nr: {handle id: hook}}, the register_hook hooks of its outputs, or None;
+    # pre_hooks, post_hooks: the node's own hooks (register_prehook, register_hook), or None
+    __slots__ = ("function", "ctx", "edges", "outputs", "device", "site", "hooks", "pre_hooks",
+                 "post_hooks", "__weakref__")
 
     def __init__(self, function, ctx, edges, outputs, device):
         self.function, self.ctx, self.edges = function, ctx, edges
@@ -523,10 +525,31 @@ class Node:
         # (shape, dtype, device), or None for an output that is not a Tensor
         self.outputs = outputs
         self.device = device
-        self.hooks = None
+        self.hooks = self.pre_hooks = self.post_hooks = None
 
     def name(self):
         return f"{self.function.__name__}Backward"
+
+    def register_prehook(self, hook):
+        """As torch's Node.register_prehook: hook(grad_outputs) runs before this node's
+        backward, with a tuple of the gradients of its outputs (None where none came); a
+        tuple it returns replaces them. Returns a handle whose remove() unregisters it."""
+        if not callable(hook):
+            raise TypeError(f"register_prehook: hook must be callable; got {type(hook).__name__}")
+        if self.pre_hooks is None:
+            self.pre_hooks = {}
+        return HookHandle(self.pre_hooks, hook)
+
+    def register_hook(self, hook):
+        """As torch's Node.register_hook: hook(grad_inputs, grad_outputs) runs after this
+        node's backward, with the gradients it computed for its inputs and those it was
+        given for its outputs (tuples, None where there is none); a tuple it returns replaces
+        grad_inputs."""
+        if not callable(hook):
+            raise TypeError(f"register_hook: hook must be callable; got {type(hook).__name__}")
+        if self.post_hooks is None:
+            self.post_hooks = {}
+        return HookHandle(self.post_hooks, hook)
 
     @property
     def next_functions(self):
@@ -1299,6 +1322,36 @@ def _check_hook_result(name, new, g):
                            f"got {devices.of(new)})")
 
 
+def _run_node_hooks(node, hooks, grads, grad_outputs, graph):
+    """A node's prehooks (hook(grads), grad_outputs empty) or hooks (hook(grads,
+    grad_outputs)) on its gradients, arrays (Tensors under create_graph=True): each hook gets
+    them as a tuple of Tensors (None where there is none) and may return a tuple to replace
+    grads, checked as torch checks it. The gradients they leave, as the walk holds them."""
+    def tensors(values):
+        return tuple(None if g is None else g if graph or isinstance(g, Tensor) else Tensor._make(g)
+                     for g in values)
+
+    current, given = tensors(grads), tensors(grad_outputs)
+    kind = "hook" if grad_outputs else "prehook"
+    for hook in list(hooks.values()):
+        result = hook(current, given) if grad_outputs else hook(current)
+        if result is None:
+            continue
+        name = getattr(hook, "__name__", repr(hook))
+        if not isinstance(result, (tuple, list)) or len(result) != len(current):
+            raise RuntimeError(f"{node.name()} {kind} {name!r} returned {type(result).__name__} "
+                               f"{result!r:.60}; expected a tuple of {len(current)} gradients "
+                               f"(Tensors or None)")
+        for k, (new, old) in enumerate(zip(result, current)):
+            if new is not None and not isinstance(new, Tensor):
+                raise TypeError(f"{node.name()} {kind} {name!r}: gradient {k} is a "
+                                f"{type(new).__name__}, expected a Tensor or None")
+            if new is not None and old is not None:
+                _check_hook_result(name, new._data, old._data)
+        current = tuple(result)
+    return [None if t is None else t if graph else t._data for t in current]
+
+
 def _retain(t, g):
     """retain_grad's accumulation: out of place, as PyTorch's (with create_graph=True, g is
     a Tensor, kept with its history)."""
@@ -1472,6 +1525,8 @@ def _execute(roots, retain_graph, inputs=None, capture=False, graph=False):
                         captured[k] = slots[i] if graph else slots[i].copy()
             if runs is not None and node not in runs:
                 continue
+            if node.pre_hooks:
+                slots = _run_node_hooks(node, node.pre_hooks, slots, (), graph)
             if graph:
                 grads = slots
                 if _anomaly_enabled:
@@ -1497,6 +1552,8 @@ def _execute(roots, retain_graph, inputs=None, capture=False, graph=False):
             if len(in_grads) != len(node.edges):
                 raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients for "
                                    f"{len(node.edges)} inputs")
+            if node.post_hooks:
+                in_grads = tuple(_run_node_hooks(node, node.post_hooks, in_grads, slots, graph))
             for k in range(len(in_grads)):
                 edge, g = node.edges[k], in_grads[k]
                 if edge is None:
