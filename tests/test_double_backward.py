@@ -75,10 +75,33 @@ def _pointwise(name, low=-0.9, high=0.9, *args):
     return (f"pointwise_{name}", lambda a: getattr(a, name)(*args) * a, lambda: [t64((2, 3), 0, low, high)])
 
 
+def _lstm_module():
+    minifw.manual_seed(0)  # the same weights for every evaluation
+    return minifw.nn.LSTM(3, 2, num_layers=2, dtype=minifw.float64)
+
+
 def _index_put(a, v):
     b = a * 1.0
     b[1:, ::2] = v[:2] * v[1:3]  # recorded: __setitem__ on a tensor with history
     return b ** 3
+
+
+def _rnn(mode, layers=1, bidirectional=False, bias=True, lengths=None, input_size=3, hidden=2):
+    """A case of the fused recurrent Function itself: (x, h0[, c0], flat weights) in float64."""
+    from minifw.functions.recurrent import RecurrentNetwork
+    from minifw.ops.rnn import RNNDescriptor
+    desc = RNNDescriptor(mode, input_size, hidden, num_layers=layers, bidirectional=bidirectional,
+                         bias=bias, dtype=np.float64)
+    states = layers * (2 if bidirectional else 1)
+    lengths = None if lengths is None else np.asarray(lengths, np.int64)
+
+    def fn(x, h0, c0, w):
+        return RecurrentNetwork.apply(x, h0, c0, w, desc=desc, lengths=lengths)
+
+    def inputs():
+        c0 = t64((states, 2, hidden), 2) if mode == "lstm" else None
+        return [t64((3, 2, input_size)), t64((states, 2, hidden), 1), c0, t64((desc.weight_count(),), 3)]
+    return fn, inputs
 
 
 class Case:
@@ -155,6 +178,11 @@ EXTRA = [Case(*c) for c in [
      lambda: [t64((3, 3)), t64((2, 3, 2), 1)]),
     ("cholesky", lambda a: minifw.linalg.cholesky(a @ a.transpose(-1, -2) + minifw.eye(3, dtype=minifw.float64))
      ** 2, lambda: [t64((3, 3))]),
+    ("lstm_two_layers_bidirectional", *_rnn("lstm", layers=2, bidirectional=True)),
+    ("gru_lengths", *_rnn("gru", lengths=[3, 1])),
+    ("rnn_tanh_no_bias", *_rnn("rnn_tanh", bias=False)),
+    ("rnn_relu_bidirectional_lengths", *_rnn("rnn_relu", bidirectional=True, lengths=[2, 3])),
+    ("lstm_module_packed_weights", lambda x: _lstm_module()(x)[0] ** 2, lambda: [t64((3, 2, 3))]),
     ("interpolate_bilinear", lambda a: F.interpolate(a, size=(5, 3), mode="bilinear") ** 2,
      lambda: [t64((1, 2, 3, 4))]),
     ("interpolate_bicubic_align", lambda a: F.interpolate(a, scale_factor=1.5, mode="bicubic",

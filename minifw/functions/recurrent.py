@@ -7,8 +7,10 @@ import weakref
 import numpy as np
 
 from .. import caches, devices
-from ..autograd import Function
+from ..autograd import Function, recomputed_gradients
 from ..engines import current_engine
+from .elementwise import Where
+from .shape import Cat, Stack
 
 
 class SpareReserves:
@@ -93,6 +95,7 @@ class RecurrentNetwork(Function):
     @staticmethod
     def forward(ctx, x, h0, c0, weights, *, desc, lengths=None):
         engine = ctx.engine = current_engine()
+        given = (x, h0, c0)  # saved too: a contiguous copy would be a constant to create_graph=True
         x, h0, c0 = (_contiguous(a) for a in (x, h0, c0))
         training = any(ctx.needs_input_grad)  # under no_grad (or nothing to learn) keep no reserve
         spare = spare_reserves.take(desc, x.shape[0], x.shape[1], devices.of(x)) if training else None
@@ -100,13 +103,13 @@ class RecurrentNetwork(Function):
                                                   lengths=lengths, reserve=spare)
         if spare is not None and reserve is not spare:
             raise RuntimeError("RecurrentNetwork: the engine returned another array than the reserve it was given")
-        ctx.save_for_backward(x, h0, c0, weights, reserve)
+        ctx.save_for_backward(x, h0, c0, weights, reserve, *given)
         ctx.desc, ctx.lengths = desc, lengths
         return (y, h_n) if c_n is None else (y, h_n, c_n)
 
     @staticmethod
     def backward(ctx, dy, dh_n, dc_n=None):
-        x, h0, c0, weights, reserve = ctx.saved_tensors
+        x, h0, c0, weights, reserve = ctx.saved_tensors[:5]
         need_x, need_h0, need_c0, need_w = ctx.needs_input_grad
         engine, desc, lengths = ctx.engine, ctx.desc, ctx.lengths
         dy, dh_n, dc_n = (_contiguous(a) for a in (dy, dh_n, dc_n))
@@ -116,6 +119,82 @@ class RecurrentNetwork(Function):
         if need_w:
             dweights = engine.rnn_backward_weights(desc, x, reserve, h0, np.zeros_like(weights), lengths=lengths)
         return dx if need_x else None, dh0 if need_h0 else None, dc0 if need_c0 else None, dweights
+
+    @staticmethod
+    def backward_graph(ctx, dy, dh_n, dc_n=None):
+        # the network again, step by step in recorded operations, then differentiated
+        x, h0, c0 = ctx.saved_tensors[5:]
+        weights = ctx.saved_tensors[3]
+        desc, lengths = ctx.desc, ctx.lengths
+        grads = (dy, dh_n) if desc.mode != "lstm" else (dy, dh_n, dc_n)
+        return recomputed_gradients(lambda *inputs: rnn_in_operations(desc, *inputs, lengths=lengths),
+                                    (x, h0, c0, weights), grads)
+
+
+def _cell(mode, x, h, c, w_ih, w_hh, b_ih, b_hh):
+    """One step of one layer and direction in Tensor operations, PyTorch's formulas: (h', c')."""
+    gi = x @ w_ih.transpose(0, 1) + (0.0 if b_ih is None else b_ih)
+    gh = h @ w_hh.transpose(0, 1) + (0.0 if b_hh is None else b_hh)
+    if mode == "lstm":
+        i, f, g, o = (gi + gh).chunk(4, 1)
+        c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+        return o.sigmoid() * c.tanh(), c
+    if mode == "gru":
+        ir, iz, i_n = gi.chunk(3, 1)
+        hr, hz, h_n = gh.chunk(3, 1)
+        r, z = (ir + hr).sigmoid(), (iz + hz).sigmoid()
+        n = (i_n + r * h_n).tanh()
+        return (1 - z) * n + z * h, None
+    pre = gi + gh
+    return (pre.tanh() if mode == "rnn_tanh" else pre.relu()), None
+
+
+def rnn_in_operations(desc, x, h0, c0, weights, *, lengths=None):
+    """(y, h_n) or (y, h_n, c_n) of the network `desc` describes, as the fused primitive
+    computes them, by a loop over layers, directions and steps in Tensor operations (for
+    second derivatives). With lengths, sequence n steps only at t < lengths[n]: elsewhere its
+    state is kept and its output is 0."""
+    from ..autograd import Tensor  # the class, set by minifw.tensor (no import upwards)
+    T, N = x.shape[0], x.shape[1]
+    H, D, lstm = desc.hidden_size, desc.num_directions, desc.mode == "lstm"
+    dev = devices.of(x._data)
+
+    def zeros(shape):
+        return Tensor._make(devices.zeros(shape, x.dtype, dev))
+
+    w, offset = {}, 0
+    for name, shape in desc.weight_shapes():
+        size = int(np.prod(shape))
+        w[name] = weights[offset:offset + size].reshape(shape)
+        offset += size
+    live = None
+    if lengths is not None:
+        steps = np.asarray(devices.to_device(lengths, devices.CPU)).reshape(-1)
+        live = [devices.to_device((t < steps)[:, None], dev) for t in range(T)]
+    h_n, c_n, inp = [], [], x
+    for layer in range(desc.num_layers):
+        outs = []
+        for d, sfx in enumerate(("", "_reverse")[:D]):
+            k = layer * D + d
+            h = zeros((N, H)) if h0 is None else h0[k]
+            c = (zeros((N, H)) if c0 is None else c0[k]) if lstm else None
+            args = [w.get(f"{n}_l{layer}{sfx}") for n in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+            out = [None] * T
+            for t in (range(T) if d == 0 else reversed(range(T))):
+                h_new, c_new = _cell(desc.mode, inp[t], h, c, *args)
+                if live is None:
+                    h, c = h_new, c_new
+                    out[t] = h
+                else:
+                    h = Where.apply(h_new, h, condition=live[t])
+                    c = Where.apply(c_new, c, condition=live[t]) if lstm else None
+                    out[t] = Where.apply(h, x.dtype.type(0), condition=live[t])
+            outs.append(Stack.apply(*out, dim=0))
+            h_n.append(h)
+            c_n.append(c)
+        inp = outs[0] if D == 1 else Cat.apply(*outs, dim=2)
+    y, h_n = inp, Stack.apply(*h_n, dim=0)
+    return (y, h_n, Stack.apply(*c_n, dim=0)) if lstm else (y, h_n)
 
 
 class PackedWeights(Function):
@@ -139,3 +218,5 @@ class PackedWeights(Function):
             grads.append(dflat[offset:offset + size].reshape(shape))
             offset += size
         return tuple(grads)
+
+    backward_graph = backward  # slicing and reshape: the same on Tensors
