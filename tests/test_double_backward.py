@@ -170,6 +170,8 @@ EXTRA = [Case(*c) for c in [
     ("prod_keepdim_single", lambda a: a.prod(0, keepdim=True) ** 2, lambda: [t64((1, 3))]),
     ("median_all", lambda a: a.median() * a, lambda: [t64((2, 3))]),
     ("cummax", lambda a: a.cummax(1)[0] ** 3, lambda: [t64((2, 4))]),
+    ("linalg_diagonal", lambda a: minifw.linalg.diagonal(a, offset=-1, dim1=0, dim2=2) ** 3,
+     lambda: [t64((3, 2, 4))]),
     ("inv", lambda a: minifw.linalg.inv(a + 3 * minifw.eye(3, dtype=minifw.float64)) ** 2, lambda: [t64((2, 3, 3))]),
     ("det", lambda a: minifw.linalg.det(a + 2 * minifw.eye(3, dtype=minifw.float64)) ** 2, lambda: [t64((3, 3))]),
     ("slogdet", lambda a: minifw.linalg.slogdet(a + 2 * minifw.eye(3, dtype=minifw.float64))[1] ** 2,

@@ -18,6 +18,7 @@ import numpy as np
 from .. import devices
 from ..autograd import Function
 from .elementwise import unbroadcast
+from .shape import IndexScatter
 
 
 class LinAlgError(RuntimeError):
@@ -502,3 +503,14 @@ class MatrixDiagonal(Function):
         cols = devices.to_device(np.arange(k) + max(offset, 0), dev)
         moved[..., rows, cols] = g
         return _xp(g).moveaxis(moved, (-2, -1), (dim1, dim2))
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        shape, offset, dim1, dim2 = ctx.args
+        dev = devices.of(g._data)
+        order = [d for d in range(len(shape)) if d not in (dim1, dim2)] + [dim1, dim2]
+        k = g.shape[-1]
+        rows = devices.to_device(np.arange(k) + max(-offset, 0), dev)
+        cols = devices.to_device(np.arange(k) + max(offset, 0), dev)
+        moved = IndexScatter.apply(g, shape=tuple(shape[d] for d in order), index=(Ellipsis, rows, cols))
+        return moved.movedim((-2, -1), (dim1, dim2))
