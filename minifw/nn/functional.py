@@ -211,6 +211,23 @@ def _check_output_padding(fn, output_padding, stride, dilation):
                          f"dilation={dilation}")
 
 
+def _transposed_output_size(fn, input, weight, stride, padding, dilation, output_padding):
+    """The output size of a transposed convolution per spatial dim, (size - 1) * stride -
+    2 * padding + dilation * (k - 1) + output_padding + 1 (the arguments per dim, or ints for
+    1-D), refused below 1 or beyond the native library's limits."""
+    per = [_per_dim(v) for v in (stride, padding, dilation, output_padding)]
+    out = tuple((size - 1) * s - 2 * p + d * (k - 1) + op + 1 for size, s, p, d, k, op in
+                zip(input.shape[input.ndim - (weight.ndim - 2):], *per[:3], weight.shape[2:], per[3]))
+    if min(out) < 1:
+        what = f"length {out[0]}" if len(out) == 1 else f"size {out}"
+        raise ValueError(f"{fn}: the output {what} would be < 1 for input of shape "
+                         f"{tuple(input.shape)}, weight of shape {tuple(weight.shape)}, "
+                         f"stride={stride}, padding={padding}, dilation={dilation} and "
+                         f"output_padding={output_padding}; reduce padding")
+    _check_transposed_sizes(fn, out, stride, dilation, output_padding)
+    return out
+
+
 def _check_transposed_sizes(fn, out, stride, dilation, output_padding):
     """The limits of the native library (dilation <= 2**30, each output dim <= 2**40), named
     by the arguments that ask for more."""
@@ -247,14 +264,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     if input.ndim == 3:
         return conv_transpose2d(input.unsqueeze(0), weight, bias, stride, padding, output_padding,
                                 groups, dilation).squeeze(0)
-    out_hw = tuple((size - 1) * s - 2 * p + d * (k - 1) + op + 1 for size, s, p, d, k, op in
-                   zip(input.shape[2:], stride, padding, dilation, weight.shape[2:], output_padding))
-    if min(out_hw) < 1:
-        raise ValueError(f"{fn}: the output size {out_hw} would be < 1 for input of shape "
-                         f"{tuple(input.shape)}, weight of shape {tuple(weight.shape)}, "
-                         f"stride={stride}, padding={padding}, dilation={dilation} and "
-                         f"output_padding={output_padding}; reduce padding")
-    _check_transposed_sizes(fn, out_hw, stride, dilation, output_padding)
+    out_hw = _transposed_output_size(fn, input, weight, stride, padding, dilation, output_padding)
     output_shape = (input.shape[0], c_out) + out_hw
     # The convolution it transposes: its checks (sizes the native library can index), naming fn.
     try:
@@ -2300,13 +2310,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     kl = weight.shape[2]
     c_out = _transposed_channels(fn, input, weight, bias, groups, "(C_in, C_out // groups, kL)")
     _check_output_padding(fn, output_padding, stride, dilation)
-    length = (input.shape[-1] - 1) * stride - 2 * padding + dilation * (kl - 1) + output_padding + 1
-    if length < 1:
-        raise ValueError(f"{fn}: the output length {length} would be < 1 for input of shape "
-                         f"{tuple(input.shape)}, weight of shape {tuple(weight.shape)}, "
-                         f"stride={stride}, padding={padding}, dilation={dilation} and "
-                         f"output_padding={output_padding}; reduce padding")
-    _check_transposed_sizes(fn, (length,), stride, dilation, output_padding)
+    length, = _transposed_output_size(fn, input, weight, stride, padding, dilation, output_padding)
     x, back = _as_2d(input)
     w = weight.unsqueeze(2)
     output_shape = (x.shape[0], c_out, 1, length)
@@ -2536,14 +2540,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     if input.ndim == 4:
         return conv_transpose3d(input.unsqueeze(0), weight, bias, stride, padding, output_padding,
                                 groups, dilation).squeeze(0)
-    out = tuple((size - 1) * s - 2 * p + d * (k - 1) + op + 1 for size, s, p, d, k, op in
-                zip(input.shape[2:], stride, padding, dilation, weight.shape[2:], output_padding))
-    if min(out) < 1:
-        raise ValueError(f"{fn}: the output size {out} would be < 1 for input of shape "
-                         f"{tuple(input.shape)}, weight of shape {tuple(weight.shape)}, "
-                         f"stride={stride}, padding={padding}, dilation={dilation} and "
-                         f"output_padding={output_padding}; reduce padding")
-    _check_transposed_sizes(fn, out, stride, dilation, output_padding)
+    out = _transposed_output_size(fn, input, weight, stride, padding, dilation, output_padding)
     n, c_in, d = input.shape[:3]
     # Each kernel depth offset kd: a conv_transpose2d of every input depth slice, whose result
     # for slice i lands on output depth i * stride + kd * dilation - padding. The slices are
