@@ -65,25 +65,35 @@ def gradcheck(fn, inputs, *, eps=EPS, atol=ATOL, rtol=RTOL, seed=0):
         assert analytic.shape == t.shape and analytic.dtype == t.dtype, (
             f"gradcheck: input {i}: .grad has shape {analytic.shape} and dtype {analytic.dtype}, "
             f"expected {t.shape} and {t.dtype}")
-        numeric = np.zeros(t.shape)
-        flat, nflat = t.detach().numpy().reshape(-1), numeric.reshape(-1)  # views: perturb in place
-        for j in range(flat.size):
-            old = flat[j]
-            flat[j] = old + eps
-            up = objective()
-            flat[j] = old - eps
-            down = objective()
-            flat[j] = old
-            nflat[j] = (up - down) / (2 * eps)
-        err = np.abs(analytic - numeric)
-        bad = ~(err <= atol + rtol * np.abs(numeric))
-        if bad.any():
-            j = np.unravel_index(np.argmax(np.where(bad, err, -1)), t.shape)
-            raise AssertionError(
-                f"gradcheck: input {i} of shape {t.shape}: {int(bad.sum())} of {t.numel()} "
-                f"gradient elements differ; worst at {tuple(int(k) for k in j)}: autograd "
-                f"{analytic[j]!r}, finite differences {numeric[j]!r}")
+        _compare(f"gradcheck: input {i}", "gradient", t, analytic,
+                 _central_differences(t, objective, eps), atol, rtol)
     return True
+
+
+def _central_differences(t, objective, eps):
+    """d objective / d t by central differences, each element of t perturbed in place."""
+    numeric = np.zeros(t.shape)
+    flat, nflat = t.detach().numpy().reshape(-1), numeric.reshape(-1)  # views: perturb in place
+    for j in range(flat.size):
+        old = flat[j]
+        flat[j] = old + eps
+        up = objective()
+        flat[j] = old - eps
+        down = objective()
+        flat[j] = old
+        nflat[j] = (up - down) / (2 * eps)
+    return numeric
+
+
+def _compare(what, kind, t, analytic, numeric, atol, rtol):
+    err = np.abs(analytic - numeric)
+    bad = ~(err <= atol + rtol * np.abs(numeric))
+    if bad.any():
+        j = np.unravel_index(np.argmax(np.where(bad, err, -1)), t.shape)
+        raise AssertionError(
+            f"{what} of shape {t.shape}: {int(bad.sum())} of {t.numel()} {kind} elements differ; "
+            f"worst at {tuple(int(k) for k in j)}: autograd {analytic[j]!r}, finite differences "
+            f"{numeric[j]!r}")
 
 
 def functions_in_graph(outputs):
@@ -141,22 +151,6 @@ def gradgradcheck(fn, inputs, *, eps=EPS, atol=ATOL, rtol=RTOL, seed=0):
         what = f"input {idx}" if idx < len(checked) else f"grad_output {idx - len(checked)}"
         a = np.zeros(t.shape) if a is None else a.detach().numpy()
         assert a.shape == t.shape, f"gradgradcheck: {what}: shape {a.shape}, expected {t.shape}"
-        numeric = np.zeros(t.shape)
-        flat, nflat = t.detach().numpy().reshape(-1), numeric.reshape(-1)
-        for j in range(flat.size):
-            old = flat[j]
-            flat[j] = old + eps
-            up = first_order_objective()
-            flat[j] = old - eps
-            down = first_order_objective()
-            flat[j] = old
-            nflat[j] = (up - down) / (2 * eps)
-        err = np.abs(a - numeric)
-        bad = ~(err <= atol + rtol * np.abs(numeric))
-        if bad.any():
-            j = np.unravel_index(np.argmax(np.where(bad, err, -1)), t.shape)
-            raise AssertionError(
-                f"gradgradcheck: {what} of shape {t.shape}: {int(bad.sum())} of {t.numel()} "
-                f"second-derivative elements differ; worst at {tuple(int(k) for k in j)}: "
-                f"autograd {a[j]!r}, finite differences {numeric[j]!r}")
+        _compare(f"gradgradcheck: {what}", "second-derivative", t, a,
+                 _central_differences(t, first_order_objective, eps), atol, rtol)
     return True
