@@ -426,3 +426,14 @@ def test_second_derivatives_on_the_emulated_cuda_device_match_the_cpu(emulated_c
 
     for a, b in zip(penalty_gradients(emulated_cuda), penalty_gradients("cpu")):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_xlogy_gradient_at_x_zero_is_pytorchs():
+    """log(y) in x where x is 0, except 0 there where y <= 0 (PyTorch 2.13's values)."""
+    x = leaf([0.0, 0.0, 0.0, 2.0])
+    minifw.xlogy(x, minifw.tensor([-1.0, 0.0, 5.0, 0.0], dtype=minifw.float64)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0, np.log(5.0), -np.inf])
+    x.grad = None
+    g, = minifw.autograd.grad(minifw.xlogy(x, minifw.tensor([-1.0, 0.0, 5.0, 0.5], dtype=minifw.float64)).sum(),
+                              x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), [0.0, 0.0, np.log(5.0), np.log(0.5)])

@@ -20,6 +20,7 @@ class Bernoulli(Distribution):
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
+    _batch_attributes = ("probs", "logits", "_param")
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         param = _probs_or_logits("Bernoulli", probs, logits)

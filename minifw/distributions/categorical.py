@@ -30,6 +30,7 @@ class Categorical(Distribution):
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     has_enumerate_support = True
+    _batch_attributes = ("probs", "logits", "_param")
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         param = _probs_or_logits("Categorical", probs, logits)

@@ -13,6 +13,7 @@ class Normal(Distribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
+    _batch_attributes = ("loc", "scale")
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all("Normal", loc=loc, scale=scale)
@@ -48,6 +49,14 @@ class Normal(Distribution):
         var = self.scale ** 2
         return -((value - self.loc) ** 2) / (2 * var) - self.scale.log() \
             - math.log(math.sqrt(2 * math.pi))
+
+    def cdf(self, value):
+        value = self._value(value, "cdf")
+        return 0.5 * (1 + ((value - self.loc) / (self.scale * math.sqrt(2))).erf())
+
+    def icdf(self, value):
+        """The quantile function: loc + scale * sqrt(2) * erfinv(2 p - 1)."""
+        return self.loc + self.scale * (2 * value - 1).erfinv() * math.sqrt(2)
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + self.scale.log()

@@ -427,7 +427,9 @@ BINARY = {
     "atan2": (np.arctan2, lambda a, b, out: b / (a * a + b * b), lambda a, b, out: -a / (a * a + b * b)),
     "hypot": (np.hypot, lambda a, b, out: a / out, lambda a, b, out: b / out),
     "fmod": (np.fmod, lambda a, b, out: 1.0, lambda a, b, out: -np.trunc(a / b)),
-    "xlogy": (_xlogy, lambda a, b, out: np.where(a == 0, 0.0, np.log(b)), lambda a, b, out: a / b),
+    # in a, as PyTorch 2.13: log(b), except 0 where a is 0 and b <= 0 (not -inf or nan)
+    "xlogy": (_xlogy, lambda a, b, out: np.where((a == 0) & (b <= 0), 0.0, np.log(b)),
+              lambda a, b, out: a / b),
     "logaddexp": (np.logaddexp, lambda a, b, out: np.exp(a - out), lambda a, b, out: np.exp(b - out)),
     # as PyTorch's: out / a (the sign both carry), 0 where a is 0; b's sign is piecewise constant
     "copysign": (np.copysign, lambda a, b, out: np.where(a == 0, 0.0, out / np.where(a == 0, 1.0, a)),
@@ -443,7 +445,8 @@ GRAPH_BINARY = {
     "hypot": (lambda a, b, out, av, bv: a / out, lambda a, b, out, av, bv: b / out),
     "fmod": (lambda a, b, out, av, bv: 1.0,
              lambda a, b, out, av, bv: constant(-np.trunc(av / bv))),
-    "xlogy": (lambda a, b, out, av, bv: masked(av != 0, b.log() if isinstance(b, autograd.Tensor)
+    "xlogy": (lambda a, b, out, av, bv: masked(~((av == 0) & (bv <= 0)),
+                                               b.log() if isinstance(b, autograd.Tensor)
                                                else constant(np.log(bv))),
               lambda a, b, out, av, bv: a / b),
     "logaddexp": (lambda a, b, out, av, bv: (a - out).exp(), lambda a, b, out, av, bv: (b - out).exp()),
