@@ -3,23 +3,38 @@
 Assigning a Parameter, a Module or (through register_buffer) a Tensor to an
 attribute registers it, so parameters(), state_dict() and friends find it by
 its dotted name ("conv1.weight"). Forward hooks run around forward() when the
-module is called, as PyTorch's.
+module is called, as PyTorch's; so do the global hooks (register_module_forward_hook, ...),
+which apply to every module.
+
+Backward hooks, as PyTorch's BackwardHook (torch/utils/hooks.py): when a module has any, its
+call wraps the Tensors among its positional arguments, and those it returns, in an identity
+Function (BackwardHookFunction). The walk reaches the outputs' node first, with the gradients
+of the outputs: the pre-hooks run there and grad_output is kept; it reaches the inputs' node
+once every use of the inputs inside forward has added its part, with grad_input: the full
+hooks run there. Each call has its own state, so a module called twice in one graph fires its
+hooks twice. A module without backward hooks records nothing extra.
+
+State-dict hooks run inside state_dict() and load_state_dict(), per module, in PyTorch's
+order: a module's pre-hooks, its own entries, its children (each with its own hooks), its
+post-hooks.
 """
 import collections
 import collections.abc
 import itertools
+import threading
 import warnings
 import weakref
 
 import numpy as np
 
-from ...autograd import no_grad
+from ...autograd import Function, is_grad_enabled, no_grad
 from ... import devices
 from ...checks import check_tensor_dtype
 from ...tensor import Tensor, _cuda_device
 from ..parameter import Parameter
 
 IncompatibleKeys = collections.namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")
+_loading = threading.local()  # .copies: the copies a load_state_dict in progress makes at its end
 
 
 
@@ -28,6 +43,22 @@ def _array_of(value):
     if isinstance(value, Tensor):
         return value._data
     return value if devices.is_array(value) else np.asarray(value)
+
+def _copy_into(target, array):
+    with no_grad():
+        devices.assign(target._data, Ellipsis, array.astype(target.dtype, copy=False))
+
+
+def _raise_load_errors(module, errors, missing, unexpected):
+    """PyTorch's message: missing keys, then unexpected ones, then every other problem."""
+    head = []
+    if missing:
+        head.append("Missing key(s) in state_dict: " + ", ".join(map(repr, missing)))
+    if unexpected:
+        head.append("Unexpected key(s) in state_dict: " + ", ".join(map(repr, unexpected)))
+    raise RuntimeError(f"Error(s) in loading state_dict for {type(module).__name__}:\n\t"
+                       + "\n\t".join(head + errors))
+
 
 def _check_member_name(fn, kind, name):
     """A parameter's, buffer's or module's name: a non-empty string without ".", which
@@ -41,8 +72,8 @@ def _check_member_name(fn, kind, name):
 
 
 class RemovableHandle:
-    """What register_forward_hook and register_forward_pre_hook return: remove() unregisters
-    the hook (again: nothing); as a context manager, the hook is registered for the block."""
+    """What every hook registration returns: remove() unregisters the hook (again: nothing);
+    as a context manager, the hook is registered for the block."""
 
     _ids = itertools.count()  # next() on it is atomic: unique ids across threads
 
@@ -70,6 +101,199 @@ class _IdSet(set):
     """A set that a weak reference can point at (the ids of a module's with_kwargs hooks)."""
 
 
+# ---- hooks on every module (PyTorch's register_module_*_hook) ---------------------------------
+# _global_hook_ids holds the id of every global hook registered, so that Module.__call__ tells
+# with one test that there are none.
+_global_hook_ids = _IdSet()
+_global_forward_pre_hooks = collections.OrderedDict()
+_global_forward_hooks = collections.OrderedDict()
+_global_forward_hooks_with_kwargs = _IdSet()
+_global_forward_hooks_always_called = _IdSet()
+_global_backward_pre_hooks = collections.OrderedDict()
+_global_backward_hooks = collections.OrderedDict()
+_global_is_full_backward_hook = None  # as a module's _is_full_backward_hook
+
+
+def _register_global(hooks, hook, *extra):
+    handle = RemovableHandle(hooks, _global_hook_ids, *extra)
+    hooks[handle.id] = hook
+    _global_hook_ids.add(handle.id)
+    return handle
+
+
+def register_module_forward_pre_hook(hook):
+    """hook(module, args) runs before every module's forward (before the module's own
+    pre-hooks), as Module.register_forward_pre_hook. Returns a handle."""
+    return _register_global(_global_forward_pre_hooks, hook)
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """hook(module, args, output) runs after every module's forward (before the module's own
+    forward hooks), as Module.register_forward_hook. Returns a handle."""
+    handle = _register_global(_global_forward_hooks, hook, _global_forward_hooks_with_kwargs,
+                              _global_forward_hooks_always_called)
+    if with_kwargs:
+        _global_forward_hooks_with_kwargs.add(handle.id)
+    if always_call:
+        _global_forward_hooks_always_called.add(handle.id)
+    return handle
+
+
+def register_module_full_backward_pre_hook(hook):
+    """hook(module, grad_output) for every module, before the module's own ones, as
+    Module.register_full_backward_pre_hook. Returns a handle."""
+    return _register_global(_global_backward_pre_hooks, hook)
+
+
+def register_module_full_backward_hook(hook):
+    """hook(module, grad_input, grad_output) for every module, before the module's own ones,
+    as Module.register_full_backward_hook. Returns a handle."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is False:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
+                           "global Module hook. Please use only one of them.")
+    _global_is_full_backward_hook = True
+    return _register_global(_global_backward_hooks, hook)
+
+
+def register_module_backward_hook(hook):
+    """The deprecated global backward hook: in minifw the full hook (see
+    Module.register_backward_hook), with PyTorch's deprecation warning."""
+    global _global_is_full_backward_hook
+    if _global_is_full_backward_hook is True:
+        raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
+                           "global Module hook. Please use only one of them.")
+    _warn_backward_hook()
+    _global_is_full_backward_hook = False
+    return _register_global(_global_backward_hooks, hook)
+
+
+def _warn_backward_hook():
+    warnings.warn("register_backward_hook is deprecated in favor of register_full_backward_hook; "
+                  "in minifw it is the full hook: grad_input holds the gradients with respect to "
+                  "the module's inputs (PyTorch's gives those of the inputs of the module's last "
+                  "operation)", FutureWarning, stacklevel=3)
+
+
+# ---- backward hooks -----------------------------------------------------------------------------
+class BackwardHookFunction(Function):
+    """The identity on a module's input (or output) Tensors, recorded so that the backward walk
+    calls `on_backward` with their gradients; what it returns goes on instead. Tensors that do
+    not require grad come out marked non-differentiable, as in PyTorch's."""
+
+    _on_arrays = False  # Tensors in and out: the hooks get and return Tensors
+
+    @staticmethod
+    def forward(ctx, on_backward, requires, *tensors):
+        ctx.on_backward = on_backward
+        ctx.set_materialize_grads(False)  # a pre-hook sees None for a gradient that never came
+        ctx.mark_non_differentiable(*[t for t, r in zip(tensors, requires) if not r])
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None, None) + tuple(ctx.on_backward(grads))
+
+
+class _BackwardHook:
+    """One call's backward hooks (PyTorch's torch.utils.hooks.BackwardHook): the hooks get
+    tuples with one entry per positional argument (grad_input) or per output (grad_output),
+    None where it is not a Tensor or got no gradient."""
+
+    def __init__(self, module, hooks, pre_hooks):
+        self.module, self.hooks, self.pre_hooks = module, hooks, pre_hooks
+        self.grad_outputs = None
+        self.n_inputs = self.n_outputs = -1
+        self.input_index = self.output_index = None
+        self.input_meta = self.output_meta = ()
+
+    @staticmethod
+    def _pack(index, values, size):
+        packed = [None] * size
+        for i, v in zip(index, values):
+            packed[i] = v
+        return tuple(packed)
+
+    @staticmethod
+    def _wrap(values, on_backward):
+        index = [i for i, v in enumerate(values) if isinstance(v, Tensor)]
+        requires = tuple(values[i].requires_grad for i in index)
+        if not (any(requires) and is_grad_enabled()):
+            return values, None, ()
+        tensors = [values[i] for i in index]
+        meta = tuple((t.shape, t.dtype, t.device) for t in tensors)
+        wrapped = BackwardHookFunction.apply(on_backward, requires, *tensors)
+        values = list(values)
+        for i, t in zip(index, wrapped):
+            values[i] = t
+        return tuple(values), index, meta
+
+    @staticmethod
+    def _materialized(grads, meta):
+        """Zeros for the gradients that never came, as PyTorch's BackwardHookFunction gets them
+        (so that grad_input has zeros there, and an input that requires grad gets them)."""
+        return tuple(Tensor._make(devices.zeros(*m)) if g is None else g for g, m in zip(grads, meta))
+
+    def setup_input_hook(self, args):
+        args, self.input_index, self.input_meta = self._wrap(args, self._input_grads)
+        self.n_inputs = len(args)
+        return args
+
+    def setup_output_hook(self, result):
+        if not isinstance(result, (Tensor, tuple)):
+            warnings.warn(f"For backward hooks to be called, module output should be a Tensor or a "
+                          f"tuple of Tensors but received {type(result)}", stacklevel=3)
+        single = not isinstance(result, tuple)
+        outputs, self.output_index, self.output_meta = self._wrap((result,) if single else result,
+                                                                  self._output_grads)
+        self.n_outputs = 1 if single else len(result)
+        return outputs[0] if single else outputs
+
+    def _output_grads(self, grads):
+        """At the outputs' node: keep grad_output, after the pre-hooks (which may replace it)."""
+        self.grad_outputs = self._pack(self.output_index, grads, self.n_outputs)
+        for hook in self.pre_hooks:
+            replaced = hook(self.module, self.grad_outputs)
+            if replaced is None:
+                continue
+            if len(replaced) != len(self.grad_outputs):
+                raise RuntimeError(f"Backward pre hook returned an invalid number of grad_output, "
+                                   f"got {len(replaced)}, but expected {len(self.grad_outputs)}")
+            self.grad_outputs = replaced
+        grad_outputs = self.grad_outputs
+        if self.input_index is None:
+            # no input requires grad, so no inputs' node will run: the hooks run here
+            warnings.warn("Full backward hook is firing when gradients are computed with respect to "
+                          "module outputs since no inputs require gradients.", stacklevel=2)
+            grad_inputs = (None,) * self.n_inputs
+            for hook in self.hooks:
+                result = hook(self.module, grad_inputs, self.grad_outputs)
+                if result is not None and not (isinstance(result, tuple) and
+                                               all(g is None for g in result)):
+                    raise RuntimeError("Backward hook for Modules where no input requires gradient "
+                                       "should always return None or None for all gradients.")
+            self.grad_outputs = None
+        return self._materialized([grad_outputs[i] for i in self.output_index], self.output_meta)
+
+    def _input_grads(self, grads):
+        """At the inputs' node: the full hooks, with grad_input (which they may replace)."""
+        grads = self._materialized(grads, self.input_meta)
+        if self.grad_outputs is None:
+            # the gradient reached the inputs without passing through the outputs' node
+            return grads
+        grad_inputs = self._pack(self.input_index, grads, self.n_inputs)
+        for hook in self.hooks:
+            replaced = hook(self.module, grad_inputs, self.grad_outputs)
+            if replaced is None:
+                continue
+            if len(replaced) != len(grad_inputs):
+                raise RuntimeError(f"Backward hook returned an invalid number of grad_input, got "
+                                   f"{len(replaced)}, but expected {len(grad_inputs)}")
+            grad_inputs = replaced
+        self.grad_outputs = None
+        return tuple(grad_inputs[i] for i in self.input_index)
+
+
 class Module:
     """Base class of layers and models: subclass it, create sub-modules and Parameters
     in __init__, compute in forward(); call the module to run forward."""
@@ -84,6 +308,14 @@ class Module:
         object.__setattr__(self, "_forward_hooks", collections.OrderedDict())
         object.__setattr__(self, "_forward_hooks_with_kwargs", _IdSet())
         object.__setattr__(self, "_forward_hooks_always_called", _IdSet())
+        object.__setattr__(self, "_backward_pre_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_backward_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_is_full_backward_hook", None)
+        object.__setattr__(self, "_state_dict_pre_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_state_dict_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_load_state_dict_pre_hooks", collections.OrderedDict())
+        object.__setattr__(self, "_load_state_dict_pre_hooks_with_module", _IdSet())
+        object.__setattr__(self, "_load_state_dict_post_hooks", collections.OrderedDict())
         object.__setattr__(self, "training", True)
 
     def forward(self, *args, **kwargs):
@@ -91,7 +323,8 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         d = self.__dict__
-        if not (d.get("_forward_pre_hooks") or d.get("_forward_hooks")):
+        if not (_global_hook_ids or d.get("_forward_pre_hooks") or d.get("_forward_hooks")
+                or d.get("_backward_hooks") or d.get("_backward_pre_hooks")):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
@@ -125,10 +358,57 @@ class Module:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
+    # ---- backward hooks ---------------------------------------------------------------
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """hook(module, grad_output) runs when the gradients of the module's outputs have been
+        computed, before those of its inputs; a tuple it returns replaces grad_output (a tuple,
+        one entry per output, None where an output is not a Tensor or got no gradient)."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """hook(module, grad_input, grad_output) runs when the gradients with respect to the
+        module's inputs have been computed; a tuple it returns replaces grad_input. grad_input
+        has one entry per positional argument (keyword arguments get none), None where the
+        argument is not a Tensor or gets no gradient. When no input requires grad, the hook
+        runs with grad_input all None once grad_output is known, as PyTorch's."""
+        if self._is_full_backward_hook is False:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a "
+                               "single Module. Please use only one of them.")
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook):
+        """Deprecated in PyTorch, whose version gives the gradients of the module's last
+        operation rather than of the module; minifw's is register_full_backward_hook, with
+        PyTorch's deprecation (a FutureWarning) and its rule against mixing the two."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a "
+                               "single Module. Please use only one of them.")
+        _warn_backward_hook()
+        self._is_full_backward_hook = False
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
+
     def _call_with_hooks(self, args, kwargs):
         result, called = None, set()
+        d = self.__dict__
+        pre_hooks = list(itertools.chain(_global_forward_pre_hooks.items(),
+                                         d.get("_forward_pre_hooks", {}).items()))
+        backward_hooks = list(itertools.chain(_global_backward_hooks.values(),
+                                              d.get("_backward_hooks", {}).values()))
+        backward_pre_hooks = list(itertools.chain(_global_backward_pre_hooks.values(),
+                                                  d.get("_backward_pre_hooks", {}).values()))
         try:
-            for hook_id, hook in list(self._forward_pre_hooks.items()):  # a hook may remove itself
+            for hook_id, hook in pre_hooks:  # (a list: a hook may remove itself)
                 if hook_id in self._forward_pre_hooks_with_kwargs:
                     replaced = hook(self, args, kwargs)
                     if replaced is not None:
@@ -140,16 +420,25 @@ class Module:
                     replaced = hook(self, args)
                     if replaced is not None:
                         args = replaced if isinstance(replaced, tuple) else (replaced,)
+            backward = None
+            if backward_hooks or backward_pre_hooks:
+                backward = _BackwardHook(self, backward_hooks, backward_pre_hooks)
+                args = backward.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
-            for hook_id, hook in list(self._forward_hooks.items()):
+            for hook_id, hook in self._all_forward_hooks():
                 called.add(hook_id)
                 replaced = self._run_forward_hook(hook_id, hook, args, kwargs, result)
                 if replaced is not None:
                     result = replaced
+            if backward is not None:
+                result = backward.setup_output_hook(result)
             return result
         except Exception:
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id in self._forward_hooks_always_called and hook_id not in called:
+            for hook_id, hook in self._all_forward_hooks():
+                if hook_id in called:
+                    continue
+                if (hook_id in self._forward_hooks_always_called
+                        or hook_id in _global_forward_hooks_always_called):
                     try:
                         replaced = self._run_forward_hook(hook_id, hook, args, kwargs, result)
                         if replaced is not None:
@@ -160,8 +449,11 @@ class Module:
                                       f"{e}")
             raise
 
+    def _all_forward_hooks(self):
+        return list(itertools.chain(_global_forward_hooks.items(), self._forward_hooks.items()))
+
     def _run_forward_hook(self, hook_id, hook, args, kwargs, result):
-        if hook_id in self._forward_hooks_with_kwargs:
+        if hook_id in self._forward_hooks_with_kwargs or hook_id in _global_forward_hooks_with_kwargs:
             return hook(self, args, kwargs, result)
         return hook(self, args, result)
 
@@ -428,57 +720,186 @@ class Module:
         return self.to(np.float64)
 
     # ---- state ------------------------------------------------------------------------
-    def state_dict(self, destination=None, prefix="", keep_vars=False):
-        """Parameters and persistent buffers by dotted name, in registration order. The
-        values share memory with the module (detached unless keep_vars) and so stay on its
-        device, as in PyTorch; minifw.save writes host copies."""
-        destination = collections.OrderedDict() if destination is None else destination
+    _version = 1  # a layout version for state dicts, as PyTorch's (its local_metadata["version"])
+
+    def register_state_dict_pre_hook(self, hook):
+        """hook(module, prefix, keep_vars) runs at the start of this module's part of
+        state_dict(), before its own entries are written."""
+        handle = RemovableHandle(self._state_dict_pre_hooks)
+        self._state_dict_pre_hooks[handle.id] = hook
+        return handle
+
+    def register_state_dict_post_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata) runs at the end of this module's
+        part of state_dict(), after its children's; it may change state_dict in place and must
+        return None."""
+        hook._from_public_api = True  # as PyTorch marks it: its return value is an error
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def _register_state_dict_hook(self, hook):
+        """The older, private form of register_state_dict_post_hook that libraries use: a state
+        dict the hook returns replaces the one being built (which only matters at the root)."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook that "
+                               "was previously registered via register_state_dict_post_hook")
+        handle = RemovableHandle(self._state_dict_hooks)
+        self._state_dict_hooks[handle.id] = hook
+        return handle
+
+    def register_load_state_dict_pre_hook(self, hook):
+        """hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs) runs before this module's entries are loaded; it may change
+        state_dict (the copy load_state_dict works on) and the lists in place."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """The private form: hook(state_dict, prefix, ...) without the module, unless
+        with_module."""
+        handle = RemovableHandle(self._load_state_dict_pre_hooks,
+                                 self._load_state_dict_pre_hooks_with_module)
+        self._load_state_dict_pre_hooks[handle.id] = hook
+        if with_module:
+            self._load_state_dict_pre_hooks_with_module.add(handle.id)
+        return handle
+
+    def register_load_state_dict_post_hook(self, hook):
+        """hook(module, incompatible_keys) runs after this module and its children are loaded;
+        it may change incompatible_keys.missing_keys and .unexpected_keys in place (before
+        strict=True checks them) and must return None."""
+        handle = RemovableHandle(self._load_state_dict_post_hooks)
+        self._load_state_dict_post_hooks[handle.id] = hook
+        return handle
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """This module's own entries (not its children's), as PyTorch's: what a subclass
+        overrides to store something else."""
         for name, p in self._parameters.items():
             if p is not None:
                 destination[prefix + name] = p if keep_vars else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent:
                 destination[prefix + name] = b if keep_vars else b.detach()
+
+    def state_dict(self, destination=None, prefix="", keep_vars=False):
+        """Parameters and persistent buffers by dotted name, in registration order. The
+        values share memory with the module (detached unless keep_vars) and so stay on its
+        device, as in PyTorch; minifw.save writes host copies. The dict's `_metadata` holds
+        each module's {"version": ...} under its dotted name, as PyTorch's."""
+        if destination is None:
+            destination = collections.OrderedDict()
+            destination._metadata = collections.OrderedDict()
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
         for name, m in self._modules.items():
             if m is not None:
-                m.state_dict(destination, prefix + name + ".", keep_vars)
+                m.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:
+                destination = result
         return destination
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        """Load this module's own entries (not its children's) from state_dict, whose keys
+        are prefixed with `prefix`, as PyTorch's: run the load pre-hooks, then check each
+        value's shape, noting problems in the lists. Inside load_state_dict the copies wait
+        until the whole tree has been checked (a failed load changes nothing); called by
+        itself, it copies at once."""
+        for hook_id, hook in list(self._load_state_dict_pre_hooks.items()):
+            if hook_id in self._load_state_dict_pre_hooks_with_module:
+                hook(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                     unexpected_keys, error_msgs)
+            else:
+                hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                     error_msgs)
+        own = {}
+        self._save_to_state_dict(own, "", keep_vars=True)
+        copies = getattr(_loading, "copies", None)
+        for name, target in own.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            array = _array_of(state_dict[key])
+            if array.shape != target.shape:
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape "
+                                  f"{tuple(array.shape)} from checkpoint, the shape in current "
+                                  f"model is {tuple(target.shape)}")
+            elif copies is not None:
+                copies.append((target, array))
+            else:
+                _copy_into(target, array)
+        if strict:
+            for key in state_dict:
+                if key.startswith(prefix):
+                    name = key[len(prefix):].split(".", 1)
+                    if (name[0] not in self._modules) if len(name) > 1 else (name[0] not in own):
+                        unexpected_keys.append(key)
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy values into this module's parameters and buffers (in place, so onto the
         module's device whatever device a value is on, as PyTorch's copy_). Every shape
         must match; with strict=True the keys must match exactly as well. Returns
-        (missing_keys, unexpected_keys)."""
+        (missing_keys, unexpected_keys).
+
+        The walk is PyTorch's: each module's load pre-hooks and entries, then its children
+        (each seeing only the keys under its prefix), then its post-hooks. Unlike PyTorch, a
+        load that fails changes nothing: the values are copied only once every module has
+        been checked (before the post-hooks, which see the loaded values; when a post-hook
+        could still clear strict's missing or unexpected keys, before they are checked)."""
         if not isinstance(state_dict, collections.abc.Mapping):
             raise TypeError(f"load_state_dict: expected a mapping of names to tensors, got "
                             f"{type(state_dict).__name__}")
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        errors = []
-        if strict:
-            if unexpected:
-                errors.append("Unexpected key(s) in state_dict: " + ", ".join(map(repr, unexpected)))
-            if missing:
-                errors.append("Missing key(s) in state_dict: " + ", ".join(map(repr, missing)))
-        for key, target in own.items():
-            if key not in state_dict:
-                continue
-            value = state_dict[key]
-            array = _array_of(value)
-            if array.shape != target.shape:
-                errors.append(f"size mismatch for {key}: copying a param with shape "
-                              f"{tuple(array.shape)} from checkpoint, the shape in current model "
-                              f"is {tuple(target.shape)}")
-        if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
-                               + "\n\t".join(errors))
-        with no_grad():
-            for key, target in own.items():
-                if key in state_dict:
-                    devices.assign(target._data, Ellipsis,
-                                   _array_of(state_dict[key]).astype(target.dtype, copy=False))
-        return IncompatibleKeys(missing, unexpected)
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = collections.OrderedDict(state_dict)  # the hooks may change this copy
+        if metadata is not None:
+            state_dict._metadata = metadata
+        missing, unexpected, errors, walked = [], [], [], []
+
+        def load(module, local_state_dict, prefix=""):
+            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing,
+                                         unexpected, errors)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    load(child, {k: v for k, v in local_state_dict.items()
+                                 if k.startswith(child_prefix)}, child_prefix)
+            walked.append(module)  # post-hooks run in this order: children before parents
+
+        outer = getattr(_loading, "copies", None)  # (a hook may load another module)
+        _loading.copies = copies = []
+        try:
+            load(self, state_dict)
+        finally:
+            _loading.copies = outer
+        post_hooks = any(m._load_state_dict_post_hooks for m in walked)
+        if errors or (strict and (missing or unexpected) and not post_hooks):
+            _raise_load_errors(self, errors, missing if strict else [], unexpected if strict else [])
+        for target, array in copies:
+            _copy_into(target, array)
+        incompatible = IncompatibleKeys(missing, unexpected)
+        for module in walked:
+            for hook in list(module._load_state_dict_post_hooks.values()):
+                if hook(module, incompatible) is not None:
+                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` "
+                                         "are not expected to return new values, if "
+                                         "incompatible_keys need to be modified, it should be done "
+                                         "inplace.")
+        if strict and (missing or unexpected):
+            _raise_load_errors(self, [], missing, unexpected)
+        return incompatible
 
     # ---- printing ---------------------------------------------------------------------
     def extra_repr(self):
