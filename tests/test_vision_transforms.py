@@ -254,8 +254,6 @@ def test_reprs(transform, text):
                  "ColorJitter: brightness as a single number must be >= 0, got -0.1", id="brightness"),
     pytest.param(lambda: T.ColorJitter(hue=0.7), ValueError,
                  r"ColorJitter: hue must lie within \[-0.5, 0.5\], got \(-0.7, 0.7\)", id="hue"),
-    pytest.param(lambda: T.RandomRotation(10, expand=True), ValueError,
-                 "RandomRotation: expand=True .* not supported", id="expand"),
     pytest.param(lambda: T.RandomRotation(-5), ValueError,
                  "RandomRotation: degrees as a single number must be >= 0, got -5", id="degrees"),
     pytest.param(lambda: T.RandomAffine(0, translate=(2, 0)), ValueError,

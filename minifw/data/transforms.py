@@ -10,8 +10,10 @@ Each takes what torchvision's takes and gives back the same kind:
   Tensor; Normalize takes float tensors and arrays only.
 
 The augmentations (RandomResizedCrop, ColorJitter, Grayscale, RandomGrayscale, RandomRotation,
-RandomAffine, GaussianBlur, RandomErasing, RandomApply, RandomChoice, RandomOrder) compute on
-the host with NumPy and hand a Tensor or array back on its device; on PIL images Pillow does
+RandomAffine, GaussianBlur, RandomErasing, RandomApply, RandomChoice, RandomOrder,
+RandomInvert, RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast,
+RandomEqualize, and the automatic ones: AutoAugment, RandAugment, TrivialAugmentWide, AugMix)
+compute on the host with NumPy and hand a Tensor or array back on its device; on PIL images Pillow does
 the work where torchvision's does (colour, rotation, affine, grayscale) and GaussianBlur
 blurs the image's array. Rotation and affine transforms sample as torch's grid_sample
 (nearest or bilinear, pixel centres at k + 0.5) and fill what came from outside the image.
@@ -24,6 +26,7 @@ minifw's addition), else from the generator of the DataLoader thread that fetche
 minifw's global generator (minifw.data.worker), so minifw.manual_seed makes them repeatable.
 """
 import enum
+import math
 import numbers
 import sys
 
@@ -795,19 +798,21 @@ def _fill_array(fill, array, fn):
     return values.reshape(-1, 1, 1)
 
 
-def _warp(array, inverse, mode, fill, fn):
+def _warp(array, inverse, mode, fill, fn, out_size=None):
     """Resample array (..., H, W) through `inverse` (from _affine_inverse, in pixel offsets
     from the image's centre), as torch's grid_sample with align_corners=False: pixel k's centre
     is at k + 0.5. Nearest rounds to the closest pixel (half to even); bilinear mixes the 4
     around, reading zeros outside. With a fill, the fraction of each output pixel that came
     from outside the image is filled with it (nearest: the pixel is the fill), as
-    torchvision's tensor transforms do."""
+    torchvision's tensor transforms do. out_size (h, w), when given, is the output's size; its
+    centre maps to the input's, as in torchvision's expanded rotations."""
     if mode not in (InterpolationMode.NEAREST, InterpolationMode.BILINEAR):
         raise ValueError(f"{fn}: a tensor or array image can be transformed with nearest or "
                          f"bilinear interpolation, got {mode.value}")
     height, width = array.shape[-2:]
-    rows, cols = np.meshgrid(np.arange(height) + 0.5 - height / 2, np.arange(width) + 0.5 - width / 2,
-                             indexing="ij")
+    out_height, out_width = (height, width) if out_size is None else out_size
+    rows, cols = np.meshgrid(np.arange(out_height) + 0.5 - out_height / 2,
+                             np.arange(out_width) + 0.5 - out_width / 2, indexing="ij")
     src_x = inverse[0, 0] * cols + inverse[0, 1] * rows + inverse[0, 2] + width / 2 - 0.5
     src_y = inverse[1, 0] * cols + inverse[1, 1] * rows + inverse[1, 2] + height / 2 - 0.5
     work = _float_work(array)
@@ -819,8 +824,8 @@ def _warp(array, inverse, mode, fill, fn):
         fx, fy = src_x - x0, src_y - y0
         taps = [(y0, x0, (1 - fx) * (1 - fy)), (y0, x0 + 1, fx * (1 - fy)),
                 (y0 + 1, x0, (1 - fx) * fy), (y0 + 1, x0 + 1, fx * fy)]
-    out = np.zeros(work.shape, work.dtype)
-    coverage = np.zeros((height, width))
+    out = np.zeros(work.shape[:-2] + (out_height, out_width), work.dtype)
+    coverage = np.zeros((out_height, out_width))
     for y, x, weight in taps:
         inside = (y >= 0) & (y < height) & (x >= 0) & (x < width)
         weight = np.where(inside, weight, 0.0)
@@ -890,6 +895,154 @@ def _setup_degrees(degrees, fn, name="degrees"):
         return [float(-degrees), float(degrees)]
     _check_range(degrees, fn, name)
     return [float(d) for d in degrees]
+
+
+def _expanded_size(inverse, height, width):
+    """(h, w) of a rotation's output with expand=True, as torchvision computes it: the input's
+    corners, taken as offsets from its centre, through the inverse matrix in float32, shifted
+    by half the input's size (Pillow's convention, which gives a 6 x 7 image turned by 90
+    degrees a 7 x 8 output), then the ceiling of the largest minus the floor of the smallest,
+    after truncating to 1e-4 so that a rounding error of 1e-15 does not add a pixel."""
+    half = np.array([0.5 * width, 0.5 * height], np.float32)
+    corners = np.array([[-half[0], -half[1], 1.0], [-half[0], half[1], 1.0],
+                        [half[0], half[1], 1.0], [half[0], -half[1], 1.0]], np.float32)
+    points = corners @ inverse.astype(np.float32).T
+    tol = np.float32(1e-4)
+    high = np.ceil(np.trunc((points.max(axis=0) + half) / tol) * tol)
+    low = np.floor(np.trunc((points.min(axis=0) + half) / tol) * tol)
+    width_out, height_out = (high - low).astype(np.int64)
+    return int(height_out), int(width_out)
+
+
+def _rotate(img, angle, interpolation, expand, center, fill, fn):
+    """Turn img counter-clockwise by `angle` degrees about `center` (x, y) in pixels (None: the
+    image's centre), as torchvision's F.rotate."""
+    if _is_pil(img):
+        return img.rotate(angle, _PIL_FILTERS[interpolation], expand, center,
+                          fillcolor=_pil_fill_for_warp(img, fill))
+    if not expand:
+        return _affine(img, -angle, (0.0, 0.0), 1.0, (0.0, 0.0), interpolation, fill, center, fn)
+    height, width = _size(img, fn)
+    offset = (0.0, 0.0) if center is None else (center[0] - width * 0.5, center[1] - height * 0.5)
+    inverse = _affine_inverse(offset, -angle, (0.0, 0.0), 1.0, (0.0, 0.0))
+    if interpolation is InterpolationMode.BICUBIC:
+        raise ValueError(f"{fn}: a tensor or array image can be transformed with nearest or "
+                         f"bilinear interpolation, got bicubic")
+    out_size = _expanded_size(inverse, height, width)
+    return _host_op(img, fn, lambda array: _warp(array, inverse, interpolation, fill, fn, out_size))
+
+
+# ---- the operations of the automatic augmentations (torchvision.transforms.functional's) -------
+# On tensors and arrays they act on (..., C, H, W) images of 1 or 3 channels, float in [0, 1] or
+# integers up to their dtype's largest value. posterize and equalize are defined on 8-bit values:
+# torchvision takes uint8 tensors only; minifw's Tensors hold no uint8, so minifw takes uint8
+# arrays as torchvision takes uint8 tensors, and float images as torchvision.transforms.v2 does
+# (posterize: floor(x * 2**bits) / 2**bits; equalize: through uint8 and back). PIL images go to
+# Pillow's ImageOps and ImageEnhance, as torchvision's do.
+def _check_uint8_or_float(array, fn):
+    if array.dtype != np.uint8 and array.dtype.kind != "f":
+        raise TypeError(f"{fn}: the image must hold uint8 or floating-point values, got dtype "
+                        f"{array.dtype}")
+
+
+def _sharpness_array(array, factor):
+    """Blend with the image smoothed by PIL's SMOOTH filter (3 x 3, centre 5, the rest 1, over
+    13), which leaves the border pixels alone; images under 3 x 3 are returned as they are."""
+    _channels(array, "adjust_sharpness")
+    if array.shape[-1] <= 2 or array.shape[-2] <= 2:
+        return array
+    work = _float_work(array) if array.dtype.kind == "f" else array.astype(np.float32)
+    height, width = array.shape[-2:]
+    window = sum(work[..., dy:dy + height - 2, dx:dx + width - 2]
+                 for dy in range(3) for dx in range(3))
+    smooth = (window + 4 * work[..., 1:-1, 1:-1]) / 13
+    if array.dtype.kind in "iu":  # as torchvision: the smoothed image is rounded to the dtype
+        smooth = smooth.round()
+    degenerate = work.copy()
+    degenerate[..., 1:-1, 1:-1] = smooth
+    return _blend(array, degenerate, factor, "adjust_sharpness")
+
+
+def _posterize_array(array, bits):
+    _channels(array, "posterize")
+    _check_uint8_or_float(array, "posterize")
+    if array.dtype == np.uint8:
+        return array & np.uint8((0xFF << (8 - bits)) & 0xFF)  # keep the top `bits` bits
+    levels = 1 << bits
+    return (np.clip(np.floor(array * levels), 0, levels - 1) / levels).astype(array.dtype)
+
+
+def _invert_array(array):
+    _channels(array, "invert")
+    bound = _max_value(array.dtype, "invert")
+    return (array.dtype.type(bound) - array).astype(array.dtype)
+
+
+def _solarize_array(array, threshold):
+    _channels(array, "solarize")
+    bound = _max_value(array.dtype, "solarize")
+    if threshold > bound:
+        raise ValueError(f"solarize: threshold must be at most {bound:g}, the largest value of an "
+                         f"image of dtype {array.dtype}, got {threshold!r}")
+    return np.where(array >= threshold, _invert_array(array), array)
+
+
+def _autocontrast_array(array):
+    """Stretch each channel linearly so that its darkest pixel becomes 0 and its brightest full
+    intensity; a channel of one value is left alone."""
+    _channels(array, "autocontrast")
+    bound = _max_value(array.dtype, "autocontrast")
+    work = _float_work(array) if array.dtype.kind == "f" else array.astype(np.float32)
+    low = work.min(axis=(-2, -1), keepdims=True)
+    span = work.max(axis=(-2, -1), keepdims=True) - low
+    flat = span == 0
+    scale = np.where(flat, 1, bound / np.where(flat, 1, span))
+    out = np.clip((work - np.where(flat, 0, low)) * scale, 0, bound)
+    return _to_dtype(out, array.dtype)
+
+
+def _equalize_channel(channel):
+    """torchvision's equalize of one uint8 channel: the cumulative histogram as a lookup table,
+    in steps of (pixels not of the last value present) // 255, shifted by one entry."""
+    histogram = np.bincount(channel.reshape(-1), minlength=256)
+    present = histogram[histogram != 0]
+    step = int(present[:-1].sum()) // 255
+    if step == 0:
+        return channel
+    lut = (np.cumsum(histogram) + step // 2) // step
+    lut = np.clip(np.concatenate([[0], lut[:-1]]), 0, 255)
+    return lut[channel].astype(np.uint8)
+
+
+def _equalize_array(array):
+    _channels(array, "equalize")
+    _check_uint8_or_float(array, "equalize")
+    if array.dtype != np.uint8:  # as torchvision.transforms.v2: to uint8 (truncating) and back
+        as_uint8 = np.clip(array * (255 + 1.0 - 1e-3), 0, 255).astype(np.uint8)
+        return (_equalize_array(as_uint8) / np.float32(255)).astype(array.dtype)
+    channels = array.reshape((-1,) + array.shape[-2:])
+    return np.stack([_equalize_channel(c) for c in channels]).reshape(array.shape)
+
+
+def _pil_op(img, op, *args):
+    from PIL import ImageEnhance, ImageOps
+
+    if op == "sharpness":
+        return ImageEnhance.Sharpness(img).enhance(*args)
+    return getattr(ImageOps, op)(img, *args)
+
+
+_ARRAY_OPS = {"sharpness": _sharpness_array, "posterize": _posterize_array,
+              "solarize": _solarize_array, "autocontrast": _autocontrast_array,
+              "equalize": _equalize_array, "invert": _invert_array}
+
+
+def _image_op(img, op, *args):
+    """One of _ARRAY_OPS applied to any kind of image."""
+    if _is_pil(img):
+        return _pil_op(img, op, *args)
+    fn = "adjust_sharpness" if op == "sharpness" else op
+    return _host_op(img, fn, lambda array: _ARRAY_OPS[op](array, *args))
 
 
 # ---- the augmentation transforms -----------------------------------------------------------------
@@ -1055,18 +1208,15 @@ class RandomGrayscale:
 class RandomRotation:
     """Turn the image counter-clockwise by an angle drawn uniformly from `degrees` (d: [-d, d],
     or a pair (min, max)) about `center` (x, y) in pixels (the image's centre by default).
-    The output keeps the input's size (expand=False); pixels from outside the input get `fill`
-    (a number, or one per channel). Tensors and arrays: nearest or bilinear; PIL images are
-    rotated by Pillow (also bicubic)."""
+    The output keeps the input's size (expand=False) or grows to hold the whole turned image
+    (expand=True, sized as torchvision's: see _expanded_size); pixels from outside the input get
+    `fill` (a number, or one per channel). Tensors and arrays: nearest or bilinear; PIL images
+    are rotated by Pillow (also bicubic)."""
 
     def __init__(self, degrees, interpolation=InterpolationMode.NEAREST, expand=False, center=None,
                  fill=0, *, generator=None):
         self.degrees = _setup_degrees(degrees, "RandomRotation")
         self.interpolation = _check_warp_interpolation(interpolation, "RandomRotation")
-        if expand:
-            raise ValueError("RandomRotation: expand=True (growing the output to hold the whole "
-                             "rotated image) is not supported by minifw; the output keeps the "
-                             "input's size (expand=False)")
         if center is not None and (not isinstance(center, (tuple, list)) or len(center) != 2
                                    or not all(isinstance(c, numbers.Real) for c in center)):
             raise ValueError(f"RandomRotation: center must be a point (x, y), got {center!r}")
@@ -1082,11 +1232,8 @@ class RandomRotation:
     def __call__(self, img):
         _size(img, "RandomRotation")
         angle = self.get_params(self.degrees, self.generator)
-        if _is_pil(img):
-            return img.rotate(angle, _PIL_FILTERS[self.interpolation], False, self.center,
-                              fillcolor=_pil_fill_for_warp(img, self.fill))
-        return _affine(img, -angle, (0.0, 0.0), 1.0, (0.0, 0.0), self.interpolation, self.fill,
-                       self.center, "RandomRotation")
+        return _rotate(img, angle, self.interpolation, self.expand, self.center, self.fill,
+                       "RandomRotation")
 
     def __repr__(self):
         text = (f"RandomRotation(degrees={self.degrees}, interpolation={self.interpolation.value}, "
@@ -1370,3 +1517,498 @@ class RandomOrder(_RandomTransforms):
         for index in random_source(self.generator).permutation(len(self.transforms)):
             img = self.transforms[int(index)](img)
         return img
+
+
+# ---- the automatic augmentations -------------------------------------------------------------------
+class AutoAugmentPolicy(enum.Enum):
+    """The AutoAugment policies learned on ImageNet, CIFAR-10 and SVHN, as torchvision's."""
+    IMAGENET = "imagenet"
+    CIFAR10 = "cifar10"
+    SVHN = "svhn"
+
+
+# (op, probability, magnitude bin of 10 or None), two per sub-policy: Cubuk et al., "AutoAugment:
+# Learning Augmentation Strategies from Data" (2019), appendix, as torchvision lists them.
+_AUTOAUGMENT_POLICIES = {
+    AutoAugmentPolicy.IMAGENET: [
+        (("Posterize", 0.4, 8), ("Rotate", 0.6, 9)),
+        (("Solarize", 0.6, 5), ("AutoContrast", 0.6, None)),
+        (("Equalize", 0.8, None), ("Equalize", 0.6, None)),
+        (("Posterize", 0.6, 7), ("Posterize", 0.6, 6)),
+        (("Equalize", 0.4, None), ("Solarize", 0.2, 4)),
+        (("Equalize", 0.4, None), ("Rotate", 0.8, 8)),
+        (("Solarize", 0.6, 3), ("Equalize", 0.6, None)),
+        (("Posterize", 0.8, 5), ("Equalize", 1.0, None)),
+        (("Rotate", 0.2, 3), ("Solarize", 0.6, 8)),
+        (("Equalize", 0.6, None), ("Posterize", 0.4, 6)),
+        (("Rotate", 0.8, 8), ("Color", 0.4, 0)),
+        (("Rotate", 0.4, 9), ("Equalize", 0.6, None)),
+        (("Equalize", 0.0, None), ("Equalize", 0.8, None)),
+        (("Invert", 0.6, None), ("Equalize", 1.0, None)),
+        (("Color", 0.6, 4), ("Contrast", 1.0, 8)),
+        (("Rotate", 0.8, 8), ("Color", 1.0, 2)),
+        (("Color", 0.8, 8), ("Solarize", 0.8, 7)),
+        (("Sharpness", 0.4, 7), ("Invert", 0.6, None)),
+        (("ShearX", 0.6, 5), ("Equalize", 1.0, None)),
+        (("Color", 0.4, 0), ("Equalize", 0.6, None)),
+        (("Equalize", 0.4, None), ("Solarize", 0.2, 4)),
+        (("Solarize", 0.6, 5), ("AutoContrast", 0.6, None)),
+        (("Invert", 0.6, None), ("Equalize", 1.0, None)),
+        (("Color", 0.6, 4), ("Contrast", 1.0, 8)),
+        (("Equalize", 0.8, None), ("Equalize", 0.6, None)),
+    ],
+    AutoAugmentPolicy.CIFAR10: [
+        (("Invert", 0.1, None), ("Contrast", 0.2, 6)),
+        (("Rotate", 0.7, 2), ("TranslateX", 0.3, 9)),
+        (("Sharpness", 0.8, 1), ("Sharpness", 0.9, 3)),
+        (("ShearY", 0.5, 8), ("TranslateY", 0.7, 9)),
+        (("AutoContrast", 0.5, None), ("Equalize", 0.9, None)),
+        (("ShearY", 0.2, 7), ("Posterize", 0.3, 7)),
+        (("Color", 0.4, 3), ("Brightness", 0.6, 7)),
+        (("Sharpness", 0.3, 9), ("Brightness", 0.7, 9)),
+        (("Equalize", 0.6, None), ("Equalize", 0.5, None)),
+        (("Contrast", 0.6, 7), ("Sharpness", 0.6, 5)),
+        (("Color", 0.7, 7), ("TranslateX", 0.5, 8)),
+        (("Equalize", 0.3, None), ("AutoContrast", 0.4, None)),
+        (("TranslateY", 0.4, 3), ("Sharpness", 0.2, 6)),
+        (("Brightness", 0.9, 6), ("Color", 0.2, 8)),
+        (("Solarize", 0.5, 2), ("Invert", 0.0, None)),
+        (("Equalize", 0.2, None), ("AutoContrast", 0.6, None)),
+        (("Equalize", 0.2, None), ("Equalize", 0.6, None)),
+        (("Color", 0.9, 9), ("Equalize", 0.6, None)),
+        (("AutoContrast", 0.8, None), ("Solarize", 0.2, 8)),
+        (("Brightness", 0.1, 3), ("Color", 0.7, 0)),
+        (("Solarize", 0.4, 5), ("AutoContrast", 0.9, None)),
+        (("TranslateY", 0.9, 9), ("TranslateY", 0.7, 9)),
+        (("AutoContrast", 0.9, None), ("Solarize", 0.8, 3)),
+        (("Equalize", 0.8, None), ("Invert", 0.1, None)),
+        (("TranslateY", 0.7, 9), ("AutoContrast", 0.9, None)),
+    ],
+    AutoAugmentPolicy.SVHN: [
+        (("ShearX", 0.9, 4), ("Invert", 0.2, None)),
+        (("ShearY", 0.9, 8), ("Invert", 0.7, None)),
+        (("Equalize", 0.6, None), ("Solarize", 0.6, 6)),
+        (("Invert", 0.9, None), ("Equalize", 0.6, None)),
+        (("Equalize", 0.6, None), ("Rotate", 0.9, 3)),
+        (("ShearX", 0.9, 4), ("AutoContrast", 0.8, None)),
+        (("ShearY", 0.9, 8), ("Invert", 0.4, None)),
+        (("ShearY", 0.9, 5), ("Solarize", 0.2, 6)),
+        (("Invert", 0.9, None), ("AutoContrast", 0.8, None)),
+        (("Equalize", 0.6, None), ("Rotate", 0.9, 3)),
+        (("ShearX", 0.9, 4), ("Solarize", 0.3, 3)),
+        (("ShearY", 0.8, 8), ("Invert", 0.7, None)),
+        (("Equalize", 0.9, None), ("TranslateY", 0.6, 6)),
+        (("Invert", 0.9, None), ("Equalize", 0.6, None)),
+        (("Contrast", 0.3, 3), ("Rotate", 0.8, 4)),
+        (("Invert", 0.8, None), ("TranslateY", 0.0, 2)),
+        (("ShearY", 0.7, 6), ("Solarize", 0.4, 8)),
+        (("Invert", 0.6, None), ("Rotate", 0.8, 4)),
+        (("ShearY", 0.3, 7), ("TranslateX", 0.9, 3)),
+        (("ShearX", 0.1, 6), ("Invert", 0.6, None)),
+        (("Solarize", 0.7, 2), ("TranslateY", 0.6, 7)),
+        (("ShearY", 0.8, 4), ("Invert", 0.8, None)),
+        (("ShearX", 0.7, 9), ("TranslateY", 0.8, 3)),
+        (("ShearY", 0.8, 5), ("AutoContrast", 0.7, None)),
+        (("ShearX", 0.7, 2), ("Invert", 0.1, None)),
+    ],
+}
+
+
+def _linspace(start, end, steps):
+    """torch.linspace in float32, value for value: the step computed in float32, the first half
+    counted from start and the second from end, each product added without rounding it first
+    (as a fused multiply-add). Translations truncate magnitudes to whole pixels, so 32 * 15 / 30
+    must come out as torch's 15.999999, not 16."""
+    start32, end32 = np.float32(start), np.float32(end)
+    step = np.float64((end32 - start32) / np.float32(max(steps - 1, 1)))
+    i = np.arange(steps, dtype=np.float64)
+    values = np.where(i < steps // 2, np.float64(start32) + step * i,
+                      np.float64(end32) - step * (steps - 1 - i))
+    return values.astype(np.float32)
+
+
+def _posterize_bits(num_bins, lowest):
+    """8 bits down to `lowest` over num_bins bins, rounded half to even as torch.round."""
+    return (8 - np.round(np.arange(num_bins, dtype=np.float32)
+                         / np.float32((num_bins - 1) / (8 - lowest)))).astype(np.int64)
+
+
+def _augmentation_space(num_bins, height, width, wide=False, identity=True, invert=False):
+    """{op: (magnitudes, signed)} as torchvision's AutoAugment/RandAugment space, or (wide=True)
+    TrivialAugmentWide's wider ranges; an op without magnitude has None."""
+    top = 0.99 if wide else 0.9
+    space = {"Identity": (None, False)} if identity else {}
+    space.update({
+        "ShearX": (_linspace(0.0, 0.99 if wide else 0.3, num_bins), True),
+        "ShearY": (_linspace(0.0, 0.99 if wide else 0.3, num_bins), True),
+        "TranslateX": (_linspace(0.0, 32.0 if wide else 150.0 / 331.0 * width, num_bins), True),
+        "TranslateY": (_linspace(0.0, 32.0 if wide else 150.0 / 331.0 * height, num_bins), True),
+        "Rotate": (_linspace(0.0, 135.0 if wide else 30.0, num_bins), True),
+        "Brightness": (_linspace(0.0, top, num_bins), True),
+        "Color": (_linspace(0.0, top, num_bins), True),
+        "Contrast": (_linspace(0.0, top, num_bins), True),
+        "Sharpness": (_linspace(0.0, top, num_bins), True),
+        "Posterize": (_posterize_bits(num_bins, 2 if wide else 4), False),
+        "Solarize": (_linspace(255.0, 0.0, num_bins), False),
+        "AutoContrast": (None, False),
+        "Equalize": (None, False),
+    })
+    if invert:
+        space["Invert"] = (None, False)
+    return space
+
+
+def _check_policy_image(img, fn):
+    """A PIL image of mode L or RGB, or a (..., 1 or 3, H, W) image of uint8 or floats."""
+    if _is_pil(img):
+        if img.mode not in ("L", "RGB"):
+            raise ValueError(f"{fn}: a PIL image must have mode L or RGB, got mode {img.mode}")
+        return
+    array = _array_of(img, fn)
+    _channels(array, fn)
+    if array.dtype != np.uint8 and array.dtype.kind != "f":
+        raise TypeError(f"{fn}: the image must hold uint8 or floating-point values, got dtype "
+                        f"{array.dtype}")
+
+
+def _policy_fill(img, fill):
+    """A number as one value per channel for tensors and arrays, as torchvision's policies."""
+    if fill is None or _is_pil(img):
+        return fill
+    if isinstance(fill, numbers.Number):
+        return [float(fill)] * _channels(_array_of(img, "fill"), "fill")
+    return [float(f) for f in fill]
+
+
+def _apply_op(img, op_name, magnitude, interpolation, fill):
+    """One op of the automatic augmentations with its magnitude, as torchvision's _apply_op.
+    Shears are tan(angle) = magnitude about the top-left corner (AutoAugment's (1, level, 0,
+    0, 1, 0) matrix), translations whole pixels truncated towards zero, the colour ops factors
+    1 + magnitude. Solarize's threshold counts in 8-bit levels: a float image's is scaled to
+    [0, 1], as torchvision.transforms.v2 does (torchvision's v1 refuses thresholds over 1)."""
+    fn = op_name
+    if op_name == "Identity":
+        return img
+    if op_name in ("ShearX", "ShearY"):
+        angle = math.degrees(math.atan(magnitude))
+        shear = (angle, 0.0) if op_name == "ShearX" else (0.0, angle)
+        return _affine(img, 0.0, (0.0, 0.0), 1.0, shear, interpolation, fill, (0, 0), fn)
+    if op_name in ("TranslateX", "TranslateY"):
+        shift = (int(magnitude), 0) if op_name == "TranslateX" else (0, int(magnitude))
+        return _affine(img, 0.0, shift, 1.0, (0.0, 0.0), interpolation, fill, None, fn)
+    if op_name == "Rotate":
+        return _rotate(img, magnitude, interpolation, False, None, fill, fn)
+    if op_name in ("Brightness", "Color", "Contrast"):
+        kind = {"Brightness": "brightness", "Color": "saturation", "Contrast": "contrast"}[op_name]
+        return _adjust(img, kind, 1.0 + magnitude)
+    if op_name == "Sharpness":
+        return _image_op(img, "sharpness", 1.0 + magnitude)
+    if op_name == "Posterize":
+        return _image_op(img, "posterize", int(magnitude))
+    if op_name == "Solarize":
+        if not _is_pil(img):
+            magnitude = magnitude * _max_value(_array_of(img, fn).dtype, fn) / 255.0
+        return _image_op(img, "solarize", magnitude)
+    if op_name in ("AutoContrast", "Equalize", "Invert"):
+        return _image_op(img, op_name.lower())
+    raise ValueError(f"the automatic augmentations have no op {op_name!r}")
+
+
+def _check_int(value, fn, name, low, high=None):
+    """An int in [low, high] (high None: no upper bound)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low or (
+            high is not None and value > high):
+        expected = f"an int >= {low}" if high is None else f"an int in [{low}, {high}]"
+        raise ValueError(f"{fn}: {name} must be {expected}, got {value!r}")
+    return int(value)
+
+
+def _check_policy_args(self, interpolation, fill, fn):
+    self.interpolation = _check_warp_interpolation(interpolation, fn)
+    _check_warp_fill(fill, fn)
+    self.fill = fill
+
+
+def _draw_magnitude(rng, magnitudes, signed, index=None):
+    """A magnitude from the table (bin `index`, else a random bin), negated on a coin toss when
+    the op is signed; ops without magnitude get 0."""
+    if magnitudes is None:
+        magnitude = 0.0
+    else:
+        if index is None:
+            index = int(rng.integers(len(magnitudes)))
+        magnitude = float(magnitudes[index])
+    if signed and int(rng.integers(2)):
+        magnitude = -magnitude
+    return magnitude
+
+
+class AutoAugment:
+    """AutoAugment (Cubuk et al., 2019): one of the policy's 25 sub-policies, picked at random;
+    each of its two ops applies with its probability, at its magnitude (of 10 bins), negated
+    on a coin toss for signed ops. Images: PIL (L or RGB), or (..., 1 or 3, H, W) uint8 arrays
+    as torchvision's uint8 tensors, or floats in [0, 1] (minifw's Tensors) as
+    torchvision.transforms.v2 takes them. Geometric ops: nearest or bilinear on tensors and
+    arrays; fill None leaves zeros outside."""
+
+    def __init__(self, policy=AutoAugmentPolicy.IMAGENET, interpolation=InterpolationMode.NEAREST,
+                 fill=None, *, generator=None):
+        if not isinstance(policy, AutoAugmentPolicy):
+            try:
+                policy = AutoAugmentPolicy(policy)
+            except ValueError:
+                raise ValueError(f"AutoAugment: policy must be an AutoAugmentPolicy (IMAGENET, "
+                                 f"CIFAR10 or SVHN), got {policy!r}") from None
+        self.policy = policy
+        self.policies = _AUTOAUGMENT_POLICIES[policy]
+        _check_policy_args(self, interpolation, fill, "AutoAugment")
+        self.generator = _check_generator(generator)
+
+    @staticmethod
+    def get_params(transform_num, generator=None):
+        """(sub-policy index, two probabilities, two signs), as torchvision's get_params."""
+        rng = random_source(generator)
+        policy_id = int(rng.integers(transform_num))
+        probs = rng.random(2)
+        signs = rng.integers(2, size=2)
+        return policy_id, probs, signs
+
+    def __call__(self, img):
+        _check_policy_image(img, "AutoAugment")
+        fill = _policy_fill(img, self.fill)
+        height, width = _size(img, "AutoAugment")
+        transform_id, probs, signs = self.get_params(len(self.policies), self.generator)
+        space = _augmentation_space(10, height, width, identity=False, invert=True)
+        for i, (op_name, p, magnitude_id) in enumerate(self.policies[transform_id]):
+            if probs[i] <= p:
+                magnitudes, signed = space[op_name]
+                magnitude = float(magnitudes[magnitude_id]) if magnitude_id is not None else 0.0
+                if signed and signs[i] == 0:
+                    magnitude = -magnitude
+                img = _apply_op(img, op_name, magnitude, self.interpolation, fill)
+        return img
+
+    def __repr__(self):
+        return f"AutoAugment(policy={self.policy}, fill={self.fill})"
+
+
+class RandAugment:
+    """RandAugment (Cubuk et al., 2020): num_ops ops, each drawn uniformly from the 14 of
+    torchvision's space (Identity ... Equalize), all at bin `magnitude` of num_magnitude_bins,
+    signed ops negated on a coin toss. Images and fill as AutoAugment's."""
+
+    def __init__(self, num_ops=2, magnitude=9, num_magnitude_bins=31,
+                 interpolation=InterpolationMode.NEAREST, fill=None, *, generator=None):
+        fn = "RandAugment"
+        self.num_ops = _check_int(num_ops, fn, "num_ops", 0)
+        self.num_magnitude_bins = _check_int(num_magnitude_bins, fn, "num_magnitude_bins", 2)
+        self.magnitude = _check_int(magnitude, fn, "magnitude", 0, self.num_magnitude_bins - 1)
+        _check_policy_args(self, interpolation, fill, fn)
+        self.generator = _check_generator(generator)
+
+    def __call__(self, img):
+        _check_policy_image(img, "RandAugment")
+        fill = _policy_fill(img, self.fill)
+        rng = random_source(self.generator)
+        for _ in range(self.num_ops):
+            height, width = _size(img, "RandAugment")
+            space = _augmentation_space(self.num_magnitude_bins, height, width)
+            op_name = list(space)[int(rng.integers(len(space)))]
+            magnitude = _draw_magnitude(rng, *space[op_name], index=self.magnitude)
+            img = _apply_op(img, op_name, magnitude, self.interpolation, fill)
+        return img
+
+    def __repr__(self):
+        return (f"RandAugment(num_ops={self.num_ops}, magnitude={self.magnitude}, "
+                f"num_magnitude_bins={self.num_magnitude_bins}, "
+                f"interpolation={self.interpolation}, fill={self.fill})")
+
+
+class TrivialAugmentWide:
+    """TrivialAugment Wide (Müller and Hutter, 2021): one op drawn uniformly from the 14 of its
+    wide space, at a magnitude drawn uniformly from its num_magnitude_bins bins (shears up to
+    0.99, translations up to 32 pixels, rotations up to 135 degrees, colour factors 1 +/- 0.99,
+    posterize down to 2 bits), signed ops negated on a coin toss. Images and fill as
+    AutoAugment's."""
+
+    def __init__(self, num_magnitude_bins=31, interpolation=InterpolationMode.NEAREST, fill=None,
+                 *, generator=None):
+        fn = "TrivialAugmentWide"
+        self.num_magnitude_bins = _check_int(num_magnitude_bins, fn, "num_magnitude_bins", 2)
+        _check_policy_args(self, interpolation, fill, fn)
+        self.generator = _check_generator(generator)
+
+    def _augmentation_space(self, num_bins):
+        return _augmentation_space(num_bins, None, None, wide=True)
+
+    def __call__(self, img):
+        _check_policy_image(img, "TrivialAugmentWide")
+        fill = _policy_fill(img, self.fill)
+        rng = random_source(self.generator)
+        space = self._augmentation_space(self.num_magnitude_bins)
+        op_name = list(space)[int(rng.integers(len(space)))]
+        magnitude = _draw_magnitude(rng, *space[op_name])
+        return _apply_op(img, op_name, magnitude, self.interpolation, fill)
+
+    def __repr__(self):
+        return (f"TrivialAugmentWide(num_magnitude_bins={self.num_magnitude_bins}, "
+                f"interpolation={self.interpolation}, fill={self.fill})")
+
+
+class _RandomImageOp:
+    """With probability p, one of the automatic augmentations' ops with a fixed argument."""
+    _op = None
+    _arg_name = None
+
+    def __init__(self, arg=None, p=0.5, *, generator=None):
+        self.p, self.generator = _check_probability(p, type(self).__name__), _check_generator(generator)
+        self.arg = arg
+
+    def __call__(self, img):
+        if random_source(self.generator).random() < self.p:
+            return _image_op(img, self._op, *(() if self._arg_name is None else (self.arg,)))
+        return img
+
+    def __repr__(self):
+        arg = "" if self._arg_name is None else f"{self._arg_name}={self.arg}, "
+        return f"{type(self).__name__}({arg}p={self.p})"
+
+
+class RandomInvert(_RandomImageOp):
+    """With probability p, every value v becomes full intensity - v."""
+    _op = "invert"
+
+    def __init__(self, p=0.5, *, generator=None):
+        super().__init__(None, p, generator=generator)
+
+
+class RandomPosterize(_RandomImageOp):
+    """With probability p, keep the top `bits` bits of each 8-bit value (uint8 arrays and PIL
+    images as torchvision's; floats x as floor(x * 2**bits) / 2**bits, as its v2)."""
+    _op, _arg_name = "posterize", "bits"
+
+    def __init__(self, bits, p=0.5, *, generator=None):
+        super().__init__(_check_int(bits, "RandomPosterize", "bits", 0, 8), p, generator=generator)
+
+
+class RandomSolarize(_RandomImageOp):
+    """With probability p, invert the values >= threshold (in the image's own scale: up to 1
+    for floats, 255 for uint8)."""
+    _op, _arg_name = "solarize", "threshold"
+
+    def __init__(self, threshold, p=0.5, *, generator=None):
+        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
+            raise TypeError(f"RandomSolarize: threshold must be a number, got {threshold!r}")
+        super().__init__(threshold, p, generator=generator)
+
+
+class RandomAdjustSharpness(_RandomImageOp):
+    """With probability p, blend the image with its smoothed self: factor 0 gives the smoothed
+    image, 1 the image, 2 twice as sharp."""
+    _op, _arg_name = "sharpness", "sharpness_factor"
+
+    def __init__(self, sharpness_factor, p=0.5, *, generator=None):
+        if (isinstance(sharpness_factor, bool) or not isinstance(sharpness_factor, numbers.Real)
+                or sharpness_factor < 0):
+            raise ValueError(f"RandomAdjustSharpness: sharpness_factor must be a number >= 0, got "
+                             f"{sharpness_factor!r}")
+        super().__init__(float(sharpness_factor), p, generator=generator)
+
+
+class RandomAutocontrast(_RandomImageOp):
+    """With probability p, stretch each channel to span 0 to full intensity."""
+    _op = "autocontrast"
+
+    def __init__(self, p=0.5, *, generator=None):
+        super().__init__(None, p, generator=generator)
+
+
+class RandomEqualize(_RandomImageOp):
+    """With probability p, equalize each channel's histogram (8-bit values; floats through
+    uint8, as torchvision.transforms.v2)."""
+    _op = "equalize"
+
+    def __init__(self, p=0.5, *, generator=None):
+        super().__init__(None, p, generator=generator)
+
+
+class AugMix:
+    """AugMix (Hendrycks et al., 2020): mixture_width chains of chain_depth ops (-1: 1 to 3,
+    drawn per chain) from a space of 9 ops (13 with all_ops: the colour ops too) at magnitudes
+    from the first `severity` of 10 bins, mixed with Dirichlet(alpha) weights, then mixed with
+    the image by Beta(alpha, alpha) (drawn as a 2-way Dirichlet); the mix is cast back to the
+    image's dtype (uint8 truncated). Weights are drawn per image of a batch (..., C, H, W) along
+    its first dimension, the ops once for all. Images and fill as AutoAugment's; PIL images are
+    mixed as uint8 arrays."""
+
+    _PARAMETER_MAX = 10
+
+    def __init__(self, severity=3, mixture_width=3, chain_depth=-1, alpha=1.0, all_ops=True,
+                 interpolation=InterpolationMode.BILINEAR, fill=None, *, generator=None):
+        fn = "AugMix"
+        self.severity = _check_int(severity, fn, "severity", 1, self._PARAMETER_MAX)
+        self.mixture_width = _check_int(mixture_width, fn, "mixture_width", 1)
+        if isinstance(chain_depth, bool) or not isinstance(chain_depth, numbers.Integral) or not (
+                chain_depth == -1 or chain_depth >= 1):
+            raise ValueError(f"AugMix: chain_depth must be -1 (1 to 3 ops, drawn) or an int >= 1, "
+                             f"got {chain_depth!r}")
+        self.chain_depth = int(chain_depth)
+        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or alpha <= 0:
+            raise ValueError(f"AugMix: alpha must be a number > 0, got {alpha!r}")
+        self.alpha, self.all_ops = float(alpha), bool(all_ops)
+        _check_policy_args(self, interpolation, fill, fn)
+        self.generator = _check_generator(generator)
+
+    def _augmentation_space(self, num_bins, height, width):
+        space = {
+            "ShearX": (_linspace(0.0, 0.3, num_bins), True),
+            "ShearY": (_linspace(0.0, 0.3, num_bins), True),
+            "TranslateX": (_linspace(0.0, width / 3.0, num_bins), True),
+            "TranslateY": (_linspace(0.0, height / 3.0, num_bins), True),
+            "Rotate": (_linspace(0.0, 30.0, num_bins), True),
+            # 4 bits down to 0, where the other policies go from 8
+            "Posterize": (_posterize_bits(num_bins, 4) - 4, False),
+            "Solarize": (_linspace(255.0, 0.0, num_bins), False),
+            "AutoContrast": (None, False),
+            "Equalize": (None, False),
+        }
+        if self.all_ops:
+            space.update({name: (_linspace(0.0, 0.9, num_bins), True)
+                          for name in ("Brightness", "Color", "Contrast", "Sharpness")})
+        return space
+
+    def __call__(self, img):
+        _check_policy_image(img, "AugMix")
+        fill = _policy_fill(img, self.fill)
+        if _is_pil(img):
+            array = np.asarray(img)
+            chw = array[None] if array.ndim == 2 else array.transpose(2, 0, 1)
+            out = self._mix(np.ascontiguousarray(chw), fill)
+            return _pil_from_array(out[0] if array.ndim == 2 else out.transpose(1, 2, 0), img)
+        return _host_op(img, "AugMix", lambda array: self._mix(array, fill))
+
+    def _mix(self, array, fill):
+        rng = random_source(self.generator)
+        height, width = array.shape[-2:]
+        space = self._augmentation_space(self._PARAMETER_MAX, height, width)
+        images = array.shape[0] if array.ndim >= 4 else 1
+        weights_shape = (images,) + (1,) * (array.ndim - 1) if array.ndim >= 4 else ()
+        m = rng.dirichlet([self.alpha, self.alpha], size=images)
+        combined = rng.dirichlet([self.alpha] * self.mixture_width, size=images) * m[:, 1:2]
+        mix = m[:, 0].reshape(weights_shape) * _float_work(array)
+        for i in range(self.mixture_width):
+            aug = array
+            depth = self.chain_depth if self.chain_depth > 0 else int(rng.integers(1, 4))
+            for _ in range(depth):
+                op_name = list(space)[int(rng.integers(len(space)))]
+                magnitudes, signed = space[op_name]
+                index = int(rng.integers(self.severity)) if magnitudes is not None else None
+                magnitude = _draw_magnitude(rng, magnitudes, signed, index=index)
+                aug = _apply_op(aug, op_name, magnitude, self.interpolation, fill)
+            mix = mix + combined[:, i].reshape(weights_shape) * aug
+        return _to_dtype(mix, array.dtype) if array.dtype.kind in "iu" else mix.astype(array.dtype)
+
+    def __repr__(self):
+        return (f"AugMix(severity={self.severity}, mixture_width={self.mixture_width}, "
+                f"chain_depth={self.chain_depth}, alpha={self.alpha}, all_ops={self.all_ops}, "
+                f"interpolation={self.interpolation}, fill={self.fill})")
