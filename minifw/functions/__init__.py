@@ -13,7 +13,7 @@ classes with forward and backward side by side (see minifw.autograd).
     normalization   LocalResponseNormalization, BatchNormalization, LayerNormalization,
                     VectorNorm, LpNormalization, VectorCosine
     dropout         InvertedDropout, ChannelDropout
-    linear          MatMul, InnerProduct
+    linear          MatMul, InnerProduct, MatrixProduct
     einsum          Einsum
     distance        PairwiseDistance
     interpolation   Interpolation

@@ -5,6 +5,7 @@ import numpy as np
 from .. import devices
 from ..autograd import Function
 from ..engines import current_engine
+from .convolution import engine_of
 from .elementwise import unbroadcast
 
 
@@ -81,5 +82,46 @@ class InnerProduct(Function):
     def backward_graph(ctx, dy):
         x, weight = ctx.saved_tensors
         need_x, need_w, need_b = ctx.needs_input_grad
-        return (dy @ weight if need_x else None, dy.transpose(0, 1) @ x if need_w else None,
-                dy.sum(0) if need_b else None)
+        with engine_of(ctx):  # the forward's GEMMs (NumPy's and minifw's threads do not mix)
+            return (MatrixProduct.apply(dy, weight) if need_x else None,
+                    MatrixProduct.apply(dy, x, trans_a=True) if need_w else None,
+                    dy.sum(0) if need_b else None)
+
+
+def _product_gradients(product, a, b, g, trans_a, trans_b, needs):
+    """The gradients of C = op(a) @ op(b) (op: the transpose where trans_*) given g = dC, as
+    products product(x, y, trans_x, trans_y) of the same arrays, transposes read in place."""
+    ga = gb = None
+    if needs[0]:  # d op(a) = g op(b)^T
+        ga = product(b, g, trans_b, True) if trans_a else product(g, b, False, not trans_b)
+    if needs[1]:  # d op(b) = op(a)^T g
+        gb = product(g, a, True, trans_a) if trans_b else product(a, g, not trans_a, False)
+    return ga, gb
+
+
+class MatrixProduct(Function):
+    """op(a) @ op(b) of 2-D arrays by the current engine's GEMM, op the transpose where
+    trans_a / trans_b: the inner product's gradients as a Function of their own, for second
+    derivatives. Its gradients are such products again."""
+
+    @staticmethod
+    def forward(ctx, a, b, *, trans_a=False, trans_b=False):
+        engine = ctx.engine = current_engine()
+        need_a, need_b = ctx.needs_input_grad
+        ctx.save_for_backward(a if need_b else None, b if need_a else None)
+        ctx.trans = trans_a, trans_b
+        return engine.gemm(a, b, trans_a=trans_a, trans_b=trans_b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        gemm = ctx.engine.gemm
+        return _product_gradients(lambda x, y, tx, ty: gemm(x, y, trans_a=tx, trans_b=ty), a, b, g,
+                                  *ctx.trans, ctx.needs_input_grad)
+
+    @staticmethod
+    def backward_graph(ctx, g):
+        a, b = ctx.saved_tensors
+        with engine_of(ctx):
+            return _product_gradients(lambda x, y, tx, ty: MatrixProduct.apply(x, y, trans_a=tx, trans_b=ty),
+                                      a, b, g, *ctx.trans, ctx.needs_input_grad)

@@ -133,6 +133,9 @@ GRADS = [
     Grad("conv2d_3d_input", lambda x, w: F.conv2d(x, w, padding=1), lambda: [t64((2, 4, 4)), t64((3, 2, 3, 3), 1)]),
     Grad("conv2d_same_even_kernel", lambda x, w: F.conv2d(x, w, padding="same"),
          lambda: [t64((1, 2, 5, 5)), t64((2, 2, 2, 4), 1)]),
+    Grad("linear_gradients_as_products", minifw.enable_grad()(lambda x, w: sum(minifw.autograd.grad(
+        (F.linear(x, w) ** 2).sum(), (x, w), create_graph=True)[k].sum() * (k + 1) for k in (0, 1))),
+         lambda: [t64((3, 4)), t64((2, 4), 1)]),
     Grad("conv2d_filter_gradient", minifw.enable_grad()(lambda x, w: minifw.autograd.grad(
         (F.conv2d(x, w, stride=2, padding=1) ** 2).sum(), w, create_graph=True)[0]),
          lambda: [t64((1, 2, 5, 4)), t64((3, 2, 3, 2), 1)]),
