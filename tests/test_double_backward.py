@@ -437,3 +437,15 @@ def test_xlogy_gradient_at_x_zero_is_pytorchs():
     g, = minifw.autograd.grad(minifw.xlogy(x, minifw.tensor([-1.0, 0.0, 5.0, 0.5], dtype=minifw.float64)).sum(),
                               x, create_graph=True)
     np.testing.assert_allclose(g.detach().numpy(), [0.0, 0.0, np.log(5.0), np.log(0.5)])
+
+
+def test_the_second_order_benchmark_runs_and_agrees_with_pytorch(capsys):
+    pytest.importorskip("torch")
+    import runpy
+    bench = runpy.run_path(str(HERE.parent / "benchmarks" / "double_backward.py"))
+    bench["main"](["--repeats", "1", "--cases", "maml,hvp"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| maml")
+            or line.startswith("| hvp")]
+    assert len(rows) == 2
+    for row in rows:  # the gradients the two frameworks computed agree to float32 rounding
+        assert float(row.split("|")[-2]) < 1e-4, row
