@@ -486,3 +486,48 @@ def test_in_place_module_with_hooks_gets_right_gradients():
     mask = (y.detach().numpy() > 0).astype(np.float32)
     np.testing.assert_array_equal(seen[0], mask)
     np.testing.assert_allclose(x.grad.numpy(), mask @ net[0].weight.detach().numpy(), rtol=1e-6)
+
+
+# ---- overrides of _save_to_state_dict / _load_from_state_dict --------------------------------
+
+class _ExtraEntry(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("w", minifw.zeros(2))
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + "meta"] = {"v": 1}
+
+
+class _ReadsAfterLoading(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("w", minifw.zeros(2))
+        self.cached = None
+
+    def _load_from_state_dict(self, *args):
+        super()._load_from_state_dict(*args)
+        self.cached = float(self.w.sum())
+
+
+def test_an_extra_saved_entry_is_unexpected_when_loaded_as_in_pytorch():
+    module = _ExtraEntry()
+    result = module.load_state_dict(module.state_dict(), strict=False)
+    assert result.unexpected_keys == ["meta"] and result.missing_keys == []
+
+
+def test_an_override_of_load_from_state_dict_sees_the_loaded_values():
+    module = _ReadsAfterLoading()
+    module.load_state_dict({"w": minifw.ones(2)})
+    assert module.cached == 2.0 and module.w.tolist() == [1.0, 1.0]
+
+
+def test_a_failed_load_undoes_the_copies_an_override_made_at_once():
+    model = nn.Sequential(_ReadsAfterLoading(), nn.Linear(2, 2))
+    before = model[1].weight.detach().numpy().copy()
+    state = {"0.w": minifw.ones(2) * 3, "1.weight": minifw.ones(3, 2), "1.bias": minifw.ones(2)}
+    with pytest.raises(RuntimeError, match="size mismatch for 1.weight"):
+        model.load_state_dict(state)
+    assert model[0].w.tolist() == [0.0, 0.0]
+    assert (model[1].weight.detach().numpy() == before).all()

@@ -810,11 +810,13 @@ class Module:
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
-        """Load this module's own entries (not its children's) from state_dict, whose keys
-        are prefixed with `prefix`, as PyTorch's: run the load pre-hooks, then check each
-        value's shape, noting problems in the lists. Inside load_state_dict the copies wait
-        until the whole tree has been checked (a failed load changes nothing); called by
-        itself, it copies at once."""
+        """Load this module's own entries (its parameters and persistent buffers, not its
+        children's) from state_dict, whose keys are prefixed with `prefix`, as PyTorch's: run
+        the load pre-hooks, then check each value's shape, noting problems in the lists.
+        Inside load_state_dict the copies wait until the whole tree has been checked (a
+        failed load changes nothing), except for a module whose class overrides this method,
+        which may read its values right after calling it, as in PyTorch: its copies are made
+        at once, and undone if the load fails. Called by itself, it copies at once."""
         for hook_id, hook in list(self._load_state_dict_pre_hooks.items()):
             if hook_id in self._load_state_dict_pre_hooks_with_module:
                 hook(self, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -822,9 +824,12 @@ class Module:
             else:
                 hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                      error_msgs)
-        own = {}
-        self._save_to_state_dict(own, "", keep_vars=True)
+        own = {name: value for name, value in itertools.chain(
+            self._parameters.items(),
+            ((name, b) for name, b in self._buffers.items() if name not in self._non_persistent))
+            if value is not None}
         copies = getattr(_loading, "copies", None)
+        at_once = copies is None or type(self)._load_from_state_dict is not Module._load_from_state_dict
         for name, target in own.items():
             key = prefix + name
             if key not in state_dict:
@@ -836,9 +841,11 @@ class Module:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{tuple(array.shape)} from checkpoint, the shape in current "
                                   f"model is {tuple(target.shape)}")
-            elif copies is not None:
+            elif not at_once:
                 copies.append((target, array))
             else:
+                if copies is not None:  # the value it had, should the load fail
+                    _loading.undo.append((target, target._data.copy()))
                 _copy_into(target, array)
         if strict:
             for key in state_dict:
@@ -878,14 +885,16 @@ class Module:
                                  if k.startswith(child_prefix)}, child_prefix)
             walked.append(module)  # post-hooks run in this order: children before parents
 
-        outer = getattr(_loading, "copies", None)  # (a hook may load another module)
-        _loading.copies = copies = []
+        outer = getattr(_loading, "copies", None), getattr(_loading, "undo", None)  # (a hook may
+        _loading.copies, _loading.undo = copies, undo = [], []                     # load another)
         try:
             load(self, state_dict)
         finally:
-            _loading.copies = outer
+            _loading.copies, _loading.undo = outer
         post_hooks = any(m._load_state_dict_post_hooks for m in walked)
         if errors or (strict and (missing or unexpected) and not post_hooks):
+            for target, array in reversed(undo):
+                _copy_into(target, array)
             _raise_load_errors(self, errors, missing if strict else [], unexpected if strict else [])
         for target, array in copies:
             _copy_into(target, array)
