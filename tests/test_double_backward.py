@@ -449,3 +449,18 @@ def test_the_second_order_benchmark_runs_and_agrees_with_pytorch(capsys):
     assert len(rows) == 2
     for row in rows:  # the gradients the two frameworks computed agree to float32 rounding
         assert float(row.split("|")[-2]) < 1e-4, row
+
+
+@pytest.mark.parametrize("fn", [F.relu, lambda t: F.leaky_relu(t, 0.1), F.hardtanh, lambda t: t + 1,
+                                lambda t: t.clamp(0, 1), lambda t: F.max_pool1d(t.reshape(1, 1, 4), 2)])
+def test_a_gradient_constant_in_the_inputs_differentiates_to_zeros(fn):
+    """ones * mask is outside the graph, yet a function of x with a zero derivative: it is
+    joined to x, so a second grad gives zeros (PyTorch: zeros for relu, leaky_relu, hardtanh
+    and max pooling; an error for x + 1 and clamp, documented)."""
+    x = leaf([1.0, -2.0, 0.5, 3.0])
+    g, = minifw.autograd.grad(fn(x).sum(), x, create_graph=True)
+    assert g.requires_grad
+    h, = minifw.autograd.grad(g.sum(), x, create_graph=True)
+    np.testing.assert_array_equal(np.abs(h.detach().numpy()), np.zeros(4))
+    k, = minifw.autograd.grad(h.sum(), x)  # and again
+    np.testing.assert_array_equal(np.abs(k.numpy()), np.zeros(4))

@@ -946,10 +946,54 @@ def _graph_backward(node, slots):
     grads = [Tensor._make(devices.zeros(shape, dtype, node.device))
              if g is None and dtype.kind == "f" else g for g, (shape, dtype) in zip(slots, node.outputs)]
     if has_second_derivatives(node):
-        return function.backward_graph(_GraphContext(node), *grads)
+        return _joined_to_inputs(node, function.backward_graph(_GraphContext(node), *grads))
     with _Inside():
         arrays = function.backward(node.ctx, *[None if g is None else g._data for g in grads])
     return _behind_stand_in(node, arrays, grads)
+
+
+class _ConstantInInputs(Function):
+    """Stands behind a gradient that a backward_graph gave outside the graph (a ReLU's
+    ones * mask, say): it still belongs to the node's inputs, with a zero derivative, as the
+    gradient PyTorch's recorded backward gives does (differentiating it gives zeros, not an
+    error)."""
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return tuple(None if meta is None else devices.zeros(*meta) for meta in ctx.input_meta)
+
+    @staticmethod
+    def backward_graph(ctx, *grads):
+        return tuple(None if meta is None else Tensor._make(devices.zeros(*meta))
+                     for meta in ctx.input_meta)
+
+
+def _input_meta(edge):
+    """(shape, dtype, device) of the tensor an edge leads from, or None for no edge."""
+    if edge is None:
+        return None
+    if edge.__class__ is tuple:
+        parent, i = edge
+        return parent.outputs[i][0], parent.outputs[i][1], parent.device
+    return edge.shape, edge.dtype, edge.device
+
+
+def _joined_to_inputs(node, results):
+    """A backward_graph's results, those outside the graph put behind a _ConstantInInputs
+    node joined to `node`'s inputs."""
+    single = not isinstance(results, tuple)
+    values = (results,) if single else results
+    loose = [k for k, r in enumerate(values) if isinstance(r, Tensor) and not r.requires_grad]
+    if not loose:
+        return results
+    ctx = Context()
+    ctx.input_meta = tuple(_input_meta(e) for e in node.edges)
+    stand_in = Node(_ConstantInInputs, ctx, node.edges,
+                    tuple((values[k].shape, values[k].dtype) for k in loose), node.device)
+    values = list(values)
+    for j, k in enumerate(loose):
+        values[k] = Tensor._make(values[k]._data, stand_in, j)
+    return values[0] if single else tuple(values)
 
 
 def _behind_stand_in(node, arrays, grads):
