@@ -769,3 +769,16 @@ ERRORS = [
 def test_errors(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+@pytest.mark.parametrize("cls,shape", [("BatchNorm1d", (4, 3)), ("BatchNorm2d", (2, 3, 2, 2)),
+                                       ("BatchNorm3d", (2, 3, 2, 1, 2))])
+def test_batch_norm_without_bias_as_pytorchs(cls, shape):
+    torch = pytest.importorskip("torch")
+    mine, theirs = getattr(nn, cls)(3, bias=False), getattr(torch.nn, cls)(3, bias=False)
+    assert repr(mine) == repr(theirs) and mine.bias is None
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    np.testing.assert_allclose(mine(minifw.tensor(x)).detach().numpy(),
+                               theirs(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert repr(getattr(nn, cls)(3, affine=False)) == repr(getattr(torch.nn, cls)(3, affine=False))

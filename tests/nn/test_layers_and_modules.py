@@ -362,7 +362,7 @@ def test_repr_like_pytorch():
 def test_repr_of_nested_modules_indents_each_level():
     assert repr(Net()).splitlines()[:5] == [
         "Net(", "  (block): Block(", "    (conv): Conv2d(2, 4, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))",
-        "    (bn): BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)",
+        "    (bn): BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)",
         "    (act): ReLU()"]
 
 
@@ -379,7 +379,7 @@ def test_repr_of_nested_modules_indents_each_level():
     pytest.param(nn.LocalResponseNorm(5), "LocalResponseNorm(5, alpha=0.0001, beta=0.75, k=1.0)", id="LRN"),
     pytest.param(nn.Dropout(), "Dropout(p=0.5, inplace=False)", id="Dropout"),
     pytest.param(nn.BatchNorm1d(7, momentum=None), "BatchNorm1d(7, eps=1e-05, momentum=None, affine=True, "
-                 "track_running_stats=True)", id="BatchNorm1d"),
+                 "bias=True, track_running_stats=True)", id="BatchNorm1d"),
     pytest.param(nn.Embedding(10, 3, padding_idx=0), "Embedding(10, 3, padding_idx=0)", id="Embedding"),
     pytest.param(nn.CrossEntropyLoss(), "CrossEntropyLoss()", id="CrossEntropyLoss"),
     pytest.param(nn.Softmax(dim=1), "Softmax(dim=1)", id="Softmax"),
@@ -689,9 +689,9 @@ CONSTRUCTORS = {
     nn.LocalResponseNorm: "(size, alpha=0.0001, beta=0.75, k=1.0)",
     nn.Dropout: "(p=0.5, inplace=False)",
     nn.BatchNorm1d: "(num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, "
-                    "device=None, dtype=None)",
+                    "device=None, dtype=None, *, bias=True)",
     nn.BatchNorm2d: "(num_features, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, "
-                    "device=None, dtype=None)",
+                    "device=None, dtype=None, *, bias=True)",
     nn.Flatten: "(start_dim=1, end_dim=-1)",
     nn.Embedding: "(num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0, "
                   "scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, "

@@ -5,9 +5,8 @@ from ...autograd import no_grad
 from ...tensor import Tensor, int64, tensor
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
 from .module import Module
-from .utils import _factory, _positive_int
+from .utils import _factory, _ones_and_zeros, _positive_int
 
 
 def register_running_stats(module, num_features, dtype, dev, track):
@@ -24,19 +23,14 @@ class _BatchNorm(Module):
     _input_desc = ""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
-                 device=None, dtype=None):
+                 device=None, dtype=None, *, bias=True):
         super().__init__()
         cls = type(self).__name__
         dtype, dev = _factory(cls, dtype, device)
         self.num_features = _positive_int(cls, "num_features", num_features)
         self.eps, self.momentum = eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(tensor(np.ones(num_features, dtype), device=dev))
-            self.bias = Parameter(tensor(np.zeros(num_features, dtype), device=dev))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _ones_and_zeros(self, (num_features,), dtype, dev, affine, bias)  # bias=False: no bias
         register_running_stats(self, num_features, dtype, dev, track_running_stats)
 
     def reset_running_stats(self):
@@ -50,7 +44,8 @@ class _BatchNorm(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):
         if not isinstance(input, Tensor) or input.ndim not in self._input_dims:
@@ -70,7 +65,8 @@ class _BatchNorm(Module):
 
     def extra_repr(self):
         return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, " \
-               f"affine={self.affine}, track_running_stats={self.track_running_stats}"
+               f"affine={self.affine}, bias={self.bias is not None}, " \
+               f"track_running_stats={self.track_running_stats}"
 
 
 class BatchNorm1d(_BatchNorm):

@@ -10,7 +10,7 @@ from .. import init
 from ..parameter import Parameter
 from .batchnorm import _BatchNorm, register_running_stats
 from .module import Module
-from .utils import _factory, _positive_int
+from .utils import _factory, _ones_and_zeros, _positive_int
 
 
 class LocalResponseNorm(Module):
@@ -27,19 +27,6 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
-
-
-def _ones_and_zeros(module, shape, dtype, dev, affine, bias):
-    """weight (ones) and bias (zeros) of `shape` when affine, else None, as PyTorch's norms."""
-    if affine:
-        module.weight = Parameter(tensor(np.ones(shape, dtype), device=dev))
-        if bias:
-            module.bias = Parameter(tensor(np.zeros(shape, dtype), device=dev))
-        else:
-            module.register_parameter("bias", None)
-    else:
-        module.register_parameter("weight", None)
-        module.register_parameter("bias", None)
 
 
 class LayerNorm(Module):

@@ -1,12 +1,13 @@
 """Argument helpers shared by the layers (as torch.nn.modules.utils): pairs of ints,
-positive sizes, and the (dtype, device) factory arguments of parameters."""
+positive sizes, the (dtype, device) factory arguments of parameters, and the norms' affine
+weight and bias."""
 import numbers
 
 import numpy as np
 
 from ... import devices
 from ...checks import MAX_SIZE, check_tensor_dtype
-from ...tensor import Tensor, get_default_dtype
+from ...tensor import Tensor, get_default_dtype, tensor
 from ..parameter import Parameter
 
 
@@ -36,3 +37,16 @@ def _factory(cls, dtype, device):
 
 def _empty_parameter(shape, dtype, dev):
     return Parameter(Tensor._make(devices.empty(shape, dtype, dev)))
+
+
+def _ones_and_zeros(module, shape, dtype, dev, affine, bias):
+    """weight (ones) and bias (zeros) of `shape` when affine, else None, as PyTorch's norms."""
+    if affine:
+        module.weight = Parameter(tensor(np.ones(shape, dtype), device=dev))
+        if bias:
+            module.bias = Parameter(tensor(np.zeros(shape, dtype), device=dev))
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
