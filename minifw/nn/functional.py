@@ -211,6 +211,23 @@ def _check_output_padding(fn, output_padding, stride, dilation):
                          f"dilation={dilation}")
 
 
+def _check_conv_channels(fn, input, weight, bias, groups):
+    """A convolution's channels: bias matches the output channels (weight.shape[0]), which
+    groups divides, and the input's channels (the dim before the spatial ones) are
+    weight.shape[1] * groups."""
+    k = weight.shape[0]
+    if bias is not None and bias.shape[0] != k:
+        raise ValueError(f"{fn}: bias must have shape ({k},) to match weight of shape "
+                         f"{tuple(weight.shape)}, got {tuple(bias.shape)}")
+    if k % groups:
+        raise ValueError(f"{fn}: weight.shape[0] (the output channels, {k}) must be divisible by "
+                         f"groups={groups}; got weight of shape {tuple(weight.shape)}")
+    if input.shape[1 - weight.ndim] != weight.shape[1] * groups:
+        raise ValueError(f"{fn}: input must have {weight.shape[1] * groups} channels to match "
+                         f"weight of shape {tuple(weight.shape)} with groups={groups}; got input "
+                         f"of shape {tuple(input.shape)}")
+
+
 def _transposed_output_size(fn, input, weight, stride, padding, dilation, output_padding):
     """The output size of a transposed convolution per spatial dim, (size - 1) * stride -
     2 * padding + dilation * (k - 1) + output_padding + 1 (the arguments per dim, or ints for
@@ -2260,16 +2277,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     else:
         padding = _single(fn, "padding", padding, 0)
     k, kl = weight.shape[0], weight.shape[2]
-    if bias is not None and bias.shape[0] != k:
-        raise ValueError(f"{fn}: bias must have shape ({k},) to match weight of shape "
-                         f"{tuple(weight.shape)}, got {tuple(bias.shape)}")
-    if k % groups:
-        raise ValueError(f"{fn}: weight.shape[0] (the output channels, {k}) must be divisible by "
-                         f"groups={groups}; got weight of shape {tuple(weight.shape)}")
-    if input.shape[-2] != weight.shape[1] * groups:
-        raise ValueError(f"{fn}: input must have {weight.shape[1] * groups} channels to match "
-                         f"weight of shape {tuple(weight.shape)} with groups={groups}; got input "
-                         f"of shape {tuple(input.shape)}")
+    _check_conv_channels(fn, input, weight, bias, groups)
     x, back = _as_2d(input)
     w = weight.unsqueeze(2)
     if isinstance(padding, str):  # 'same' pads an odd total's extra column on the right
@@ -2470,16 +2478,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     else:
         pads = tuple((p, p) for p in _triple(fn, "padding", padding, 0))
     k = weight.shape[0]
-    if bias is not None and bias.shape[0] != k:
-        raise ValueError(f"{fn}: bias must have shape ({k},) to match weight of shape "
-                         f"{tuple(weight.shape)}, got {tuple(bias.shape)}")
-    if k % groups:
-        raise ValueError(f"{fn}: weight.shape[0] (the output channels, {k}) must be divisible by "
-                         f"groups={groups}; got weight of shape {tuple(weight.shape)}")
-    if input.shape[-4] != weight.shape[1] * groups:
-        raise ValueError(f"{fn}: input must have {weight.shape[1] * groups} channels to match "
-                         f"weight of shape {tuple(weight.shape)} with groups={groups}; got input "
-                         f"of shape {tuple(input.shape)}")
+    _check_conv_channels(fn, input, weight, bias, groups)
     if input.ndim == 4:
         return conv3d(input.unsqueeze(0), weight, bias, stride, padding, dilation, groups).squeeze(0)
     padded = tuple(size + lo + hi for size, (lo, hi) in zip(input.shape[2:], pads))
