@@ -7,6 +7,23 @@ from ..autograd import no_grad
 from .optimizer import Optimizer, _check_betas, _check_hyper
 
 
+def decay_and_moments(p, g, state, decoupled, lr, weight_decay, beta1, beta2):
+    """The step Adam and its variants share: weight decay (decoupled, as AdamW: p shrinks by
+    lr * weight_decay; else L2, added into g), then the moments in PyTorch's operations and
+    order (m.lerp_(g, 1 - beta1); v = beta2 v + (1 - beta2) g^2), so float32 results stay
+    close to its. Returns the decayed gradient, m and v (state's, updated in place)."""
+    if weight_decay != 0:
+        if decoupled:
+            p._data *= 1 - lr * weight_decay
+        else:
+            g = g + weight_decay * p._data
+    m, v = state["exp_avg"], state["exp_avg_sq"]
+    m += (1 - beta1) * (g - m)
+    v *= beta2
+    v += (1 - beta2) * (g * g)
+    return g, m, v
+
+
 class Adam(Optimizer):
     """PyTorch's Adam. At step t, for each parameter p with gradient g:
 
@@ -47,24 +64,15 @@ class Adam(Optimizer):
                 if amsgrad and "max_exp_avg_sq" not in state:  # also after loading non-amsgrad state
                     state["max_exp_avg_sq"] = np.zeros_like(p._data)
                 t = state["step"]
-                if weight_decay != 0:
-                    if group["decoupled_weight_decay"]:
-                        p._data *= 1 - lr * weight_decay
-                    else:
-                        g = g + weight_decay * p._data
-                m, v = state["exp_avg"], state["exp_avg_sq"]
-                # PyTorch's operations, in its order (m.lerp_(g, 1 - beta1), then
-                # p.addcdiv_(m, denom, value=-step_size)), so float32 results stay close to its.
-                m += (1 - beta1) * (g - m)
-                v *= beta2
-                v += (1 - beta2) * (g * g)
+                _, m, v = decay_and_moments(p, g, state, group["decoupled_weight_decay"], lr,
+                                            weight_decay, beta1, beta2)
                 if amsgrad:
                     np.maximum(state["max_exp_avg_sq"], v, out=state["max_exp_avg_sq"])
                     v = state["max_exp_avg_sq"]
                 step_size = lr / (1 - beta1 ** t)
                 bias_correction2_sqrt = math.sqrt(1 - beta2 ** t)
                 denom = np.sqrt(v) / bias_correction2_sqrt + eps
-                p._data -= step_size * (m / denom)
+                p._data -= step_size * (m / denom)  # p.addcdiv_(m, denom, value=-step_size)
         return loss
 
 

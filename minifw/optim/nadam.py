@@ -7,6 +7,7 @@ import numpy as np
 from .. import devices
 from ..autograd import no_grad
 from ..tensor import Tensor
+from .adam import decay_and_moments
 from .optimizer import Optimizer, _check_betas, _check_hyper
 
 
@@ -56,20 +57,13 @@ class NAdam(Optimizer):
                     "exp_avg_sq": np.zeros_like(p._data),
             }):
                 t = state["step"]
-                if weight_decay != 0:
-                    if group["decoupled_weight_decay"]:
-                        p._data *= 1 - lr * weight_decay
-                    else:
-                        g = g + weight_decay * p._data
+                g, m, v = decay_and_moments(p, g, state, group["decoupled_weight_decay"], lr,
+                                            weight_decay, beta1, beta2)
                 # the momentum schedule of Dozat's paper: mu_t rises towards beta1 as t grows
                 mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * momentum_decay))
                 mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * momentum_decay))
                 state["mu_product"] *= mu
                 mu_product = state["mu_product"]
-                m, v = state["exp_avg"], state["exp_avg_sq"]
-                m += (1 - beta1) * (g - m)
-                v *= beta2
-                v += (1 - beta2) * (g * g)
                 denom = np.sqrt(v / (1 - beta2 ** t))
                 denom += eps
                 # the gradient's share and the momentum's share, as two separate updates

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from ..autograd import no_grad
+from .adam import decay_and_moments
 from .optimizer import Optimizer, _check_betas, _check_hyper
 
 
@@ -49,15 +50,8 @@ class RAdam(Optimizer):
                     "exp_avg_sq": np.zeros_like(p._data),
             }):
                 t = state["step"]
-                if weight_decay != 0:
-                    if group["decoupled_weight_decay"]:
-                        p._data *= 1 - lr * weight_decay
-                    else:
-                        g = g + weight_decay * p._data
-                m, v = state["exp_avg"], state["exp_avg_sq"]
-                m += (1 - beta1) * (g - m)
-                v *= beta2
-                v += (1 - beta2) * (g * g)
+                _, m, v = decay_and_moments(p, g, state, group["decoupled_weight_decay"], lr,
+                                            weight_decay, beta1, beta2)
                 bias_correction1 = 1 - beta1 ** t
                 bias_correction2 = 1 - beta2 ** t
                 m_hat = m / bias_correction1
