@@ -126,18 +126,10 @@ class Amax(Function):
         return _expand_reduced_graph(g, *ctx.args) * constant(share.astype(g.dtype, copy=False))
 
 
-class MaxDim(Function):
-    """(values, indices) of the max (or min) along one dim, as torch.max(x, dim)."""
-
-    @staticmethod
-    def forward(ctx, a, *, dim, keepdim=False, smallest=False):
-        idx = (np.argmin if smallest else np.argmax)(a, axis=dim, keepdims=True)
-        values = np.take_along_axis(a, idx, axis=dim)
-        ctx.save_for_backward(idx)
-        ctx.args = a.shape, dim, keepdim
-        if not keepdim:
-            values, idx = np.squeeze(values, dim), np.squeeze(idx, dim)
-        return values, idx.astype(np.int64)
+class _SelectedGradient:
+    """The gradient of (values, indices) that pick one element per row along a dim (max(dim),
+    median(dim), kthvalue): g at the picked places, zero elsewhere. The Functions save the
+    kept-dim indices and ctx.args = (input shape, dim, keepdim), as _selected does."""
 
     @staticmethod
     def backward(ctx, g, g_indices):
@@ -148,6 +140,15 @@ class MaxDim(Function):
     def backward_graph(ctx, g, g_indices):
         idx, = ctx.saved_tensors
         return _to_selected_graph(g, idx._data, *ctx.args)
+
+
+class MaxDim(_SelectedGradient, Function):
+    """(values, indices) of the max (or min) along one dim, as torch.max(x, dim)."""
+
+    @staticmethod
+    def forward(ctx, a, *, dim, keepdim=False, smallest=False):
+        idx = (np.argmin if smallest else np.argmax)(a, axis=dim, keepdims=True)
+        return _selected(ctx, a, idx.astype(np.int64, copy=False), dim, keepdim)
 
 
 def _to_selected_graph(g, idx, shape, dim, keepdim):
@@ -182,7 +183,7 @@ def median_index(a, dim, ignore_nan=False):
     return np.take_along_axis(order, k.astype(np.int64, copy=False), axis=dim).astype(np.int64)
 
 
-class MedianDim(Function):
+class MedianDim(_SelectedGradient, Function):
     """(values, indices) of the lower median along one dim, as torch.median(x, dim) (or
     nanmedian); the gradient goes to the element picked."""
 
@@ -190,16 +191,6 @@ class MedianDim(Function):
     def forward(ctx, a, *, dim, keepdim=False, ignore_nan=False):
         idx = median_index(a, dim, ignore_nan)
         return _selected(ctx, a, idx, dim, keepdim)
-
-    @staticmethod
-    def backward(ctx, g, g_indices):
-        idx, = ctx.saved_tensors
-        return _to_selected(g, idx, *ctx.args)
-
-    @staticmethod
-    def backward_graph(ctx, g, g_indices):
-        idx, = ctx.saved_tensors
-        return _to_selected_graph(g, idx._data, *ctx.args)
 
 
 class Median(Function):
@@ -350,7 +341,7 @@ def _selected(ctx, a, idx, dim, keepdim):
     return values, idx
 
 
-class KthValue(Function):
+class KthValue(_SelectedGradient, Function):
     """(values, indices) of the k-th smallest element along one dim (k from 1), a stable sort
     deciding between ties; the gradient goes to the element picked."""
 
@@ -359,13 +350,3 @@ class KthValue(Function):
         order = sort_order(a, dim)
         idx = order[(slice(None),) * dim + (slice(k - 1, k),)].astype(np.int64)
         return _selected(ctx, a, idx, dim, keepdim)
-
-    @staticmethod
-    def backward(ctx, g, g_indices):
-        idx, = ctx.saved_tensors
-        return _to_selected(g, idx, *ctx.args)
-
-    @staticmethod
-    def backward_graph(ctx, g, g_indices):
-        idx, = ctx.saved_tensors
-        return _to_selected_graph(g, idx._data, *ctx.args)
