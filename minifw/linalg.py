@@ -19,6 +19,7 @@ import numbers
 
 import numpy as np
 
+from .checks import check_bool as _bool
 from .checks import check_dim, check_dims
 from .functions import linalg as _linalg
 from .functions import normalization as _normalization
@@ -629,3 +630,64 @@ Tensor.logdet = logdet
 Tensor.slogdet = slogdet
 Tensor.pinverse = pinverse
 Tensor.matrix_power = matrix_power
+
+
+# ---- the torch.* (and Tensor) forms PyTorch keeps beside torch.linalg ------------------------
+
+SVDResultV = collections.namedtuple("SVDResultV", "U S V")
+TriangularSolveResult = collections.namedtuple("TriangularSolveResult", "solution cloned_coefficient")
+
+
+def _cholesky_method(self, upper=False):
+    return cholesky(self, upper=_bool("cholesky", "upper", upper))
+
+
+def _cholesky_solve(self, input2, upper=False):
+    """x with A x = self, A = L L^T given its Cholesky factor input2 (upper: U^T U)."""
+    L = input2.mT if _bool("cholesky_solve", "upper", upper) else input2
+    y = solve_triangular(L, self, upper=False)
+    return solve_triangular(L.mT, y, upper=True)
+
+
+def _cholesky_inverse(self, upper=False):
+    """The inverse of A = L L^T (upper: U^T U) given its Cholesky factor (this tensor)."""
+    n = self.shape[-1] if self.ndim >= 2 else 0
+    identity = eye(n, dtype=self.dtype, device=self.device).expand(*self.shape)
+    return _cholesky_solve(identity, self, upper)
+
+
+def _qr_method(self, some=True):
+    return qr(self, mode="reduced" if _bool("qr", "some", some) else "complete")
+
+
+def _svd_method(self, some=True, compute_uv=True):
+    """(U, S, V) with self = U diag(S) V^T (V, not linalg.svd's Vh); with compute_uv=False
+    U and V are zeros."""
+    some, compute_uv = _bool("svd", "some", some), _bool("svd", "compute_uv", compute_uv)
+    if not compute_uv:
+        from .tensor import zeros
+        m, n = self.shape[-2:]
+        S = svdvals(self)
+        lead = self.shape[:-2]
+        return SVDResultV(zeros(*lead, m, m, dtype=self.dtype, device=self.device), S,
+                          zeros(*lead, n, n, dtype=self.dtype, device=self.device))
+    U, S, Vh = svd(self, full_matrices=not some)
+    return SVDResultV(U, S, Vh.mT)
+
+
+def _triangular_solve(self, A, upper=True, transpose=False, unitriangular=False):
+    """(solution, cloned_coefficient): X with op(A) X = self, op(A) A or A^T, A triangular."""
+    fn = "triangular_solve"
+    upper, transpose = _bool(fn, "upper", upper), _bool(fn, "transpose", transpose)
+    M = A.mT if transpose else A
+    X = solve_triangular(M, self, upper=upper != transpose,
+                         unitriangular=_bool(fn, "unitriangular", unitriangular))
+    return TriangularSolveResult(X, A.clone())
+
+
+Tensor.cholesky = _cholesky_method
+Tensor.cholesky_solve = _cholesky_solve
+Tensor.cholesky_inverse = _cholesky_inverse
+Tensor.qr = _qr_method
+Tensor.svd = _svd_method
+Tensor.triangular_solve = _triangular_solve

@@ -30,6 +30,7 @@ import math
 import numbers
 import operator
 import warnings
+import weakref
 
 import numpy as np
 
@@ -58,6 +59,7 @@ from .functions import reductions as _reductions
 from .functions import shape as _shape
 from .functions import softmax as _softmax
 from .functions import sorting as _sorting
+from .functions import zero_gradient as _zero_gradient
 
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
@@ -2929,10 +2931,857 @@ class Tensor:
         return _indexing.ScatterReduce.apply(x, index, src, dim=d, reduce=reduce,
                                              include_self=include_self).reshape(self.shape)
 
+    # ---- PyTorch's remaining Tensor methods: products, shapes in place, introspection -----
+    def mm(self, mat2):
+        """The product of two matrices (2-D tensors only), as torch.mm."""
+        return _mm_checked("mm", self, mat2)
+
+    def bmm(self, mat2):
+        """Batched matrix products of two 3-D tensors with one batch size, as torch.bmm."""
+        return _bmm_checked("bmm", self, mat2)
+
+    def mv(self, vec):
+        """The product of a matrix (2-D) and a vector (1-D), as torch.mv."""
+        if self.ndim != 2:
+            raise ValueError(f"mv: input must be a 2-D tensor, got shape {self.shape}")
+        if not isinstance(vec, Tensor) or vec.ndim != 1:
+            raise ValueError(f"mv: vec must be a 1-D tensor, got "
+                             f"{getattr(vec, 'shape', type(vec).__name__)}")
+        if self.shape[1] != vec.shape[0]:
+            raise ValueError(f"mv: input {self.shape} and vec {vec.shape} cannot be multiplied")
+        return _product("mv", self, vec)
+
+    def addr(self, vec1, vec2, *, beta=1, alpha=1):
+        """beta * self + alpha * outer(vec1, vec2) (self broadcast to it), as torch.addr."""
+        for name, v in (("vec1", vec1), ("vec2", vec2)):
+            if not isinstance(v, Tensor) or v.ndim != 1:
+                raise ValueError(f"addr: {name} must be a 1-D tensor, got "
+                                 f"{getattr(v, 'shape', type(v).__name__)}")
+        return self._scaled_sum("addr", vec1.outer(vec2), beta, alpha)
+
+    def reshape_as(self, other):
+        return self.reshape(_check_tensor("reshape_as", "other", other).shape)
+
+    def adjoint(self):
+        """The conjugate transpose of the last two dims: their transpose (no complex dtypes)."""
+        if self.ndim < 2:
+            raise ValueError(f"adjoint: expects a tensor of at least 2 dimensions, got shape "
+                             f"{self.shape}")
+        return self.transpose(-2, -1)
+
+    mH = property(adjoint)
+    @property
+    def H(self):
+        """The conjugate transpose of a matrix (a 0-d tensor: itself); mH for batches."""
+        if self.ndim not in (0, 2):
+            raise ValueError(f"H: only defined for matrices (2-D tensors), got a {self.ndim}-D "
+                             f"tensor; use mH for batches of matrices")
+        return self if self.ndim == 0 else self.t()
+
+    def _shape_inplace(self, name, view):
+        """squeeze_, t_, ...: this tensor takes the shape view(self) gives, over its own memory
+        (the same elements: no value changes), and as in PyTorch the version steps and autograd
+        records the view operation as this tensor's history."""
+        records = self._inplace_records()
+        result = view(self)
+        data = result._data if np.may_share_memory(result._data, self._data) or not self._data.size \
+            else None
+        if data is None:  # NumPy copied: take the view of the array itself
+            raise RuntimeError(f"{name}: the new shape is not a view of this tensor's memory")
+        self._data = data
+        if records:
+            self.grad_fn, self._output_nr = result.grad_fn, result._output_nr
+        self._version_counter.version += 1
+        return self
+
+    def squeeze_(self, dim=None):
+        return self._shape_inplace("squeeze_", lambda t: t.squeeze(dim))
+
+    def unsqueeze_(self, dim):
+        return self._shape_inplace("unsqueeze_", lambda t: t.unsqueeze(dim))
+
+    def t_(self):
+        return self._shape_inplace("t_", lambda t: t.t())
+
+    def transpose_(self, dim0, dim1):
+        return self._shape_inplace("transpose_", lambda t: t.transpose(dim0, dim1))
+
+    swapdims_ = swapaxes_ = transpose_
+
+    # introspection, as PyTorch's for one tensor over one block of memory
+    def stride(self, dim=None):
+        """Steps between neighbouring elements of each dim, in elements (the array's strides
+        divided by its item size)."""
+        steps = tuple(s // self._data.itemsize for s in self._data.strides)
+        if dim is None:
+            return steps
+        if self.ndim == 0:
+            raise IndexError(f"stride: dim {dim} given, but a 0-d tensor has no dimensions")
+        return steps[_dim("stride", dim, self.ndim)]
+
+    def data_ptr(self):
+        """The address of this tensor's first element."""
+        a = self._data
+        return a.__array_interface__["data"][0] if isinstance(a, np.ndarray) else a.data.ptr
+
+    def storage_offset(self):
+        """How many elements past the start of its memory block this tensor's first is."""
+        root = self._data
+        while getattr(root, "base", None) is not None and devices.is_array(root.base):
+            root = root.base
+        start = Tensor._make(root).data_ptr()
+        return (self.data_ptr() - start) // self._data.itemsize
+
+    nbytes = property(lambda self: self._data.nbytes)
+    itemsize = property(lambda self: self._data.itemsize)
+    is_cpu = property(lambda self: self.device.type == "cpu")
+    is_sparse = is_quantized = is_meta = is_mkldnn = is_nested = property(lambda self: False)
+
+    def get_device(self):
+        """-1 on the CPU, else the device's index (0 when it has none)."""
+        return -1 if self.is_cpu else (self.device.index or 0)
+
+    def is_complex(self):
+        return False  # minifw has no complex dtypes
+
+    def is_signed(self):
+        return self.dtype.kind in "fi"
+
+    def is_nonzero(self):
+        """Whether the one element of this tensor is not zero; ValueError for another size."""
+        if self.numel() != 1:
+            raise ValueError(f"is_nonzero: the tensor must have exactly one element, got "
+                             f"{self.numel()} (shape {self.shape})")
+        return bool(self.item())
+
+    def is_same_size(self, other):
+        return self.shape == _check_tensor("is_same_size", "other", other).shape
+
+    def is_inference(self):
+        return False  # inference_mode records no graph but marks no tensor
+
+    def is_pinned(self, device=None):
+        return False
+
+    def pin_memory(self, device=None):
+        """This tensor itself: pinning has no effect in minifw (copies are synchronous)."""
+        return self
+
+    def share_memory_(self):
+        """Marks this tensor shared (DataLoader workers are threads of this process, which
+        see its memory already); returns it."""
+        _shared[id(self)] = weakref.ref(self)
+        return self
+
+    def is_shared(self):
+        ref = _shared.get(id(self))
+        return ref is not None and ref() is self
+
+    def new(self, *args, **kwargs):
+        """The legacy constructor, of this tensor's dtype and device: new(2, 3) a (2, 3)
+        tensor of zeros, new(data) a tensor of data, new() an empty one."""
+        kwargs.setdefault("dtype", self.dtype)
+        kwargs.setdefault("device", self.device)
+        if len(args) == 1 and isinstance(args[0], Size):  # new(minifw.Size([2, 3])): sizes
+            args = tuple(args[0])
+        if all(_is_int(a) for a in args):
+            return zeros(*(args or (0,)), **kwargs)
+        if len(args) != 1:
+            raise TypeError(f"new: expected data (one argument) or sizes (ints), got {args!r}")
+        return tensor(args[0], **kwargs)
+
+    def _host_callable(self, name, fn):
+        if self.device.type != "cpu":
+            raise TypeError(f"{name}: only implemented on CPU tensors, this one is on {self.device}")
+        if not callable(fn):
+            raise TypeError(f"{name}: callable must be callable, got {type(fn).__name__}")
+
+    def apply_(self, callable):
+        """Every element x replaced by callable(x) (a Python function; CPU tensors only, as
+        PyTorch's); not differentiable."""
+        self._host_callable("apply_", callable)
+        values = np.array([callable(x) for x in self._data.ravel().tolist()],
+                          dtype=self.dtype).reshape(self.shape)
+        return self._apply_inplace("apply_", lambda: _elementwise.Overwrite.apply(self, values))
+
+    def map_(self, tensor, callable):
+        """Every element x replaced by callable(x, y), y the element of `tensor` (broadcast)
+        at its place; CPU tensors only, as PyTorch's; not differentiable."""
+        self._host_callable("map_", callable)
+        other = np.broadcast_to(_check_tensor("map_", "tensor", tensor).numpy(), self.shape)
+        values = np.array([callable(x, y) for x, y in zip(self._data.ravel().tolist(),
+                                                          other.ravel().tolist())],
+                          dtype=self.dtype).reshape(self.shape)
+        return self._apply_inplace("map_", lambda: _elementwise.Overwrite.apply(self, values))
+
+    def _no_such_dtype(self, name, dtype):
+        raise TypeError(f"{name}: minifw has no {dtype} tensors; its dtypes are {_DTYPE_NAMES}")
+
+    def byte(self, memory_format=None):
+        self._no_such_dtype("byte", "uint8")
+
+    def char(self, memory_format=None):
+        self._no_such_dtype("char", "int8")
+
+    def short(self, memory_format=None):
+        self._no_such_dtype("short", "int16")
+
+    def half(self, memory_format=None):
+        self._no_such_dtype("half", "float16")
+
+    def bfloat16(self, memory_format=None):
+        self._no_such_dtype("bfloat16", "bfloat16")
+
+    # in-place comparisons and logic: the result (0/1, True/False) in this tensor's dtype
+    def _values_inplace(self, name, compute, *operands):
+        """This tensor overwritten with compute()'s values (not differentiable: the history
+        gets a zero gradient, as PyTorch's for comparisons)."""
+        values = compute()
+        if _category(values.dtype) > _category(self.dtype):
+            raise TypeError(f"{name}: result type {values.dtype} can't be cast to this tensor's "
+                            f"dtype {self.dtype}")
+        values = values.detach()._cast(self.dtype)
+        return self._apply_inplace(name, lambda: _elementwise.Overwrite.apply(self, values),
+                                   *(o for o in operands if isinstance(o, Tensor)))
+
+    def eq_(self, other):
+        return self._values_inplace("eq_", lambda: self == other, other)
+
+    def ne_(self, other):
+        return self._values_inplace("ne_", lambda: self != other, other)
+
+    def lt_(self, other):
+        return self._values_inplace("lt_", lambda: self < other, other)
+
+    def le_(self, other):
+        return self._values_inplace("le_", lambda: self <= other, other)
+
+    def gt_(self, other):
+        return self._values_inplace("gt_", lambda: self > other, other)
+
+    def ge_(self, other):
+        return self._values_inplace("ge_", lambda: self >= other, other)
+
+    not_equal_, less_, less_equal_, greater_, greater_equal_ = ne_, lt_, le_, gt_, ge_
+
+    def logical_and_(self, other):
+        return self._values_inplace("logical_and_", lambda: self.logical_and(other), other)
+
+    def logical_or_(self, other):
+        return self._values_inplace("logical_or_", lambda: self.logical_or(other), other)
+
+    def logical_xor_(self, other):
+        return self._values_inplace("logical_xor_", lambda: self.logical_xor(other), other)
+
+    def logical_not_(self):
+        return self._values_inplace("logical_not_", self.logical_not)
+
+    def bitwise_and_(self, other):
+        return self._values_inplace("bitwise_and_", lambda: self & other, other)
+
+    def bitwise_or_(self, other):
+        return self._values_inplace("bitwise_or_", lambda: self | other, other)
+
+    def bitwise_xor_(self, other):
+        return self._values_inplace("bitwise_xor_", lambda: self ^ other, other)
+
+    def bitwise_not_(self):
+        return self._values_inplace("bitwise_not_", lambda: ~self)
+
+    def _shift(self, other, fn, left):
+        for t in (self, other):
+            if isinstance(t, Tensor) and t.dtype.kind not in "iu":
+                raise TypeError(f"{fn}: only integer tensors are supported, got {t.dtype}")
+        if not isinstance(other, (Tensor, numbers.Integral)) or isinstance(other, (bool, np.bool_)):
+            raise TypeError(f"{fn}: other must be an integer tensor or an int, got "
+                            f"{type(other).__name__}")
+        a, b, dtype, dev = self._operands(other, fn)
+        bits = dtype.itemsize * 8
+        too_far = (b >= bits) | (b < 0)  # PyTorch: every bit shifted out (sign bits to the right)
+        safe = np.where(too_far, 0, b).astype(dtype, copy=False)
+        if left:
+            out = np.where(too_far, 0, np.left_shift(a, safe))
+        else:
+            out = np.where(too_far, np.where(a < 0, -1, 0), np.right_shift(a, safe))
+        return Tensor._make(_autograd.on_device(np.asarray(out, dtype=dtype), dev))
+
+    def bitwise_left_shift(self, other):
+        """self * 2**other for integer tensors; a shift of the width or more (or negative)
+        gives 0, as PyTorch's."""
+        return self._shift(other, "bitwise_left_shift", left=True)
+
+    def bitwise_right_shift(self, other):
+        """self // 2**other for integer tensors (arithmetic shift); a shift of the width or more
+        (or negative) gives 0 or -1, as PyTorch's."""
+        return self._shift(other, "bitwise_right_shift", left=False)
+
+    __lshift__, __rshift__ = bitwise_left_shift, bitwise_right_shift
+
+    def bitwise_left_shift_(self, other):
+        return self._values_inplace("bitwise_left_shift_", lambda: self.bitwise_left_shift(other),
+                                    other)
+
+    def bitwise_right_shift_(self, other):
+        return self._values_inplace("bitwise_right_shift_",
+                                    lambda: self.bitwise_right_shift(other), other)
+
+    __ilshift__, __irshift__ = bitwise_left_shift_, bitwise_right_shift_
+
+    def remainder_(self, other):
+        other = self._operand("remainder_", other)
+        return self._apply_inplace("remainder_", lambda: self % other, other)
+
+    def floor_divide_(self, other):
+        other = self._operand("floor_divide_", other)
+        return self._apply_inplace("floor_divide_", lambda: self // other, other)
+
+    __ifloordiv__, __imod__ = floor_divide_, remainder_
+
+    def divide_(self, other, *, rounding_mode=None):
+        other = self._operand("divide_", other)
+        return self._apply_inplace("divide_", lambda: self.div(other, rounding_mode=rounding_mode),
+                                   other)
+
+    def square_(self):
+        return self._apply_inplace("square_", self.square)
+
+    subtract_, multiply_, true_divide_ = sub_, mul_, div_
+
+    def fix(self):
+        """Rounds toward zero: trunc."""
+        return self.trunc()
+
+    # random fills from minifw's generators (generator=), as PyTorch's
+    def random_(self, *args, generator=None, **kwargs):
+        """Whole numbers drawn uniformly from [from, to): random_(to), random_(from, to), or
+        random_() for [0, 2**mantissa bits] of a float dtype ([0, 2**63 - 1] for int64,
+        [0, 2**31 - 1] for int32, {False, True} for bool)."""
+        fn = "random_"
+        names = ("from", "to")
+        if len(args) > 2 or set(kwargs) - set(names):
+            raise TypeError(f"{fn}: expected (from, to), (to) or nothing, got {args!r} {kwargs!r}")
+        given = dict(zip(names if len(args) == 2 else ("to",), args))
+        for name in names:
+            if name in kwargs:
+                if name in given:
+                    raise TypeError(f"{fn}: {name} given twice")
+                given[name] = kwargs[name]
+        low = _int(fn, "from", given.get("from", 0))
+        high = given.get("to")
+        if high is not None:
+            high = _int(fn, "to", high)
+        elif "from" in given:  # random_(from, None): up to the int64 maximum, as PyTorch
+            high = int(np.iinfo(np.int64).max) + 1
+        elif self.dtype.kind == "f":
+            high = 2 ** (np.finfo(self.dtype).nmant + 1) + 1
+        elif self.dtype.kind == "b":
+            high = 2
+        else:
+            high = int(np.iinfo(self.dtype).max) + 1
+        if low >= high:
+            raise ValueError(f"{fn}: expects from < to, got from={low}, to={high}")
+        if self.dtype.kind == "f" and high - 1 > 2 ** (np.finfo(self.dtype).nmant + 1):
+            raise ValueError(f"{fn}: to - 1 ({high - 1}) is more than {self.dtype} holds exactly "
+                             f"(2**{np.finfo(self.dtype).nmant + 1})")
+        if self.dtype.kind in "iu" and (low < np.iinfo(self.dtype).min or
+                                        high - 1 > np.iinfo(self.dtype).max):
+            raise ValueError(f"{fn}: [from, to) = [{low}, {high}) is out of {self.dtype}'s range")
+        rng = _random._numpy_rng(generator)
+        return self._fill_random(fn, lambda shape: rng.integers(low, high, shape, dtype=np.int64
+                                                                if high <= 2 ** 63 else np.uint64))
+
+    def _probability(self, fn, p):
+        if isinstance(p, Tensor):
+            q = p.detach().cpu().numpy().astype(np.float64)
+        elif isinstance(p, numbers.Real) and not isinstance(p, (bool, np.bool_)):
+            q = np.float64(p)
+        else:
+            raise TypeError(f"{fn}: p must be a number or a tensor, got {type(p).__name__}")
+        if not bool(np.all((q >= 0) & (q <= 1))):
+            raise ValueError(f"{fn}: p must be in [0, 1], got values outside it")
+        return q
+
+    def bernoulli(self, p=None, *, generator=None):
+        """A tensor of this shape and dtype of 0s and 1s, each 1 with probability the element
+        of this tensor (or p) there."""
+        if self.dtype.kind != "f" and p is None:
+            raise TypeError(f"bernoulli: the probabilities must be a float tensor, got {self.dtype}")
+        q = self._probability("bernoulli", self if p is None else p)
+        rng = _random._numpy_rng(generator)
+        draw = rng.random(self.shape) < np.broadcast_to(q, self.shape)
+        # drawn, not computed: zero gradients to the probabilities, as PyTorch's
+        return _zero_gradient.with_zero_gradient(
+            devices.to_device(draw.astype(self.dtype), self.device), self if p is None else p)
+
+    def bernoulli_(self, p=0.5, *, generator=None):
+        q = self._probability("bernoulli_", p)
+        try:
+            q = np.broadcast_to(q, self.shape)
+        except ValueError:
+            raise ValueError(f"bernoulli_: p of shape {q.shape} does not broadcast to {self.shape}") \
+                from None
+        rng = _random._numpy_rng(generator)
+        return self._fill_random("bernoulli_", lambda shape: rng.random(shape) < q)
+
+    def _float_fill(self, fn, draw, **positive):
+        if self.dtype.kind != "f":
+            raise TypeError(f"{fn}: only float tensors are supported, got {self.dtype}")
+        for name, v in positive.items():
+            v = _real(fn, name, v)
+            if not v > 0:
+                raise ValueError(f"{fn}: {name} must be > 0, got {v}")
+        return self._fill_random(fn, draw)
+
+    def exponential_(self, lambd=1.0, *, generator=None):
+        rng = _random._numpy_rng(generator)
+        return self._float_fill("exponential_", lambda shape: rng.exponential(1.0 / lambd, shape),
+                                lambd=lambd)
+
+    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+        rng = _random._numpy_rng(generator)
+        return self._float_fill("cauchy_", lambda shape: median + sigma * rng.standard_cauchy(shape),
+                                sigma=sigma)
+
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+        rng = _random._numpy_rng(generator)
+        return self._float_fill("log_normal_", lambda shape: rng.lognormal(mean, std, shape), std=std)
+
+    def geometric_(self, p, *, generator=None):
+        """The number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+        p = _real("geometric_", "p", p)
+        if not 0 < p <= 1:
+            raise ValueError(f"geometric_: p must be in (0, 1], got {p}")
+        if self.dtype.kind == "b":
+            raise TypeError("geometric_: bool tensors are not supported")
+        rng = _random._numpy_rng(generator)
+        return self._fill_random("geometric_", lambda shape: rng.geometric(p, shape))
+
+    # more math
+    def _float_pair(self, other, name):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{name}: other must be a Tensor, got {type(other).__name__}")
+        return self._float_binary(other, name)
+
+    def fmax(self, other):
+        """The larger of the two elementwise, a NaN losing to a number (NaN only where both are)."""
+        return self._fmax("fmax", other, np.fmax)
+
+    def fmin(self, other):
+        return self._fmax("fmin", other, np.fmin)
+
+    def _fmax(self, name, other, ufunc):
+        if not isinstance(other, Tensor):
+            raise TypeError(f"{name}: other must be a Tensor, got {type(other).__name__}")
+        if _result_dtype(self, other).kind == "f":
+            return self._float_binary(other, name)
+        a, b, dtype, dev = self._operands(other, name)
+        return Tensor._make(_autograd.on_device(ufunc(a, b), dev))
+
+    def logaddexp2(self, other):
+        """log2(2**self + 2**other), computed without overflow."""
+        return self._float_binary(other, "logaddexp2")
+
+    def igamma(self, other):
+        """The regularized lower incomplete gamma function P(self, other); its gradient is
+        defined in other only (as PyTorch's)."""
+        return self._float_pair(other, "igamma")
+
+    def igammac(self, other):
+        """The regularized upper incomplete gamma function Q(self, other) = 1 - P."""
+        return self._float_pair(other, "igammac")
+
+    def ldexp(self, other):
+        """self * 2**other, in a float dtype."""
+        other = self._operand("ldexp", other)
+        scale = (other._cast(_default_dtype) if other.dtype.kind != "f" else other) \
+            if isinstance(other, Tensor) else float(other)
+        mantissa = self if self.dtype.kind == "f" else self._cast(_default_dtype)
+        return mantissa * (2.0 ** scale if not isinstance(scale, Tensor) else scale.exp2())
+
+    def frexp(self):
+        """(mantissa, exponent): self = mantissa * 2**exponent, |mantissa| in [0.5, 1) (0 for
+        0), exponent int32; the mantissa is differentiable."""
+        if self.dtype.kind != "f":
+            raise TypeError(f"frexp: only float tensors are supported, got {self.dtype}")
+        _, exponent = np.frexp(devices.to_device(self._data, devices.CPU))
+        exponent = Tensor._make(devices.to_device(exponent.astype(np.int32), self.device))
+        mantissa = self / exponent._cast(self.dtype).exp2()
+        return FrexpResult(mantissa, exponent)
+
+    def nextafter(self, other):
+        """The next float after self toward other (not differentiable)."""
+        if not isinstance(other, Tensor):
+            raise TypeError(f"nextafter: other must be a Tensor, got {type(other).__name__}")
+        a, b, dtype, dev = self._operands(other, "nextafter")
+        if dtype.kind != "f":
+            raise TypeError(f"nextafter: only float tensors are supported, got {dtype}")
+        return Tensor._make(_autograd.on_device(np.nextafter(a, b), dev))
+
+    def i0(self):
+        """The modified Bessel function of the first kind of order 0."""
+        return self._pointwise("i0")
+
+    def polygamma(self, n):
+        """The n-th derivative of digamma (n >= 0) of every element."""
+        n = _int("polygamma", "n", n, minimum=0)
+        return self._pointwise("polygamma", n)
+
+    def mvlgamma(self, p):
+        """The multivariate log-gamma function of dimension p: sum_i lgamma(x - i/2) over
+        i < p, plus p(p-1)/4 log(pi); every element must be > (p - 1) / 2."""
+        fn = "mvlgamma"
+        p = _int(fn, "p", p, minimum=1)
+        x = self._float_input(fn)
+        if self.numel() and not bool(np.all(devices.to_device(x._data, devices.CPU) > (p - 1) / 2)):
+            raise ValueError(f"{fn}: all elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+        total = x.lgamma()
+        for i in range(1, p):
+            total = total + (x - i / 2).lgamma()
+        return total + p * (p - 1) / 4 * math.log(math.pi)
+
+    def msort(self):
+        """Sorted along dim 0 (the values)."""
+        return self.sort(dim=0).values if self.ndim else self.clone()
+
+    def dist(self, other, p=2):
+        """The p-norm of self - other (broadcast)."""
+        return (self - _check_tensor("dist", "other", other)).norm(p)
+
+    def diagflat(self, offset=0):
+        """A matrix with this tensor's elements (flattened) on its offset-th diagonal."""
+        return self.flatten().diag(_int("diagflat", "offset", offset))
+
+    def hardshrink(self, lambd=0.5):
+        """self where |self| > lambd, else 0."""
+        lambd = _real("hardshrink", "lambd", lambd)
+        return self.masked_fill(self.abs() <= lambd, 0)
+
+    def prelu(self, weight):
+        """self where > 0, else weight * self: weight one number or one per channel (dim 1)."""
+        fn = "prelu"
+        _check_tensor(fn, "weight", weight)
+        if weight.ndim > 1:
+            raise ValueError(f"{fn}: weight must be 0-D or 1-D, got shape {weight.shape}")
+        channels = self.shape[1] if self.ndim >= 2 else 1
+        if weight.numel() not in (1, channels):
+            raise ValueError(f"{fn}: weight must have 1 element or one per channel ({channels}), "
+                             f"got {weight.numel()}")
+        if weight.numel() > 1 and self.ndim >= 2:
+            weight = weight.reshape((channels,) + (1,) * (self.ndim - 2))
+        elif weight.ndim:
+            weight = weight.reshape(())
+        return where(self > 0, self, weight * self)
+
+    def renorm(self, p, dim, maxnorm):
+        """Each slice along dim whose p-norm exceeds maxnorm scaled to norm maxnorm (by
+        maxnorm / (norm + 1e-7), as PyTorch)."""
+        fn = "renorm"
+        p, maxnorm = _real(fn, "p", p), _real(fn, "maxnorm", maxnorm)
+        if p <= 0:
+            raise ValueError(f"{fn}: p must be > 0, got {p}")
+        if maxnorm < 0:
+            raise ValueError(f"{fn}: maxnorm must be >= 0, got {maxnorm}")
+        if self.dtype.kind != "f":
+            raise TypeError(f"{fn}: only float tensors are supported, got {self.dtype}")
+        if self.ndim < 2:
+            raise ValueError(f"{fn}: the input needs at least 2 dimensions, got shape {self.shape}")
+        d = _dim(fn, dim, self.ndim)
+        norms = self.movedim(d, 0).reshape(self.shape[d], -1).norm(p, dim=1).reshape(
+            tuple(self.shape[d] if i == d else 1 for i in range(self.ndim)))
+        factor = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+        return self * factor._cast(self.dtype)
+
+    def _scatter_positions(self, fn, index, src):
+        """A copy of self with src written at the positions `index` (NumPy's index on this
+        tensor) names; differentiable in both."""
+        _check_tensor(fn, "src", src)
+        expected = self._data[index].shape
+        if src.shape != expected:
+            raise ValueError(f"{fn}: src must have shape {expected}, got {src.shape}")
+        out = self.clone()
+        out[index] = src
+        return out
+
+    def select_scatter(self, src, dim, index):
+        """A copy of self with src as its select(dim, index) slice."""
+        fn = "select_scatter"
+        if self.ndim == 0:
+            raise IndexError(f"{fn}: a 0-d tensor has no dimension to select from")
+        d = _dim(fn, dim, self.ndim)
+        i = _int(fn, "index", index, minimum=-self.shape[d], maximum=self.shape[d] - 1)
+        return self._scatter_positions(fn, (slice(None),) * d + (i,), src)
+
+    def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+        """A copy of self with src as its [start:end:step] slice along dim."""
+        fn = "slice_scatter"
+        if self.ndim == 0:
+            raise IndexError(f"{fn}: a 0-d tensor has no dimension to slice")
+        d = _dim(fn, dim, self.ndim)
+        step = _int(fn, "step", step, minimum=1)
+        return self._scatter_positions(fn, (slice(None),) * d + (slice(start, end, step),), src)
+
+    def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
+        """A copy of self with src as its diagonal(offset, dim1, dim2) (src's last dim runs
+        along the diagonal)."""
+        fn = "diagonal_scatter"
+        if self.ndim < 2:
+            raise ValueError(f"{fn}: the input needs at least 2 dimensions, got shape {self.shape}")
+        d1, d2 = _dim(fn, dim1, self.ndim), _dim(fn, dim2, self.ndim)
+        if d1 == d2:
+            raise ValueError(f"{fn}: dim1 and dim2 must differ, both are {d1}")
+        offset = _int(fn, "offset", offset)
+        rows, cols = self.shape[d1], self.shape[d2]
+        length = builtins.max(0, builtins.min(rows + builtins.min(offset, 0),
+                                              cols - builtins.max(offset, 0)))
+        rest = [i for i in range(self.ndim) if i not in (d1, d2)]
+        rank = len(rest) + 1  # the result of the index: rest's dims, then the diagonal
+        index = [None] * self.ndim
+        for k, i in enumerate(rest):
+            index[i] = np.arange(self.shape[i]).reshape((-1,) + (1,) * (rank - 1 - k))
+        step = np.arange(length)
+        index[d1] = step + builtins.max(-offset, 0)
+        index[d2] = step + builtins.max(offset, 0)
+        index = tuple(devices.to_device(i, self.device) for i in index)
+        _check_tensor(fn, "src", src)
+        expected = tuple(self.shape[i] for i in rest) + (length,)
+        if src.shape != expected:
+            raise ValueError(f"{fn}: src must have shape {expected}, got {src.shape}")
+        out = self.clone()
+        out[tuple(Tensor._make(i) for i in index)] = src
+        return out
+
+    def index_put(self, indices, values, accumulate=False):
+        """A copy of self with values (broadcast) at self[indices] (a tuple of index tensors),
+        added there with accumulate (repeated indices adding up)."""
+        fn = "index_put"
+        if not isinstance(indices, (tuple, list)) or not all(isinstance(i, Tensor) for i in indices):
+            raise TypeError(f"{fn}: indices must be a tuple of tensors, got {indices!r}")
+        values = values if isinstance(values, Tensor) else tensor(values, dtype=self.dtype,
+                                                                  device=self.device)
+        indices = tuple(indices)
+        if not _bool(fn, "accumulate", accumulate):
+            out = self.clone()
+            out[indices] = values
+            return out
+        if len(indices) > self.ndim:
+            raise IndexError(f"{fn}: too many indices ({len(indices)}) for a {self.ndim}-D tensor")
+        if any(i.dtype.kind == "b" for i in indices):
+            indices = tuple(itertools.chain.from_iterable(
+                i.nonzero(as_tuple=True) if i.dtype.kind == "b" else (i,) for i in indices))
+        k = len(indices)
+        lead = self.shape[:k]
+        arrays = []
+        for d, i in enumerate(indices):
+            if i.dtype.kind not in "iu":
+                raise TypeError(f"{fn}: index tensors must be integer or bool, got {i.dtype}")
+            host = devices.to_device(i._data, devices.CPU).astype(np.int64)
+            if host.size and (host.min() < -lead[d] or host.max() >= lead[d]):
+                raise IndexError(f"{fn}: index out of range for dim {d} of size {lead[d]}")
+            arrays.append(np.where(host < 0, host + lead[d], host))
+        flat = np.ravel_multi_index(np.broadcast_arrays(*arrays), lead) if arrays else np.zeros((), np.int64)
+        rows = self.reshape((math.prod(lead),) + self.shape[k:])
+        source = values._cast(self.dtype).broadcast_to(flat.shape + self.shape[k:]).reshape(
+            (flat.size,) + self.shape[k:])
+        where_ = Tensor._make(devices.to_device(flat.reshape(-1), self.device))
+        return rows.index_add(0, where_, source).reshape(self.shape)
+
+    def index_put_(self, indices, values, accumulate=False):
+        values_t = values if isinstance(values, Tensor) else None
+        return self._apply_inplace("index_put_", lambda: self.index_put(indices, values, accumulate),
+                                   *((values_t,) if values_t is not None else ()))
+
+    def put(self, index, source, accumulate=False):
+        """A copy of self with source's elements at the flat positions index names (as if
+        self were 1-D), added there with accumulate."""
+        fn = "put"
+        _check_tensor(fn, "index", index)
+        _check_tensor(fn, "source", source)
+        if index.numel() != source.numel():
+            raise ValueError(f"{fn}: index and source need the same number of elements, got "
+                             f"{index.numel()} and {source.numel()}")
+        flat = self.reshape(-1)
+        return flat.index_put((index.reshape(-1),), source.reshape(-1), accumulate).reshape(self.shape)
+
+    def put_(self, index, source, accumulate=False):
+        return self._apply_inplace("put_", lambda: self.put(index, source, accumulate), source)
+
+    def index_reduce(self, dim, index, source, reduce, *, include_self=True):
+        """self with source's slices along dim combined into the slices index names by
+        reduce ('prod', 'mean', 'amax' or 'amin'), self's own taking part where include_self."""
+        fn = "index_reduce"
+        _choice(fn, "reduce", reduce, ("prod", "mean", "amax", "amin"))
+        _check_tensor(fn, "source", source)
+        index = _index_tensor(fn, "index", index, self)
+        d = _dim(fn, dim, builtins.max(self.ndim, 1))
+        if index.ndim > 1:
+            raise ValueError(f"{fn}: index must be 0-D or 1-D, got shape {index.shape}")
+        if source.ndim != self.ndim or (self.ndim and source.shape[d] != index.numel()) or any(
+                source.shape[i] != self.shape[i] for i in range(self.ndim) if i != d):
+            raise ValueError(f"{fn}: source of shape {source.shape} must be self's shape "
+                             f"{self.shape} with dim {d} of the index's length {index.numel()}")
+        shape = [1] * builtins.max(self.ndim, 1)
+        shape[d] = -1
+        spread = index.reshape(-1).reshape(shape).expand(*source.shape) if self.ndim else index
+        return self.scatter_reduce(d, spread, source, reduce, include_self=include_self)
+
+    def index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+        return self._apply_inplace("index_reduce_", lambda: self.index_reduce(
+            dim, index, source, reduce, include_self=include_self), source)
+
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        """The values with each run of equal neighbours kept once (flattened, or the slices
+        along dim), with the run each element falls in and each run's length."""
+        fn = "unique_consecutive"
+        data = devices.to_device(self._data, devices.CPU)
+        if dim is None:
+            rows = data.reshape(-1, 1)
+        else:
+            d = _dim(fn, dim, builtins.max(self.ndim, 1))
+            if self.ndim == 0:
+                raise IndexError(f"{fn}: a 0-d tensor has no dimension {dim}")
+            rows = np.moveaxis(data, d, 0).reshape(self.shape[d], -1)
+        if len(rows):
+            starts = np.concatenate([[True], np.any(rows[1:] != rows[:-1], axis=1)])
+        else:
+            starts = np.zeros(0, dtype=bool)
+        first = np.flatnonzero(starts)
+        inverse = np.cumsum(starts) - 1
+        counts = np.diff(np.append(first, len(rows)))
+        if dim is None:
+            values = rows[first, 0]
+        else:
+            values = np.take(data, first, axis=d)
+
+        def as_tensor(a):
+            return Tensor._make(devices.to_device(np.array(a, order="C"), self.device))
+        out = [as_tensor(values.astype(self.dtype, copy=False))]
+        if return_inverse:
+            out.append(as_tensor(inverse.astype(np.int64).reshape(self.shape if dim is None else -1)))
+        if return_counts:
+            out.append(as_tensor(counts.astype(np.int64)))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def cov(self, *, correction=1, fweights=None, aweights=None):
+        """The covariance matrix of the variables in the rows (observations in the columns;
+        a 1-D tensor is one variable), weighted by frequency and/or importance weights."""
+        fn = "cov"
+        if self.ndim > 2:
+            raise ValueError(f"{fn}: expected a 1-D or 2-D tensor, got shape {self.shape}")
+        correction = _int(fn, "correction", correction) if not isinstance(correction, float) \
+            else correction
+        x = self.reshape(1, -1) if self.ndim < 2 else self
+        x = x if x.dtype.kind == "f" else x._cast(_default_dtype)
+        n = x.shape[1]
+        w = None
+        for name, weights, integral in (("fweights", fweights, True), ("aweights", aweights, False)):
+            if weights is None:
+                continue
+            _check_tensor(fn, name, weights)
+            if weights.ndim > 1 or weights.numel() != n:
+                raise ValueError(f"{fn}: {name} must be 1-D with one weight per observation ({n}), "
+                                 f"got shape {weights.shape}")
+            if integral and weights.dtype.kind not in "iu":
+                raise TypeError(f"{fn}: fweights must be an integer tensor, got {weights.dtype}")
+            if not integral and weights.dtype.kind != "f":
+                raise TypeError(f"{fn}: aweights must be a float tensor, got {weights.dtype}")
+            if bool((weights < 0).any()):
+                raise ValueError(f"{fn}: {name} must be non-negative")
+            weights = weights.reshape(-1)._cast(x.dtype)
+            w = weights if w is None else w * weights
+        w_sum = w.sum() if w is not None else n
+        average = (x * w).sum(1) / w_sum if w is not None else x.mean(1)
+        if w is not None and aweights is not None and correction != 0:
+            norm = w_sum - correction * (w * aweights.reshape(-1)._cast(x.dtype)).sum() / w_sum
+        else:
+            norm = w_sum - correction
+        if float(norm) <= 0:
+            warnings.warn(f"{fn}: degrees of freedom <= 0 for the correction {correction}",
+                          RuntimeWarning, stacklevel=2)
+            norm = norm * 0 if isinstance(norm, Tensor) else 0
+        centred = x - average.unsqueeze(1)
+        weighted = centred if w is None else centred * w
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return ((centred @ weighted.t()) / norm).squeeze()
+
+    def corrcoef(self):
+        """The Pearson correlation coefficients of the variables in the rows, clipped to
+        [-1, 1]."""
+        c = self.cov()
+        if c.ndim == 0:
+            return c / c
+        std = c.diagonal().sqrt()
+        return (c / std.unsqueeze(1) / std.unsqueeze(0)).clamp(-1, 1)
+
+    def histogram(self, bins=100, *, range=None, weight=None, density=False):
+        """(hist, bin_edges): counts (weighted sums, or a density) of the elements in bins
+        equal-width bins over range (the data's min and max by default), or in the bins a
+        1-D tensor of increasing edges gives; computed on the host, not differentiable."""
+        fn = "histogram"
+        if self.dtype.kind != "f":
+            raise TypeError(f"{fn}: only float tensors are supported, got {self.dtype}")
+        if isinstance(bins, Tensor):
+            if bins.ndim != 1 or bins.numel() < 1:
+                raise ValueError(f"{fn}: bins as a tensor must be 1-D edges, got shape {bins.shape}")
+            edges = bins.detach().cpu().numpy().astype(self.dtype)
+            if np.any(np.diff(edges) < 0):
+                raise ValueError(f"{fn}: bin edges must increase")
+        else:
+            edges = _int(fn, "bins", bins, minimum=1)
+        if range is not None:
+            if len(range) != 2 or not range[0] <= range[1]:
+                raise ValueError(f"{fn}: range must be (min, max) with min <= max, got {range!r}")
+            range = (float(range[0]), float(range[1]))
+        w = None
+        if weight is not None:
+            _check_tensor(fn, "weight", weight)
+            if weight.shape != self.shape:
+                raise ValueError(f"{fn}: weight must have the input's shape {self.shape}, got "
+                                 f"{weight.shape}")
+            w = weight.detach().cpu().numpy().reshape(-1)
+        data = self.detach().cpu().numpy().reshape(-1)
+        if range is None and not isinstance(bins, Tensor) and data.size == 0:
+            range = (0.0, 0.0)
+        if range is not None and range[0] == range[1]:
+            range = (range[0], range[1] + 1.0) if data.size == 0 else (range[0] - 0.5, range[1] + 0.5)
+        elif range is None and not isinstance(bins, Tensor) and data.min() == data.max():
+            range = (float(data.min()) - 0.5, float(data.max()) + 0.5)
+        hist, bin_edges = np.histogram(data, bins=edges, range=range, weights=w, density=density)
+        make = lambda a: Tensor._make(devices.to_device(a.astype(self.dtype), self.device))  # noqa: E731
+        return HistogramResult(make(hist), make(bin_edges))
+
+    def matrix_exp(self):
+        """e**A of each square matrix: a Taylor series of A / 2**s to 18 terms, squared s times
+        (||A / 2**s|| <= 1/2); differentiable through its products."""
+        fn = "matrix_exp"
+        if self.ndim < 2 or self.shape[-1] != self.shape[-2]:
+            raise ValueError(f"{fn}: expects square matrices (..., n, n), got shape {self.shape}")
+        if self.dtype.kind != "f":
+            raise TypeError(f"{fn}: only float tensors are supported, got {self.dtype}")
+        if self.numel() == 0:
+            return self.clone()
+        size = float(np.max(np.sum(np.abs(devices.to_device(self._data, devices.CPU)), axis=-1)))
+        squarings = builtins.max(0, math.ceil(math.log2(size)) + 1) if size > 0 else 0
+        A = self / 2.0 ** squarings
+        identity = eye(self.shape[-1], dtype=self.dtype, device=self.device).expand(*self.shape)
+        term, total = identity, identity
+        for k in range(1, 19):
+            term = (term @ A) / k
+            total = total + term
+        for _ in range(squarings):
+            total = total @ total
+        return total
+
     # ---- printing ------------------------------------------------------------------
     def __repr__(self):
+        options = _PRINT_OPTIONS
+        sci = options["sci_mode"]
+        formatter = None if sci is None else {
+            "float_kind": (lambda v, p=options["precision"]: f"{v:.{p}e}") if sci else
+            (lambda v, p=options["precision"]: f"{v:.{p}f}")}
         body = np.array2string(devices.to_device(self._data, devices.CPU).view(np.ndarray), separator=", ",
-                               prefix="tensor(", precision=4, threshold=1000, edgeitems=3)
+                               prefix="tensor(", precision=options["precision"],
+                               threshold=options["threshold"], edgeitems=options["edgeitems"],
+                               max_line_width=options["linewidth"], formatter=formatter)
         extras = []
         if type(self._data) is not np.ndarray:
             extras.append(f"device='{self.device}'")  # as PyTorch shows device='cuda:0'
@@ -2944,6 +3793,16 @@ class Tensor:
         elif self._requires_grad:
             extras.append("requires_grad=True")
         return "tensor(" + ", ".join([body] + extras) + ")"
+
+
+_shared = {}  # id -> weak reference of the tensors share_memory_() marked (Tensor's == is elementwise)
+FrexpResult = collections.namedtuple("FrexpResult", "mantissa exponent")
+HistogramResult = collections.namedtuple("HistogramResult", "hist bin_edges")
+
+
+# How tensors print (set by minifw.set_printoptions): NumPy's array2string with these.
+_PRINT_OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80,
+                  "sci_mode": None}
 
 
 def _in_place_form(name):
@@ -2961,7 +3820,9 @@ for _name in ("exp", "log", "sqrt", "abs", "neg", "relu", "sigmoid", "tanh", "si
               "log2", "log10", "reciprocal", "erf", "erfc", "erfinv", "sinh", "cosh", "asin", "acos",
               "asinh", "acosh", "atanh", "lgamma", "digamma", "deg2rad", "rad2deg", "sinc", "frac",
               "logit", "nan_to_num", "sgn", "atan2", "hypot", "fmod", "xlogy", "copysign",
-              "heaviside", "gcd", "lcm", "addmm", "addmv", "addbmm", "baddbmm"):
+              "heaviside", "gcd", "lcm", "addmm", "addmv", "addbmm", "baddbmm",
+              "addr", "fix", "ldexp", "i0", "polygamma", "mvlgamma", "igamma", "igammac", "nextafter",
+              "renorm"):
     setattr(Tensor, _name + "_", _in_place_form(_name))
 Tensor.negative_, Tensor.absolute_, Tensor.arctan_ = Tensor.neg_, Tensor.abs_, Tensor.atan_
 Tensor.arcsin_, Tensor.arccos_, Tensor.arcsinh_, Tensor.arccosh_, Tensor.arctanh_ = (

@@ -202,6 +202,11 @@ EXTRA = [Case(*c) for c in [
     ("xlogy", lambda a, b: minifw.xlogy(a, b) * a, lambda: [t64((2, 3)), t64((3,), 1, 0.5, 2.0)]),
     ("logaddexp", lambda a, b: minifw.logaddexp(a, b) ** 2, lambda: [t64((2, 3)), t64((3,), 1)]),
     ("copysign", lambda a, b: minifw.copysign(a, b) * a, lambda: [t64((2, 3)), t64((3,), 1)]),
+    ("logaddexp2", lambda a, b: a.logaddexp2(b) ** 2, lambda: [t64((2, 3)), t64((3,), 1)]),
+    ("fmax", lambda a, b: a.fmax(b) * a * b, lambda: [t64((2, 3)), t64((3,), 1)]),
+    ("igamma", lambda x: minifw.tensor([0.5, 2.0, 3.5], dtype=minifw.float64).igamma(x) * x,
+     lambda: [t64((2, 3), 0, 0.5, 3.0)]),
+    ("polygamma", lambda a: a.polygamma(2) * a, lambda: [t64((2, 3), 0, 0.5, 3.0)]),
 ] + [_pointwise(n) for n in ["sin", "cos", "tan", "atan", "exp2", "log1p", "expm1", "asin", "acos",
                               "asinh", "atanh", "erf", "erfc", "erfinv", "sinh", "cosh", "sign", "floor",
                               "ceil", "trunc", "round", "frac", "deg2rad", "rad2deg", "sinc", "nan_to_num"]]

@@ -272,6 +272,8 @@ class Abs(Function):
 _LOG2 = math.log(2.0)
 _LOG10 = math.log(10.0)
 _TWO_OVER_ROOT_PI = 2.0 / math.sqrt(math.pi)
+_ROOT_TWO_PI = math.sqrt(2.0 * math.pi)
+_ONE_OVER_ROOT_TWO_PI = 1.0 / _ROOT_TWO_PI
 
 
 def _clamp_eps(a, eps):
@@ -316,6 +318,9 @@ POINTWISE = {
                lambda a, out: (0.5 * math.sqrt(math.pi)) * np.exp(out * out), "out"),
     "lgamma": (special.lgamma, lambda a, out: special.digamma(a), "a"),
     "digamma": (special.digamma, lambda a, out: special.trigamma(a), "a"),
+    "polygamma": (lambda a, n: special.polygamma(n, a), lambda a, out, n: special.polygamma(n + 1, a),
+                  "a"),
+    "i0": (lambda a: _on_host(special.i0, a), lambda a, out: _on_host(special.i1, a), "a"),
     "frac": (lambda a: a - np.trunc(a), lambda a, out: 1.0, None),
     "deg2rad": (lambda a: a * (math.pi / 180), lambda a, out: math.pi / 180, None),
     "rad2deg": (lambda a: a * (180 / math.pi), lambda a, out: 180 / math.pi, None),
@@ -330,7 +335,32 @@ POINTWISE = {
     "nan_to_num": (lambda a, nan, posinf, neginf: np.where(np.isnan(a), nan, np.where(
         a == np.inf, posinf, np.where(a == -np.inf, neginf, a))).astype(a.dtype, copy=False),
                    lambda a, out, *_: np.isfinite(a), "a"),
+    # torch.special's further functions (computed on the host, in float64 inside)
+    "erfcx": (lambda a: _on_host(special.erfcx, a),
+              lambda a, out: 2.0 * a * _on_host(special.erfcx, a) - _TWO_OVER_ROOT_PI, "a"),
+    "ndtr": (lambda a: _on_host(special.ndtr, a),
+             lambda a, out: np.exp(-0.5 * a * a) * _ONE_OVER_ROOT_TWO_PI, "a"),
+    "ndtri": (lambda a: _on_host(special.ndtri, a),
+              lambda a, out: np.exp(0.5 * out * out) * _ROOT_TWO_PI, "out"),
+    # phi(x) / Phi(x), as exp(-x**2/2 - log Phi(x)): finite where Phi underflows
+    "log_ndtr": (lambda a: _on_host(special.log_ndtr, a),
+                 lambda a, out: np.exp(-0.5 * a * a - _on_host(special.log_ndtr, a))
+                 * _ONE_OVER_ROOT_TWO_PI, "a"),
+    "i1": (lambda a: _on_host(special.i1, a),
+           lambda a, out: _on_host(special.i0, a) - _over(_on_host(special.i1, a), a, 0.5), "a"),
+    "i0e": (lambda a: _on_host(special.i0e, a),
+            lambda a, out: _on_host(special.i1e, a) - np.sign(a) * _on_host(special.i0e, a), "a"),
+    "i1e": (lambda a: _on_host(special.i1e, a),
+            lambda a, out: _on_host(special.i0e, a) - np.sign(a) * _on_host(special.i1e, a)
+            - _over(_on_host(special.i1e, a), a, 0.5), "a"),
+    # -x log x; its derivative -(1 + log x) is inf at 0 and NaN below, as PyTorch's
+    "entr": (lambda a: _on_host(special.entr, a), lambda a, out: -(1.0 + np.log(a)), "a"),
 }
+
+
+def _over(f, a, limit):
+    """f / a, `limit` where a is 0 (f(0) = 0, so the quotient's limit there)."""
+    return np.where(a == 0, limit, f / np.where(a == 0, 1, a)).astype(a.dtype, copy=False)
 
 
 def _nonzero_denominator(t):
@@ -366,6 +396,7 @@ GRAPH_DERIVATIVES = {
     "erfc": lambda a, out: -_TWO_OVER_ROOT_PI * (-a * a).exp(),
     "erfinv": lambda a, out: (0.5 * math.sqrt(math.pi)) * (out * out).exp(),
     "lgamma": lambda a, out: a.digamma(),
+    "polygamma": lambda a, out, n: a.polygamma(n + 1),
     "frac": lambda a, out: 1.0,
     "deg2rad": lambda a, out: math.pi / 180,
     "rad2deg": lambda a, out: 180 / math.pi,
@@ -373,7 +404,18 @@ GRAPH_DERIVATIVES = {
     "logit": lambda a, out, eps: masked(np.asarray(_inside_eps(a._data, eps), dtype=bool),
                                         1.0 / (a * (1.0 - a))),
     "nan_to_num": lambda a, out, *_: constant(np.isfinite(a._data).astype(a.dtype)),
+    "erfcx": lambda a, out: 2.0 * a * _special(a, "erfcx") - _TWO_OVER_ROOT_PI,
+    "ndtr": lambda a, out: (-0.5 * a * a).exp() * _ONE_OVER_ROOT_TWO_PI,
+    "ndtri": lambda a, out: (0.5 * out * out).exp() * _ROOT_TWO_PI,
+    "log_ndtr": lambda a, out: (-0.5 * a * a - _special(a, "log_ndtr")).exp() * _ONE_OVER_ROOT_TWO_PI,
+    "i0e": lambda a, out: _special(a, "i1e") - constant(np.sign(a._data)) * _special(a, "i0e"),
+    "entr": lambda a, out: -(1.0 + a.log()),
 }
+
+
+def _special(a, name):
+    """POINTWISE[name] of the Tensor a, recorded."""
+    return Pointwise.apply(a, name=name)
 
 
 class Pointwise(Function):
@@ -415,6 +457,49 @@ class Pointwise(Function):
                         derivative(None, saved, *ctx.args))
 
 
+def _on_host(f, *arrays):
+    """f of the arrays computed on the host (NumPy's i0, the incomplete gamma function's
+    iterations), its result moved back to the first array's device, of that dtype."""
+    dev = devices.of(arrays[0])
+    out = f(*(devices.to_device(a, devices.CPU) if devices.is_array(a) else a for a in arrays))
+    return devices.to_device(np.asarray(out).astype(arrays[0].dtype, copy=False), dev)
+
+
+def _on_host_pair(f, a, b):
+    """f(a, b) (either may be a number) computed on the host, on the device and in the dtype
+    of the array among them."""
+    array = a if devices.is_array(a) else b
+    host = (devices.to_device(v, devices.CPU) if devices.is_array(v) else v for v in (a, b))
+    return devices.to_device(np.asarray(f(*host)).astype(array.dtype, copy=False),
+                             devices.of(array))
+
+
+def _igamma(a, b):
+    array = a if devices.is_array(a) else b
+    host = (devices.to_device(v, devices.CPU) if devices.is_array(v) else v for v in (a, b))
+    return devices.to_device(special.gammainc(*host).astype(array.dtype, copy=False),
+                             devices.of(array))
+
+
+def _gamma_density(a, b):
+    """d/dx P(a, x) = x**(a-1) e**-x / Gamma(a), the incomplete gamma functions' gradient in x."""
+    av = devices.to_device(a, devices.CPU) if devices.is_array(a) else np.asarray(a)
+    lg = devices.to_device(np.asarray(special.lgamma(np.asarray(av, dtype=np.float64))), devices.of(b))
+    return np.exp(-b + (a - 1.0) * np.log(b) - lg).astype(b.dtype, copy=False)
+
+
+def _no_gradient_in_input(name):
+    def derivative(*_):
+        raise RuntimeError(f"{name}: the derivative for 'input' (the first argument) is not "
+                           f"implemented, as in PyTorch; only 'other' is differentiable")
+    return derivative
+
+
+def _fmax_mask(a, b, smallest):
+    """Where fmax/fmin takes a: a at least (at most) b, or b NaN (PyTorch's rule)."""
+    return ((a <= b) if smallest else (a >= b)) | np.isnan(b)
+
+
 def _xlogy(a, b):
     """a * log(b), 0 where a is 0 (unless b is nan), as torch.xlogy."""
     return np.where((a == 0) & ~np.isnan(b), 0.0, a * np.log(b)).astype(np.result_type(a, b),
@@ -431,6 +516,23 @@ BINARY = {
     "xlogy": (_xlogy, lambda a, b, out: np.where((a == 0) & (b <= 0), 0.0, np.log(b)),
               lambda a, b, out: a / b),
     "logaddexp": (np.logaddexp, lambda a, b, out: np.exp(a - out), lambda a, b, out: np.exp(b - out)),
+    "logaddexp2": (np.logaddexp2, lambda a, b, out: np.exp2(a - out), lambda a, b, out: np.exp2(b - out)),
+    # the larger (smaller) ignoring NaN; ties and a NaN b give a the gradient, as PyTorch's
+    "fmax": (np.fmax, lambda a, b, out: _fmax_mask(a, b, False), lambda a, b, out: ~_fmax_mask(a, b, False)),
+    "fmin": (np.fmin, lambda a, b, out: _fmax_mask(a, b, True), lambda a, b, out: ~_fmax_mask(a, b, True)),
+    # a log1p(b), 0 where a is 0 (unless b is nan); in a, log1p(b) except 0 where a is 0 and
+    # b <= -1, as PyTorch's
+    "xlog1py": (lambda a, b: np.where((a == 0) & ~np.isnan(b), 0.0, a * np.log1p(b)).astype(
+        np.result_type(a, b), copy=False),
+                lambda a, b, out: np.where((a == 0) & (b <= -1), 0.0, np.log1p(b)),
+                lambda a, b, out: a / (1.0 + b)),
+    # the Hurwitz zeta function zeta(a, b); differentiable in b only, as PyTorch's
+    "zeta": (lambda a, b: _on_host_pair(special.hurwitz_zeta, a, b), _no_gradient_in_input("zeta"),
+             lambda a, b, out: -a * _on_host_pair(special.hurwitz_zeta, a + 1.0, b)),
+    # the regularized incomplete gamma functions P(a, x) and Q = 1 - P: differentiable in x only
+    "igamma": (_igamma, _no_gradient_in_input("igamma"), lambda a, b, out: _gamma_density(a, b)),
+    "igammac": (lambda a, b: 1.0 - _igamma(a, b), _no_gradient_in_input("igammac"),
+                lambda a, b, out: -_gamma_density(a, b)),
     # as PyTorch's: out / a (the sign both carry), 0 where a is 0; b's sign is piecewise constant
     "copysign": (np.copysign, lambda a, b, out: np.where(a == 0, 0.0, out / np.where(a == 0, 1.0, a)),
                  None),
@@ -450,9 +552,23 @@ GRAPH_BINARY = {
                                                else constant(np.log(bv))),
               lambda a, b, out, av, bv: a / b),
     "logaddexp": (lambda a, b, out, av, bv: (a - out).exp(), lambda a, b, out, av, bv: (b - out).exp()),
+    "logaddexp2": (lambda a, b, out, av, bv: (a - out).exp2(), lambda a, b, out, av, bv: (b - out).exp2()),
+    "fmax": (lambda a, b, out, av, bv: constant(_fmax_mask(av, bv, False).astype(out.dtype)),
+             lambda a, b, out, av, bv: constant((~_fmax_mask(av, bv, False)).astype(out.dtype))),
+    "fmin": (lambda a, b, out, av, bv: constant(_fmax_mask(av, bv, True).astype(out.dtype)),
+             lambda a, b, out, av, bv: constant((~_fmax_mask(av, bv, True)).astype(out.dtype))),
+    "igamma": (_no_gradient_in_input("igamma"), lambda a, b, out, av, bv: _gamma_density_graph(a, b, av)),
+    "igammac": (_no_gradient_in_input("igammac"),
+                lambda a, b, out, av, bv: -_gamma_density_graph(a, b, av)),
     "copysign": (lambda a, b, out, av, bv: constant(np.where(av == 0, 0.0, np.sign(av) * np.sign(_array(out)))
                                                     .astype(out.dtype)), None),
 }
+
+
+def _gamma_density_graph(a, b, av):
+    lg = a.lgamma() if isinstance(a, autograd.Tensor) else \
+        float(special.lgamma(np.asarray(av, dtype=np.float64)))
+    return (-b + (a - 1.0) * b.log() - lg).exp()
 
 
 class BinaryPointwise(Function):
