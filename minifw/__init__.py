@@ -1,8 +1,9 @@
 """minifw: a small deep-learning framework over a native library of fast primitives.
 
-The layers above Tensor (minifw.nn, optim, data, models, training, utils, vision) load when first
-used, as attributes (minifw.nn) or by import (import minifw.nn as nn), so that
-importing a lower layer (import minifw.tensor) never loads a higher one.
+The layers above Tensor (minifw.nn, optim, data, models, training, utils, vision, func,
+special, testing, profiler) load when first used, as attributes (minifw.nn) or by import
+(import minifw.nn as nn), so that importing a lower layer (import minifw.tensor) never loads a
+higher one.
 """
 import importlib as _importlib
 import os as _os
@@ -44,7 +45,8 @@ from .linalg import inv as inverse  # noqa: E402
 
 __version__ = "0.1.0"
 
-_UPPER_LAYERS = ("nn", "optim", "data", "models", "training", "utils", "vision")
+_UPPER_LAYERS = ("nn", "optim", "data", "models", "training", "utils", "vision", "testing",
+                 "profiler", "special", "func")
 
 
 def __getattr__(name):
@@ -290,20 +292,6 @@ def bmm(input, mat2):
     if input.shape[0] != mat2.shape[0]:
         raise ValueError(f"bmm: batch sizes differ: input {input.shape}, mat2 {mat2.shape}")
     return input @ mat2
-
-
-def as_tensor(data, dtype=None, device=None):
-    """`data` as a tensor, without a copy where it already is one of that dtype and device
-    (a Tensor itself, or a NumPy array of a minifw dtype on the CPU), as torch.as_tensor."""
-    if isinstance(data, Tensor):
-        return data.to(device=device, dtype=dtype) if dtype is not None or device is not None \
-            else data
-    import numpy
-    if isinstance(data, numpy.ndarray) and (dtype is None or numpy.dtype(dtype) == data.dtype) \
-            and (device is None or devices.device(device) == devices.CPU) and \
-            data.dtype in (float32, float64, int64, int32, bool_):
-        return from_numpy(data)
-    return tensor(data, dtype=dtype, device=device)
 
 
 def neg(t):
@@ -779,3 +767,39 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         return arange(counts.numel(), device=counts.device).repeat_interleave(
             counts, output_size=output_size)
     return input.repeat_interleave(repeats, dim, output_size=output_size)
+
+
+# the functional forms of more Tensor methods (torch.fmax(a, b) is a.fmax(b))
+for _name in ("mv", "addr", "adjoint", "fmax", "fmin", "logaddexp2", "igamma", "igammac", "ldexp",
+              "frexp", "nextafter", "i0", "msort", "dist", "diagflat", "renorm", "select_scatter",
+              "slice_scatter", "diagonal_scatter", "index_put", "put", "index_reduce",
+              "unique_consecutive", "cov", "corrcoef", "histogram", "bernoulli", "fix",
+              "bitwise_left_shift", "bitwise_right_shift", "matrix_exp", "qr", "svd", "cholesky",
+              "cholesky_solve", "cholesky_inverse", "triangular_solve", "t", "detach", "mvlgamma",
+              "get_device"):
+    globals()[_name] = _method_form(_name)
+for _name in ("abs", "ceil", "floor", "round", "trunc", "fix", "exp", "exp2", "expm1", "log",
+              "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh", "sigmoid", "atan", "arctan",
+              "neg", "negative", "clamp", "clamp_min", "clamp_max", "clip", "square", "i0",
+              "ldexp", "detach", "fill", "zero", "index_put"):
+    globals()[_name + "_"] = _method_form(_name + "_")
+del _name
+
+
+def polygamma(n, input):
+    """The n-th derivative of digamma at input (torch.polygamma's order: n first)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"polygamma: input must be a Tensor, got {type(input).__name__}")
+    return input.polygamma(n)
+
+
+def fill(input, value):
+    """A tensor of input's shape, dtype and device filled with value (out of place)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"fill: input must be a Tensor, got {type(input).__name__}")
+    return full_like(input, value.item() if isinstance(value, Tensor) else value)
+
+
+# ---- the layers' forms, draws, windows, dtype rules and switches of the torch namespace ----
+from ._namespace import *  # noqa: E402,F401,F403
+from ._namespace import range_ as range  # noqa: E402,F401 (deprecated, as torch.range)

@@ -29,6 +29,8 @@ match the CPU's unless asked; PyTorch's ``torch.backends.cudnn.allow_tf32``
 defaults to True. float64 and the CPU kernels never use TF32.
 """
 import os as _os
+import sys
+import types
 import warnings
 
 from . import _native
@@ -87,6 +89,11 @@ class _CudaBackend:
         raise AttributeError(f"minifw.backends.cuda has no setting {name!r}; set "
                              f"minifw.backends.cuda.matmul.allow_tf32")
 
+    @staticmethod
+    def is_built():
+        """Whether minifw's CUDA kernels were compiled into this build."""
+        return bool(_native.has_cuda)
+
     def __repr__(self):
         return f"<minifw.backends.cuda: matmul.allow_tf32={self.matmul.allow_tf32}>"
 
@@ -99,7 +106,27 @@ class _CudnnBackend(_Tf32Switch):
     these steer minifw's own convolution kernels."""
 
     __slots__ = ()
-    _settings = ("allow_tf32", "benchmark", "deterministic")
+    _settings = ("allow_tf32", "benchmark", "deterministic", "enabled")
+
+    @staticmethod
+    def is_available():
+        """False: minifw has no cuDNN underneath (its own kernels answer to these switches)."""
+        return False
+
+    @staticmethod
+    def version():
+        """None, as torch.backends.cudnn.version() where cuDNN is not available."""
+        return None
+
+    @property
+    def enabled(self):
+        """Accepted (a bool) for PyTorch's scripts, with no effect: minifw never calls cuDNN."""
+        return _cudnn_enabled
+
+    @enabled.setter
+    def enabled(self, value):
+        global _cudnn_enabled
+        _cudnn_enabled = _check_bool("minifw.backends.cudnn.enabled", value)
 
     @property
     def deterministic(self):
@@ -123,7 +150,7 @@ class _CudnnBackend(_Tf32Switch):
         benchmark = value
 
     def __setattr__(self, name, value):
-        if name in ("benchmark", "deterministic"):
+        if name in ("benchmark", "deterministic", "enabled"):
             object.__setattr__(self, name, value)
         else:
             super().__setattr__(name, value)
@@ -133,8 +160,33 @@ class _CudnnBackend(_Tf32Switch):
                 f"deterministic={self.deterministic}>")
 
 
+class _AbsentBackend(types.ModuleType):
+    """A backend minifw does not have (torch.backends.mps, mkldnn): is_available() and
+    is_built() say so, for scripts that choose their device by asking."""
+
+    def is_available(self):
+        return False
+
+    def is_built(self):
+        return False
+
+
+class _OpenMPBackend(types.ModuleType):
+    def is_available(self):
+        """True: minifw's CPU kernels run their threads on OpenMP."""
+        return True
+
+
+_cudnn_enabled = True
 cuda = _CudaBackend()
 cudnn = _CudnnBackend("conv", "minifw.backends.cudnn")
+mps = _AbsentBackend("minifw.backends.mps")
+mkldnn = _AbsentBackend("minifw.backends.mkldnn")
+openmp = _OpenMPBackend("minifw.backends.openmp")
+# `import minifw.backends.cudnn as cudnn`, as scripts import torch's
+for _name in ("cuda", "cudnn", "mps", "mkldnn", "openmp"):
+    sys.modules[f"{__name__}.{_name}"] = globals()[_name]
+del _name
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):

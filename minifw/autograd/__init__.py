@@ -116,11 +116,19 @@ from .. import devices
 Tensor = None  # minifw.Tensor, set by minifw.tensor when it defines the class (see there)
 stack = None  # minifw.stack, set there too
 
-_state = threading.local()  # grad mode is per thread, as in PyTorch
+class _ThreadState(threading.local):
+    """Grad mode and friends, per thread as in PyTorch. The class attributes are every new
+    thread's defaults, so reading one is a plain attribute lookup (on every operation)."""
+    enabled = True  # grad mode
+    inference = False  # inside inference_mode(True)
+    inside = False  # inside a user Function's forward (see _Inside)
+
+
+_state = _ThreadState()
 
 
 def is_grad_enabled():
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 class _GradMode(contextlib.ContextDecorator):
@@ -175,16 +183,38 @@ class inference_mode(contextlib.ContextDecorator):
 
     def __enter__(self):
         self.prev = is_grad_enabled()
+        self.prev_inference = is_inference_mode_enabled()
         if self.mode:
             _state.enabled = False
+        _state.inference = self.mode
 
     def __exit__(self, *exc):
         _state.enabled = self.prev
+        _state.inference = self.prev_inference
         return False
+
+
+def is_inference_mode_enabled():
+    """Whether the innermost inference_mode block in this thread has mode True."""
+    return _state.inference
 
 
 def enable_grad():
     return _GradMode(True)
+
+
+# ---- profiling ----------------------------------------------------------------------------
+
+# The active minifw.profiler.profile (None when none is): every Function's forward and every
+# node's backward is timed as one event while one is (`begin` returns a token, `end` takes it
+# and the outputs). A module global, read once per operation.
+_profiler = None
+
+
+def _set_profiler(profiler):
+    global _profiler
+    previous, _profiler = _profiler, profiler
+    return previous
 
 
 # ---- anomaly detection ----------------------------------------------------------------
@@ -597,30 +627,37 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if _profiler is not None and _profiler.records(cls):
+            return _profiler.record(cls, args, kwargs)  # times this call (calling apply again)
         if not cls._on_arrays:
             return _apply_on_tensors(cls, args, kwargs)
         ctx = Context()
-        record = is_grad_enabled()  # under no_grad nothing needs a gradient: forward may save less
-        ctx.needs_input_grad = tuple(record and isinstance(a, Tensor) and a.requires_grad
-                                     for a in args)
-        if record:
-            for a in args:
-                if isinstance(a, Tensor) and a._history != a._version_counter.history:
-                    _check_history(cls.__name__, a)
+        # under no_grad nothing needs a gradient: forward may save less
+        needs = [False] * len(args)
+        if _state.enabled:
+            for i, a in enumerate(args):
+                if isinstance(a, Tensor):
+                    needs[i] = a._requires_grad or a.grad_fn is not None
+                    if a._history != a._version_counter.history:
+                        _check_history(cls.__name__, a)
+        needs = ctx.needs_input_grad = tuple(needs)
         dev = common_device(cls.__name__, args)
-        arrays = [_data_on(a, dev) if isinstance(a, Tensor) else a for a in args]
+        if dev is devices.CPU:  # no 0-d CPU tensor joins another device's operation
+            arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        else:
+            arrays = [_data_on(a, dev) if isinstance(a, Tensor) else a for a in args]
         site = _user_frames() if _anomaly_enabled else None
         out = cls.forward(ctx, *arrays, **kwargs)
         outs = out if isinstance(out, tuple) else (out,)
         dev = ctx.__dict__.get("output_device", dev)  # set by a Function that moves data (ToDevice)
         outs = [on_device(o, dev) for o in outs]
-        if site is not None and _anomaly_check_nan and not getattr(_state, "inside", False):
+        if site is not None and _anomaly_check_nan and not _state.inside:
             bad = _first_nonfinite(outs)
             if bad is not None:
                 raise _forward_anomaly(cls, *bad, site, args)
         node = None
-        if any(ctx.needs_input_grad):
-            edges = tuple(_edge(a) if needs else None for a, needs in zip(args, ctx.needs_input_grad))
+        if True in needs:
+            edges = tuple(_edge(a) if n else None for a, n in zip(args, needs))
             node = Node(cls, ctx, edges, tuple((o.shape, o.dtype) for o in outs), dev)
             if site is not None:
                 node.site = site
@@ -717,7 +754,7 @@ def _apply_on_tensors(cls, args, kwargs):
                                "be outputs of the Function.")
         dirty_inputs[i] = k
 
-    if site is not None and _anomaly_check_nan and not getattr(_state, "inside", False):
+    if site is not None and _anomaly_check_nan and not _state.inside:
         bad = _first_nonfinite([o._data if isinstance(o, Tensor) else None for o in outs])
         if bad is not None:
             raise _forward_anomaly(cls, *bad, site, args)
@@ -1473,7 +1510,7 @@ class _Inside:
         self.record = record
 
     def __enter__(self):
-        self.prev = is_grad_enabled(), getattr(_state, "inside", False)
+        self.prev = is_grad_enabled(), _state.inside
         _state.enabled, _state.inside = self.record, True
 
     def __exit__(self, *exc):
@@ -1571,6 +1608,9 @@ def _execute(roots, retain_graph, inputs=None, capture=False, graph=False):
                 continue
             if node.pre_hooks:
                 slots = _run_node_hooks(node, node.pre_hooks, slots, (), graph)
+            profiler = _profiler
+            if profiler is not None:
+                event = profiler.begin(node.name(), slots)
             if graph:
                 grads = slots
                 if _anomaly_enabled:
@@ -1593,6 +1633,8 @@ def _execute(roots, retain_graph, inputs=None, capture=False, graph=False):
                     in_grads = _user_backward(node, grads)
             if not isinstance(in_grads, tuple):
                 in_grads = (in_grads,)
+            if profiler is not None:
+                profiler.end(event, in_grads)
             if len(in_grads) != len(node.edges):
                 raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients for "
                                    f"{len(node.edges)} inputs")

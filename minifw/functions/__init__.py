@@ -32,6 +32,7 @@ classes with forward and backward side by side (see minifw.autograd).
                     SingularValueDecomposition, SingularValues, QRDecomposition, PseudoInverse,
                     LeastSquares, MatrixDiagonal
     recurrent       RecurrentNetwork, PackedWeights
+    zero_gradient   ZeroGradient (random draws from tensors of parameters, angle of real numbers)
 
 Functions work on the arrays of a device. Those with a primitive reach it through
 the current engine (minifw.set_engine), the one they ran forward on also running
@@ -44,4 +45,5 @@ A Function with second derivatives (create_graph=True) also has a backward_graph
 backward written with recorded Tensor operations (docs/autograd.md lists them).
 """
 from . import (activation, convolution, dropout, elementwise, embedding, indexing, linear,
-               normalization, pooling, recurrent, reductions, shape, softmax, sorting)
+               normalization, pooling, recurrent, reductions, shape, softmax, sorting,
+               zero_gradient)

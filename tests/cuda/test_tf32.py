@@ -340,7 +340,7 @@ def test_switches_take_only_bools(value):
 
 def test_misspelt_settings_are_refused():
     with pytest.raises(AttributeError, match=r"minifw\.backends\.cudnn has no setting 'allow_tf23'; it has "
-                                             r"allow_tf32, benchmark and deterministic$"):
+                                             r"allow_tf32, benchmark, deterministic and enabled$"):
         backends.cudnn.allow_tf23 = True
     with pytest.raises(AttributeError, match=r"minifw\.backends\.cuda\.matmul has no setting 'benchmark'; "
                                              r"it has allow_tf32$"):
