@@ -7,3 +7,4 @@ from . import functional, init, parallel, utils
 from . import modules
 from .parameter import Parameter
 from .modules import *  # noqa: F401,F403 (every layer, as torch.nn re-exports torch.nn.modules)
+from .parallel import DataParallel

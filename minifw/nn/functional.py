@@ -347,7 +347,11 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                return_indices=False):
     """Max over kernel_size windows; stride defaults to kernel_size. With
     return_indices, also the int64 index h * W + w of each maximum in its input plane."""
-    fn = "max_pool2d"
+    return _max_pool2d("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _max_pool2d(fn, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
     _pool_input(fn, input)
     _no_pool_dilation(fn, dilation)
     args = _pool_args(fn, input, kernel_size, stride, padding, "max", ceil_mode, True)
@@ -436,12 +440,15 @@ def adaptive_avg_pool2d(input, output_size):
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Max over the windows of adaptive_avg_pool2d; with return_indices, also the int64
     index h * W + w of each maximum in its input plane (as max_pool2d's)."""
-    fn = "adaptive_max_pool2d"
+    return _adaptive_max_pool2d("adaptive_max_pool2d", input, output_size, return_indices)
+
+
+def _adaptive_max_pool2d(fn, input, output_size, return_indices=False):
     _adaptive_input(fn, input)
     size = _adaptive_output_size(fn, output_size, input)
     return_indices = check_bool(fn, "return_indices", return_indices)
     if input.ndim == 3:
-        out = adaptive_max_pool2d(input.unsqueeze(0), size, return_indices)
+        out = _adaptive_max_pool2d(fn, input.unsqueeze(0), size, return_indices)
         return (out[0].squeeze(0), out[1].squeeze(0)) if return_indices else out.squeeze(0)
     try:
         return AdaptiveMaxPooling2D.apply(input, output_size=size, return_indices=return_indices)
@@ -531,7 +538,10 @@ def silu(input, inplace=False):
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """input clipped to [min_val, max_val]; the gradient passes strictly between them."""
-    fn = "hardtanh"
+    return _hardtanh("hardtanh", input, min_val, max_val, inplace)
+
+
+def _hardtanh(fn, input, min_val=-1.0, max_val=1.0, inplace=False):
     _tensor(fn, "input", input)
     min_val, max_val = _real(fn, "min_val", min_val, input), _real(fn, "max_val", max_val, input)
     inplace = check_bool(fn, "inplace", inplace)
@@ -1817,7 +1827,10 @@ def selu(input, inplace=False):
 
 def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha (exp(x / alpha) - 1)); alpha must not be 0."""
-    fn = "celu"
+    return _celu("celu", input, alpha, inplace)
+
+
+def _celu(fn, input, alpha=1.0, inplace=False):
     _tensor(fn, "input", input)
     alpha = _real(fn, "alpha", alpha, input)
     if alpha == 0:
@@ -1874,7 +1887,10 @@ def softshrink(input, lambd=0.5):
 
 def threshold(input, threshold, value, inplace=False):
     """value where x <= threshold, else x."""
-    fn = "threshold"
+    return _threshold("threshold", input, threshold, value, inplace)
+
+
+def _threshold(fn, input, threshold, value, inplace=False):
     _tensor(fn, "input", input)
     threshold, value = _real(fn, "threshold", threshold, input), _real(fn, "value", value, input)
     return _pointwise(fn, input, Threshold, inplace, threshold=threshold, value=value)
@@ -2007,7 +2023,10 @@ def pixel_unshuffle(input, downscale_factor):
 def channel_shuffle(input, groups):
     """(N, C, *) with its channels, seen as a groups x (C / groups) grid, transposed (Zhang et
     al., 2018, ShuffleNet)."""
-    fn = "channel_shuffle"
+    return _channel_shuffle("channel_shuffle", input, groups)
+
+
+def _channel_shuffle(fn, input, groups):
     _tensor(fn, "input", input)
     if input.ndim < 3:
         raise ValueError(f"{fn}: input must have at least 3 dims (N, C, *); got a {input.ndim}-D "
@@ -2369,7 +2388,11 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                return_indices=False):
     """Max over kernel_size windows along L; stride defaults to kernel_size. With
     return_indices, also the int64 position along L of each maximum."""
-    fn = "max_pool1d"
+    return _max_pool1d("max_pool1d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _max_pool1d(fn, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
     x, back, args = _pool1d(fn, input, kernel_size, stride, padding, dilation, "max", ceil_mode,
                             True)
     return_indices = check_bool(fn, "return_indices", return_indices)
@@ -2407,7 +2430,10 @@ def adaptive_avg_pool1d(input, output_size):
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """Max over the windows of adaptive_avg_pool1d; with return_indices, also the int64
     position along L of each maximum."""
-    fn = "adaptive_max_pool1d"
+    return _adaptive_max_pool1d("adaptive_max_pool1d", input, output_size, return_indices)
+
+
+def _adaptive_max_pool1d(fn, input, output_size, return_indices=False):
     _input_1d(fn, input, nonempty=False)
     size = _adaptive_size(fn, output_size)
     return_indices = check_bool(fn, "return_indices", return_indices)
@@ -2666,7 +2692,11 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     """Max over kernel_size windows (kD, kH, kW); stride defaults to kernel_size. With
     return_indices, also the int64 index d * H * W + h * W + w of each maximum in its input
     volume."""
-    fn = "max_pool3d"
+    return _max_pool3d("max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _max_pool3d(fn, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
     x, back, (k, s, p), out_d, args = _pool3d(fn, input, kernel_size, stride, padding, dilation,
                                               "max", ceil_mode, True)
     return_indices = check_bool(fn, "return_indices", return_indices)
@@ -2684,7 +2714,11 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                divisor_override=None):
     """Mean over kernel_size windows (kD, kH, kW); stride defaults to kernel_size. With
     divisor_override, the window's sum divided by it instead."""
-    fn = "avg_pool3d"
+    return _avg_pool3d("avg_pool3d", input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+
+
+def _avg_pool3d(fn, input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
     if divisor_override is not None:
         divisor_override = check_int(fn, "divisor_override", divisor_override)
         if divisor_override == 0:
@@ -2768,7 +2802,10 @@ def adaptive_avg_pool3d(input, output_size):
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max over the windows of adaptive_avg_pool3d; with return_indices, also the int64
     index d * H * W + h * W + w of each maximum in its input volume (as max_pool3d's)."""
-    fn = "adaptive_max_pool3d"
+    return _adaptive_max_pool3d("adaptive_max_pool3d", input, output_size, return_indices)
+
+
+def _adaptive_max_pool3d(fn, input, output_size, return_indices=False):
     x, back, size = _adaptive_3d(fn, input, output_size)
     return_indices = check_bool(fn, "return_indices", return_indices)
     try:
@@ -3293,3 +3330,583 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     image = Folding.apply(cols, output_size=output_size, kernel_size=args[0], dilation=args[1],
                           padding=args[2], stride=args[3])
     return image if input.ndim == 3 else image.squeeze(0)
+
+
+# ==== more pooling: the with-indices forms, unpooling, power-average and fractional max =========
+#
+# Compositions of the pooling above and of differentiable Tensor operations (gather, scatter,
+# max along a dim, pow), so autograd gives their gradients, second ones included.
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """max_pool1d's (output, indices), whatever return_indices says (as PyTorch's)."""
+    fn = "max_pool1d_with_indices"
+    check_bool(fn, "return_indices", return_indices)
+    return _max_pool1d(fn, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """max_pool2d's (output, indices), whatever return_indices says (as PyTorch's)."""
+    fn = "max_pool2d_with_indices"
+    check_bool(fn, "return_indices", return_indices)
+    return _max_pool2d(fn, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=False):
+    """max_pool3d's (output, indices), whatever return_indices says (as PyTorch's)."""
+    fn = "max_pool3d_with_indices"
+    check_bool(fn, "return_indices", return_indices)
+    return _max_pool3d(fn, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """adaptive_max_pool1d's (output, indices), whatever return_indices says."""
+    fn = "adaptive_max_pool1d_with_indices"
+    check_bool(fn, "return_indices", return_indices)
+    return _adaptive_max_pool1d(fn, input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """adaptive_max_pool2d's (output, indices), whatever return_indices says."""
+    fn = "adaptive_max_pool2d_with_indices"
+    check_bool(fn, "return_indices", return_indices)
+    return _adaptive_max_pool2d(fn, input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """adaptive_max_pool3d's (output, indices), whatever return_indices says."""
+    fn = "adaptive_max_pool3d_with_indices"
+    check_bool(fn, "return_indices", return_indices)
+    return _adaptive_max_pool3d(fn, input, output_size, True)
+
+
+_SPATIAL = {1: "(L)", 2: "(H, W)", 3: "(D, H, W)"}
+
+
+def _spatial_input(fn, input, n, nonempty=True):
+    """input (N, C, *spatial) or (C, *spatial) with n spatial dims, as (N, C, *spatial) and the
+    function that takes a result back to input's batching."""
+    desc = _SPATIAL[n][1:-1]
+    _tensor(fn, "input", input, ndim=(n + 1, n + 2),
+            ndim_desc=f"{n + 1}-D (C, {desc}) or {n + 2}-D (N, C, {desc})")
+    if nonempty:
+        check_no_zero_dims(fn, "input", input)
+    if input.ndim == n + 1:
+        return input.unsqueeze(0), lambda y: y.squeeze(0)
+    return input, lambda y: y
+
+
+def _index_tensor(fn, name, t, shape=None):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{fn}: {name} must be a minifw.Tensor of int64 indices, got "
+                        f"{type(t).__name__}")
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"{fn}: {name} must hold int64 indices, got dtype {t.dtype}")
+    if shape is not None and tuple(t.shape) != tuple(shape):
+        raise ValueError(f"{fn}: {name} must have the input's shape {tuple(shape)}, got "
+                         f"{tuple(t.shape)}")
+    return t.long()
+
+
+def _unpool_size(fn, n, spatial, k, s, p, output_size):
+    """The unpooled sizes: (in - 1) * stride - 2 * padding + kernel_size, or output_size (its
+    last n entries), which must lie strictly within a stride of those."""
+    default = tuple((i - 1) * ss - 2 * pp + kk for i, kk, ss, pp in zip(spatial, k, s, p))
+    if output_size is None:
+        sizes = default
+    else:
+        if not isinstance(output_size, (tuple, list)):
+            raise TypeError(f"{fn}: output_size must be a tuple or list of ints, got "
+                            f"{type(output_size).__name__} {output_size!r}")
+        sizes = tuple(output_size)
+        if len(sizes) in (n + 1, n + 2):
+            sizes = sizes[-n:]
+        if len(sizes) != n:
+            raise ValueError(f"{fn}: output_size must have {n}, {n + 1} or {n + 2} entries, got "
+                             f"{output_size!r}")
+        for size in sizes:
+            if not is_int(size):
+                raise TypeError(f"{fn}: output_size entries must be ints, got {output_size!r}")
+        sizes = tuple(int(v) for v in sizes)
+        for size, d, ss in zip(sizes, default, s):
+            if not d - ss < size < d + ss:
+                raise ValueError(f"{fn}: output_size {sizes} is out of range for kernel_size={k}, "
+                                 f"stride={s} and padding={p}: each size must lie strictly "
+                                 f"between {tuple(a - b for a, b in zip(default, s))} and "
+                                 f"{tuple(a + b for a, b in zip(default, s))}")
+    if min(sizes) < 1:
+        raise ValueError(f"{fn}: the unpooled size {sizes} must be positive (kernel_size, stride "
+                         f"and padding give {default})")
+    if math.prod(sizes) > MAX_SIZE:
+        raise ValueError(f"{fn}: the unpooled size {sizes} is too large (kernel_size={k}, "
+                         f"stride={s}, output_size={output_size!r})")
+    return sizes
+
+
+def _max_unpool(fn, n, input, indices, kernel_size, stride, padding, output_size):
+    x, back = _spatial_input(fn, input, n, nonempty=False)
+    indices = _index_tensor(fn, "indices", indices, input.shape)
+    _same_device(fn, input, indices=indices)
+    k = check_ints(fn, "kernel_size", kernel_size, n, minimum=1, maximum=MAX_SIZE)
+    s = k if stride is None else check_ints(fn, "stride", stride, n, minimum=1, maximum=MAX_SIZE)
+    p = check_ints(fn, "padding", padding, n, minimum=0, maximum=MAX_SIZE)
+    sizes = _unpool_size(fn, n, x.shape[2:], k, s, p, output_size)
+    batch, plane = tuple(x.shape[:2]), math.prod(sizes)
+    index = indices.reshape(batch + (-1,))
+    if index.numel() and (int(index.min().item()) < 0 or int(index.max().item()) >= plane):
+        raise ValueError(f"{fn}: indices must lie in [0, {plane}) (positions in an unpooled plane "
+                         f"of size {sizes}, from output_size={output_size!r}, kernel_size={k}, "
+                         f"stride={s} and padding={p}); got values from {int(index.min().item())} "
+                         f"to {int(index.max().item())}")
+    try:
+        zeros = Tensor._make(devices.zeros(batch + (plane,), x.dtype, x.device))
+    except MemoryError:
+        raise _too_large(fn, "output_size", output_size, batch + sizes, x.dtype) from None
+    out = zeros.scatter(2, index, x.reshape(batch + (-1,)))
+    return back(out.reshape(batch + sizes))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool1d: zeros of the pooled-from length with each value of
+    input put back at its index (as max_pool1d's return_indices gives them)."""
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool2d: zeros of the pooled-from (H, W) with each value of
+    input put back at its index h * W + w."""
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool3d: zeros of the pooled-from (D, H, W) with each value of
+    input put back at its index d * H * W + h * W + w."""
+    return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
+
+
+def _lp_pool(fn, n, input, norm_type, kernel_size, stride, ceil_mode):
+    """(sum over each window of x^p)^(1/p): the window mean of x^p times the window's size,
+    as PyTorch computes it (a negative mean, from odd p and negative inputs, gives 0)."""
+    _tensor(fn, "input", input)
+    norm_type = _real(fn, "norm_type", norm_type, input)
+    if norm_type == 0:
+        raise ValueError(f"{fn}: norm_type must not be 0 (1 / norm_type is taken), got 0")
+    k = check_ints(fn, "kernel_size", kernel_size, n, minimum=1)
+    check_bool(fn, "ceil_mode", ceil_mode)
+    powered = input.pow(norm_type)
+    if n == 1:
+        x, back, args = _pool1d(fn, powered, k[0], stride, 0, 1, "avg", ceil_mode, True)
+        out = back(AveragePooling2D.apply(x, count_include_pad=True, **args))
+    elif n == 2:
+        _pool_input(fn, input)
+        args = _pool_args(fn, powered, k, stride, 0, "avg", ceil_mode, True)
+        x = powered.unsqueeze(0) if input.ndim == 3 else powered
+        out = AveragePooling2D.apply(x, count_include_pad=True, **args)
+        out = out.squeeze(0) if input.ndim == 3 else out
+    else:
+        out = _avg_pool3d(fn, powered, k, stride, 0, ceil_mode, True, None)
+    return (out.sign() * relu(out.abs())).mul(math.prod(k)).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling along L: (sum of x^p over each window)^(1/p), p = norm_type
+    (p = 1: sum pooling; large p tends to max pooling)."""
+    return _lp_pool("lp_pool1d", 1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling over (H, W) windows: (sum of x^p over each window)^(1/p)."""
+    return _lp_pool("lp_pool2d", 2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling over (D, H, W) windows: (sum of x^p over each window)^(1/p)."""
+    return _lp_pool("lp_pool3d", 3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def _fractional_starts(samples, size, out, k, dtype):
+    """The window starts of fractional max pooling along one dim (Graham, 2014), for each
+    plane's sample u in [0, 1): floor((i + u) a) - floor(u a) with a = (size - k) / (out - 1),
+    in the input's dtype as PyTorch's kernel computes them; the last window ends at the end."""
+    starts = np.empty(samples.shape + (out,), np.int64)
+    if out > 1:
+        alpha = dtype.type(size - k) / dtype.type(out - 1)
+        i = np.arange(out - 1, dtype=dtype)
+        u = samples.astype(dtype)[..., None]
+        starts[..., :-1] = ((i + u) * alpha).astype(np.int64) - (u * alpha).astype(np.int64)
+    starts[..., -1] = size - k
+    return starts
+
+
+def _fractional_max_pool(fn, n, input, kernel_size, output_size, output_ratio, return_indices,
+                         _random_samples):
+    x, back = _spatial_input(fn, input, n)
+    k = check_ints(fn, "kernel_size", kernel_size, n, minimum=1)
+    return_indices = check_bool(fn, "return_indices", return_indices)
+    spatial = tuple(x.shape[2:])
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{fn}: give output_size or output_ratio (both are None)")
+    if output_ratio is not None:  # checked even when output_size, which wins, is given
+        ratios = output_ratio if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * n
+        if len(ratios) != n:
+            raise ValueError(f"{fn}: output_ratio must be a number or {n} numbers, got "
+                             f"{output_ratio!r}")
+        ratios = [_real(fn, "output_ratio", r) for r in ratios]
+        if not all(0 < r < 1 for r in ratios):
+            raise ValueError(f"{fn}: output_ratio must lie in (0, 1), got {output_ratio!r}")
+    if output_size is not None:
+        out = check_ints(fn, "output_size", output_size, n, minimum=1)
+    else:
+        out = tuple(int(size * r) for size, r in zip(spatial, ratios))
+        if min(out) < 1:
+            raise ValueError(f"{fn}: output_ratio={output_ratio!r} gives an empty output for an "
+                             f"input of size {spatial}")
+    for size, o, kk in zip(spatial, out, k):
+        if o + kk - 1 > size:
+            raise ValueError(f"{fn}: output_size {out} with kernel_size {k} needs an input of at "
+                             f"least output_size + kernel_size - 1 in each dim, got {spatial}")
+    batch = tuple(x.shape[:2])
+    if _random_samples is None:
+        samples = _random.default_generator.numpy.random(batch + (n,))
+    else:
+        if not isinstance(_random_samples, Tensor):
+            raise TypeError(f"{fn}: _random_samples must be a minifw.Tensor, got "
+                            f"{type(_random_samples).__name__}")
+        if _random_samples.dtype != input.dtype:
+            raise TypeError(f"{fn}: _random_samples must have the input's dtype {input.dtype}, "
+                            f"got {_random_samples.dtype}")
+        if tuple(_random_samples.shape) != batch + (n,):
+            raise ValueError(f"{fn}: _random_samples must have shape (N, C, {n}) = "
+                             f"{batch + (n,)}, got {tuple(_random_samples.shape)}")
+        samples = devices.to_device(_random_samples._data, devices.CPU)
+        if not (np.all(samples >= 0) and np.all(samples < 1)):
+            raise ValueError(f"{fn}: _random_samples must lie in [0, 1)")
+    # PyTorch's sample order: 2-D (width, height), 3-D (depth, height, width)
+    order = (1, 0) if n == 2 else tuple(range(n))
+    starts = [_fractional_starts(samples[..., order[d]], spatial[d], out[d], k[d],
+                                 np.dtype(input.dtype)) for d in range(n)]
+    # flat[n, c, o_1..o_n, j]: the plane offsets of window (o_1..o_n)'s j-th element, row-major
+    strides = [math.prod(spatial[d + 1:]) for d in range(n)]
+    flat = np.zeros(batch + out + k, np.int64)
+    for d in range(n):
+        pos = starts[d].reshape(batch + tuple(out[d] if e == d else 1 for e in range(n)) + (1,) * n)
+        pos = pos + np.arange(k[d]).reshape((1,) * (2 + n) + tuple(k[d] if e == d else 1
+                                                                   for e in range(n)))
+        flat = flat + pos * strides[d]
+    flat = Tensor._make(devices.to_device(flat.reshape(batch + out + (-1,)), x.device))
+    windows = x.reshape(batch + (-1,)).gather(2, flat.reshape(batch + (-1,)))
+    y, which = windows.reshape(tuple(flat.shape)).max(-1)
+    if not return_indices:
+        return back(y)
+    return back(y), back(flat.gather(-1, which.unsqueeze(-1)).squeeze(-1))
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """Fractional max pooling (Graham, 2014): max over kernel_size windows whose starts step by
+    a fractional amount, set by one random sample per plane (_random_samples (N, C, 2) in
+    [0, 1), or drawn from minifw's generator), to output_size or input size * output_ratio."""
+    return _fractional_max_pool("fractional_max_pool2d", 2, input, kernel_size, output_size,
+                                output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """fractional_max_pool2d's (output, indices), whatever return_indices says."""
+    fn = "fractional_max_pool2d_with_indices"
+    check_bool(fn, "return_indices", return_indices)
+    return _fractional_max_pool(fn, 2, input, kernel_size, output_size, output_ratio, True,
+                                _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
+                          return_indices=False, _random_samples=None):
+    """Fractional max pooling over (D, H, W) (fractional_max_pool2d's, with _random_samples
+    (N, C, 3))."""
+    return _fractional_max_pool("fractional_max_pool3d", 3, input, kernel_size, output_size,
+                                output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """fractional_max_pool3d's (output, indices), whatever return_indices says."""
+    fn = "fractional_max_pool3d_with_indices"
+    check_bool(fn, "return_indices", return_indices)
+    return _fractional_max_pool(fn, 3, input, kernel_size, output_size, output_ratio, True,
+                                _random_samples)
+
+
+# ==== more activations, dropouts and shuffles ====================================================
+
+def relu_(input):
+    """relu written over input."""
+    return _activation("relu_", input, "relu", True)
+
+
+def elu_(input, alpha=1.0):
+    """elu written over input."""
+    return _activation("elu_", input, "elu", True, alpha=alpha)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """leaky_relu written over input."""
+    return _activation("leaky_relu_", input, "leaky_relu", True, negative_slope=negative_slope)
+
+
+def celu_(input, alpha=1.0):
+    """celu written over input."""
+    return _celu("celu_", input, alpha, True)
+
+
+def selu_(input):
+    """selu written over input."""
+    return _pointwise("selu_", input, ScaledExponentialLinear, True, alpha=_SELU_ALPHA,
+                      scale=_SELU_SCALE, input_scale=1.0)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """hardtanh written over input."""
+    return _hardtanh("hardtanh_", input, min_val, max_val, True)
+
+
+def threshold_(input, threshold, value):
+    """threshold written over input."""
+    return _threshold("threshold_", input, threshold, value, True)
+
+
+def _rrelu(fn, input, lower, upper, training, inplace):
+    _tensor(fn, "input", input)
+    lower, upper = _real(fn, "lower", lower, input), _real(fn, "upper", upper, input)
+    if lower > upper:
+        raise ValueError(f"{fn}: lower must be at most upper, got lower={lower} and upper={upper}")
+    training, inplace = check_bool(fn, "training", training), check_bool(fn, "inplace", inplace)
+    if not training:  # the mean slope
+        return _activation(fn, input, "leaky_relu", inplace, negative_slope=(lower + upper) / 2)
+
+    def compute():
+        # one slope U(lower, upper) per element from minifw's generator; x itself where x > 0
+        slopes = _random.default_generator.numpy.uniform(lower, upper, tuple(input.shape))
+        slopes = Tensor._make(devices.to_device(slopes.astype(input.dtype), input.device))
+        return where(input > 0, input, input * slopes)
+
+    return _in_place(fn, input, compute) if inplace else compute()
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Randomized leaky ReLU (Xu et al., 2015): in training, each negative element is scaled
+    by its own slope drawn from U(lower, upper) (minifw's generator); otherwise by the mean
+    slope (lower + upper) / 2."""
+    return _rrelu("rrelu", input, lower, upper, training, inplace)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """rrelu written over input."""
+    return _rrelu("rrelu_", input, lower, upper, training, True)
+
+
+# SELU's negative saturation value -scale * alpha, which alpha dropout drops elements to
+_ALPHA_PRIME = -_SELU_SCALE * _SELU_ALPHA
+
+
+def _alpha_dropout(fn, input, p, training, inplace, feature):
+    """Alpha dropout (Klambauer et al., 2017): dropped elements become SELU's saturation value
+    alpha' and the result is a * (.) + b, a = ((1 - p)(1 + p alpha'^2))^(-1/2), b = -a alpha' p,
+    which keeps a zero-mean, unit-variance input so. feature=True drops whole channels."""
+    _tensor(fn, "input", input)
+    p = _probability(fn, p)
+    training, inplace = _dropout_flags(fn, training, inplace)
+    if feature and input.ndim < 2:
+        raise ValueError(f"{fn}: feature dropout needs at least 2 dims (N, C, *); got a "
+                         f"{input.ndim}-D input")
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return _in_place(fn, input, lambda: input * 0.0) if inplace else input * 0.0
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
+
+    def compute():
+        keep = _random.default_generator.numpy.random(shape) >= p
+        keep = Tensor._make(devices.to_device(keep.astype(input.dtype), input.device))
+        a = ((1 - p) * (1 + p * _ALPHA_PRIME ** 2)) ** -0.5
+        b = -a * _ALPHA_PRIME * p
+        return input * (keep * a) + (1 - keep) * (a * _ALPHA_PRIME) + b
+
+    return _in_place(fn, input, compute) if inplace else compute()
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout for SELU networks: each element is set to SELU's saturation value with
+    probability p, then an affine map restores the mean and variance (only in training)."""
+    return _alpha_dropout("alpha_dropout", input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels: one draw per (N, C) feature map."""
+    return _alpha_dropout("feature_alpha_dropout", input, p, training, inplace, True)
+
+
+def native_channel_shuffle(input, groups):
+    """channel_shuffle (PyTorch's native kernel of the same operation)."""
+    return _channel_shuffle("native_channel_shuffle", input, groups)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """A sample of the Gumbel-softmax (concrete) distribution (Jang et al., 2016; Maddison et
+    al., 2016): softmax((logits + g) / tau) along dim, g standard Gumbel noise from minifw's
+    generator. hard=True returns the one-hot of its argmax, with the soft sample's gradient
+    (the straight-through estimator: y_hard - y_soft.detach() + y_soft)."""
+    fn = "gumbel_softmax"
+    _tensor(fn, "logits", logits)
+    tau = _real(fn, "tau", tau, logits)
+    if tau <= 0:
+        raise ValueError(f"{fn}: tau must be positive, got {tau}")
+    hard = check_bool(fn, "hard", hard)
+    eps = _real(fn, "eps", eps, logits)
+    if eps != 1e-10:
+        warnings.warn("gumbel_softmax: eps is deprecated and has no effect", stacklevel=2)
+    dim = check_dim(fn, check_int(fn, "dim", dim), max(logits.ndim, 1))
+    gumbels = -np.log(_random.default_generator.numpy.exponential(size=tuple(logits.shape)))
+    gumbels = Tensor._make(devices.to_device(gumbels.astype(logits.dtype), logits.device))
+    y_soft = softmax_along((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True) if logits.ndim else y_soft.argmax()
+    y_hard = Tensor._make(devices.zeros(tuple(logits.shape), logits.dtype, logits.device))
+    y_hard = y_hard.scatter(dim, index, 1.0) if logits.ndim else y_hard + 1.0
+    return y_hard - y_soft.detach() + y_soft
+
+
+# ==== more losses and distances ==================================================================
+
+def _class_target_1d(fn, input, target, classes_dim_desc):
+    """(input as (N, C), target as (N,) int64, back: a per-sample loss to input's batching)."""
+    _tensor(fn, "input", input, ndim=(1, 2), ndim_desc=classes_dim_desc)
+    check_no_zero_dims(fn, "input", input) if input.ndim == 1 else None
+    x = input.unsqueeze(0) if input.ndim == 1 else input
+    expected = (x.shape[0],) if input.ndim == 2 else ()
+    target = _index_tensor(fn, "target", target)
+    if tuple(target.shape) != expected:
+        raise ValueError(f"{fn}: target must have shape {expected} for an input of shape "
+                         f"{tuple(input.shape)}, got {tuple(target.shape)}")
+    _same_device(fn, input, target=target)
+    t = target.reshape(-1)
+    c = x.shape[1]
+    if t.numel() and (int(t.min().item()) < 0 or int(t.max().item()) >= c):
+        raise ValueError(f"{fn}: target holds class indices that must lie in [0, {c}); got values "
+                         f"from {int(t.min().item())} to {int(t.max().item())}")
+    return x, t, (lambda loss: loss.squeeze(0)) if input.ndim == 1 else (lambda loss: loss)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    """The multi-class hinge loss: for each sample, the sum over classes j other than the target
+    y of max(0, margin - x[y] + x[j])^p (p 1 or 2), times weight[y] if given, divided by the
+    number of classes C. input (N, C) or (C,), target (N,) or ()."""
+    fn = "multi_margin_loss"
+    x, t, back = _class_target_1d(fn, input, target, "1-D (C) or 2-D (N, C)")
+    p = check_int(fn, "p", p)
+    if p not in (1, 2):
+        raise ValueError(f"{fn}: p must be 1 or 2 (the only powers supported), got {p}")
+    margin = _real(fn, "margin", margin, input)
+    reduction = _reduction(fn, reduction, size_average, reduce)
+    c = x.shape[1]
+    if weight is not None:
+        weight = Tensor._make(_loss_weight(fn, "weight", weight, input))  # a constant
+        if tuple(weight.shape) != (c,):
+            raise ValueError(f"{fn}: weight must have shape ({c},) (one per class), got "
+                             f"{tuple(weight.shape)}")
+    z = margin - x.gather(1, t.unsqueeze(1)) + x
+    # no gradient at z == 0 itself, as PyTorch's kernel (z > 0 contributes)
+    h = where(z > 0, z, 0.0)
+    h = h * h if p == 2 else h
+    if weight is not None:
+        h = h * weight[t].unsqueeze(1)
+    other = Tensor._make(devices.to_device(
+        (np.arange(c)[None, :] != devices.to_device(t._data, devices.CPU)[:, None]).astype(
+            input.dtype), input.device))
+    return _reduce(back((h * other).sum(1) / c), reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """The multi-label hinge loss: for each sample, the sum over its target classes j and its
+    other classes i of max(0, 1 - (x[j] - x[i])), divided by the number of classes C. target
+    (the input's shape) lists each sample's target classes, ended by the first -1."""
+    fn = "multilabel_margin_loss"
+    _tensor(fn, "input", input, ndim=(1, 2), ndim_desc="1-D (C) or 2-D (N, C)")
+    reduction = _reduction(fn, reduction, size_average, reduce)
+    target = _index_tensor(fn, "target", target, input.shape)
+    _same_device(fn, input, target=target)
+    x = input.unsqueeze(0) if input.ndim == 1 else input
+    n, c = x.shape
+    labels = devices.to_device(target._data, devices.CPU).reshape(n, c)
+    if labels.size and (labels.min() < -1 or labels.max() >= c):
+        raise ValueError(f"{fn}: target must hold class indices in [0, {c}) or -1, got values from "
+                         f"{labels.min()} to {labels.max()}")
+    counts = np.zeros((n, c), np.int64)  # how often each class is listed (before the first -1)
+    for row, listed in zip(counts, labels):
+        for j in listed:
+            if j < 0:
+                break
+            row[j] += 1
+    other = counts == 0
+    pair = (counts[:, :, None] * other[:, None, :]).astype(input.dtype)
+    pair = Tensor._make(devices.to_device(pair, input.device))
+    z = 1 - x.unsqueeze(2) + x.unsqueeze(1)  # z[n, j, i] = 1 - (x[j] - x[i])
+    loss = (where(z > 0, z, 0.0) * pair).sum((1, 2)) / c
+    return _reduce(loss.squeeze(0) if input.ndim == 1 else loss, reduction)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p along the last dim (broadcasting x1 against x2)."""
+    fn = "pairwise_distance"
+    _inputs(fn, x1=x1, x2=x2)
+    p, eps = _real(fn, "p", p, x1, minimum=0.0), _real(fn, "eps", eps, x1)
+    keepdim = check_bool(fn, "keepdim", keepdim)
+    _broadcast(fn, x1=x1, x2=x2)
+    diff = x1 - x2 + eps
+    if diff.ndim == 0:
+        diff = diff.reshape(1)
+    out = diff.norm(p, dim=-1, keepdim=keepdim)
+    return out
+
+
+def pdist(input, p=2):
+    """The p-norm distances between the rows of input (N, M), for every pair i < j in row-major
+    order: N (N - 1) / 2 values (the upper triangle of cdist(input, input))."""
+    fn = "pdist"
+    _tensor(fn, "input", input, ndim=2, ndim_desc="2-D (N, M)")
+    p = _real(fn, "p", p, input, minimum=0.0)
+    i, j = np.triu_indices(input.shape[0], 1)
+    if not len(i):
+        return Tensor._make(devices.zeros((0,), input.dtype, input.device))
+    dev = input.device
+    rows = input[Tensor._make(devices.to_device(i, dev))] - input[Tensor._make(devices.to_device(j, dev))]
+    return rows.norm(p, dim=1)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    """triplet_margin_loss with any distance: max(d(a, p) - d(a, n) + margin, 0), d
+    distance_function (pairwise_distance when None); swap uses min(d(a, n), d(p, n))."""
+    fn = "triplet_margin_with_distance_loss"
+    _inputs(fn, anchor=anchor, positive=positive, negative=negative)
+    if distance_function is not None and not callable(distance_function):
+        raise TypeError(f"{fn}: distance_function must be callable or None, got "
+                        f"{type(distance_function).__name__}")
+    margin = _real(fn, "margin", margin, anchor)
+    if margin <= 0:
+        raise ValueError(f"{fn}: margin must be greater than 0, got {margin}")
+    swap = check_bool(fn, "swap", swap)
+    reduction = check_choice(fn, "reduction", reduction, ("none", "mean", "sum"))
+    dims = (anchor.ndim, positive.ndim, negative.ndim)
+    if len(set(dims)) != 1:
+        raise ValueError(f"{fn}: anchor, positive and negative must have the same number of dims; "
+                         f"got {dims[0]}-D, {dims[1]}-D and {dims[2]}-D")
+    _broadcast(fn, anchor=anchor, positive=positive, negative=negative)
+    distance = pairwise_distance if distance_function is None else distance_function
+    d_ap, d_an = distance(anchor, positive), distance(anchor, negative)
+    if swap:
+        d_an = d_an.minimum(distance(positive, negative))
+    return _reduce(_hinge(margin + d_ap - d_an), reduction)

@@ -813,3 +813,88 @@ def _f_unfold():
 def _f_fold():
     return dict(input=_t(_rng(), 2, 12, 12), output_size=(5, 6), kernel_size=(2, 2), dilation=1, padding=0,
                 stride=(1, 2))
+
+
+# ---- with-indices pooling, unpooling, power-average and fractional max pooling ----------------
+
+for _n, _shape in ((1, (2, 3, 7)), (2, (1, 2, 5, 6)), (3, (1, 2, 5, 6, 6))):
+    case(f"F.max_pool{_n}d_with_indices")(
+        lambda _shape=_shape: dict(input=_t(_rng(), *_shape), kernel_size=3, stride=2, padding=1, dilation=1,
+                                   ceil_mode=True, return_indices=False))
+    case(f"F.adaptive_max_pool{_n}d_with_indices")(
+        lambda _shape=_shape: dict(input=_t(_rng(), *_shape), output_size=2, return_indices=False))
+    case(f"F.lp_pool{_n}d")(
+        lambda _shape=_shape: dict(input=_t(_rng(), *_shape), norm_type=2.0, kernel_size=2, stride=None,
+                                   ceil_mode=True))
+
+
+def _unpool_case(n, shape):
+    import minifw.nn.functional as F
+    x = _t(_rng(), *shape)
+    y, indices = getattr(F, f"max_pool{n}d")(x, 2, return_indices=True)
+    return dict(input=y, indices=indices, kernel_size=2, stride=None, padding=0,
+                output_size=tuple(shape[2:]))
+
+
+case("F.max_unpool1d")(lambda: _unpool_case(1, (2, 3, 7)))
+case("F.max_unpool2d")(lambda: _unpool_case(2, (1, 2, 5, 6)))
+case("F.max_unpool3d")(lambda: _unpool_case(3, (1, 2, 4, 5, 6)))
+
+for _n, _shape in ((2, (1, 2, 7, 8)), (3, (1, 2, 5, 6, 6))):
+    for _suffix in ("", "_with_indices"):
+        case(f"F.fractional_max_pool{_n}d{_suffix}")(
+            lambda _n=_n, _shape=_shape: dict(
+                input=_t(_rng(), *_shape), kernel_size=2, output_size=3, output_ratio=None, return_indices=True,
+                _random_samples=_tensor(_rng().random(_shape[:2] + (_n,)).astype(np.float32))))
+
+
+# ---- in-place activations, random activations and dropouts, shuffles ---------------------------
+
+# RuntimeError: writing over a read-only (expanded) input, as PyTorch
+for _name, _extra in (("relu_", {}), ("elu_", {"alpha": 0.5}), ("leaky_relu_", {"negative_slope": 0.1}),
+                      ("celu_", {"alpha": 0.7}), ("selu_", {}), ("hardtanh_", {"min_val": -0.5, "max_val": 0.5}),
+                      ("threshold_", {"threshold": 0.1, "value": -1.0})):
+    case(f"F.{_name}", raises=(RuntimeError,))(lambda _extra=_extra: dict(input=_t(_rng(), 2, 3, 4), **_extra))
+case("F.rrelu", raises=(RuntimeError,))(lambda: dict(input=_t(_rng(), 2, 3, 4), lower=0.1, upper=0.3,
+                                                    training=True, inplace=False))
+case("F.rrelu_", raises=(RuntimeError,))(lambda: dict(input=_t(_rng(), 2, 3, 4), lower=0.1, upper=0.3,
+                                                     training=True))
+case("F.alpha_dropout", raises=(RuntimeError,))(lambda: dict(input=_t(_rng(), 2, 3, 4), p=0.3, training=True,
+                                                            inplace=False))
+case("F.feature_alpha_dropout", raises=(RuntimeError,))(lambda: dict(input=_t(_rng(), 2, 3, 4), p=0.3,
+                                                                    training=True, inplace=False))
+case("F.native_channel_shuffle")(lambda: dict(input=_t(_rng(), 1, 6, 2, 2), groups=3))
+case("F.gumbel_softmax")(lambda: dict(logits=_t(_rng(), 2, 5), tau=0.5, hard=True, eps=1e-10, dim=-1))
+
+
+# ---- more losses and distances ----------------------------------------------------------------
+
+@case("F.multi_margin_loss")
+def _f_multi_margin_loss():
+    r = _rng()
+    return dict(input=_t(r, 4, 5), target=_long([0, 4, 2, 1]), p=2, margin=0.7,
+                weight=_tensor(np.abs(_f32(r, 5)) + 0.1), size_average=None, reduce=None, reduction="mean")
+
+
+@case("F.multilabel_margin_loss")
+def _f_multilabel_margin_loss():
+    return dict(input=_t(_rng(), 3, 4), target=_long([[3, 0, -1, 1], [1, 2, 0, 3], [-1, 0, 0, 0]]),
+                size_average=None, reduce=None, reduction="sum")
+
+
+@case("F.pairwise_distance")
+def _f_pairwise_distance():
+    r = _rng()
+    return dict(x1=_t(r, 3, 4), x2=_t(r, 3, 4), p=3.0, eps=1e-6, keepdim=True)
+
+
+@case("F.pdist")
+def _f_pdist():
+    return dict(input=_t(_rng(), 4, 3), p=2.0)
+
+
+@case("F.triplet_margin_with_distance_loss")
+def _f_triplet_margin_with_distance_loss():
+    r = _rng()
+    return dict(anchor=_t(r, 3, 4), positive=_t(r, 3, 4), negative=_t(r, 3, 4), distance_function=None,
+                margin=0.5, swap=True, reduction="mean")

@@ -64,6 +64,8 @@ class Grad:
 
 
 GRADS = [
+    # a piecewise-constant function: zero gradients (ZeroGradient, also behind random draws)
+    Grad("angle_of_reals", lambda a: minifw.angle(a), lambda: [t64((3, 4))]),
     # elementwise arithmetic, with broadcasting and numbers on either side
     Grad("add_broadcast_row", lambda a, b: a + b, lambda: [t64((3, 4)), t64((4,), 1)]),
     Grad("add_broadcast_both", lambda a, b: a + b, lambda: [t64((2, 1, 3)), t64((4, 1), 1)]),
@@ -265,6 +267,11 @@ GRADS = [
          lambda: [t64((3, 4)), t64((3, 4), 1)]),
     Grad("softplus", lambda x: F.softplus(x, 2.0, 3.0), lambda: [t64((3, 7), 0, -4, 4)]),
     Grad("cdist", lambda a, b: minifw.cdist(a, b), lambda: [t64((3, 4)), t64((2, 4), 1)]),
+    Grad("fmin_fmax", lambda a, b: a.fmin(b) + a.fmax(b) * a, lambda: [t64((3, 4)), t64((4,), 1)]),
+    Grad("logaddexp2", lambda a, b: a.logaddexp2(b), lambda: [t64((3, 4)), t64((4,), 1)]),
+    Grad("igammac_other", lambda x: minifw.tensor([0.5, 4.0], dtype=minifw.float64).igammac(x),
+         lambda: [t64((3, 2), 0, 0.2, 5.0)]),
+    Grad("polygamma_i0", lambda a: a.polygamma(3) + a.i0(), lambda: [t64((3, 4), 0, 0.5, 3.0)]),
     Grad("conv_transpose2d", lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1,
                                                                 output_padding=1),
          lambda: [t64((1, 2, 3, 4)), t64((2, 3, 3, 3), 1), t64((3,), 2)]),

@@ -2,7 +2,7 @@
 conv, pooling, activation, normalization, batchnorm, dropout, flatten, sparse, loss,
 rnn, upsampling, distance, padding, pixelshuffle), so that both `nn.Linear` and
 `nn.modules.linear.Linear` name the same class."""
-from .module import Module
+from .module import Buffer, Module
 from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, PReLU, ReLU, ReLU6, Sigmoid,
                          SiLU, Softmax, Softmax2d, Softmin, Softplus, Tanh)
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
@@ -33,11 +33,27 @@ from .padding import (CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d
 from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle
 from .fold import Fold, Unfold
 from .attention import MultiheadAttention
+from .activation import RReLU
+from .adaptive import AdaptiveLogSoftmaxWithLoss
+from .batchnorm import SyncBatchNorm
+from .distance import PairwiseDistance
+from .normalization import CrossMapLRN2d
+from .dropout import AlphaDropout, FeatureAlphaDropout
+from .loss import (MultiLabelMarginLoss, MultiMarginLoss, NLLLoss2d, TripletMarginWithDistanceLoss)
+from .padding import CircularPad3d, ConstantPad3d, ReflectionPad3d, ReplicationPad3d, ZeroPad3d
+from .pooling import (FractionalMaxPool2d, FractionalMaxPool3d, LPPool1d, LPPool2d, LPPool3d,
+                      MaxUnpool1d, MaxUnpool2d, MaxUnpool3d)
+from .lazy import LazyModuleMixin, UninitializedBuffer, UninitializedParameter
+from .linear import LazyLinear
+from .conv import (LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d,
+                   LazyConvTranspose3d)
+from .batchnorm import LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d
+from .normalization import LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
                           TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = [
-    "Module",
+    "Buffer", "Module",
     # more activations, norms, padding, shuffles and losses
     "CELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "LogSigmoid", "Mish",
     "Softshrink", "Softsign", "Tanhshrink", "Threshold", "InstanceNorm1d", "InstanceNorm2d",
@@ -69,6 +85,17 @@ __all__ = [
     # 3-D convolution, pooling, normalization and dropout
     "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "BatchNorm3d", "Conv3d", "ConvTranspose3d",
     "Dropout3d", "InstanceNorm3d", "MaxPool3d",
+    # unpooling, power-average and fractional pooling, 3-D padding, more activations and losses
+    "AdaptiveLogSoftmaxWithLoss", "AlphaDropout", "CircularPad3d", "ConstantPad3d", "CrossMapLRN2d", "FeatureAlphaDropout", "FractionalMaxPool2d",
+    "FractionalMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d", "MaxUnpool1d", "MaxUnpool2d",
+    "MaxUnpool3d", "MultiLabelMarginLoss", "MultiMarginLoss", "NLLLoss2d", "PairwiseDistance",
+    "RReLU", "ReflectionPad3d", "ReplicationPad3d", "SyncBatchNorm", "TripletMarginWithDistanceLoss",
+    "ZeroPad3d",
+    # lazy layers (shapes from the first input)
+    "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
+    "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyInstanceNorm1d",
+    "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear", "LazyModuleMixin", "UninitializedBuffer",
+    "UninitializedParameter",
     # sliding windows as columns
     "Fold", "Unfold",
 ]

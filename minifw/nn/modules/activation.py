@@ -336,3 +336,21 @@ class Threshold(Module):
     def extra_repr(self):
         return f"threshold={self.threshold}, value={self.value}" + \
             (", inplace=True" if self.inplace else "")
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU (F.rrelu): random slopes in U(lower, upper) in training, their mean
+    in evaluation."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        if F._real("RReLU", "lower", lower) > F._real("RReLU", "upper", upper):
+            raise ValueError(f"RReLU: lower must be at most upper, got lower={lower} and "
+                             f"upper={upper}")
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")

@@ -1,11 +1,13 @@
 """Convolution layers: Conv1d, Conv2d and Conv3d share _ConvNd, ConvTranspose1d, 2d and 3d
 share _ConvTransposeNd (the checks, parameters and initialization of n spatial dims); each
 layer's forward calls its own nn.functional form."""
+import inspect
 import math
 
 from ...checks import check_ints
 from .. import functional as F
 from .. import init
+from .lazy import LazyModuleMixin, UninitializedParameter
 from .module import Module
 from .utils import _empty_parameter, _factory, _positive_int
 
@@ -29,10 +31,11 @@ class _ConvNd(Module):
                  groups, bias, padding_mode, device, dtype, weight_channels):
         super().__init__()
         dtype, dev = _factory(cls, dtype, device)
-        self.in_channels = _positive_int(cls, "in_channels", in_channels)
+        lazy = isinstance(self, LazyModuleMixin)  # in_channels comes with the first input
+        self.in_channels = 0 if lazy else _positive_int(cls, "in_channels", in_channels)
         self.out_channels = _positive_int(cls, "out_channels", out_channels)
         self.groups = _positive_int(cls, "groups", groups)
-        if in_channels % groups or out_channels % groups:
+        if (not lazy and in_channels % groups) or out_channels % groups:
             raise ValueError(f"{cls}: in_channels ({in_channels}) and out_channels ({out_channels}) "
                              f"must be divisible by groups ({groups})")
         self.kernel_size = _kernel_size(cls, kernel_size, n)
@@ -52,6 +55,13 @@ class _ConvNd(Module):
             raise ValueError(f"{cls}: padding_mode must be 'zeros', 'reflect', 'replicate' or "
                              f"'circular'; got {padding_mode!r}")
         self.padding_mode = padding_mode
+        if lazy:
+            self.weight = UninitializedParameter(device=dev, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=dev, dtype=dtype)
+            else:
+                self.register_parameter("bias", None)
+            return
         self.weight = _empty_parameter(weight_channels + self.kernel_size, dtype, dev)
         if bias:
             self.bias = _empty_parameter((out_channels,), dtype, dev)
@@ -230,3 +240,61 @@ class ConvTranspose3d(_ConvTransposeNd):
         output_padding = self._output_padding(input, output_size)
         return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
                                   output_padding, self.groups, self.dilation)
+
+
+# ---- lazy forms: in_channels from the first input ----------------------------------------------
+
+class _LazyConvMixin(LazyModuleMixin):
+    """in_channels is the channel size of the first input ((N, C, *spatial) or (C, *spatial));
+    the weight is then materialized and initialized as the ordinary layer's."""
+
+    _transposed = False
+
+    @property
+    def _lazy_input_desc(self):
+        n = len(self.kernel_size)
+        return f"a {n + 1}-D or {n + 2}-D"
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if not self.has_uninitialized_params():
+            return
+        n = len(self.kernel_size)
+        channels = self._input_size(input, lambda ndim: {n + 1: 0, n + 2: 1}.get(ndim))
+        if channels % self.groups:
+            raise ValueError(f"{type(self).__name__}: the input's {channels} channels must be "
+                             f"divisible by groups ({self.groups})")
+        self.in_channels = channels
+        self.weight.materialize(self._weight_shape())
+        if self.bias is not None:
+            self.bias.materialize((self.out_channels,))
+        self.reset_parameters()
+
+    def _weight_shape(self):
+        if self._transposed:
+            return (self.in_channels, self.out_channels // self.groups) + self.kernel_size
+        return (self.out_channels, self.in_channels // self.groups) + self.kernel_size
+
+    def _sizes_from_parameters(self):
+        w = self.weight.shape
+        self.in_channels = w[0] if self._transposed else w[1] * self.groups
+
+
+def _lazy_conv(base, transposed):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, *rest, **kwargs):
+        base.__init__(self, 0, out_channels, kernel_size, stride, padding, *rest, **kwargs)
+        self._lazy_setup()
+
+    params = list(inspect.signature(base.__init__).parameters.values())
+    __init__.__signature__ = inspect.Signature([params[0]] + params[2:])
+    return type(f"Lazy{base.__name__}", (_LazyConvMixin, base), dict(
+        __init__=__init__, cls_to_become=base, _transposed=transposed, __module__=__name__,
+        __doc__=f"{base.__name__} whose in_channels is the channel size of its first input "
+                f"(a lazy layer: it becomes a {base.__name__} then)."))
+
+
+LazyConv1d = _lazy_conv(Conv1d, False)
+LazyConv2d = _lazy_conv(Conv2d, False)
+LazyConv3d = _lazy_conv(Conv3d, False)
+LazyConvTranspose1d = _lazy_conv(ConvTranspose1d, True)
+LazyConvTranspose2d = _lazy_conv(ConvTranspose2d, True)
+LazyConvTranspose3d = _lazy_conv(ConvTranspose3d, True)

@@ -1,4 +1,4 @@
-"""Distances: nn.CosineSimilarity (as torch.nn.modules.distance)."""
+"""Distances: nn.CosineSimilarity and nn.PairwiseDistance (as torch.nn.modules.distance)."""
 from .. import functional as F
 from .module import Module
 
@@ -12,3 +12,14 @@ class CosineSimilarity(Module):
 
     def forward(self, x1, x2):
         return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    """||x1 - x2 + eps||_p along the last dim (F.pairwise_distance)."""
+
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)

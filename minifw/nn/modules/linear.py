@@ -3,6 +3,7 @@ import math
 
 from .. import functional as F
 from .. import init
+from .lazy import LazyModuleMixin, UninitializedParameter
 from .module import Module
 from .utils import _empty_parameter, _factory, _positive_int
 
@@ -77,3 +78,33 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """Linear whose in_features is the last size of its first input; it becomes a Linear then."""
+
+    cls_to_become = Linear
+    _lazy_input_desc = "an at least 1-D"
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        Module.__init__(self)
+        dtype, dev = _factory("LazyLinear", dtype, device)
+        self.in_features = 0
+        self.out_features = _positive_int("LazyLinear", "out_features", out_features)
+        self.weight = UninitializedParameter(device=dev, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=dev, dtype=dtype)
+        else:
+            self.register_parameter("bias", None)
+        self._lazy_setup()
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            self.in_features = self._input_size(input, lambda ndim: -1 if ndim >= 1 else None)
+            self.weight.materialize((self.out_features, self.in_features))
+            if self.bias is not None:
+                self.bias.materialize((self.out_features,))
+            self.reset_parameters()
+
+    def _sizes_from_parameters(self):
+        self.in_features = self.weight.shape[1]

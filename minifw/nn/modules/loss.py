@@ -1,6 +1,8 @@
 """Losses: each holds its reduction ('mean', 'sum' or 'none'; kl_div also 'batchmean') and
 any weights (as buffers, so they follow Module.to and appear in state_dict), and calls
 nn.functional."""
+import warnings
+
 from .. import functional as F
 from .module import Module
 
@@ -222,3 +224,59 @@ class CTCLoss(_Loss):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
                           self.zero_infinity)
+
+
+class NLLLoss2d(NLLLoss):
+    """NLLLoss under its old name (deprecated in PyTorch, which keeps it as an alias); building
+    one warns (FutureWarning), as PyTorch's."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        warnings.warn("NLLLoss2d has been deprecated; NLLLoss is a drop-in replacement",
+                      FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """The multi-class hinge loss (F.multi_margin_loss), p 1 or 2."""
+
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                 reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2) or isinstance(p, bool):
+            raise ValueError(f"MultiMarginLoss: only p == 1 and p == 2 are supported, got {p!r}")
+        self.p, self.margin = p, margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin, weight=self.weight,
+                                   reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """The multi-label hinge loss (F.multilabel_margin_loss)."""
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """max(d(anchor, positive) - d(anchor, negative) + margin, 0) with any distance function
+    (F.triplet_margin_with_distance_loss; F.pairwise_distance when None)."""
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(reduction=reduction)
+        cls = "TripletMarginWithDistanceLoss"
+        if F._real(cls, "margin", margin) <= 0:
+            raise ValueError(f"{cls}: margin must be greater than 0, got {margin}")
+        if distance_function is not None and not callable(distance_function):
+            raise TypeError(f"{cls}: distance_function must be callable or None, got "
+                            f"{type(distance_function).__name__}")
+        # PyTorch's default: a PairwiseDistance module (so the loss prints it as a child)
+        from .distance import PairwiseDistance
+        self.distance_function = PairwiseDistance() if distance_function is None else distance_function
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)

@@ -294,6 +294,28 @@ class _BackwardHook:
         return tuple(grad_inputs[i] for i in self.input_index)
 
 
+class Buffer(Tensor):
+    """A tensor that, assigned to a module's attribute, is registered as a buffer (state that is
+    not learnable), as PyTorch 2.5's nn.Buffer: `self.mask = nn.Buffer(t, persistent=False)` is
+    `self.register_buffer("mask", t, persistent=False)`. It shares t's memory."""
+
+    __slots__ = ("persistent",)
+
+    def __init__(self, data=None, *, persistent=True):
+        if data is None:
+            array = np.empty(0, dtype=np.float32)
+        elif isinstance(data, Tensor):
+            array = data._data
+        else:
+            raise TypeError(f"Buffer: data must be a minifw.Tensor or None, got {type(data).__name__}")
+        if not isinstance(persistent, bool):
+            raise TypeError(f"Buffer: persistent must be a bool, got {type(persistent).__name__}")
+        self._set(array, None, 0, False)
+        if isinstance(data, Tensor):
+            self._version_counter = data._version_counter
+        self.persistent = persistent
+
+
 class Module:
     """Base class of layers and models: subclass it, create sub-modules and Parameters
     in __init__, compute in forward(); call the module to run forward."""
@@ -468,6 +490,8 @@ class Module:
             self._check_ready()
             self._forget(name, keep=self._parameters)
             self._parameters[name] = value
+        elif isinstance(value, Buffer):
+            self.register_buffer(name, value, value.persistent)
         elif isinstance(value, Module):
             self._check_ready()
             self._forget(name, keep=self._modules)
@@ -673,7 +697,9 @@ class Module:
             for m in self.modules():
                 for store in (m._parameters, m._buffers):
                     for name, t in store.items():
-                        if t is not None:
+                        if t is not None and hasattr(t, "materialize"):
+                            t._convert(convert)  # a lazy layer's: only dtype and device change
+                        elif t is not None:
                             t._data = convert(t._data)
                             if t.grad is not None:
                                 t.grad._data = convert(t.grad._data)

@@ -8,7 +8,7 @@ from ...tensor import Tensor, tensor
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from .batchnorm import _BatchNorm, register_running_stats
+from .batchnorm import _BatchNorm, _LazyNormBase, register_running_stats
 from .module import Module
 from .utils import _factory, _ones_and_zeros, _positive_int
 
@@ -200,3 +200,39 @@ class InstanceNorm3d(_InstanceNorm):
     positions; affine and track_running_stats as InstanceNorm1d's."""
     _input_dims = (4, 5)
     _input_desc = "4-D (C, D, H, W) or 5-D (N, C, D, H, W)"
+
+
+class _LazyInstanceNorm(_LazyNormBase):
+    def _channel_dim(self, ndim):
+        dims = self.cls_to_become._input_dims  # (unbatched, batched)
+        return {dims[0]: 0, dims[1]: 1}.get(ndim)
+
+
+class LazyInstanceNorm1d(_LazyInstanceNorm, InstanceNorm1d):
+    """InstanceNorm1d whose num_features is the channel size of its first input."""
+    cls_to_become = InstanceNorm1d
+
+
+class LazyInstanceNorm2d(_LazyInstanceNorm, InstanceNorm2d):
+    """InstanceNorm2d whose num_features is the channel size of its first input."""
+    cls_to_become = InstanceNorm2d
+
+
+class LazyInstanceNorm3d(_LazyInstanceNorm, InstanceNorm3d):
+    """InstanceNorm3d whose num_features is the channel size of its first input."""
+    cls_to_become = InstanceNorm3d
+
+
+class CrossMapLRN2d(LocalResponseNorm):
+    """Local response normalization across the channels of (N, C, H, W) input: the legacy name
+    of LocalResponseNorm for 4-D input, computing LocalResponseNorm's formula (PyTorch's legacy
+    kernel differs from it, docs/pytorch.md)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__(size, alpha, beta, k)
+
+    def forward(self, input):
+        if isinstance(input, Tensor) and input.ndim != 4:
+            raise ValueError(f"CrossMapLRN2d: expected a 4-D (N, C, H, W) input, got a "
+                             f"{input.ndim}-D input of shape {tuple(input.shape)}")
+        return super().forward(input)

@@ -1,5 +1,5 @@
 """Padding layers over nn.functional.pad: zero, constant, reflection, replication and circular
-padding of the last dim (the 1d layers) or the last two (the 2d layers). padding is one int
+padding of the last dim (the 1d layers), the last two (2d) or the last three (3d). padding is one int
 for every side or a tuple (left, right[, top, bottom]), kept as the full tuple."""
 from ...checks import check_real, is_int
 from ...tensor import Tensor
@@ -111,4 +111,38 @@ class CircularPad1d(_OneD, _PadNd):
 
 class CircularPad2d(_TwoD, _PadNd):
     """Pad the last two dims with their other ends (wrapping around)."""
+    _mode = "circular"
+
+
+class _ThreeD:
+    _sides, _input_dims, _input_desc = 6, (4, 5), "4-D (C, D, H, W) or 5-D (N, C, D, H, W)"
+
+
+class ConstantPad3d(_ThreeD, _ConstantPadNd):
+    """Pad the last three dims with value."""
+    _input_dims = ()
+
+
+class ZeroPad3d(ConstantPad3d):
+    """Pad the last three dims with zeros."""
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ReflectionPad3d(_ThreeD, _PadNd):
+    """Pad the last three dims with their mirror images, the edge not repeated."""
+    _mode = "reflect"
+
+
+class ReplicationPad3d(_ThreeD, _PadNd):
+    """Pad the last three dims with copies of their edges."""
+    _mode = "replicate"
+
+
+class CircularPad3d(_ThreeD, _PadNd):
+    """Pad the last three dims with their other ends (wrapping around)."""
     _mode = "circular"
