@@ -5,7 +5,8 @@ and text for language models (Shakespeare, vocabularies, batching)."""
 from . import transforms
 from .cifar import CIFAR10, CIFAR100
 from .dataloader import DataLoader, default_collate, default_convert
-from .dataset import ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
+from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset,
+                      TensorDataset, random_split)
 from .distributed import DistributedSampler
 from .image_folder import IMG_EXTENSIONS, DatasetFolder, ImageFolder, default_loader, pil_loader
 from .mnist import KMNIST, MNIST, FashionMNIST, read_idx, write_idx
@@ -16,10 +17,10 @@ from .text import (CharVocab, WordTokenizer, WordVocab, batchify, bptt_batches, 
 from .transforms import RandomCrop
 from .worker import WorkerInfo, get_worker_info
 
-__all__ = ["BatchSampler", "CIFAR10", "CIFAR100", "CharVocab", "ConcatDataset", "DataLoader",
+__all__ = ["BatchSampler", "CIFAR10", "CIFAR100", "ChainDataset", "CharVocab", "ConcatDataset", "DataLoader",
            "Dataset", "DatasetFolder", "DistributedSampler", "FashionMNIST", "IMG_EXTENSIONS",
            "ImageFolder", "IterableDataset", "KMNIST", "MNIST", "RandomCrop", "RandomSampler",
-           "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset",
+           "Sampler", "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler", "TensorDataset",
            "WeightedRandomSampler", "WordTokenizer", "WordVocab", "WorkerInfo", "batchify",
            "bptt_batches", "default_collate", "default_convert", "default_loader",
            "get_worker_info", "pil_loader", "random_split", "read_idx", "shakespeare",

@@ -1,5 +1,6 @@
 """Datasets (as torch.utils.data): map-style ones have __len__ and __getitem__(index) -> sample,
-iterable-style ones __iter__; TensorDataset, Subset, ConcatDataset and random_split build them."""
+iterable-style ones __iter__; TensorDataset, Subset, ConcatDataset, StackDataset, ChainDataset and
+random_split build them."""
 import bisect
 import math
 import numbers
@@ -101,6 +102,57 @@ class ConcatDataset(Dataset):
             raise IndexError(f"ConcatDataset: index {index} is out of range for {len(self)} samples")
         start = self.cumulative_sizes[which - 1] if which else 0
         return self.datasets[which][index - start]
+
+
+class StackDataset(Dataset):
+    """Several map-style datasets of one length side by side: sample i is
+    (d[i] for d in datasets) for positional datasets, {name: d[i]} for keyword ones."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("StackDataset: give the datasets either positionally (samples are "
+                             "tuples) or by keyword (samples are dicts), not both")
+        if not args and not kwargs:
+            raise ValueError("StackDataset: at least one dataset should be passed")
+        self.datasets = args if args else kwargs
+        named = kwargs.items() if kwargs else enumerate(args)
+        lengths = {name: len(d) for name, d in named}
+        if len(set(lengths.values())) != 1:
+            raise ValueError(f"StackDataset: size mismatch between datasets: every dataset must "
+                             f"have the same length; got lengths {lengths}")
+        self._length = next(iter(lengths.values()))
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {name: d[index] for name, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self):
+        return self._length
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets read one after the other (the iterable counterpart of
+    ConcatDataset); chaining happens as it is iterated."""
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def __iter__(self):
+        for i, d in enumerate(self.datasets):
+            if not isinstance(d, IterableDataset):
+                raise TypeError(f"ChainDataset: dataset {i} is a {type(d).__name__}; only "
+                                f"IterableDatasets can be chained")
+            yield from d
+
+    def __len__(self):
+        total = 0
+        for i, d in enumerate(self.datasets):
+            if not isinstance(d, IterableDataset):
+                raise TypeError(f"ChainDataset: dataset {i} is a {type(d).__name__}; only "
+                                f"IterableDatasets can be chained")
+            total += len(d)
+        return total
 
 
 def random_split(dataset, lengths, generator=None):

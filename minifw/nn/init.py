@@ -216,3 +216,73 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
         return tensor
     fan = _fan(tensor, mode)
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
+
+
+def dirac_(tensor, groups=1):
+    """The Dirac delta for a 3-, 4- or 5-D convolution weight (out, in, *kernel): each of
+    the `groups` blocks of output channels copies its input channels through the kernel's
+    centre, so the convolution is the identity on as many channels as both sides have."""
+    fn = "dirac_"
+    _tensor_arg(fn, tensor)
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError(f"{fn}: only tensors with 3, 4, or 5 dimensions are supported, got "
+                         f"shape {tuple(tensor.shape)}")
+    if not isinstance(groups, numbers.Integral) or isinstance(groups, bool) or groups < 1:
+        raise ValueError(f"{fn}: groups must be a positive integer, got {groups!r}")
+    sizes = tuple(tensor.shape)
+    if sizes[0] % groups != 0:
+        raise ValueError(f"{fn}: dim 0 must be divisible by groups; got {sizes[0]} output "
+                         f"channels and groups={groups}")
+    per_group = sizes[0] // groups
+    values = np.zeros(sizes)
+    centre = tuple(k // 2 for k in sizes[2:])
+    for g in range(groups):
+        for d in range(min(per_group, sizes[1])):
+            values[(g * per_group + d, d) + centre] = 1
+    return _fill(tensor, values)
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """A 2-D tensor drawn from N(0, std^2) with a fraction `sparsity` of each column's
+    entries (ceil(sparsity * rows), at random rows) set to zero (Martens, 2010)."""
+    fn = "sparse_"
+    _float_tensor(fn, tensor)
+    if tensor.ndim != 2:
+        raise ValueError(f"{fn}: only tensors with 2 dimensions are supported, got shape "
+                         f"{tuple(tensor.shape)}")
+    sparsity = check_real(fn, "sparsity", sparsity, minimum=0.0, maximum=1.0)
+    std = _std(fn, std)
+    rows, cols = tensor.shape
+    rng = _numpy_rng(generator)
+    values = rng.normal(0.0, std, (rows, cols))
+    zeros_per_column = int(math.ceil(sparsity * rows))
+    for c in range(cols):
+        values[rng.permutation(rows)[:zeros_per_column], c] = 0.0
+    return _fill(tensor, values)
+
+
+def _deprecated(initializer):
+    old, new = initializer.__name__[:-1], initializer.__name__
+
+    def deprecated(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.",
+                      FutureWarning, stacklevel=2)
+        return initializer(*args, **kwargs)
+
+    deprecated.__name__ = deprecated.__qualname__ = old
+    deprecated.__doc__ = f"Deprecated name of {new} (a FutureWarning, as PyTorch's)."
+    return deprecated
+
+
+# PyTorch's old names, without the trailing underscore
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

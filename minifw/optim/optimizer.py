@@ -138,7 +138,7 @@ class Optimizer:
                 state["step"] = 0
                 state.update(new_state(p))
             state["step"] += 1
-            yield p, (-p.grad._data if group["maximize"] else p.grad._data), state
+            yield p, (-p.grad._data if group.get("maximize", False) else p.grad._data), state
 
     # ---- state ------------------------------------------------------------------------
     def state_dict(self):
@@ -200,9 +200,10 @@ class Optimizer:
                         v = int(v)  # checked above: a whole number >= 0
                     elif isinstance(v, Tensor) or devices.is_array(v):
                         array = v._data if isinstance(v, Tensor) else v
-                        if array.shape != p.shape:
+                        if array.shape != self._state_shape(k, p):
                             raise ValueError(f"loaded state {k!r} has shape {array.shape} for a "
-                                             f"parameter of shape {p.shape}")
+                                             f"parameter of shape {p.shape}; expected "
+                                             f"{self._state_shape(k, p)}")
                         v = devices.to_device(array, p.device).astype(p.dtype, copy=True)
                     entry[k] = v
                 self.state[p] = entry
@@ -210,6 +211,11 @@ class Optimizer:
                 if k != "params":
                     own[k] = copy.deepcopy(v)
             _check_implementation_switches(type(self).__name__, own)
+
+    def _state_shape(self, name, p):
+        """The shape state entry `name` of parameter p has (checked when loading): p's own,
+        unless an optimizer keeps reduced statistics (Adafactor's row and column factors)."""
+        return p.shape
 
     def __repr__(self):
         lines = [f"{type(self).__name__} ("]

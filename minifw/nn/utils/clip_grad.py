@@ -1,8 +1,10 @@
-"""Gradient clipping, as torch.nn.utils.clip_grad_norm_ / clip_grad_value_.
+"""Gradient clipping, as torch.nn.utils.clip_grad_norm_ / clip_grad_value_ (and its two
+halves get_total_norm and clip_grads_with_norm_).
 
 Both work on the gradients' arrays in place, outside the autograd graph."""
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -44,11 +46,18 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     grads = _grads(fn, parameters)
     if not grads:
         return tensor(0.0)
-    dtype = np.result_type(*(g.dtype for g in grads))
-    # The norm of the per-gradient norms is the norm of the concatenation for every order p.
+    total = _total_norm(fn, grads, norm_type, error_if_nonfinite)
+    _scale_by(grads, max_norm, total.item())
+    return total
+
+
+def _total_norm(fn, tensors, norm_type, error_if_nonfinite):
+    """The norm of all `tensors` concatenated into one vector, a 0-d Tensor on their device."""
+    dtype = np.result_type(*(g.dtype for g in tensors))
+    # The norm of the per-tensor norms is the norm of the concatenation for every order p.
     # Each device's norms are gathered there and read back once (one wait for a GPU).
     by_device = {}
-    for g in grads:
+    for g in tensors:
         by_device.setdefault(g.device, []).append(g._data)
     partial = []
     for dev, arrays in by_device.items():
@@ -62,13 +71,59 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
                            f"is non-finite ({total}), so it cannot be clipped. To disable this error and "
                            f"scale the gradients by the non-finite norm anyway, set "
                            f"`error_if_nonfinite=False`")
+    return tensor(total, dtype=dtype, device=tensors[0].device)  # as PyTorch: on the grads' device
+
+
+def _scale_by(grads, max_norm, total):
+    """Multiply grads by min(1, max_norm / (total + 1e-6)) in place."""
+    dtype = np.result_type(*(g.dtype for g in grads))
+    total = dtype.type(total)
     coef = min(dtype.type(max_norm) / (total + dtype.type(1e-6)), dtype.type(1.0))
     if np.isnan(total):
         coef = total  # as PyTorch: a NaN norm makes every gradient NaN rather than passing unclipped
     with no_grad():
         for g in grads:
             g.mul_(float(coef))
-    return tensor(total, dtype=dtype, device=grads[0].device)  # as PyTorch: on the grads' device
+
+
+def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """The `norm_type`-norm of `tensors` (a Tensor or an iterable of them: usually the
+    gradients) concatenated into one vector, as a 0-d Tensor; 0 for no tensors. The first
+    half of clip_grad_norm_ (clip_grads_with_norm_ is the second)."""
+    fn = "get_total_norm"
+    norm_type = _norm_order(fn, norm_type)
+    checks.check_bool(fn, "error_if_nonfinite", error_if_nonfinite)
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{fn}: tensors must be a Tensor or an iterable of Tensors; element "
+                            f"{i} is a {type(t).__name__}")
+    if not tensors:
+        return tensor(0.0)
+    return _total_norm(fn, tensors, norm_type, error_if_nonfinite)
+
+
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scale the gradients of `parameters` in place by min(1, max_norm / (total_norm +
+    1e-6)), with a total norm computed beforehand (get_total_norm); returns None."""
+    fn = "clip_grads_with_norm_"
+    max_norm = checks.check_real(fn, "max_norm", max_norm, finite=False)
+    if isinstance(total_norm, Tensor):
+        if total_norm.numel() != 1:
+            raise ValueError(f"{fn}: total_norm must be a single number (a 0-d Tensor); got "
+                             f"shape {tuple(total_norm.shape)}")
+        total_norm = total_norm.item()
+    total_norm = checks.check_real(fn, "total_norm", total_norm, finite=False)
+    grads = _grads(fn, parameters)
+    if grads:
+        _scale_by(grads, max_norm, total_norm)
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """Deprecated name of clip_grad_norm_ (a FutureWarning, as PyTorch's)."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
