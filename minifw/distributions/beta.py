@@ -2,19 +2,20 @@
 Bernoulli's probs."""
 import numpy as np
 
-from ..tensor import ones_like
+from ..tensor import ones_like, stack
 from . import constraints
 from .distribution import Distribution, broadcast_all, draw_on_host, host
-from .gamma import no_implicit_rsample
+from .gamma import standard_gamma_rsample
 
 
 class Beta(Distribution):
     """Density x^(c1 - 1) (1 - x)^(c0 - 1) / B(c1, c0), c1 = concentration1, c0 =
-    concentration0. sample() only: see rsample."""
+    concentration0. rsample() is g1 / (g1 + g0) for reparameterized Gamma draws g1, g0
+    (implicit reparameterization), so gradients reach both concentrations."""
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
-    has_rsample = False  # PyTorch's is True (implicit reparameterization); see rsample
+    has_rsample = True
     _batch_attributes = ("concentration1", "concentration0")
 
     def __init__(self, concentration1, concentration0, validate_args=None):
@@ -42,7 +43,11 @@ class Beta(Distribution):
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
     def rsample(self, sample_shape=()):
-        raise no_implicit_rsample("Beta")
+        shape = self._extended_shape(sample_shape)
+        g = standard_gamma_rsample(stack([self.concentration1, self.concentration0], -1), shape + (2,))
+        x = g.select(-1, 0) / g.sum(-1)
+        finfo = np.finfo(np.dtype(x.dtype))
+        return x.clamp(min=float(finfo.tiny), max=1 - float(finfo.eps))
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

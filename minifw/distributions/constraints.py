@@ -39,6 +39,17 @@ class _GreaterThanEq(_GreaterThan):
         return f"GreaterThanEq(lower_bound={self.lower_bound})"
 
 
+class _HalfOpenInterval(Constraint):
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+
+    def check(self, value):
+        return (value >= self.lower_bound).logical_and(value < self.upper_bound)
+
+    def __repr__(self):
+        return f"HalfOpenInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+
+
 class _LessThan(Constraint):
     def __init__(self, upper_bound):
         self.upper_bound = upper_bound
@@ -119,6 +130,23 @@ class _IndependentConstraint(Constraint):
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
+class _LowerTriangular(Constraint):
+    """Lower triangular matrices."""
+    event_dim = 2
+
+    def check(self, value):
+        return (value.tril() == value).all(-1).all(-1)
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: positive diagonal, rows of unit norm."""
+    event_dim = 2
+
+    def check(self, value):
+        unit_rows = ((value.pow(2).sum(-1) - 1).abs() <= 1e-4 * value.shape[-1]).all(-1)
+        return _LowerCholesky().check(value).logical_and(unit_rows)
+
+
 class _OneHot(Constraint):
     """Vectors of zeros with a single one."""
     event_dim = 1
@@ -157,6 +185,9 @@ real_vector = _IndependentReal()
 positive = _GreaterThan(0.0)
 nonnegative = _GreaterThanEq(0.0)
 nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
+lower_triangular = _LowerTriangular()
+corr_cholesky = _CorrCholesky()
 one_hot = _OneHot()
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
@@ -175,6 +206,14 @@ def interval(lower_bound, upper_bound):
 
 def greater_than(lower_bound):
     return _GreaterThan(lower_bound)
+
+
+def greater_than_eq(lower_bound):
+    return _GreaterThanEq(lower_bound)
+
+
+def half_open_interval(lower_bound, upper_bound):
+    return _HalfOpenInterval(lower_bound, upper_bound)
 
 
 def less_than(upper_bound):

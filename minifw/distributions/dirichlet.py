@@ -5,18 +5,18 @@ import numpy as np
 from ..tensor import Tensor, arange, get_default_dtype
 from ..tensor import tensor as _as_tensor
 from . import constraints
-from .distribution import Distribution, draw_on_host, host
-from .gamma import no_implicit_rsample
+from .distribution import Distribution
+from .gamma import standard_gamma_rsample
 
 
 class Dirichlet(Distribution):
     """Density Gamma(sum c) / prod Gamma(c_i) * prod x_i^(c_i - 1) on the simplex; batch_shape
-    is concentration's shape without the last dim, event_shape its last dim. sample() only: see
-    rsample."""
+    is concentration's shape without the last dim, event_shape its last dim. rsample() normalizes
+    reparameterized Gamma(c_i, 1) draws, so gradients reach concentration."""
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
-    has_rsample = False  # PyTorch's is True (implicit reparameterization); see rsample
+    has_rsample = True
     _batch_attributes = ("concentration",)
 
     def __init__(self, concentration, validate_args=None):
@@ -52,19 +52,16 @@ class Dirichlet(Distribution):
         return c * (total - c) / (total.pow(2) * (total + 1))
 
     def rsample(self, sample_shape=()):
-        raise no_implicit_rsample("Dirichlet")
-
-    def sample(self, sample_shape=()):
+        """Independent Gamma(c_i, 1) draws, normalized; each draw's derivative in its c_i by
+        implicit reparameterization, the normalization's by autograd."""
         shape = self._extended_shape(sample_shape)
-        c = host(self.concentration)
-
-        def draw(rng):  # normalized independent Gamma(c_i, 1) draws
-            g = rng.standard_gamma(np.broadcast_to(c, shape))
-            return g / g.sum(-1, keepdims=True)
-
-        x = draw_on_host(draw, self.concentration)
+        g = standard_gamma_rsample(self.concentration, shape)
+        x = g / g.sum(-1, keepdim=True)
         finfo = np.finfo(np.dtype(x.dtype))
         return x.clamp(min=float(finfo.tiny), max=1 - float(finfo.eps))
+
+    def sample(self, sample_shape=()):
+        return self.rsample(sample_shape).detach()
 
     def log_prob(self, value):
         value = self._value(value)

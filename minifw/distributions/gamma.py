@@ -2,24 +2,36 @@
 Poisson rate and a precision."""
 import numpy as np
 
+from ..tensor import tensor as _as_tensor
 from . import constraints
 from .distribution import Distribution, broadcast_all, draw_on_host, host
+from .gamma_grad import standard_gamma_grad
 
 
-def no_implicit_rsample(name):
-    return NotImplementedError(
-        f"{name}.rsample: PyTorch differentiates {name} samples by implicit reparameterization "
-        f"(the derivative of the sample through the inverse of its cdf), which minifw does not "
-        f"implement; use sample() with log_prob (the score function) instead")
+def standard_gamma_rsample(concentration, shape):
+    """Gamma(concentration, 1) draws of the given shape (concentration broadcast to it) whose
+    gradient in concentration is the implicit reparameterization dz/dalpha (gamma_grad): the
+    value is the draw, and z + dz/dalpha * (alpha - alpha.detach()) carries that derivative."""
+    alpha = concentration.expand(*shape) if tuple(concentration.shape) != tuple(shape) else concentration
+    a = np.broadcast_to(host(concentration).astype(np.float64), shape)
+    z = draw_on_host(lambda rng: rng.standard_gamma(a), concentration)
+    # a draw for a tiny concentration can underflow to 0, outside log_prob's domain
+    z = z.clamp(min=float(np.finfo(np.dtype(z.dtype)).tiny))
+    if not alpha.requires_grad:
+        return z
+    dz = standard_gamma_grad(a, host(z).astype(np.float64))
+    dz = _as_tensor(dz.astype(np.dtype(z.dtype)), device=z.device)
+    return z + dz * (alpha - alpha.detach())
 
 
 class Gamma(Distribution):
     """Density rate^c x^(c - 1) exp(-rate x) / Gamma(c) on x >= 0, c = concentration.
-    sample() only: see rsample."""
+    rsample() differentiates samples in both parameters (implicit reparameterization in
+    concentration)."""
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
-    has_rsample = False  # PyTorch's is True (implicit reparameterization); see rsample
+    has_rsample = True
     _batch_attributes = ("concentration", "rate")
 
     def __init__(self, concentration, rate, validate_args=None):
@@ -39,14 +51,12 @@ class Gamma(Distribution):
         return self.concentration / self.rate.pow(2)
 
     def rsample(self, sample_shape=()):
-        raise no_implicit_rsample("Gamma")
+        shape = self._extended_shape(sample_shape)
+        x = standard_gamma_rsample(self.concentration, shape) / self.rate
+        return x.clamp(min=float(np.finfo(np.dtype(x.dtype)).tiny))
 
     def sample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        c, rate = host(self.concentration), host(self.rate)
-        x = draw_on_host(lambda rng: rng.standard_gamma(np.broadcast_to(c, shape)) / rate, self.rate)
-        # a draw for a tiny concentration can underflow to 0, outside log_prob's domain
-        return x.clamp(min=float(np.finfo(np.dtype(x.dtype)).tiny))
+        return self.rsample(sample_shape).detach()
 
     def log_prob(self, value):
         value = self._value(value)
@@ -54,8 +64,10 @@ class Gamma(Distribution):
         return c.xlogy(self.rate) + (c - 1).xlogy(value) - self.rate * value - c.lgamma()
 
     def cdf(self, value):
-        raise NotImplementedError("Gamma.cdf needs the regularized incomplete gamma function "
-                                  "(torch.special.gammainc), which minifw does not have")
+        """P(concentration, rate * value), the regularized lower incomplete gamma function;
+        differentiable in value and rate, not in concentration (as PyTorch's)."""
+        value = self._value(value)
+        return self.concentration.igamma(self.rate * value)
 
     def entropy(self):
         c = self.concentration

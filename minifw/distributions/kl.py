@@ -6,6 +6,15 @@ from .. import linalg
 from ..functions.activation import SmoothRectifier
 from .bernoulli import Bernoulli
 from .beta import Beta
+from .binomial import Binomial
+from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
+from .geometric import Geometric
+from .gumbel import EULER_GAMMA, Gumbel
+from .half_normal import HalfNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .pareto import Pareto
+from .transformed_distribution import TransformedDistribution
 from .categorical import Categorical
 from .dirichlet import Dirichlet
 from .distribution import sum_rightmost
@@ -164,3 +173,80 @@ def _kl_independent_independent(p, q):
                                   f"reinterpreted_batch_ndims ({p.reinterpreted_batch_ndims} and "
                                   f"{q.reinterpreted_batch_ndims})")
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError("kl_divergence: Binomials where p has fewer trials than q "
+                                  "(total_count) are not implemented")
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
+    # p reaching counts q cannot produce makes the divergence infinite
+    return kl.masked_fill((p.total_count > q.total_count).expand(*kl.shape), math.inf)
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    # closed form of Chyzak and Nielsen (2019)
+    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
+    return t1 - (4 * p.scale * q.scale).log()
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._log_normalizer() + (-p.probs).log1p()
+    t3 = -q._log_normalizer() - (-q.probs).log1p()
+    return t1 + t2 + t3
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    ratio = p.scale / q.scale
+    q_loc, p_loc = q.loc / q.scale, p.loc / q.scale
+    t1 = -ratio.log() - q_loc + p_loc
+    t3 = (q_loc + (1 + ratio).lgamma() - p_loc).exp()
+    return t1 + ratio * EULER_GAMMA + t3 - (1 + EULER_GAMMA)
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    scale_ratio, alpha_ratio = p.scale / q.scale, q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    # p putting mass below q's lower bound makes the divergence infinite
+    return result.masked_fill((p.scale < q.scale).expand(*result.shape), math.inf)
+
+
+def _dense(d):
+    """A (Low-rank) multivariate normal as a MultivariateNormal of the same covariance."""
+    if isinstance(d, LowRankMultivariateNormal):
+        return MultivariateNormal(d.loc, covariance_matrix=d.covariance_matrix, validate_args=False)
+    return d
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_multivariatenormal(p, q):
+    return _kl_multivariatenormal_multivariatenormal(_dense(p), _dense(q))
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    # the same invertible map applied to both leaves the divergence unchanged
+    if p.transforms != q.transforms:
+        raise NotImplementedError("kl_divergence: TransformedDistributions with different transforms")
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError("kl_divergence: TransformedDistributions with different event shapes")
+    return sum_rightmost(kl_divergence(p.base_dist, q.base_dist),
+                         len(p.event_shape) - len(p.base_dist.event_shape))
