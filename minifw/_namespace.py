@@ -312,7 +312,7 @@ def range_(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     if end is None:
         raise TypeError("range: end is required")
     count = int(math.floor((end - start) / step)) + 1 if step else 0
-    if step == 0 or count < 0:
+    if step == 0 or count < 1 and start != end:
         raise ValueError(f"range: step must be nonzero and lead from start to end, got start "
                          f"{start}, end {end}, step {step}")
     d = get_default_dtype() if dtype is None else dtype
@@ -596,10 +596,9 @@ def angle(input):
     dtype; zero gradient, as PyTorch's for real inputs."""
     _tensor_arg("angle", "input", input)
     d = input.dtype if input.dtype.kind == "f" else get_default_dtype()
-    x = devices.array_module(input.device).asarray(input._data)
-    result = (x < 0).astype(d) * d.type(math.pi)
-    result[x != x] = np.nan
-    return with_zero_gradient(result, input)
+    x = devices.to_device(input._data, devices.CPU)
+    result = np.where(x != x, np.nan, np.where(x < 0, math.pi, 0.0)).astype(d)
+    return with_zero_gradient(devices.to_device(result, input.device), input)
 
 
 def conj(input):
@@ -911,12 +910,14 @@ _warn_always = False
 
 
 def set_warn_always(b):
-    """Whether minifw's warnings repeat every time (Python's 'always' filter for them)."""
+    """Whether minifw's warnings repeat every time (Python's 'always' filter for them; False
+    puts back 'default', once per place)."""
     import warnings
     global _warn_always
     _warn_always = check_bool("set_warn_always", "b", b)
-    if _warn_always:
-        warnings.filterwarnings("always", module="minifw")
+    # a later filter for the same modules overrides the earlier one: 'always' repeats every
+    # warning, 'default' shows each once per place again
+    warnings.filterwarnings("always" if _warn_always else "default", module=r"minifw(\.|$)")
 
 
 def is_warn_always_enabled():

@@ -651,7 +651,10 @@ def _cholesky_solve(self, input2, upper=False):
 
 def _cholesky_inverse(self, upper=False):
     """The inverse of A = L L^T (upper: U^T U) given its Cholesky factor (this tensor)."""
-    n = self.shape[-1] if self.ndim >= 2 else 0
+    if self.ndim < 2 or self.shape[-1] != self.shape[-2]:
+        raise ValueError(f"cholesky_inverse: input must be a (batch of) square matrices, got "
+                         f"shape {self.shape}")
+    n = self.shape[-1]
     identity = eye(n, dtype=self.dtype, device=self.device).expand(*self.shape)
     return _cholesky_solve(identity, self, upper)
 

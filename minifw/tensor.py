@@ -3393,10 +3393,13 @@ class Tensor:
     def ldexp(self, other):
         """self * 2**other, in a float dtype."""
         other = self._operand("ldexp", other)
-        scale = (other._cast(_default_dtype) if other.dtype.kind != "f" else other) \
-            if isinstance(other, Tensor) else float(other)
         mantissa = self if self.dtype.kind == "f" else self._cast(_default_dtype)
-        return mantissa * (2.0 ** scale if not isinstance(scale, Tensor) else scale.exp2())
+        if not isinstance(other, Tensor):  # a number: 2**other in the dtype (inf if beyond it)
+            with np.errstate(over="ignore"):
+                return mantissa * float(np.ldexp(np.float64(1.0), int(other))) \
+                    if float(other).is_integer() else mantissa * float(np.exp2(float(other)))
+        scale = other._cast(_default_dtype) if other.dtype.kind != "f" else other
+        return mantissa * scale.exp2()
 
     def frexp(self):
         """(mantissa, exponent): self = mantissa * 2**exponent, |mantissa| in [0.5, 1) (0 for
@@ -3405,7 +3408,9 @@ class Tensor:
             raise TypeError(f"frexp: only float tensors are supported, got {self.dtype}")
         _, exponent = np.frexp(devices.to_device(self._data, devices.CPU))
         exponent = Tensor._make(devices.to_device(exponent.astype(np.int32), self.device))
-        mantissa = self / exponent._cast(self.dtype).exp2()
+        # self * 2**-e in two halves, so that no power of two overflows (2**128 in float32)
+        half = (-exponent._cast(self.dtype) / 2).floor()
+        mantissa = self * half.exp2() * (-exponent._cast(self.dtype) - half).exp2()
         return FrexpResult(mantissa, exponent)
 
     def nextafter(self, other):
@@ -3476,7 +3481,9 @@ class Tensor:
         """Each slice along dim whose p-norm exceeds maxnorm scaled to norm maxnorm (by
         maxnorm / (norm + 1e-7), as PyTorch)."""
         fn = "renorm"
-        p, maxnorm = _real(fn, "p", p), _real(fn, "maxnorm", maxnorm)
+        p, maxnorm = _real(fn, "p", p, finite=False), _real(fn, "maxnorm", maxnorm)
+        if p != p:
+            raise ValueError(f"{fn}: p must be a number, got nan")
         if p <= 0:
             raise ValueError(f"{fn}: p must be > 0, got {p}")
         if maxnorm < 0:
@@ -3760,6 +3767,8 @@ class Tensor:
         if self.numel() == 0:
             return self.clone()
         size = float(np.max(np.sum(np.abs(devices.to_device(self._data, devices.CPU)), axis=-1)))
+        if not math.isfinite(size):  # inf or NaN entries: NaN matrices, as PyTorch's
+            return self * math.nan
         squarings = builtins.max(0, math.ceil(math.log2(size)) + 1) if size > 0 else 0
         A = self / 2.0 ** squarings
         identity = eye(self.shape[-1], dtype=self.dtype, device=self.device).expand(*self.shape)

@@ -62,14 +62,14 @@ def _host(v):
     return v
 
 
-def _compare_numbers(actual, expected, rtol, atol, equal_nan, msg, path):
+def _compare_numbers(actual, expected, rtol, atol, equal_nan, check_dtype, msg, path):
     kind = (bool if isinstance(actual, (bool, np.bool_)) else numbers.Integral
             if isinstance(actual, numbers.Integral) else numbers.Real)
     other = (bool if isinstance(expected, (bool, np.bool_)) else numbers.Integral
              if isinstance(expected, numbers.Integral) else numbers.Real)
-    if kind is not other:
+    if kind is not other and check_dtype:
         _fail(f"The (d)types do not match: {type(actual)} != {type(expected)}.", msg, path)
-    float_like = kind is numbers.Real
+    float_like = numbers.Real in (kind, other)
     rtol, atol = _tolerances(np.float64 if float_like else np.int64, rtol, atol)
     a, e = complex(actual), complex(expected)
     if a == e or (equal_nan and math.isnan(abs(a)) and math.isnan(abs(e))):
@@ -99,7 +99,8 @@ def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, chec
               f"{expected.dtype}.", msg, path)
     a, e = _host(actual), _host(expected)
     dtype = np.promote_types(a.dtype, e.dtype)
-    rtol, atol = _tolerances(dtype if dtype.kind == "f" else np.int64, rtol, atol)
+    # of two dtypes (check_dtype=False), the looser tolerances, as PyTorch's
+    rtol, atol = (max(pair) for pair in zip(*(_tolerances(d, rtol, atol) for d in (a.dtype, e.dtype))))
     if dtype.kind == "b":
         dtype = np.dtype(np.int64)
     a, e = a.astype(np.float64 if dtype.kind == "f" else np.int64), \
@@ -150,7 +151,7 @@ def _compare(actual, expected, path, options):
                                 options["check_dtype"], options["msg"], path)
     if _is_number(actual) and _is_number(expected):
         return _compare_numbers(actual, expected, options["rtol"], options["atol"],
-                                options["equal_nan"], options["msg"], path)
+                                options["equal_nan"], options["check_dtype"], options["msg"], path)
     if isinstance(actual, collections.abc.Mapping) and isinstance(expected, collections.abc.Mapping):
         if set(actual) != set(expected):
             _fail(f"The keys of the mappings do not match:\nMissing keys in the actual mapping: "

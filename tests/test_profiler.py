@@ -233,3 +233,38 @@ def test_the_older_autograd_profiler():
     assert names(prof.function_events) == ["Mul", "Sum", "SumBackward", "MulBackward"]
     assert prof.total_average().count == 4
     assert "MulBackward" in prof.table(sort_by="self_cpu_time_total")
+
+
+class _Failing(minifw.autograd.Function):
+    fail_forward = False
+
+    @staticmethod
+    def forward(ctx, x):
+        if _Failing.fail_forward:
+            raise ValueError("forward fails")
+        return x * 1
+
+    @staticmethod
+    def backward(ctx, g):
+        raise ValueError("backward fails")
+
+
+def test_an_error_in_a_forward_or_a_backward_closes_its_event():
+    x = minifw.ones(3, requires_grad=True)
+    with profile() as prof:
+        _Failing.fail_forward = True
+        try:
+            with pytest.raises(ValueError, match="forward fails"):
+                _Failing.apply(x)
+        finally:
+            _Failing.fail_forward = False
+        y = _Failing.apply(x).sum()
+        with pytest.raises(ValueError, match="backward fails"):
+            y.backward()
+        z = (x * 3).sum()
+    assert prof._stack() == []
+    events = {e.name: e for e in prof.events()}
+    assert events["_FailingBackward"].end_us is not None
+    assert events["_Failing"].cpu_parent is None
+    assert all(events[n].cpu_parent is None for n in ("Mul", "Sum"))
+    assert z.item() == 9.0

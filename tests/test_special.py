@@ -247,3 +247,33 @@ def test_devices_and_dtypes():
         special.ndtr([1.0])
     with pytest.raises(TypeError, match="special.zeta: input or other must be a Tensor"):
         special.zeta(2.0, 1.0)
+
+
+def test_upper_incomplete_gamma_keeps_its_digits_in_the_tail():
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+    a = np.array([0.5, 2.0, 10.0, 3.0, 30.0])
+    x = np.array([50.0, 40.0, 60.0, 0.5, 10.0])
+    got = special.gammaincc(minifw.tensor(a, dtype=F64), minifw.tensor(x, dtype=F64)).numpy()
+    want = [float(mpmath.gammainc(p, q, mpmath.inf, regularized=True)) for p, q in zip(a, x)]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)  # 1.5e-23 for the first, not 0
+    lower = special.gammainc(minifw.tensor(a, dtype=F64), minifw.tensor(x, dtype=F64)).numpy()
+    want = [float(mpmath.gammainc(p, 0, q, regularized=True)) for p, q in zip(a, x)]
+    np.testing.assert_allclose(lower, want, rtol=1e-12, atol=0)
+    assert special.gammainc(minifw.tensor([math.inf]), minifw.tensor([2.0])).item() == 0.0
+    assert special.spherical_bessel_j0(minifw.tensor([math.inf, -math.inf])).numpy().tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("name", ["i0", "i1", "i1e"])
+def test_bessel_second_derivatives(name):
+    fn = (lambda x: x.i0()) if name == "i0" else getattr(special, name)
+    gradgradcheck(fn, [minifw.tensor([-2.5, -0.7, 0.4, 1.9], dtype=F64, requires_grad=True)])
+
+
+def test_binary_second_derivatives():
+    a = minifw.tensor([0.5, -1.5, 2.0], dtype=F64, requires_grad=True)
+    b = minifw.tensor([0.3, 1.2, -0.4], dtype=F64, requires_grad=True)
+    gradgradcheck(special.xlog1py, [a, b])
+    s = minifw.tensor([2.5, 3.0, 4.5], dtype=F64)
+    q = minifw.tensor([0.7, 1.5, 3.0], dtype=F64, requires_grad=True)
+    gradgradcheck(special.zeta, [s, q])

@@ -642,3 +642,23 @@ def test_linalg_methods_gradients(dev):
                      [rand((3, 2)), np.triu(rand((3, 3), 1)) + 3 * np.eye(3)], dev)
     with pytest.raises(ValueError, match="matrix_exp: expects square"):
         minifw.ones(2, 3).matrix_exp()
+
+
+def test_extreme_values_of_frexp_ldexp_matrix_exp_renorm():
+    torch = pytest.importorskip("torch")
+    for dtype, tdtype, big in ((minifw.float32, torch.float32, 3e38), (minifw.float64, torch.float64, 1.7e308)):
+        values = [big, -big, 1e-30, 0.3, 0.0]
+        got = minifw.tensor(values, dtype=dtype).frexp()
+        want = torch.tensor(values, dtype=tdtype).frexp()
+        np.testing.assert_allclose(got.mantissa.numpy(), want.mantissa.numpy(), rtol=1e-7)
+        assert got.exponent.numpy().tolist() == want.exponent.tolist()
+    assert minifw.tensor([0.5]).ldexp(1024).item() == math.inf
+    assert minifw.tensor([0.5], dtype=minifw.float64).ldexp(-1073).item() == 2.0 ** -1074
+    assert minifw.tensor([3.0], dtype=minifw.float64).ldexp(-2).item() == 0.75
+    m = minifw.tensor([[math.inf, 0.0], [0.0, 1.0]]).matrix_exp().numpy()
+    assert np.isnan(m).all()
+    x = np.random.default_rng(0).uniform(-1, 1, (2, 3, 4))
+    np.testing.assert_allclose(minifw.tensor(x).renorm(math.inf, 0, 0.5).numpy(),
+                               torch.tensor(x).renorm(math.inf, 0, 0.5).numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="cholesky_inverse: input must be a \\(batch of\\) square"):
+        minifw.ones(3).cholesky_inverse()

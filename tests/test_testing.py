@@ -153,3 +153,13 @@ def test_make_tensor():
     assert make_tensor(2, dtype=minifw.float32, device="cudasim").device == minifw.device("cudasim")
     with pytest.raises(ValueError, match="make_tensor: low must be below high"):
         make_tensor(3, dtype=minifw.int64, device="cpu", low=3, high=3)
+
+
+def test_without_the_dtype_check_the_looser_tolerance_applies_as_torch():
+    a = np.array([1.0, 2.0], np.float32)
+    assert_close(t(a), t(a.astype(np.float64) * (1 + 1e-6), F64), check_dtype=False)
+    with pytest.raises(AssertionError):
+        assert_close(t(a), t(a.astype(np.float64) * (1 + 1e-4), F64), check_dtype=False)
+    assert_close(1, 1.0, check_dtype=False)
+    with pytest.raises(AssertionError, match="Scalars are not close"):
+        assert_close(1, 1.5, check_dtype=False)

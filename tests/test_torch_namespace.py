@@ -673,3 +673,26 @@ def test_bernoulli_gives_zero_gradients_to_its_probabilities():
     assert draw.requires_grad
     draw.sum().backward()
     assert (p.grad.numpy() == 0).all()
+
+
+def test_angle_of_a_0d_tensor_and_on_cudasim():
+    assert minifw.angle(minifw.tensor(-1.0)).item() == pytest.approx(math.pi)
+    out = minifw.angle(minifw.tensor([-1.0, 2.0], device="cudasim"))
+    assert out.device == minifw.device("cudasim")
+    assert out.cpu().numpy().tolist() == pytest.approx([math.pi, 0.0])
+
+
+def test_range_refuses_a_step_away_from_end_and_warn_always_switches_back():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(ValueError, match="range: step must be nonzero and lead from start"):
+            minifw.range(0, -1, 1)
+        assert minifw.range(2, 2).numpy().tolist() == [2.0]
+    before = list(warnings.filters)
+    try:
+        minifw.set_warn_always(True)
+        assert minifw.is_warn_always_enabled() and warnings.filters[0][0] == "always"
+        minifw.set_warn_always(False)
+        assert not minifw.is_warn_always_enabled() and warnings.filters[0][0] == "default"
+    finally:
+        warnings.filters[:] = before

@@ -385,7 +385,7 @@ def _run_backward_checked(node, grads, call=None):
     except Exception:
         if site is not None:
             warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused "
-                          f"the error (most recent call last):\n{_format_frames(site)}", stacklevel=3)
+                          f"the error (most recent call last):\n{_format_frames(site)}", stacklevel=4)
         raise
     if _anomaly_check_nan:
         bad = _first_nonfinite(in_grads if isinstance(in_grads, tuple) else (in_grads,))
@@ -1518,6 +1518,26 @@ class _Inside:
         return False
 
 
+def _node_backward(node, slots, graph):
+    """(what node's backward returns, the gradients it was given) for the gradients `slots`
+    of its outputs: recorded (graph), on arrays (minifw's Functions; an output nobody used
+    gets zeros, integer outputs (indices) never a gradient), or on Tensors (a user's
+    Function)."""
+    if graph:
+        if _anomaly_enabled:
+            return _run_backward_checked(node, slots, _graph_backward), slots
+        return _graph_backward(node, slots), slots
+    if node.function._on_arrays:
+        grads = [devices.zeros(shape, dtype, node.device) if g is None and dtype.kind == "f"
+                 else g for g, (shape, dtype) in zip(slots, node.outputs)]
+        if _anomaly_enabled:
+            return _run_backward_checked(node, grads), grads
+        return node.function.backward(node.ctx, *grads), grads
+    if _anomaly_enabled:
+        return _run_backward_checked(node, slots, _user_backward), slots
+    return _user_backward(node, slots), slots
+
+
 def _execute(roots, retain_graph, inputs=None, capture=False, graph=False):
     """The backward walk (see the module's docstring). `roots`: [(tensor, gradient array)].
     Without `inputs`, every leaf reached gets its gradient added into .grad. With `inputs`
@@ -1611,30 +1631,16 @@ def _execute(roots, retain_graph, inputs=None, capture=False, graph=False):
             profiler = _profiler
             if profiler is not None:
                 event = profiler.begin(node.name(), slots)
-            if graph:
-                grads = slots
-                if _anomaly_enabled:
-                    in_grads = _run_backward_checked(node, grads, _graph_backward)
-                else:
-                    in_grads = _graph_backward(node, grads)
-            elif node.function._on_arrays:
-                # an output nobody used gets zeros; integer outputs (indices) never get a gradient
-                grads = [devices.zeros(shape, dtype, node.device) if g is None and dtype.kind == "f"
-                         else g for g, (shape, dtype) in zip(slots, node.outputs)]
-                if _anomaly_enabled:
-                    in_grads = _run_backward_checked(node, grads)
-                else:
-                    in_grads = node.function.backward(node.ctx, *grads)
+                try:
+                    in_grads, grads = _node_backward(node, slots, graph)
+                except BaseException:
+                    profiler.end(event, None)  # closed, so later events are not nested in it
+                    raise
+                profiler.end(event, in_grads)
             else:
-                grads = slots
-                if _anomaly_enabled:
-                    in_grads = _run_backward_checked(node, grads, _user_backward)
-                else:
-                    in_grads = _user_backward(node, grads)
+                in_grads, grads = _node_backward(node, slots, graph)
             if not isinstance(in_grads, tuple):
                 in_grads = (in_grads,)
-            if profiler is not None:
-                profiler.end(event, in_grads)
             if len(in_grads) != len(node.edges):
                 raise RuntimeError(f"{node.name()} returned {len(in_grads)} gradients for "
                                    f"{len(node.edges)} inputs")

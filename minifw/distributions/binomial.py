@@ -4,7 +4,8 @@ import numpy as np
 from ..tensor import arange
 from . import constraints
 from .categorical import _probs_or_logits
-from .distribution import Distribution, broadcast_all, clamp_probs, draw_on_host, host
+from .distribution import Distribution, broadcast_all, draw_on_host, host
+from .probs_logits import ProbsOrLogits
 
 
 def _clamp_by_zero(x):
@@ -12,7 +13,7 @@ def _clamp_by_zero(x):
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
-class Binomial(Distribution):
+class Binomial(ProbsOrLogits, Distribution):
     """total_count (non-negative integers, 1 by default) and probs in [0, 1] or logits,
     broadcast together; samples are counts in the parameter's floating dtype."""
 
@@ -27,25 +28,11 @@ class Binomial(Distribution):
         total_count, param = broadcast_all("Binomial", total_count=total_count, **{name: param})
         self.total_count = total_count.to(param.dtype)
         self.__dict__[name] = param
-        self._param = param
+        self._param, self._param_name = param, name
         super().__init__(tuple(param.shape), validate_args=validate_args)
 
-    @property
-    def logits(self):
-        if "logits" not in self.__dict__:
-            p = clamp_probs(self.probs)
-            self.__dict__["logits"] = p.log() - (-p).log1p()
-        return self.__dict__["logits"]
-
-    @property
-    def probs(self):
-        if "probs" not in self.__dict__:
-            self.__dict__["probs"] = self.logits.sigmoid()
-        return self.__dict__["probs"]
-
-    @property
-    def param_shape(self):
-        return tuple(self._param.shape)
+    def _given_parameters(self):
+        return {"total_count": self.total_count, **super()._given_parameters()}
 
     @property
     def support(self):

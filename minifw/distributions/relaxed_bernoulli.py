@@ -48,16 +48,9 @@ class LogitRelaxedBernoulli(ProbsOrLogits, Distribution):
         return self.temperature.log() + diff - 2 * SmoothRectifier.apply(diff, beta=1.0, threshold=20.0)
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """sigmoid of a LogitRelaxedBernoulli draw, in (0, 1)."""
-
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
-    has_rsample = True
-
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        base = LogitRelaxedBernoulli(temperature, probs, logits, validate_args=validate_args)
-        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
+class RelaxedParameters:
+    """A relaxed distribution's parameters: its base distribution's (temperature, probs,
+    logits, and those given when it was made)."""
 
     def _given_parameters(self):
         return self.base_dist._given_parameters()
@@ -73,3 +66,15 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self):
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(RelaxedParameters, TransformedDistribution):
+    """sigmoid of a LogitRelaxedBernoulli draw, in (0, 1)."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+    has_rsample = True
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base = LogitRelaxedBernoulli(temperature, probs, logits, validate_args=validate_args)
+        super().__init__(base, SigmoidTransform(), validate_args=validate_args)

@@ -7,7 +7,7 @@ from ..tensor import rand
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution, clamp_probs
-from .relaxed_bernoulli import _temperature
+from .relaxed_bernoulli import RelaxedParameters, _temperature
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
 
@@ -67,7 +67,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(RelaxedParameters, TransformedDistribution):
     """exp of an ExpRelaxedCategorical draw: a point of the simplex."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -77,18 +77,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, ExpTransform(), validate_args=validate_args)
-
-    def _given_parameters(self):
-        return self.base_dist._given_parameters()
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

@@ -409,6 +409,10 @@ GRAPH_DERIVATIVES = {
     "ndtri": lambda a, out: (0.5 * out * out).exp() * _ROOT_TWO_PI,
     "log_ndtr": lambda a, out: (-0.5 * a * a - _special(a, "log_ndtr")).exp() * _ONE_OVER_ROOT_TWO_PI,
     "i0e": lambda a, out: _special(a, "i1e") - constant(np.sign(a._data)) * _special(a, "i0e"),
+    "i0": lambda a, out: _special(a, "i1"),
+    "i1": lambda a, out: _special(a, "i0") - _over_graph(_special(a, "i1"), a, 0.5),
+    "i1e": lambda a, out: _special(a, "i0e") - constant(np.sign(a._data)) * _special(a, "i1e")
+    - _over_graph(_special(a, "i1e"), a, 0.5),
     "entr": lambda a, out: -(1.0 + a.log()),
 }
 
@@ -416,6 +420,12 @@ GRAPH_DERIVATIVES = {
 def _special(a, name):
     """POINTWISE[name] of the Tensor a, recorded."""
     return Pointwise.apply(a, name=name)
+
+
+def _over_graph(f, a, limit):
+    """f / a recorded, `limit` (a constant) where a is 0 (f(0) = 0: the quotient's limit)."""
+    zero = a._data == 0
+    return masked(~zero, f / _nonzero_denominator(a)) + constant((zero * limit).astype(a.dtype))
 
 
 class Pointwise(Function):
@@ -474,10 +484,10 @@ def _on_host_pair(f, a, b):
                              devices.of(array))
 
 
-def _igamma(a, b):
+def _igamma(a, b, upper=False):
     array = a if devices.is_array(a) else b
     host = (devices.to_device(v, devices.CPU) if devices.is_array(v) else v for v in (a, b))
-    return devices.to_device(special.gammainc(*host).astype(array.dtype, copy=False),
+    return devices.to_device(special.gammainc(*host, upper=upper).astype(array.dtype, copy=False),
                              devices.of(array))
 
 
@@ -531,7 +541,7 @@ BINARY = {
              lambda a, b, out: -a * _on_host_pair(special.hurwitz_zeta, a + 1.0, b)),
     # the regularized incomplete gamma functions P(a, x) and Q = 1 - P: differentiable in x only
     "igamma": (_igamma, _no_gradient_in_input("igamma"), lambda a, b, out: _gamma_density(a, b)),
-    "igammac": (lambda a, b: 1.0 - _igamma(a, b), _no_gradient_in_input("igammac"),
+    "igammac": (lambda a, b: _igamma(a, b, upper=True), _no_gradient_in_input("igammac"),
                 lambda a, b, out: -_gamma_density(a, b)),
     # as PyTorch's: out / a (the sign both carry), 0 where a is 0; b's sign is piecewise constant
     "copysign": (np.copysign, lambda a, b, out: np.where(a == 0, 0.0, out / np.where(a == 0, 1.0, a)),
@@ -562,6 +572,12 @@ GRAPH_BINARY = {
                 lambda a, b, out, av, bv: -_gamma_density_graph(a, b, av)),
     "copysign": (lambda a, b, out, av, bv: constant(np.where(av == 0, 0.0, np.sign(av) * np.sign(_array(out)))
                                                     .astype(out.dtype)), None),
+    "xlog1py": (lambda a, b, out, av, bv: masked(~((av == 0) & (bv <= -1)),
+                                                 b.log1p() if isinstance(b, autograd.Tensor)
+                                                 else constant(np.log1p(bv))),
+                lambda a, b, out, av, bv: a / (1.0 + b)),
+    "zeta": (_no_gradient_in_input("zeta"),
+             lambda a, b, out, av, bv: -a * BinaryPointwise.apply(a + 1.0, b, name="zeta")),
 }
 
 
@@ -598,6 +614,10 @@ class BinaryPointwise(Function):
                     grads.append(unbroadcast((g * derivative(a, b, out)).astype(g.dtype, copy=False),
                                              shape))
         return tuple(grads)
+
+    @staticmethod
+    def graph_supports(ctx):
+        return ctx.name in GRAPH_BINARY
 
     @staticmethod
     def backward_graph(ctx, g):

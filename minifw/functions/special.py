@@ -270,11 +270,13 @@ def polygamma(n, x):
     return out.astype(x.dtype, copy=False)
 
 
-def gammainc(a, x):
-    """The regularized lower incomplete gamma function P(a, x) = gamma(a, x) / Gamma(a),
-    elementwise (a, x broadcast): its power series where x < a + 1, else 1 - Q(a, x) with Q
-    from its continued fraction (modified Lentz), each run until every term is below the
-    float64 epsilon. NaN where a < 0 or x < 0, as torch.igamma; P(0, x > 0) = 1."""
+def gammainc(a, x, upper=False):
+    """The regularized lower incomplete gamma function P(a, x) = gamma(a, x) / Gamma(a)
+    (with upper=True the upper one, Q = 1 - P), elementwise (a, x broadcast): P's power
+    series where x < a + 1, Q's continued fraction (modified Lentz) elsewhere, each run until
+    every term is below the float64 epsilon, and the other one as 1 minus it only where that
+    loses nothing (the complement is then at least about 1/2 ... 1 - P(a, a+1)). NaN where
+    a < 0 or x < 0, as torch.igamma; P(0, x > 0) = 1; P(inf, x) = 0 for finite x."""
     a64, x64 = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(x, dtype=np.float64))
     out = np.full(a64.shape, np.nan)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
@@ -309,10 +311,14 @@ def gammainc(a, x):
             if not np.any(~series & ok & (np.abs(step - 1.0) > 1e-16)):
                 break
         q_fraction = np.exp(log_front) * h
-        out = np.where(ok, np.where(series, p_series, 1.0 - q_fraction), out)
-        out = np.where((x64 == 0) & (a64 > 0), 0.0, out)
-        out = np.where((a64 == 0) & (x64 > 0), 1.0, out)
-        out = np.where((x64 == np.inf) & (a64 >= 0) & np.isfinite(a64), 1.0, out)
+        lower = np.where(series, p_series, 1.0 - q_fraction)
+        complement = np.where(series, 1.0 - p_series, q_fraction)
+        out = np.where(ok, complement if upper else lower, out)
+        zero, one = (1.0, 0.0) if upper else (0.0, 1.0)  # the values of P (or Q) at the ends
+        out = np.where((x64 == 0) & (a64 > 0), zero, out)
+        out = np.where((a64 == 0) & (x64 > 0), one, out)
+        out = np.where((x64 == np.inf) & (a64 >= 0) & np.isfinite(a64), one, out)
+        out = np.where((a64 == np.inf) & np.isfinite(x64) & (x64 >= 0), zero, out)
     return out
 
 
@@ -542,9 +548,11 @@ def bessel_j1(x):
 
 
 def spherical_bessel_j0(x):
-    """sin(x) / x, 1 at 0."""
+    """sin(x) / x, 1 at 0, 0 at +-inf."""
     a = np.asarray(x)
-    return np.sinc(a.astype(np.float64) / math.pi).astype(a.dtype, copy=False)
+    a64 = a.astype(np.float64)
+    out = np.where(np.isinf(a64), 0.0, np.sinc(np.where(np.isinf(a64), 0.0, a64) / math.pi))
+    return out.astype(a.dtype, copy=False)
 
 
 # Orthogonal polynomials of degree n (an integer array broadcast with x): their three-term
