@@ -259,11 +259,17 @@ def check_real(fn, name, v, *, minimum=None, maximum=None, min_open=False, max_o
     if maximum is not None and (v >= maximum if max_open else v > maximum):
         raise ValueError(f"{fn}: {name} must be {'<' if max_open else '<='} {maximum}, got {v!r}")
     if dtype is not None and math.isfinite(v):
-        dtype = np.dtype(dtype)
-        if dtype.kind == "f" and abs(v) > float(np.finfo(dtype).max):
-            raise ValueError(f"{fn}: {name} must be representable in {dtype.name}, the dtype of the "
-                             f"data (|{name}| <= {float(np.finfo(dtype).max):.8g}), got {v!r}")
+        largest = _FLOAT_MAX.get(dtype)
+        if largest is None:
+            dtype = np.dtype(dtype)
+            largest = _FLOAT_MAX[dtype] = float(np.finfo(dtype).max) if dtype.kind == "f" else math.inf
+        if abs(v) > largest:
+            raise ValueError(f"{fn}: {name} must be representable in {np.dtype(dtype).name}, the "
+                             f"dtype of the data (|{name}| <= {largest:.8g}), got {v!r}")
     return v
+
+
+_FLOAT_MAX = {}  # dtype -> the largest finite value of that float dtype (inf for others)
 
 
 def check_bool(fn, name, v):

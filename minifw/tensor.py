@@ -662,9 +662,15 @@ class Tensor:
     def _binary(self, other, function, reverse=False, true_div=False):
         if isinstance(other, np.ndarray):
             other = tensor(other)
-        if not isinstance(other, (Tensor, numbers.Number, np.bool_)):
+        if isinstance(other, Tensor):
+            # the common case first: one dtype on both sides promotes to itself
+            dtype = self.dtype if other.dtype == self.dtype else _result_dtype(self, other)
+        elif type(other) is float and self.dtype.kind == "f":
+            dtype = self.dtype  # a Python float never widens a float tensor
+        elif not isinstance(other, (numbers.Number, np.bool_)):
             return NotImplemented
-        dtype = _result_dtype(self, other)
+        else:
+            dtype = _result_dtype(self, other)
         if true_div and dtype.kind != "f":
             dtype = _default_dtype
         a = self._cast(dtype)
