@@ -364,6 +364,31 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     return out
 
 
+def from_dlpack(ext_tensor, *, device=None, copy=None):
+    """A tensor sharing the memory of another library's array (anything with __dlpack__: a
+    PyTorch tensor, a NumPy or CuPy array), as torch.from_dlpack: on the CPU for host memory,
+    on "cuda" for a GPU's (through CuPy). copy=True copies; device= moves after."""
+    if not hasattr(ext_tensor, "__dlpack__"):
+        raise TypeError(f"from_dlpack: ext_tensor must have a __dlpack__ method (a tensor or array "
+                        f"of another library), got {type(ext_tensor).__name__}")
+    kind = ext_tensor.__dlpack_device__()[0] if hasattr(ext_tensor, "__dlpack_device__") else 1
+    if int(kind) in (2, 3):  # kDLCUDA, kDLCUDAHost: a GPU's memory, through CuPy
+        array = devices.array_module(devices.get("cuda", "from_dlpack")).from_dlpack(ext_tensor)
+    else:
+        array = np.from_dlpack(ext_tensor, copy=copy) if copy is not None else \
+            np.from_dlpack(ext_tensor)
+    if array.dtype not in (float32, float64, int64, int32, bool_):
+        raise TypeError(f"from_dlpack: minifw's tensors are float32, float64, int64, int32 or "
+                        f"bool; got {array.dtype} (convert it in its library first)")
+    out = Tensor._make(array)
+    return out if device is None else out.to(device)
+
+
+def to_dlpack(tensor):
+    """The DLPack capsule of a tensor (tensor.__dlpack__()), for libraries that take one."""
+    return _tensor_arg("to_dlpack", "tensor", tensor).__dlpack__()
+
+
 # ---- window functions (as torch.signal's classic windows) ------------------------------
 
 def _window(fn, window_length, periodic, dtype, device, requires_grad, make):

@@ -526,6 +526,28 @@ class Tensor:
     def tolist(self):
         return self._data.tolist()
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """The DLPack capsule of this tensor's memory (shared), for another library's
+        from_dlpack (torch.from_dlpack, numpy.from_dlpack, cupy.from_dlpack)."""
+        if self.requires_grad:
+            raise RuntimeError("__dlpack__: can't export a tensor that requires grad; use "
+                               "tensor.detach()")
+        self._dlpack_exportable("__dlpack__")
+        kwargs = {k: v for k, v in (("stream", stream), ("max_version", max_version),
+                                    ("dl_device", dl_device), ("copy", copy)) if v is not None}
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        self._dlpack_exportable("__dlpack_device__")
+        return self._data.__dlpack_device__()
+
+    def _dlpack_exportable(self, fn):
+        """CPU arrays and CuPy's GPU arrays export through DLPack; a "cudasim" array (host
+        memory standing for a GPU's) does not."""
+        if type(self._data) is not np.ndarray and self.device.type != "cuda":
+            raise TypeError(f"{fn}: a tensor on device {str(self.device)!r} has no DLPack "
+                            f"device; copy it to the CPU with tensor.cpu() first")
+
     def __array__(self, dtype=None, copy=None):
         self._host_only("numpy.asarray")
         a = self._data if dtype is None else self._data.astype(dtype)

@@ -696,3 +696,38 @@ def test_range_refuses_a_step_away_from_end_and_warn_always_switches_back():
         assert not minifw.is_warn_always_enabled() and warnings.filters[0][0] == "default"
     finally:
         warnings.filters[:] = before
+
+
+def test_dlpack_shares_memory_both_ways_with_numpy():
+    a = np.arange(6.0).reshape(2, 3)
+    t_ = minifw.from_dlpack(a)
+    t_[0, 0] = 10.0
+    assert a[0, 0] == 10.0 and t_.dtype == F64
+    x = minifw.ones(2, 3)
+    b = np.from_dlpack(x)
+    b[1, 1] = 7.0
+    assert x[1, 1].item() == 7.0
+    c = minifw.from_dlpack(a, copy=True)
+    c[0, 1] = -1.0
+    assert a[0, 1] == 1.0
+    assert minifw.from_dlpack(a, device="cudasim").device == minifw.device("cudasim")
+    assert minifw.to_dlpack(x).__class__.__name__ == "PyCapsule"
+    with pytest.raises(RuntimeError, match="can't export a tensor that requires grad"):
+        minifw.ones(2, requires_grad=True).__dlpack__()
+    with pytest.raises(TypeError, match="device 'cudasim' has no DLPack device"):
+        np.from_dlpack(minifw.ones(2, device="cudasim"))
+    with pytest.raises(TypeError, match="from_dlpack: minifw's tensors are float32"):
+        minifw.from_dlpack(np.ones(2, np.float16))
+    with pytest.raises(TypeError, match="from_dlpack: ext_tensor must have a __dlpack__"):
+        minifw.from_dlpack([1.0])
+
+
+def test_dlpack_with_torch(torch):
+    t_ = torch.arange(6.0).reshape(2, 3)
+    m = minifw.from_dlpack(t_)
+    m[0, 0] = 10.0
+    assert t_[0, 0].item() == 10.0
+    x = minifw.ones(2, 3, dtype=F64)
+    y = torch.from_dlpack(x)
+    y[0, 2] = 5.0
+    assert x[0, 2].item() == 5.0 and y.dtype == torch.float64
