@@ -4,7 +4,9 @@ straight-through estimator, mixup and an input-gradient penalty (binary_connect.
 sequence classifier with Conv1d and a TransformerEncoder (text_classifier.py), and a
 bag-of-words classifier on nn.EmbeddingBag in the style of PyTorch's text classification
 tutorial (bag_of_words.py), and two that differentiate gradients (create_graph=True): a
-WGAN-GP on a toy distribution (wgan_gp.py) and MAML on sine waves (maml_sine.py). Where
+WGAN-GP on a toy distribution (wgan_gp.py) and MAML on sine waves (maml_sine.py), and
+DP-SGD with per-sample gradients from torch.func's vmap(grad(...)) over a model with a lazy
+layer (dp_sgd.py). Where
 PyTorch is installed, the same files run under it (their imports renamed back) from the same
 initial weights and batches, and the first steps' losses and gradients must agree."""
 import math
@@ -40,7 +42,7 @@ def _run_under_torch(name, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["char_gpt.py", "binary_connect.py", "text_classifier.py",
-                                  "bag_of_words.py", "wgan_gp.py", "maml_sine.py"])
+                                  "bag_of_words.py", "wgan_gp.py", "maml_sine.py", "dp_sgd.py"])
 def test_the_scripts_differ_from_pytorch_code_only_in_their_imports(name):
     with open(os.path.join(SCRIPTS, name), "rb") as f:
         code = [tok.line.strip() for tok in tokenize.tokenize(f.readline)
@@ -378,3 +380,19 @@ def test_the_scripts_on_the_emulated_gpu(emulated_cuda):
         gpu = bc["main"](epochs=2, device="cuda", log=_quiet)
     assert gpu["history"]["loss"] == pytest.approx(cpu["history"]["loss"], rel=1e-4)
     assert gpu["after"] == pytest.approx(cpu["after"], rel=1e-4)
+
+
+# --- dp_sgd.py ---------------------------------------------------------------------------------
+
+def test_the_dp_sgd_script_learns_from_clipped_noisy_per_sample_gradients():
+    result = runpy.run_path(os.path.join(SCRIPTS, "dp_sgd.py"))["main"](log=_quiet)
+    losses = result["losses"]
+    assert losses[-1] < 0.5 * losses[0]
+    assert result["profiled_calls"] > 100  # every operation of every entry of the vmap
+
+
+def test_the_dp_sgd_script_gives_pytorchs_losses(tmp_path):
+    pytest.importorskip("torch")
+    mine = runpy.run_path(os.path.join(SCRIPTS, "dp_sgd.py"))["main"](log=_quiet)["losses"]
+    theirs = _run_under_torch("dp_sgd.py", tmp_path)["main"](log=_quiet)["losses"]
+    np.testing.assert_allclose(mine, theirs, rtol=1e-4)
