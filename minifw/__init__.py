@@ -786,6 +786,19 @@ for _name in ("abs", "ceil", "floor", "round", "trunc", "fix", "exp", "exp2", "e
 del _name
 
 
+def lu(A, pivot=True, get_infos=False):
+    """(LU, pivots) of A (with get_infos, also the infos), as the older torch.lu."""
+    return linalg._lu_method(A, pivot, get_infos)
+
+
+def lu_solve(b, LU_data, LU_pivots):
+    """X with A X = b from lu's factors, as the older torch.lu_solve."""
+    return linalg.lu_solve(LU_data, LU_pivots, b)
+
+
+lu_unpack = linalg.lu_unpack
+
+
 def polygamma(n, input):
     """The n-th derivative of digamma at input (torch.polygamma's order: n first)."""
     if not isinstance(input, Tensor):

@@ -19,6 +19,8 @@ import numbers
 
 import numpy as np
 
+from . import devices
+
 from .checks import check_bool as _bool
 from .checks import check_dim, check_dims
 from .functions import linalg as _linalg
@@ -694,3 +696,121 @@ Tensor.cholesky_inverse = _cholesky_inverse
 Tensor.qr = _qr_method
 Tensor.svd = _svd_method
 Tensor.triangular_solve = _triangular_solve
+
+
+# ---- the LU factorization -----------------------------------------------------------------
+
+LUFactorResult = collections.namedtuple("LUFactorResult", ["LU", "pivots"])
+LUFactorExResult = collections.namedtuple("LUFactorExResult", ["LU", "pivots", "info"])
+LUResult = collections.namedtuple("LUResult", ["P", "L", "U"])
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    """(LU, pivots, info) of each square matrix of A by partial pivoting (LAPACK's getrf):
+    L (unit diagonal) below the diagonal of LU, U on and above it, pivots 1-based int32 row
+    swaps; info (int32) is 0, or k > 0 where U[k-1, k-1] is exactly zero (A singular).
+    Differentiable in A where U is invertible; rectangular matrices are not supported."""
+    fn = "linalg.lu_factor_ex"
+    _matrices(fn, A, square=True)
+    if not _bool(fn, "pivot", pivot):
+        raise ValueError(f"{fn}: LU without pivoting is not supported (pivot must be True), as on "
+                         f"PyTorch's CPU")
+    LU, pivots = _linalg.LUFactorization.apply(A)
+    diagonal = devices.to_device(LU.detach()._data, devices.CPU).diagonal(0, -2, -1)
+    zero = diagonal == 0
+    info = np.where(zero.any(-1), zero.argmax(-1) + 1, 0).astype(np.int32)
+    if _bool(fn, "check_errors", check_errors) and info.any():
+        raise LinAlgError(f"{fn}: U[{int(info.max()) - 1},{int(info.max()) - 1}] is zero: the "
+                          f"matrix is singular")
+    return LUFactorExResult(LU, pivots, Tensor._make(devices.to_device(info, LU.device)))
+
+
+def lu_factor(A, *, pivot=True):
+    """(LU, pivots) as lu_factor_ex; LinAlgError where a matrix is singular (an exact zero on
+    U's diagonal), as torch.linalg.lu_factor."""
+    fn = "linalg.lu_factor"
+    LU, pivots, info = lu_factor_ex(A, pivot=pivot)
+    bad = devices.to_device(info._data, devices.CPU)
+    if bad.any():
+        k = int(bad.reshape(-1)[np.flatnonzero(bad.reshape(-1))[0]])
+        raise LinAlgError(f"{fn}: U[{k - 1},{k - 1}] is zero, so lu_solve would divide by zero; "
+                          f"use linalg.lu_factor_ex or linalg.lu for a singular matrix")
+    return LUFactorResult(LU, pivots)
+
+
+def _permutation(fn, pivots, n):
+    if not isinstance(pivots, Tensor) or pivots.dtype.kind not in "iu":
+        raise TypeError(f"{fn}: pivots must be an integer tensor, got "
+                        f"{getattr(pivots, 'dtype', type(pivots).__name__)}")
+    host = devices.to_device(pivots._data, devices.CPU)
+    if host.shape[-1:] != (n,) or (host.size and (host.min() < 1 or host.max() > n)):
+        raise ValueError(f"{fn}: pivots must be (..., {n}) with values in [1, {n}], got shape "
+                         f"{tuple(pivots.shape)}")
+    return _linalg.lu_permutation(host)
+
+
+def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
+    """(P, L, U) with A = P L U from lu_factor's (LU, pivots): P a permutation matrix, L
+    lower triangular with a unit diagonal, U upper triangular. Differentiable in LU_data."""
+    fn = "lu_unpack"
+    _matrices(fn, LU_data, name="LU_data", square=True)
+    n = LU_data.shape[-1]
+    P = L = U = None
+    if _bool(fn, "unpack_pivots", unpack_pivots):
+        perm = _permutation(fn, LU_pivots, n)
+        matrix = np.zeros(perm.shape + (n,), dtype=LU_data.dtype)
+        # A[perm] = L U, so A = P L U with P[perm[i], i] = 1
+        np.put_along_axis(matrix, perm[..., None, :], 1.0, axis=-2)
+        P = Tensor._make(devices.to_device(matrix, LU_data.device))
+    if _bool(fn, "unpack_data", unpack_data):
+        L = LU_data.tril(-1) + eye(n, dtype=LU_data.dtype, device=LU_data.device)
+        U = LU_data.triu()
+    return LUResult(P, L, U)
+
+
+def lu(A, *, pivot=True):
+    """(P, L, U) with A = P L U, as torch.linalg.lu (square matrices)."""
+    LU, pivots, _ = lu_factor_ex(A, pivot=pivot)
+    return lu_unpack(LU, pivots)
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """X with A X = B (left=False: X A = B; adjoint: A^T in A's place) from lu_factor's
+    (LU, pivots); differentiable in LU and B."""
+    fn = "linalg.lu_solve"
+    _matrices(fn, LU, name="LU", square=True)
+    _matrices(fn, B, name="B")
+    _same_dtype(fn, LU, B)
+    left, adjoint = _bool(fn, "left", left), _bool(fn, "adjoint", adjoint)
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return lu_solve(LU, pivots, B.mT, adjoint=not adjoint).mT
+    n = LU.shape[-1]
+    if B.shape[-2] != n:
+        raise ValueError(f"{fn}: B needs {n} rows for LU of shape {tuple(LU.shape)}, got shape "
+                         f"{tuple(B.shape)}")
+    perm = Tensor._make(devices.to_device(_permutation(fn, pivots, n).astype(np.int64), LU.device))
+    if not adjoint:  # A = P L U: X = U^-1 L^-1 (P^T B), P^T B = B[perm]
+        rows = B.expand(*perm.shape[:-1], *B.shape[-2:]) if B.ndim < perm.ndim + 1 else B
+        permuted = rows.gather(-2, perm.unsqueeze(-1).expand(*perm.shape, B.shape[-1]))
+        y = solve_triangular(LU, permuted, upper=False, unitriangular=True)
+        return solve_triangular(LU, y, upper=True)
+    # A^T = U^T L^T P^T: X = P L^-T U^-T B
+    y = solve_triangular(LU.mT, B, upper=False)
+    z = solve_triangular(LU.mT, y, upper=True, unitriangular=True)
+    inverse = perm.argsort(-1)
+    return z.gather(-2, inverse.unsqueeze(-1).expand(*inverse.shape, B.shape[-1]))
+
+
+def _lu_method(self, pivot=True, get_infos=False):
+    """torch.lu / Tensor.lu: (LU, pivots) or, with get_infos, (LU, pivots, infos)."""
+    LU, pivots, info = lu_factor_ex(self, pivot=pivot)
+    return (LU, pivots, info) if _bool("lu", "get_infos", get_infos) else (LU, pivots)
+
+
+def _lu_solve_method(self, LU_data, LU_pivots):
+    """torch.lu_solve(b, LU_data, LU_pivots) / b.lu_solve(LU_data, LU_pivots)."""
+    return lu_solve(LU_data, LU_pivots, self)
+
+
+Tensor.lu = _lu_method
+Tensor.lu_solve = _lu_solve_method

@@ -30,7 +30,7 @@ classes with forward and backward side by side (see minifw.autograd).
     embedding       EmbeddingLookup, BagReduction
     linalg          Inverse, Determinant, SignLogDeterminant, Solve, Cholesky, SymmetricEigen,
                     SingularValueDecomposition, SingularValues, QRDecomposition, PseudoInverse,
-                    LeastSquares, MatrixDiagonal
+                    LeastSquares, MatrixDiagonal, LUFactorization
     recurrent       RecurrentNetwork, PackedWeights
     zero_gradient   ZeroGradient (random draws from tensors of parameters, angle of real numbers)
 

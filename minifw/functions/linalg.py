@@ -1,7 +1,8 @@
 """Matrix functions (torch.linalg): inverse, determinant, solve and the factorizations,
 each forward one call of the device's linear-algebra library (numpy.linalg or
-cupy.linalg) over the leading batch dims, and each backward the matrix-calculus
-adjoint of that factorization, written next to it.
+cupy.linalg) over the leading batch dims (LU, which neither library has, is Gaussian
+elimination with partial pivoting on the host, vectorized over the batch), and each
+backward the matrix-calculus adjoint of that factorization, written next to it.
 
 The adjoints of the spectral factorizations (eigh, svd) divide by differences of
 eigenvalues (squared singular values), so they hold where those are distinct; the
@@ -514,3 +515,69 @@ class MatrixDiagonal(Function):
         cols = devices.to_device(np.arange(k) + max(offset, 0), dev)
         moved = IndexScatter.apply(g, shape=tuple(shape[d] for d in order), index=(Ellipsis, rows, cols))
         return moved.movedim((-2, -1), (dim1, dim2))
+
+
+def _lu_on_host(a):
+    """(LU, pivots) of each square matrix of the host array `a` by Gaussian elimination with
+    partial pivoting, as LAPACK's getrf: LU holds L's multipliers below the diagonal (L has a
+    unit diagonal) and U on and above it; pivots[k] (1-based) is the row swapped with row k at
+    step k. A zero pivot column is left as it is (U then has a zero on its diagonal)."""
+    n = a.shape[-1]
+    lu = np.array(a, copy=True).reshape(-1, n, n)
+    pivots = np.zeros(lu.shape[:2], np.int32)
+    rows = np.arange(lu.shape[0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for k in range(n):
+            p = k + np.argmax(np.abs(lu[:, k:, k]), axis=1)
+            pivots[:, k] = p + 1
+            swapped = lu[rows, p, :].copy()
+            lu[rows, p, :] = lu[rows, k, :]
+            lu[rows, k, :] = swapped
+            pivot = lu[:, k, k][:, None]
+            multipliers = np.where(pivot != 0, lu[:, k + 1:, k] / np.where(pivot != 0, pivot, 1), 0)
+            lu[:, k + 1:, k] = multipliers
+            lu[:, k + 1:, k + 1:] -= multipliers[:, :, None] * lu[:, k, None, k + 1:]
+    return lu.reshape(a.shape), pivots.reshape(a.shape[:-1])
+
+
+def lu_permutation(pivots):
+    """perm with A[..., perm, :] = L U, from LAPACK's 1-based sequential row swaps."""
+    n = pivots.shape[-1]
+    flat = pivots.reshape(-1, n) - 1
+    perm = np.tile(np.arange(n), (flat.shape[0], 1))
+    rows = np.arange(flat.shape[0])
+    for k in range(n):
+        swapped = perm[rows, flat[:, k]].copy()
+        perm[rows, flat[:, k]] = perm[:, k]
+        perm[:, k] = swapped
+    return perm.reshape(pivots.shape)
+
+
+class LUFactorization(Function):
+    """(LU, pivots) of square matrices, A[perm] = L U (see _lu_on_host); pivots are not
+    differentiable. With gL = tril(gLU, -1) and gU = triu(gLU), the gradient of L U in A's
+    permuted rows is L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T (U invertible)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        lu, pivots = _lu_on_host(devices.to_device(a, devices.CPU))
+        dev = devices.of(a)
+        lu, pivots = devices.to_device(lu, dev), devices.to_device(pivots, dev)
+        ctx.save_for_backward(lu, pivots)
+        return lu, pivots
+
+    @staticmethod
+    def backward(ctx, g, g_pivots):
+        lu, pivots = ctx.saved_tensors
+        xp = _xp(lu)
+        n = lu.shape[-1]
+        eye = xp.eye(n, dtype=lu.dtype)
+        lower, upper = xp.tril(lu, -1) + eye, xp.triu(lu)
+        phi = xp.tril(_mT(lower) @ xp.tril(g, -1), -1) + xp.triu(xp.triu(g) @ _mT(upper))
+        left = xp.linalg.solve(_mT(lower), phi)  # L^-T phi
+        permuted = _mT(xp.linalg.solve(upper, _mT(left)))  # (L^-T phi) U^-T
+        perm = devices.to_device(lu_permutation(devices.to_device(pivots, devices.CPU)),
+                                 devices.of(lu))
+        ga = xp.zeros_like(permuted)
+        xp.put_along_axis(ga, perm[..., None].astype(np.int64), permuted, axis=-2)
+        return ga

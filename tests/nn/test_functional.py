@@ -64,6 +64,7 @@ class Grad:
 
 
 GRADS = [
+    Grad("lu_factor", lambda a: minifw.linalg.lu_factor(a).LU, lambda: [t64((4, 4), 5)]),
     # a piecewise-constant function: zero gradients (ZeroGradient, also behind random draws)
     Grad("angle_of_reals", lambda a: minifw.angle(a), lambda: [t64((3, 4))]),
     # elementwise arithmetic, with broadcasting and numbers on either side
