@@ -249,9 +249,10 @@ def check_real(fn, name, v, *, minimum=None, maximum=None, min_open=False, max_o
     bounds. With `dtype` (the float dtype of the data it is applied to), a finite
     value must also be representable in that dtype: |v| <= finfo(dtype).max.
     Returns a float."""
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{fn}: {name} must be a real number, got {type(v).__name__} {v!r}")
-    v = float(v)
+    if type(v) is not float:  # (the common case, a Python float, skips the ABC check)
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{fn}: {name} must be a real number, got {type(v).__name__} {v!r}")
+        v = float(v)
     if finite and not math.isfinite(v):
         raise ValueError(f"{fn}: {name} must be finite, got {v!r}")
     if minimum is not None and (v <= minimum if min_open else v < minimum):

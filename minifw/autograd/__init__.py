@@ -664,7 +664,7 @@ class Function:
             tensors = tuple(Tensor._make(o, node, i) if o.dtype.kind == "f" else Tensor._make(o)
                             for i, o in enumerate(outs))
         else:
-            tensors = tuple(Tensor._make(o) for o in outs)
+            tensors = tuple([Tensor._make(o) for o in outs])
         _share_storage(args, tensors)
         if node is not None and ctx._saved:
             ctx._saved_versions = _saved_versions(cls, ctx._saved, args, tensors)
