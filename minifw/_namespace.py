@@ -654,6 +654,59 @@ is_neg = is_conj
 
 # ---- products, integration, differences ------------------------------------------------
 
+def isreal(input):
+    """True everywhere a real tensor has no imaginary part: everywhere, in minifw."""
+    from .tensor import ones
+    return ones(*_tensor_arg("isreal", "input", input).shape, dtype=bool_, device=input.device)
+
+
+# the complex-number methods of real tensors, as torch.Tensor's
+for _name, _function in (("angle", angle), ("conj", conj), ("conj_physical", conj),
+                         ("resolve_conj", conj), ("resolve_neg", conj), ("isreal", isreal)):
+    setattr(Tensor, _name, _function)
+Tensor.real = property(conj, doc="The real part: a real tensor itself.")
+Tensor.imag = property(imag, doc="Refused: real tensors have no imaginary part.")
+
+
+def matrix_rank(input, tol=None, symmetric=False):
+    """The older torch.matrix_rank: linalg.matrix_rank (tol an absolute tolerance)."""
+    from .linalg import matrix_rank as _matrix_rank
+    return _matrix_rank(input, atol=tol, hermitian=check_bool("matrix_rank", "symmetric", symmetric))
+
+
+def constant_pad_nd(input, pad, value=0):
+    """nn.functional.pad in 'constant' mode, as aten's constant_pad_nd."""
+    return _F().pad(input, pad, "constant", value)
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """aten's convolution: conv1d/2d/3d, or their transposes with transposed=True, by the
+    input's rank."""
+    k = _tensor_arg("convolution", "weight", weight).ndim - 2
+    if k not in (1, 2, 3):
+        raise ValueError(f"convolution: weight must be 3-D, 4-D or 5-D, got shape {weight.shape}")
+    if check_bool("convolution", "transposed", transposed):
+        return getattr(_F(), f"conv_transpose{k}d")(input, weight, bias, stride, padding,
+                                                    output_padding, groups, dilation)
+    return getattr(_F(), f"conv{k}d")(input, weight, bias, stride, padding, dilation, groups)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    return _tensor_arg("unsafe_chunk", "input", input).chunk(chunks, dim)
+
+
+def unsafe_split(input, split_size_or_sections, dim=0):
+    return _tensor_arg("unsafe_split", "input", input).split(split_size_or_sections, dim)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    return _tensor_arg("unsafe_split_with_sizes", "input", input).split_with_sizes(split_sizes, dim)
+
+
+Tensor.unsafe_chunk, Tensor.unsafe_split = unsafe_chunk, unsafe_split
+Tensor.unsafe_split_with_sizes = unsafe_split_with_sizes
+
+
 def chain_matmul(*matrices):
     """The product of 2-D tensors, in the order that needs the fewest multiplications
     (linalg.multi_dot)."""

@@ -731,3 +731,26 @@ def test_dlpack_with_torch(torch):
     y = torch.from_dlpack(x)
     y[0, 2] = 5.0
     assert x[0, 2].item() == 5.0 and y.dtype == torch.float64
+
+
+def test_real_tensors_complex_methods_and_more_aten_forms(torch):
+    x = minifw.tensor([-1.5, 0.0, 2.0])
+    assert x.real is x and x.conj() is x and x.resolve_conj() is x and x.conj_physical() is x
+    assert x.isreal().numpy().all() and minifw.isreal(x).dtype == minifw.bool
+    close(x.angle(), torch.tensor([-1.5, 0.0, 2.0]).angle())
+    with pytest.raises(TypeError, match="imag: minifw has no complex dtypes"):
+        x.imag
+    m = rand(4, 4)
+    m[3] = m[0] + m[1]
+    assert minifw.matrix_rank(t(m)).item() == torch.linalg.matrix_rank(torch.tensor(m)).item() == 3
+    close(minifw.constant_pad_nd(t(rand(2, 3)), (1, 2), 0.5),
+          torch.constant_pad_nd(torch.tensor(rand(2, 3)), (1, 2), 0.5))
+    a, w = rand(1, 2, 6, 6), rand(4, 2, 3, 3, seed=1)
+    for transposed in (False, True):
+        weight = w if not transposed else rand(2, 4, 3, 3, seed=2)
+        close(minifw.convolution(t(a), t(weight), None, (2, 2), (1, 1), (1, 1), transposed, (1, 1) if transposed else (0, 0), 1),
+              torch.convolution(torch.tensor(a), torch.tensor(weight), None, (2, 2), (1, 1), (1, 1),
+                                transposed, (1, 1) if transposed else (0, 0), 1))
+    v = t(np.arange(7.0))
+    assert [p.numpy().tolist() for p in minifw.unsafe_split(v, 3)] == [[0, 1, 2], [3, 4, 5], [6]]
+    assert len(v.unsafe_chunk(2)) == 2 and len(minifw.unsafe_split_with_sizes(v, [2, 5])) == 2
