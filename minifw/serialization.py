@@ -84,6 +84,10 @@ def _encode(obj, arrays, where, depth=0):
         value = float(obj)
         return value if math.isfinite(value) else {"__float__": repr(value)}
     if isinstance(obj, Tensor):
+        if not devices.is_array(obj._data):  # a lazy layer's uninitialized parameter or buffer
+            raise TypeError(f"save: {where} is a lazy layer's {type(obj).__name__}, whose shape is "
+                            f"not known yet, so it has no values to store; call the module's forward "
+                            f"once (or load a state dict into it) before saving")
         return {"__tensor__": _host_copy(obj._data, arrays), "requires_grad": bool(obj.requires_grad),
                 **_device_entry(obj._data)}
     if devices.is_array(obj):

@@ -470,6 +470,7 @@ def _functional_calls():
 # a loss gradient may be non-finite, and inf is a usual pad fill (all as in PyTorch).
 NON_FINITE_ALLOWED = {("gemm", "alpha"), ("gemm", "beta"), ("cross_entropy_backward", "grad_loss"),
                       ("pad", "value"), ("normalize", "p")}
+NON_FINITE_ALLOWED |= {("pdist", "p"), ("pairwise_distance", "p")}  # p=inf: the largest |difference|
 
 
 def _public(module):

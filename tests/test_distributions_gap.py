@@ -346,6 +346,28 @@ def test_gradients_match_pytorch(name):
         np.testing.assert_allclose(mine.grad.numpy(), expected.grad.numpy(), **tol)
 
 
+@pytest.mark.parametrize("make, params, stat", [
+    (lambda d, s, a: d.Pareto(s, a), [[1.0, 1.0, 1.0, 2.0], [0.5, 1.0, 2.0, 3.0]], "mean"),
+    (lambda d, s, a: d.Pareto(s, a), [[1.0, 1.0, 1.0, 2.0], [0.5, 1.0, 2.0, 3.0]], "variance"),
+    (lambda d, c1, c0: d.Beta(c1, c0), [[1.0, 0.5, 2.0, 1.0, 0.3], [1.0, 0.5, 3.0, 0.5, 4.0]], "mode"),
+], ids=["Pareto-mean", "Pareto-variance", "Beta-mode"])
+def test_gradients_where_a_statistic_is_infinite_or_undefined_match_pytorch(make, params, stat):
+    """An infinite Pareto mean (alpha <= 1) or variance (alpha <= 2), and a Beta mode taken as 1
+    (both concentrations below 1) or NaN: the clamped parameter gets a 0 gradient, as
+    PyTorch's, not a NaN (the exact boundary, where PyTorch also gives NaN, included)."""
+    torch, T = _torch()
+    ours = [t64(p, requires_grad=True) for p in params]
+    theirs = [T(p).requires_grad_() for p in params]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mine = getattr(make(D, *ours), stat)
+        mine.sum().backward()
+    expected = getattr(make(torch.distributions, *theirs), stat)
+    expected.sum().backward()
+    np.testing.assert_allclose(mine.detach().numpy(), expected.detach().numpy(), **TOL)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), **TOL)
+
+
 @pytest.mark.parametrize("make, params", [
     (lambda d, m, s: d.Cauchy(m, s), [ROW, COLUMN]),
     (lambda d, s: d.HalfNormal(s), [ROW]),

@@ -388,6 +388,42 @@ def test_vmap_randomness():
     assert func.vmap(lambda r: r * 2, chunk_size=2)(x).shape == (4, 3)
 
 
+def test_vmap_over_a_mapped_size_of_zero_returns_empty_stacks():
+    """As PyTorch's: func's outputs' shapes (learned from one stand-in entry) with a batch of 0,
+    still connected to the inputs; a random draw is refused in 'error' mode and draws nothing
+    otherwise."""
+    x = t(np.zeros((0, 3)), True)
+    cases = [
+        (lambda lib: lambda a: a * 2, {}, [x]),
+        (lambda lib: lambda a: (a.sum(), a.unsqueeze(0)), dict(out_dims=(0, 1)), [x]),
+        (lambda lib: lambda a, b: a @ b, dict(in_dims=(0, None)), [x, t(np.ones((3, 2)))]),
+        (lambda lib: lambda a: a.long(), dict(in_dims=1, out_dims=-1),
+         [minifw.zeros(3, 0, 2, dtype=minifw.int32)]),
+    ]
+    torch = pytest.importorskip("torch")
+    for f, kwargs, args in cases:
+        ours = func.vmap(f(minifw), **kwargs)(*args)
+        theirs = torch.func.vmap(f(torch), **kwargs)(*[torch.tensor(a.detach().numpy()) for a in args])
+        ours, theirs = (ours, theirs) if isinstance(ours, tuple) else ((ours,), (theirs,))
+        for a, b in zip(ours, theirs):
+            assert tuple(a.shape) == tuple(b.shape) and str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+    y = func.vmap(lambda a: a * 2)(x)
+    assert y.requires_grad
+    y.sum().backward()
+    assert x.grad.shape == (0, 3)
+    out, five = func.vmap(lambda a: (a * 2, 5), out_dims=(0, None))(x)
+    assert out.shape == (0, 3) and five == 5
+    np.testing.assert_array_equal(func.vmap(lambda a: minifw.ones(2), out_dims=None)(x).numpy(), [1, 1])
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        func.vmap(lambda r: r + minifw.rand(3, dtype=minifw.float64))(x)
+    minifw.manual_seed(5)
+    empty = func.vmap(lambda r: r + minifw.rand(3, dtype=minifw.float64), randomness="different")(x)
+    assert empty.shape == (0, 3)
+    first = minifw.rand(3).numpy()
+    minifw.manual_seed(5)
+    np.testing.assert_array_equal(first, minifw.rand(3).numpy())
+
+
 @pytest.mark.parametrize("call, error, words", [
     (lambda: func.vmap(lambda a, b: a)(t(A), t(B)), ValueError, r"same size.*\[3, 4\]"),
     (lambda: func.vmap(lambda a: 1)(t(A)), ValueError, "must only return Tensors"),

@@ -226,3 +226,17 @@ def test_a_whole_module_is_refused_with_what_to_save_instead(make, tmp_path):
                                         rf"objects .* save obj.state_dict\(\)"):
         minifw.save(obj, tmp_path / "m.npz")
     assert not (tmp_path / "m.npz").exists()
+
+
+def test_an_uninitialized_lazy_parameter_is_refused_by_name(tmp_path):
+    """A lazy layer's state dict before its first call holds parameters without values: saving
+    it names the entry and says what to do (PyTorch pickles the placeholder objects, which its
+    own weights-only load then refuses)."""
+    m = nn.Sequential(nn.LazyLinear(3))
+    with pytest.raises(TypeError, match=r"save: obj\['0.weight'\] is a lazy layer's "
+                                        r"UninitializedParameter.*call the module's forward once"):
+        minifw.save(m.state_dict(), tmp_path / "m.npz")
+    assert os.listdir(tmp_path) == []
+    m(minifw.ones(2, 4))
+    minifw.save(m.state_dict(), tmp_path / "m.npz")
+    assert minifw.load(tmp_path / "m.npz")["0.weight"].shape == (3, 4)

@@ -93,6 +93,28 @@ def test_get_total_norm_is_the_norm_of_the_concatenation(norm_type):
     assert total.item() == pytest.approx(theirs.item(), rel=1e-12)
 
 
+def test_the_zero_norm_counts_the_tensors_with_a_nonzero_element_as_torchs():
+    """PyTorch takes the norm of the per-tensor norms: for order 0, the number of tensors
+    that are not all zeros (not the number of nonzero elements)."""
+    arrays = [_rng.standard_normal((3, 4)) for _ in range(4)]
+    arrays[0][0] = 0.0
+    arrays[2][:] = 0.0
+    total = nn.utils.get_total_norm([minifw.tensor(a) for a in arrays], 0)
+    assert total.item() == 3.0
+    params = [minifw.tensor(np.zeros((3, 4)), requires_grad=True) for _ in arrays]
+    for p, a in zip(params, arrays):
+        p.grad = minifw.tensor(a)
+    assert nn.utils.clip_grad_norm_(params, 1.0, norm_type=0).item() == 3.0
+    torch = pytest.importorskip("torch")
+    assert torch.nn.utils.get_total_norm([torch.tensor(a) for a in arrays], 0).item() == 3.0
+    tparams = [torch.zeros((3, 4), dtype=torch.float64, requires_grad=True) for _ in arrays]
+    for p, a in zip(tparams, arrays):
+        p.grad = torch.tensor(a)
+    assert torch.nn.utils.clip_grad_norm_(tparams, 1.0, norm_type=0).item() == 3.0
+    for p, q in zip(params, tparams):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-14)
+
+
 def test_clip_grads_with_norm_scales_as_clip_grad_norm_():
     params = [minifw.tensor(np.zeros(s), requires_grad=True) for s in [(3, 2), (4,)]]
     grads = [_rng.standard_normal(p.shape) * 3 for p in params]

@@ -32,7 +32,8 @@ class Beta(Distribution):
         # the Dirichlet's mode of (c1, c0): (c1 - 1) / (c1 + c0 - 2) with each excess over 1
         # clamped at 0; with both below 1, PyTorch's choice among the two peaks, x = 1
         c1, c0 = self.concentration1, self.concentration0
-        excess1, excess0 = (c1 - 1).clamp(min=0.0), (c0 - 1).clamp(min=0.0)
+        # (where, not clamp: a clamped excess passes no gradient, not even a NaN, as PyTorch's)
+        excess1, excess0 = (c1 - 1).where(c1 >= 1, 0.0), (c0 - 1).where(c0 >= 1, 0.0)
         with np.errstate(invalid="ignore"):  # 0 / 0: NaN where c1 = c0 = 1 (every x a mode)
             mode = excess1 / (excess1 + excess0)
         return ones_like(mode).where((c1 < 1).logical_and(c0 < 1), mode)

@@ -24,7 +24,8 @@ class Pareto(TransformedDistribution):
 
     @property
     def mean(self):
-        alpha = self.alpha.clamp(min=1)  # infinite for alpha <= 1
+        # infinite for alpha <= 1; (where, not clamp: no NaN gradient below 1, as PyTorch's)
+        alpha = self.alpha.where(self.alpha >= 1, 1.0)
         return alpha * self.scale / (alpha - 1)
 
     @property
@@ -33,7 +34,7 @@ class Pareto(TransformedDistribution):
 
     @property
     def variance(self):
-        alpha = self.alpha.clamp(min=2)  # infinite for alpha <= 2
+        alpha = self.alpha.where(self.alpha >= 2, 2.0)  # infinite for alpha <= 2 (as mean's)
         return self.scale.pow(2) * alpha / ((alpha - 1).pow(2) * (alpha - 2))
 
     def entropy(self):

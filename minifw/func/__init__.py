@@ -443,6 +443,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         spec = _pytree.flatten(args)[1]
         generator = _random.default_generator
         start = generator.get_state()
+        if size == 0:
+            return _vmap_empty(func, leaves, dims, spec, kwargs, out_dims, randomness)
         results = []
         for i in range(size):
             if randomness == "same":
@@ -460,7 +462,31 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     return wrapper
 
 
-def _stacked(func, results, out_dims):
+def _vmap_empty(func, leaves, dims, spec, kwargs, out_dims, randomness):
+    """vmap over a mapped size of 0, as PyTorch's (which runs func once on batches of no
+    entries): func runs once on stand-in entries (zeros of an entry's shape and dtype, still
+    connected to the inputs) to learn its outputs' structure and shapes, and every mapped output
+    is an empty stack of that shape. A random draw is refused in 'error' mode and otherwise
+    leaves the generator as it was (no entry drew anything)."""
+    generator = _random.default_generator
+    before = generator.get_state()
+    entry = []
+    for leaf, d in zip(leaves, dims):
+        if d is not None:  # the sum over an empty dim: zeros of an entry's shape
+            stand_in = leaf.sum(d)
+            leaf = stand_in if stand_in.dtype == leaf.dtype else stand_in.to(leaf.dtype)
+        entry.append(leaf)
+    result = func(*_pytree.unflatten(entry, spec), **kwargs)
+    drew = generator.get_state() != before
+    generator.set_state(before)
+    if drew and randomness == "error":
+        raise RuntimeError("vmap: called random operation while in randomness error mode. Please "
+                           "either use the 'same' or 'different' randomness flags on vmap or "
+                           "perform the randomness operation out of vmap")
+    return _stacked(func, [result], out_dims, empty=True)
+
+
+def _stacked(func, results, out_dims, empty=False):
     fn = f"vmap({_name(func)}, ...)"
     flats = [_pytree.flatten(r) for r in results]
     out_spec = flats[0][1]
@@ -493,5 +519,6 @@ def _stacked(func, results, out_dims):
         if not -rank <= d < rank:
             raise IndexError(f"Dimension out of range (expected to be in range of "
                              f"[{-rank}, {rank - 1}], but got {d})")
-        stacked.append(stack(values, dim=d))
+        out = stack(values, dim=d)
+        stacked.append(out.narrow(d, 0, 0) if empty else out)  # (no batch entries)
     return _pytree.unflatten(stacked, out_spec)

@@ -3862,7 +3862,10 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """||x1 - x2 + eps||_p along the last dim (broadcasting x1 against x2)."""
     fn = "pairwise_distance"
     _inputs(fn, x1=x1, x2=x2)
-    p, eps = _real(fn, "p", p, x1, minimum=0.0), _real(fn, "eps", eps, x1)
+    p = check_real(fn, "p", p, minimum=0.0, finite=False, dtype=x1.dtype)  # inf: the max |difference|
+    if math.isnan(p):
+        raise ValueError(f"{fn}: p must be a number >= 0 (inf allowed), got nan")
+    eps = _real(fn, "eps", eps, x1)
     keepdim = check_bool(fn, "keepdim", keepdim)
     _broadcast(fn, x1=x1, x2=x2)
     diff = x1 - x2 + eps
@@ -3877,10 +3880,10 @@ def pdist(input, p=2):
     order: N (N - 1) / 2 values (the upper triangle of cdist(input, input))."""
     fn = "pdist"
     _tensor(fn, "input", input, ndim=2, ndim_desc="2-D (N, M)")
-    p = _real(fn, "p", p, input, minimum=0.0)
-    i, j = np.triu_indices(input.shape[0], 1)
-    if not len(i):
-        return Tensor._make(devices.zeros((0,), input.dtype, input.device))
+    p = check_real(fn, "p", p, minimum=0.0, finite=False, dtype=input.dtype)  # inf: the max |difference|
+    if math.isnan(p):
+        raise ValueError(f"{fn}: p must be a number >= 0 (inf allowed), got nan")
+    i, j = np.triu_indices(input.shape[0], 1)  # (no pairs: an empty result, still in the graph)
     dev = input.device
     rows = input[Tensor._make(devices.to_device(i, dev))] - input[Tensor._make(devices.to_device(j, dev))]
     return rows.norm(p, dim=1)
@@ -3906,7 +3909,22 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
                          f"got {dims[0]}-D, {dims[1]}-D and {dims[2]}-D")
     _broadcast(fn, anchor=anchor, positive=positive, negative=negative)
     distance = pairwise_distance if distance_function is None else distance_function
-    d_ap, d_an = distance(anchor, positive), distance(anchor, negative)
+    pairs = {"d(anchor, positive)": (anchor, positive), "d(anchor, negative)": (anchor, negative)}
     if swap:
-        d_an = d_an.minimum(distance(positive, negative))
+        pairs["d(positive, negative)"] = (positive, negative)
+    d = {}
+    for name, (x1, x2) in pairs.items():
+        d[name] = distance(x1, x2)
+        if not isinstance(d[name], Tensor):
+            raise TypeError(f"{fn}: distance_function must return a minifw.Tensor, got "
+                            f"{type(d[name]).__name__} for {name}")
+    try:
+        np.broadcast_shapes(*(v.shape for v in d.values()))
+    except ValueError:
+        shapes = ", ".join(f"{name} of shape {tuple(v.shape)}" for name, v in d.items())
+        raise ValueError(f"{fn}: the distances distance_function returned do not broadcast: "
+                         f"{shapes}") from None
+    d_ap, d_an = d["d(anchor, positive)"], d["d(anchor, negative)"]
+    if swap:
+        d_an = d_an.minimum(d["d(positive, negative)"])
     return _reduce(_hinge(margin + d_ap - d_an), reduction)

@@ -86,6 +86,10 @@ CASES = {
     "pairwise_distance_broadcast": (lambda F, a, b: F.pairwise_distance(a, b), (rand((4, 5), 14), rand((5,), 15))),
     "pdist_p2": (lambda F, x: F.pdist(x), (rand((5, 3), 16),)),
     "pdist_p1": (lambda F, x: F.pdist(x, 1), (rand((4, 3), 17),)),
+    "pdist_inf": (lambda F, x: F.pdist(x, float("inf")), (rand((5, 3), 24),)),
+    "pdist_one_row": (lambda F, x: F.pdist(x), (rand((1, 3), 25),)),
+    "pairwise_distance_inf": (lambda F, a, b: F.pairwise_distance(a, b, p=float("inf")),
+                              (rand((4, 5), 26), rand((4, 5), 27))),
     "triplet_with_distance": (
         lambda F, a, p, n: F.triplet_margin_with_distance_loss(a, p, n, swap=True, margin=0.5),
         (rand((4, 5), 18), rand((4, 5), 19), rand((4, 5), 20))),
@@ -343,6 +347,13 @@ def test_margin_losses_refuse_bad_targets_by_name():
         F.multilabel_margin_loss(x, minifw.tensor([0, 1]))
     with pytest.raises(TypeError, match="triplet_margin_with_distance_loss: distance_function"):
         F.triplet_margin_with_distance_loss(x, x, x, distance_function=3)
+    with pytest.raises(TypeError, match="triplet_margin_with_distance_loss: distance_function must "
+                                        r"return a minifw.Tensor, got float for d\(anchor, positive\)"):
+        F.triplet_margin_with_distance_loss(x, x, x, distance_function=lambda a, b: 3.0)
+    with pytest.raises(ValueError, match="triplet_margin_with_distance_loss: the distances "
+                                         r"distance_function returned do not broadcast.*\(2, 3\)"):
+        F.triplet_margin_with_distance_loss(x, x, x + 1, distance_function=lambda a, b: (
+            (a - b).sum(1) if a is b else a - b))
 
 
 def test_multi_margin_loss_equals_its_definition():
@@ -357,3 +368,28 @@ def test_pdist_is_the_upper_triangle_of_cdist():
     d = minifw.cdist(x, x, 1.5).numpy()
     np.testing.assert_allclose(F.pdist(x, 1.5).numpy(), d[np.triu_indices(6, 1)], rtol=1e-12)
     assert F.pdist(minifw.tensor(rand((1, 4)))).shape == (0,)
+
+
+def test_distances_take_p_inf_the_largest_absolute_difference():
+    a, b = rand((4, 5), 1), rand((4, 5), 2)
+    inf = float("inf")
+    np.testing.assert_allclose(F.pairwise_distance(minifw.tensor(a), minifw.tensor(b), p=inf).numpy(),
+                               np.abs(a - b + 1e-6).max(1), rtol=1e-13)
+    np.testing.assert_allclose(minifw.nn.PairwiseDistance(p=inf)(minifw.tensor(a), minifw.tensor(b)).numpy(),
+                               np.abs(a - b + 1e-6).max(1), rtol=1e-13)
+    i, j = np.triu_indices(4, 1)
+    np.testing.assert_allclose(F.pdist(minifw.tensor(a), inf).numpy(), np.abs(a[i] - a[j]).max(1), rtol=1e-13)
+    for call in (lambda p: F.pdist(minifw.tensor(a), p), lambda p: F.pairwise_distance(minifw.tensor(a), minifw.tensor(b), p)):
+        with pytest.raises(ValueError, match="p must be"):
+            call(float("nan"))
+        with pytest.raises(ValueError, match="p must be >= 0"):
+            call(-1.0)
+
+
+def test_pdist_of_fewer_than_two_rows_stays_in_the_graph():
+    for n in (0, 1):
+        x = minifw.tensor(rand((n, 3)), requires_grad=True)
+        out = F.pdist(x)
+        assert out.shape == (0,) and out.requires_grad
+        out.sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), np.zeros((n, 3)))

@@ -127,6 +127,30 @@ def test_load_state_dict_materializes_a_lazy_layer():
     assert bn.num_features == 4
 
 
+def test_a_failed_load_leaves_a_lazy_layer_lazy():
+    """A load that fails (an unexpected key; a missing one) must not leave materialized but
+    never initialized parameters behind: the layer is still lazy and its first call initializes
+    it from the input's size."""
+    src = nn.Linear(4, 3)
+    extra = dict(src.state_dict(), extra=minifw.ones(1))
+    for bad in (extra, {"weight": src.weight.detach()}):
+        m = nn.LazyLinear(3)
+        w, b = m.weight, m.bias
+        with pytest.raises(RuntimeError, match="Error\\(s\\) in loading state_dict for LazyLinear"):
+            m.load_state_dict(bad)
+        assert type(m) is nn.LazyLinear and m.has_uninitialized_params()
+        assert type(m.weight) is nn.UninitializedParameter and type(m.bias) is nn.UninitializedParameter
+        out = m(x32((2, 5)))
+        assert type(m) is nn.Linear and m.in_features == 5 and m.weight is w and m.bias is b
+        bound = 1 / np.sqrt(5)  # reset_parameters ran: kaiming-uniform weights, finite values
+        assert np.all(np.abs(m.weight.detach().numpy()) <= bound) and np.isfinite(out.detach().numpy()).all()
+    seq = nn.Sequential(nn.LazyLinear(3), nn.LazyBatchNorm1d())
+    with pytest.raises(RuntimeError, match="Missing key"):
+        seq.load_state_dict({"0.weight": minifw.ones(3, 4), "0.bias": minifw.ones(3)})
+    assert seq[0].has_uninitialized_params() and seq[1].has_uninitialized_params()
+    assert seq(x32((4, 2))).shape == (4, 3)
+
+
 def test_lazy_layers_move_dtype_and_copy_before_their_first_call():
     m = nn.LazyConv1d(2, 3).double()
     twin = copy.deepcopy(m)
@@ -320,3 +344,34 @@ def test_adaptive_log_softmax_equals_torchs():
     np.testing.assert_allclose(m.log_prob(minifw.tensor(x)).detach().numpy(),
                                t.log_prob(torch.tensor(x)).detach().numpy(), rtol=1e-12)
     np.testing.assert_array_equal(m.predict(minifw.tensor(x)).numpy(), t.predict(torch.tensor(x)).numpy())
+
+
+def test_adaptive_log_softmax_with_a_zero_sized_projection_equals_torchs():
+    """in_features // div_value**(i + 1) == 0 (8 // 4**2 here): PyTorch builds the cluster's
+    projection with Linear layers of 0 features, whose output (zeros) still trains the head."""
+    torch = pytest.importorskip("torch")
+    m = nn.AdaptiveLogSoftmaxWithLoss(8, 20, [5, 12]).double()
+    t = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 20, [5, 12]).double()
+    assert repr(m) == repr(t)
+    assert [tuple(v.shape) for v in m.state_dict().values()] == [tuple(v.shape) for v in t.state_dict().values()]
+    with torch.no_grad():
+        for k, v in m.state_dict().items():
+            t.state_dict()[k].copy_(torch.tensor(v.numpy()))
+    x, target = rand((6, 8), 3), np.array([0, 6, 13, 19, 12, 4])
+    a = m(minifw.tensor(x), minifw.tensor(target))
+    b = t(torch.tensor(x), torch.tensor(target))
+    np.testing.assert_allclose(a.output.detach().numpy(), b.output.detach().numpy(), rtol=1e-12)
+    a.loss.backward()
+    b.loss.backward()
+    for (name, p), q in zip(m.named_parameters(), t.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-10, atol=1e-14, err_msg=name)
+    np.testing.assert_allclose(m.log_prob(minifw.tensor(x)).detach().numpy(),
+                               t.log_prob(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+    gradcheck(lambda v: m(v, minifw.tensor(target)).output, [minifw.tensor(x, requires_grad=True)])
+    assert repr(nn.AdaptiveLogSoftmaxWithLoss(8, 20, [5], div_value=float("inf"))) == \
+        repr(torch.nn.AdaptiveLogSoftmaxWithLoss(8, 20, [5], div_value=float("inf")))
+    for bad in (0.0, -2.0, float("nan")):
+        with pytest.raises(ValueError, match="AdaptiveLogSoftmaxWithLoss: div_value must be a number > 0"):
+            nn.AdaptiveLogSoftmaxWithLoss(8, 20, [5], div_value=bad)
+    with pytest.raises(TypeError, match="AdaptiveLogSoftmaxWithLoss: div_value must be a real number"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 20, [5], div_value="4")

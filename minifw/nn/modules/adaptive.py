@@ -11,6 +11,7 @@ only on the rows whose target lies in it. Everything is composed of differentiab
 operations (linear, log_softmax, gather, scatter, cat).
 """
 import collections
+import numbers
 
 import numpy as np
 
@@ -20,9 +21,31 @@ from .. import functional as F
 from .container import ModuleList, Sequential
 from .linear import Linear
 from .module import Module
-from .utils import _positive_int
+from .utils import _empty_parameter, _factory, _positive_int
 
 _ASMoutput = collections.namedtuple("_ASMoutput", ["output", "loss"])
+
+
+class _ZeroSizeLinear(Linear):
+    """A Linear without bias of which one size is 0 (a weight of no elements), as PyTorch's
+    Linear allows: an AdaptiveLogSoftmaxWithLoss cluster's projection when in_features //
+    div_value**(i + 1) is 0. Its output (no features, or zeros) stays in the graph."""
+
+    def __init__(self, in_features, out_features, device=None, dtype=None):
+        Module.__init__(self)
+        dtype, dev = _factory("Linear", dtype, device)
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = _empty_parameter((out_features, in_features), dtype, dev)
+        self.register_parameter("bias", None)
+
+    def reset_parameters(self):
+        pass  # (nothing to initialize)
+
+    def _get_name(self):
+        return "Linear"
+
+    def forward(self, input):
+        return (input.unsqueeze(-2) * self.weight).sum(-1)
 
 
 class AdaptiveLogSoftmaxWithLoss(Module):
@@ -45,6 +68,12 @@ class AdaptiveLogSoftmaxWithLoss(Module):
             raise ValueError(f"{cls}: cutoffs should be a sequence of unique, positive integers "
                              f"sorted in an increasing order, where each value is between 1 and "
                              f"n_classes-1 ({n_classes - 1}); got {cutoffs!r}")
+        if isinstance(div_value, (bool, np.bool_)) or not isinstance(div_value, numbers.Real):
+            raise TypeError(f"{cls}: div_value must be a real number, got "
+                            f"{type(div_value).__name__} {div_value!r}")
+        if not div_value > 0:
+            raise ValueError(f"{cls}: div_value must be a number > 0 (inf allowed), got "
+                             f"{div_value!r}")
         self.in_features, self.n_classes = in_features, n_classes
         self.cutoffs = [int(c) for c in cutoffs] + [n_classes]
         self.div_value, self.head_bias = div_value, head_bias
@@ -57,8 +86,13 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         for i in range(self.n_clusters):
             hidden = int(in_features // (div_value ** (i + 1)))
             size = self.cutoffs[i + 1] - self.cutoffs[i]
-            self.tail.append(Sequential(Linear(in_features, hidden, bias=False, **factory),
-                                        Linear(hidden, size, bias=False, **factory)))
+            if hidden > 0:
+                projection = (Linear(in_features, hidden, bias=False, **factory),
+                              Linear(hidden, size, bias=False, **factory))
+            else:  # in_features < div_value**(i + 1): PyTorch's zero-sized projection
+                projection = (_ZeroSizeLinear(in_features, 0, **factory),
+                              _ZeroSizeLinear(0, size, **factory))
+            self.tail.append(Sequential(*projection))
 
     def reset_parameters(self):
         self.head.reset_parameters()

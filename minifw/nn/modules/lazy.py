@@ -11,13 +11,17 @@ LazyLinear -> Linear), so that the hook never runs again.
 Because the objects keep their identity, an optimizer built before the first call holds the
 very parameters the layer later trains, as in PyTorch (which recommends, but does not
 require, a dry run first). load_state_dict materializes them to the checkpoint's shapes
-before copying. Until then, reading an uninitialized tensor's shape raises RuntimeError and
-any computation with it raises ValueError, as PyTorch's.
+before copying (a load that fails leaves them uninitialized). Until then, reading an
+uninitialized tensor's shape raises RuntimeError and any computation with it raises
+ValueError, as PyTorch's.
 """
+import functools
+
 from ... import devices
 from ...autograd import no_grad
 from ...tensor import Tensor
 from ..parameter import Parameter
+from .module import _loading
 
 
 class _NoData:
@@ -129,6 +133,11 @@ def is_lazy(t):
     return isinstance(t, UninitializedTensorMixin)
 
 
+def _unmaterialize(t, lazy_class, data):
+    """Undo t.materialize(): t is again uninitialized (of lazy_class, with its _NoData `data`)."""
+    t._data, t.__class__ = data, lazy_class
+
+
 class LazyModuleMixin:
     """Mixed in before a layer class: the layer's parameters start uninitialized and
     initialize_parameters(*inputs) materializes them at the first call, after which the
@@ -179,7 +188,11 @@ class LazyModuleMixin:
                 shape = value.shape if hasattr(value, "shape") else ()
                 if isinstance(value, Tensor) and is_lazy(value):
                     continue  # an uninitialized entry loads nothing
+                lazy_class, data = type(t), t._data
                 t.materialize(tuple(shape))
+                undo = getattr(_loading, "undo", None)
+                if undo is not None:  # inside load_state_dict: should the load fail, t is lazy again
+                    undo.append(functools.partial(_unmaterialize, t, lazy_class, data))
 
     def _input_size(self, input, dim_of):
         """The size along dim_of(input.ndim) of the first input, checked."""

@@ -919,8 +919,8 @@ class Module:
             _loading.copies, _loading.undo = outer
         post_hooks = any(m._load_state_dict_post_hooks for m in walked)
         if errors or (strict and (missing or unexpected) and not post_hooks):
-            for target, array in reversed(undo):
-                _copy_into(target, array)
+            for entry in reversed(undo):  # (target, old array), or a function that undoes a
+                entry() if callable(entry) else _copy_into(*entry)  # lazy layer's materialize
             _raise_load_errors(self, errors, missing if strict else [], unexpected if strict else [])
         for target, array in copies:
             _copy_into(target, array)

@@ -54,8 +54,10 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 def _total_norm(fn, tensors, norm_type, error_if_nonfinite):
     """The norm of all `tensors` concatenated into one vector, a 0-d Tensor on their device."""
     dtype = np.result_type(*(g.dtype for g in tensors))
-    # The norm of the per-tensor norms is the norm of the concatenation for every order p.
-    # Each device's norms are gathered there and read back once (one wait for a GPU).
+    # As PyTorch's: the norm of the per-tensor norms (the norm of the concatenation for every
+    # order p but 0, for which it counts the tensors that have a nonzero element). Each
+    # device's norms are gathered there and read back once (one wait for a GPU); the devices'
+    # norms then combine as their p-norm, or for p = 0 as their sum (a count of tensors).
     by_device = {}
     for g in tensors:
         by_device.setdefault(g.device, []).append(g._data)
@@ -65,7 +67,8 @@ def _total_norm(fn, tensors, norm_type, error_if_nonfinite):
         norms = xp.stack([xp.linalg.norm(a.reshape(-1), norm_type).astype(dtype) if a.size
                           else xp.zeros((), dtype) for a in arrays])
         partial.append(devices.to_device(xp.linalg.norm(norms, norm_type), devices.CPU))
-    total = dtype.type(np.linalg.norm(np.array(partial, dtype=dtype), norm_type))
+    partial = np.array(partial, dtype=dtype)
+    total = dtype.type(partial.sum() if norm_type == 0 else np.linalg.norm(partial, norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(f"{fn}: the total norm of order {norm_type} for gradients from `parameters` "
                            f"is non-finite ({total}), so it cannot be clipped. To disable this error and "
@@ -88,8 +91,9 @@ def _scale_by(grads, max_norm, total):
 
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """The `norm_type`-norm of `tensors` (a Tensor or an iterable of them: usually the
-    gradients) concatenated into one vector, as a 0-d Tensor; 0 for no tensors. The first
-    half of clip_grad_norm_ (clip_grads_with_norm_ is the second)."""
+    gradients) concatenated into one vector, as a 0-d Tensor; 0 for no tensors. As PyTorch's,
+    it is the norm of the per-tensor norms, so for norm_type=0 it counts the tensors that have
+    a nonzero element. The first half of clip_grad_norm_ (clip_grads_with_norm_ is the second)."""
     fn = "get_total_norm"
     norm_type = _norm_order(fn, norm_type)
     checks.check_bool(fn, "error_if_nonfinite", error_if_nonfinite)
