@@ -199,3 +199,17 @@ def test_torch_engine_runs_only_on_cpu_or_cuda():
     with pytest.raises(benchmark.BenchmarkError, match="engine torch runs on cpu or cuda, not on "
                                                        "device 'cudasim'"):
         benchmark.check_arguments("lenet", ("torch",), 1, 1, 0, device="cudasim")
+
+
+def test_the_op_overhead_benchmark_runs(capsys):
+    pytest.importorskip("torch")
+    import pathlib
+    import runpy
+    script = pathlib.Path(__file__).resolve().parent.parent / "benchmarks" / "op_overhead.py"
+    runpy.run_path(str(script))["main"](["--repeats", "1", "--calls", "2"])
+    rows = [line for line in capsys.readouterr().out.splitlines()
+            if line.startswith("| ") and not line.startswith("| operation")]
+    assert len(rows) == 9
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert float(cells[1]) > 0 and float(cells[2]) > 0 and cells[3].endswith("x")
