@@ -4,7 +4,8 @@ Laplace, Gamma, Beta, Dirichlet, LogNormal, MultivariateNormal, LowRankMultivari
 StudentT, Cauchy, HalfNormal, HalfCauchy, Gumbel, Weibull, Pareto, Chi2, InverseGamma,
 FisherSnedecor,
 VonMises, Kumaraswamy, ContinuousBernoulli, LogisticNormal), counts (Poisson, Binomial,
-Geometric, NegativeBinomial), OneHotCategorical, the relaxed (Gumbel-softmax) Bernoulli and
+Geometric, NegativeBinomial, Multinomial), OneHotCategorical (and its straight-through
+form), the relaxed (Gumbel-softmax) Bernoulli and
 one-hot categorical, Independent, MixtureSameFamily, TransformedDistribution with the
 transforms of .transforms, biject_to/transform_to, and kl_divergence.
 
@@ -45,6 +46,7 @@ from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial, OneHotCategoricalStraightThrough
 from .multivariate_normal import MultivariateNormal
 from .negative_binomial import NegativeBinomial
 from .normal import Normal
@@ -69,7 +71,8 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "
            "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
            "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
            "LowRankMultivariateNormal", "LowerCholeskyTransform",
-           "MixtureSameFamily", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+           "OneHotCategorical", "OneHotCategoricalStraightThrough",
            "Pareto", "Poisson", "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical",
            "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform",
            "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution",

@@ -155,6 +155,18 @@ class _OneHot(Constraint):
         return ((value == 0).logical_or(value == 1)).all(-1).logical_and(value.sum(-1) == 1)
 
 
+class _Multinomial(Constraint):
+    """Vectors of non-negative counts summing to at most upper_bound."""
+    event_dim = 1
+    is_discrete = True
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return (value >= 0).all(-1).logical_and(value.sum(-1) <= self.upper_bound)
+
+
 class _LowerCholesky(Constraint):
     """Lower triangular matrices with a positive diagonal (a Cholesky factor)."""
     event_dim = 2
@@ -194,6 +206,10 @@ positive_definite = _PositiveDefinite()
 unit_interval = _Interval(0.0, 1.0)
 boolean = _Boolean()
 simplex = _Simplex()
+
+
+def multinomial(upper_bound):
+    return _Multinomial(upper_bound)
 
 
 def integer_interval(lower_bound, upper_bound):
