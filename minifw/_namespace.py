@@ -19,8 +19,6 @@ from .functions.zero_gradient import with_zero_gradient
 from .tensor import (Tensor, _dtype_arg, _result_dtype, bool_, empty, float32, float64,
                      from_numpy, get_default_dtype, int32, int64, set_default_dtype, tensor)
 
-_builtin_range, _builtin_abs, _builtin_max = range, abs, max
-
 
 def _F():
     return importlib.import_module("minifw.nn.functional")
@@ -260,7 +258,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False,
     expected, step = [], 1
     for s in reversed(size):
         expected.append(step)
-        step *= _builtin_max(s, 1)
+        step *= max(s, 1)
     if tuple(stride) != tuple(reversed(expected)):
         raise ValueError(f"empty_strided: minifw's tensors are contiguous: stride must be "
                          f"{tuple(reversed(expected))} for size {size}, got {tuple(stride)}")
@@ -777,7 +775,7 @@ def vander(x, N=None, increasing=False):
     n = x.shape[0] if N is None else check_int("vander", "N", N, minimum=0)
     if n == 0:
         return x.reshape(-1, 1)[:, :0]
-    columns = [x.unsqueeze(1) ** k if k else x.unsqueeze(1) ** 0 for k in _builtin_range(n)]
+    columns = [x.unsqueeze(1) ** k for k in range(n)]
     from .tensor import cat
     out = cat(columns, 1)
     return out if increasing else out.flip(1)
@@ -815,7 +813,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     or a list of 1-D coordinate tensors."""
     _tensor_arg("gradient", "input", input)
     edge_order = check_int("gradient", "edge_order", edge_order, minimum=1, maximum=2)
-    dims = tuple(_builtin_range(input.ndim)) if dim is None else \
+    dims = tuple(range(input.ndim)) if dim is None else \
         ((dim,) if isinstance(dim, numbers.Integral) else tuple(dim))
     dims = tuple(check_int("gradient", "dim", d, minimum=-input.ndim, maximum=input.ndim - 1)
                  % input.ndim for d in dims)

@@ -7,17 +7,14 @@ import numpy as np
 
 from ..tensor import arange, tensor
 from . import constraints
-from .categorical import Categorical, _probs_or_logits
-from .distribution import Distribution, draw_on_host, host
-from .one_hot_categorical import OneHotCategorical
+from .distribution import draw_on_host, host
+from .one_hot_categorical import CategoricalVectors, OneHotCategorical
 
 
-class Multinomial(Distribution):
+class Multinomial(CategoricalVectors):
     """total_count (an int) draws from the categories of probs (or logits): a value is the
     vector of K counts. log_prob also takes vectors whose counts sum to another total, as
     PyTorch's."""
-
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
         if isinstance(total_count, bool) or not isinstance(total_count, (int, np.integer)):
@@ -25,40 +22,12 @@ class Multinomial(Distribution):
                             f"{type(total_count).__name__} {total_count!r}")
         if total_count < 0:
             raise ValueError(f"Multinomial: total_count must be >= 0, got {total_count}")
-        param = _probs_or_logits("Multinomial", probs, logits)
-        if param.ndim < 1:
-            raise ValueError(f"Multinomial: {'probs' if probs is not None else 'logits'} must have "
-                             f"at least one dim (the categories), got a 0-d tensor")
         self.total_count = int(total_count)
-        self._categorical = Categorical(probs=param if probs is not None else None,
-                                        logits=param if probs is None else None, validate_args=False)
-        super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
-                         validate_args=validate_args)
-
-    def _given_parameters(self):
-        return {name: self._categorical.__dict__[name] for name in self.arg_constraints
-                if name in self._categorical.__dict__}
-
-    def expand(self, batch_shape, _instance=None):
-        new = super().expand(batch_shape, _instance)
-        new._categorical = self._categorical.expand(batch_shape)
-        return new
+        super().__init__(probs, logits, validate_args=validate_args)
 
     @property
     def support(self):
         return constraints.multinomial(self.total_count)
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     @property
     def mean(self):

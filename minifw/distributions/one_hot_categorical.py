@@ -5,19 +5,18 @@ from .categorical import Categorical, _probs_or_logits
 from .distribution import Distribution
 
 
-class OneHotCategorical(Distribution):
-    """probs or logits as Categorical's; event_shape is (K,), and a value is a vector of K
-    zeros with a one at the category."""
+class CategoricalVectors(Distribution):
+    """A distribution of vectors over K categories (OneHotCategorical, Multinomial): probs or
+    logits as Categorical's, held by one, with event_shape (K,)."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
-    support = constraints.one_hot
-    has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        param = _probs_or_logits("OneHotCategorical", probs, logits)
+        name = type(self).__name__
+        param = _probs_or_logits(name, probs, logits)
         if param.ndim < 1:
-            raise ValueError(f"OneHotCategorical: {'probs' if probs is not None else 'logits'} must "
-                             f"have at least one dim (the categories), got a 0-d tensor")
+            raise ValueError(f"{name}: {'probs' if probs is not None else 'logits'} must have at "
+                             f"least one dim (the categories), got a 0-d tensor")
         # checked here (under this class's name), not again inside
         self._categorical = Categorical(probs=param if probs is not None else None,
                                         logits=param if probs is None else None, validate_args=False)
@@ -44,6 +43,14 @@ class OneHotCategorical(Distribution):
     @property
     def param_shape(self):
         return self._categorical.param_shape
+
+
+class OneHotCategorical(CategoricalVectors):
+    """probs or logits as Categorical's; event_shape is (K,), and a value is a vector of K
+    zeros with a one at the category."""
+
+    support = constraints.one_hot
+    has_enumerate_support = True
 
     @property
     def mean(self):
