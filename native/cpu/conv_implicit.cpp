@@ -15,226 +15,18 @@
 // s; splitting the input pixels into s*s phases by (ih mod s, iw mod s) makes
 // the set of contributing taps fixed within a phase, so each phase is one
 // dense GEMM with no multiplications by structural zeros.
+//
+// The packers of the lowered operand are in conv_pack_impl.h, compiled per ISA.
 #include <algorithm>
-#include <cstring>
-#include <type_traits>
 #include <vector>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "conv.h"
+#include "conv_pack.h"
 
 namespace minifw {
 namespace {
 
 inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
-// A run of GEMM columns that lie in one output row of one image.
-struct Segment {
-  int64_t n, row, col0, len, pos;  // image, row, first column, length, position in panel
-};
-
-// Columns [j, j + w) of a (image, row, column) index space with `rows` x `cols` per image.
-inline int row_segments(int64_t j, int64_t w, int64_t rows, int64_t cols, Segment* seg) {
-  int count = 0;
-  for (int64_t t = 0; t < w;) {
-    const int64_t q = j + t, per_image = rows * cols;
-    const int64_t n = q / per_image, rem = q % per_image, row = rem / cols, col = rem % cols;
-    const int64_t len = std::min(w - t, cols - col);
-    seg[count++] = {n, row, col, len, t};
-    t += len;
-  }
-  return count;
-}
-
-// dst[0, len) = src[0, len). The packers copy many short runs (a row of 8 outputs in LeNet's
-// conv2), where a call of memcpy costs more than the copy: blocks of constant size compile
-// to vector moves (a plain loop would be turned back into a call of memcpy).
-template <typename T>
-inline void copy_run(T* __restrict dst, const T* __restrict src, int64_t len) {
-  int64_t t = 0;
-  for (; t + 8 <= len; t += 8) std::memcpy(dst + t, src + t, 8 * sizeof(T));
-  if (t + 4 <= len) {
-    std::memcpy(dst + t, src + t, 4 * sizeof(T));
-    t += 4;
-  }
-  switch (len - t) {
-    case 3: dst[t + 2] = src[t + 2]; [[fallthrough]];
-    case 2: dst[t + 1] = src[t + 1]; [[fallthrough]];
-    case 1: dst[t] = src[t]; break;
-    default: break;
-  }
-}
-
-// Copy src[first + t * step] for t in [0, len) where 0 <= first + t*step < limit, zeros elsewhere
-// (the common cases without memcpy or divisions: see copy_run).
-template <typename T>
-inline void gather_row(T* __restrict dst, const T* __restrict src, int64_t first, int64_t step, int64_t len,
-                       int64_t limit) {
-  if (step == 1 && first >= 0 && first + len <= limit) {  // inside the row: a plain copy
-    copy_run(dst, src + first, len);
-    return;
-  }
-  int64_t lo, hi;
-  if (step == 1) {
-    lo = first >= 0 ? 0 : -first;
-    hi = first >= limit ? 0 : limit - first;
-  } else {
-    lo = first >= 0 ? 0 : (-first + step - 1) / step;
-    hi = first >= limit ? 0 : (limit - first + step - 1) / step;
-  }
-  lo = std::min(lo, len);
-  hi = std::max(lo, std::min(hi, len));
-  for (int64_t t = 0; t < lo; ++t) dst[t] = T(0);
-  if (step == 1) {
-    std::memcpy(dst + lo, src + first + lo, sizeof(T) * (hi - lo));
-  } else {
-    for (int64_t t = lo; t < hi; ++t) dst[t] = src[first + t * step];
-  }
-  for (int64_t t = hi; t < len; ++t) dst[t] = T(0);
-}
-
-template <typename T>
-inline void zero_tail(T* d, int64_t kc, int64_t w, int width) {
-  if (w == width) return;
-  for (int64_t k = 0; k < kc; ++k)
-    for (int64_t r = w; r < width; ++r) d[k * width + r] = T(0);
-}
-
-// ---- forward: B = lowered(X)_g, outer = (n, oh, ow), k = (c, r, s) -----------
-template <typename T>
-struct ForwardLowered {
-  const ConvShape* s;
-  const T* x;
-  int64_t c0;
-};
-
-template <typename T>
-void pack_forward_lowered(const void* self, T* dst, int64_t outer0, int64_t outer_len, int64_t k0,
-                          int64_t kc, int width) {
-  const auto& src = *static_cast<const ForwardLowered<T>*>(self);
-  const ConvShape& s = *src.s;
-  Segment seg[64];
-  for (int64_t p0 = 0; p0 < outer_len; p0 += width) {
-    const int64_t w = std::min<int64_t>(width, outer_len - p0);
-    T* d = dst + p0 * kc;
-    const int nseg = row_segments(outer0 + p0, w, s.Ho, s.Wo, seg);
-    // segment by segment, down the k's: the source follows (c, r, q) by increments, and
-    // whether every tap's run lies inside the row is known once per segment
-    const int64_t c_first = k0 / (s.R * s.S), r_first = (k0 / s.S) % s.R, q_first = k0 % s.S;
-    for (int i = 0; i < nseg; ++i) {
-      const Segment& g = seg[i];
-      const int64_t ih_top = g.row * s.sh - s.ph, iw0 = g.col0 * s.sw - s.pw;
-      const bool inside = s.sw == 1 && iw0 >= 0 && iw0 + g.len + (s.S - 1) * s.dw <= s.W;
-      const T* plane = src.x + (g.n * s.C + src.c0 + c_first) * s.H * s.W;
-      int64_t r = r_first, q = q_first, ih = ih_top + r * s.dh;
-      T* dk = d + g.pos;
-      for (int64_t k = 0; k < kc; ++k, dk += width) {
-        if (ih < 0 || ih >= s.H) {
-          std::fill(dk, dk + g.len, T(0));
-        } else if (inside) {
-          copy_run(dk, plane + ih * s.W + iw0 + q * s.dw, g.len);
-        } else {
-          gather_row(dk, plane + ih * s.W, iw0 + q * s.dw, s.sw, g.len, s.W);
-        }
-        if (++q == s.S) {
-          q = 0;
-          ih += s.dh;
-          if (++r == s.R) {
-            r = 0;
-            ih = ih_top;
-            plane += s.H * s.W;
-          }
-        }
-      }
-    }
-    zero_tail(d, kc, w, width);
-  }
-}
-
-// dst[u * width + t] = src[off[t] + u] for t < w, u < run: a run of k's (consecutive output
-// columns of one output row) down w packed columns whose sources are contiguous runs. The
-// packer's transpose: by 4 x 4 blocks in registers where SSE is there (float).
-template <typename T>
-inline void transpose_runs(T* dst, int width, const T* src, const int64_t* off, int64_t w, int64_t run) {
-  int64_t u0 = 0;
-#if defined(__SSE2__)
-  if constexpr (std::is_same_v<T, float>) {
-    for (; u0 + 4 <= run; u0 += 4) {
-      int64_t t0 = 0;
-      for (; t0 + 4 <= w; t0 += 4) {
-        __m128 a0 = _mm_loadu_ps(src + off[t0] + u0), a1 = _mm_loadu_ps(src + off[t0 + 1] + u0);
-        __m128 a2 = _mm_loadu_ps(src + off[t0 + 2] + u0), a3 = _mm_loadu_ps(src + off[t0 + 3] + u0);
-        _MM_TRANSPOSE4_PS(a0, a1, a2, a3);
-        float* d = dst + u0 * width + t0;
-        _mm_storeu_ps(d, a0);
-        _mm_storeu_ps(d + width, a1);
-        _mm_storeu_ps(d + 2 * width, a2);
-        _mm_storeu_ps(d + 3 * width, a3);
-      }
-      for (; t0 < w; ++t0)
-        for (int64_t u = u0; u < u0 + 4; ++u) dst[u * width + t0] = src[off[t0] + u];
-    }
-  }
-#endif
-  for (int64_t t = 0; t < w; ++t)
-    for (int64_t u = u0; u < run; ++u) dst[u * width + t] = src[off[t] + u];
-}
-
-// ---- backward-filter: B = lowered(X)_g^T, outer = (c, r, s), k = (n, oh, ow) --
-template <typename T>
-void pack_filter_lowered(const void* self, T* dst, int64_t outer0, int64_t outer_len, int64_t k0,
-                         int64_t kc, int width) {
-  const auto& src = *static_cast<const ForwardLowered<T>*>(self);
-  const ConvShape& s = *src.s;
-  const int64_t HW = s.H * s.W;
-  int64_t off[64], dr[64], ds[64];
-  for (int64_t p0 = 0; p0 < outer_len; p0 += width) {
-    const int64_t w = std::min<int64_t>(width, outer_len - p0);
-    T* d = dst + p0 * kc;
-    for (int64_t t = 0; t < w; ++t) {
-      const int64_t j = outer0 + p0 + t;
-      const int64_t c = j / (s.R * s.S), r = (j / s.S) % s.R, q = j % s.S;
-      dr[t] = r * s.dh;
-      ds[t] = q * s.dw;
-      off[t] = c * HW + dr[t] * s.W + ds[t];
-    }
-    int64_t n = k0 / s.P(), oh = (k0 % s.P()) / s.Wo, ow = k0 % s.Wo;
-    const int64_t span_h = (s.R - 1) * s.dh, span_w = (s.S - 1) * s.dw;
-    for (int64_t k = 0; k < kc; ++k) {
-      T* dk = d + k * width;
-      const int64_t ih0 = oh * s.sh - s.ph, iw0 = ow * s.sw - s.pw;
-      const T* plane = src.x + (n * s.C + src.c0) * HW;
-      const bool rows_inside = ih0 >= 0 && ih0 + span_h < s.H;
-      // at stride 1, the k's left in this output row whose every tap is inside the image
-      const int64_t run = s.sw == 1 && rows_inside && iw0 >= 0
-                              ? std::min({s.Wo - ow, kc - k, s.W - span_w - iw0}) : 0;
-      if (run >= 4) {
-        transpose_runs(dk, width, plane + ih0 * s.W + iw0, off, w, run);
-        for (int64_t u = 0; u < run; ++u)
-          for (int64_t t = w; t < width; ++t) dk[u * width + t] = T(0);
-        k += run - 1;
-        ow += run - 1;  // the last k of the run; the step below moves past it
-      } else if (rows_inside && iw0 >= 0 && iw0 + span_w < s.W) {
-        const T* base = plane + ih0 * s.W + iw0;  // every tap is inside the image
-        for (int64_t t = 0; t < w; ++t) dk[t] = base[off[t]];
-      } else {
-        for (int64_t t = 0; t < w; ++t) {
-          const int64_t ih = ih0 + dr[t], iw = iw0 + ds[t];
-          dk[t] = (ih >= 0 && ih < s.H && iw >= 0 && iw < s.W)
-                      ? plane[off[t] - dr[t] * s.W - ds[t] + ih * s.W + iw]
-                      : T(0);
-        }
-      }
-      for (int64_t t = w; t < width; ++t) dk[t] = T(0);
-      if (++ow == s.Wo) {
-        ow = 0;
-        if (++oh == s.Ho) oh = 0, ++n;
-      }
-    }
-  }
-}
 
 // ---- backward-data, one phase (ah, aw) ------------------------------------------
 struct Phase {
@@ -242,6 +34,11 @@ struct Phase {
   int64_t rows, cols;                  // input rows/cols in this phase
   std::vector<int64_t> taps_r, taps_s; // contributing kernel taps
   std::vector<int64_t> oh0, ow0;       // output row/col feeding the phase's first pixel, per tap
+
+  PhaseView view() const {
+    return {rows, cols, static_cast<int64_t>(taps_r.size()), static_cast<int64_t>(taps_s.size()),
+            taps_r.data(), taps_s.data(), oh0.data(), ow0.data()};
+  }
 };
 
 Phase make_phase(const ConvShape& s, int64_t ah, int64_t aw) {
@@ -267,23 +64,14 @@ Phase make_phase(const ConvShape& s, int64_t ah, int64_t aw) {
   return ph;
 }
 
-template <typename T>
-struct DataGather {
-  const ConvShape* s;
-  const Phase* phase;
-  const T* dy;  // B source
-  const T* w;   // A source
-  int64_t k0, c0;  // first output / input channel of the group
-};
-
 // A = W_g^T restricted to the phase's taps: outer = c, k = (kout, tap r, tap s).
 template <typename T>
 void pack_data_weights(const void* self, T* dst, int64_t outer0, int64_t outer_len, int64_t k0,
                        int64_t kc, int width) {
   const auto& src = *static_cast<const DataGather<T>*>(self);
   const ConvShape& s = *src.s;
-  const Phase& ph = *src.phase;
-  const int64_t TR = ph.taps_r.size(), TS = ph.taps_s.size(), RS = s.R * s.S, Cg = s.Cg();
+  const PhaseView& ph = *src.phase;
+  const int64_t TR = ph.ntr, TS = ph.nts, RS = s.R * s.S, Cg = s.Cg();
   for (int64_t p0 = 0; p0 < outer_len; p0 += width) {
     const int64_t w = std::min<int64_t>(width, outer_len - p0);
     T* d = dst + p0 * kc;
@@ -299,42 +87,6 @@ void pack_data_weights(const void* self, T* dst, int64_t outer0, int64_t outer_l
         if (++tr == TR) tr = 0, ++kout;
       }
     }
-  }
-}
-
-// B = gathered dY: outer = (n, u, v) over the phase's pixels, k = (kout, tap r, tap s).
-template <typename T>
-void pack_data_gather(const void* self, T* dst, int64_t outer0, int64_t outer_len, int64_t k0,
-                      int64_t kc, int width) {
-  const auto& src = *static_cast<const DataGather<T>*>(self);
-  const ConvShape& s = *src.s;
-  const Phase& ph = *src.phase;
-  const int64_t TR = ph.taps_r.size(), TS = ph.taps_s.size();
-  Segment seg[64];
-  for (int64_t p0 = 0; p0 < outer_len; p0 += width) {
-    const int64_t w = std::min<int64_t>(width, outer_len - p0);
-    T* d = dst + p0 * kc;
-    const int nseg = row_segments(outer0 + p0, w, ph.rows, ph.cols, seg);
-    int64_t kout = k0 / (TR * TS), tr = (k0 / TS) % TR, ts = k0 % TS;
-    for (int64_t k = 0; k < kc; ++k) {
-      T* dk = d + k * width;
-      for (int i = 0; i < nseg; ++i) {
-        const Segment& g = seg[i];
-        const int64_t oh = ph.oh0[tr] + g.row;
-        if (oh < 0 || oh >= s.Ho) {
-          std::fill(dk + g.pos, dk + g.pos + g.len, T(0));
-          continue;
-        }
-        // Within a phase, consecutive input columns read consecutive output columns.
-        const T* dyrow = src.dy + ((g.n * s.K + src.k0 + kout) * s.Ho + oh) * s.Wo;
-        gather_row(dk + g.pos, dyrow, ph.ow0[ts] + g.col0, 1, g.len, s.Wo);
-      }
-      if (++ts == TS) {
-        ts = 0;
-        if (++tr == TR) tr = 0, ++kout;
-      }
-    }
-    zero_tail(d, kc, w, width);
   }
 }
 
@@ -415,12 +167,13 @@ ConvWorkspace implicit_workspace(ConvDir dir, const ConvShape& s, int nthreads) 
 
 template <typename T>
 void implicit_forward(const ConvShape& s, const T* x, const T* w, T* y, int nthreads) {
+  const ConvPackers<T>& packers = select_isa_variant<ConvPackers<T>>();
   const GemmKernel<T> kern = lean_gemm_kernel<T>(s.Kg());
   const int64_t P = s.P(), CgRS = s.Cg() * s.R * s.S, Kg = s.Kg();
   for_each_group(s.groups, nthreads, [&](int64_t g, int threads) {
     StridedMatrix<T> a{w + g * Kg * CgRS, CgRS, false};
     ForwardLowered<T> b{&s, x, g * s.Cg()};
-    gemm_packed<T>(Kg, s.N * P, CgRS, T(1), strided_source(&a), {&pack_forward_lowered<T>, &b}, T(0),
+    gemm_packed<T>(Kg, s.N * P, CgRS, T(1), strided_source(&a), {packers.forward_lowered, &b}, T(0),
                    nchw_output(y, s.K, P, g * Kg), threads, &kern);
   });
 }
@@ -428,27 +181,30 @@ void implicit_forward(const ConvShape& s, const T* x, const T* w, T* y, int nthr
 template <typename T>
 void implicit_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, int nthreads) {
   if (dot_backward_filter_shape(s)) return dot_backward_filter(s, x, dy, dw, nthreads);
+  const ConvPackers<T>& packers = select_isa_variant<ConvPackers<T>>();
   const GemmKernel<T> kern = lean_gemm_kernel<T>(s.Kg());
   const int64_t P = s.P(), CgRS = s.Cg() * s.R * s.S, Kg = s.Kg();
   for_each_group(s.groups, nthreads, [&](int64_t g, int threads) {
     ChannelMatrix<T> a{dy, P, s.K * P, g * Kg};
     ForwardLowered<T> b{&s, x, g * s.Cg()};
-    gemm_packed<T>(Kg, CgRS, s.N * P, T(1), channel_rows_source(&a), {&pack_filter_lowered<T>, &b},
+    gemm_packed<T>(Kg, CgRS, s.N * P, T(1), channel_rows_source(&a), {packers.filter_lowered, &b},
                    T(0), GemmOutput<T>{dw + g * Kg * CgRS, CgRS}, threads, &kern);
   });
 }
 
 template <typename T>
 void implicit_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, int nthreads) {
+  const ConvPackers<T>& packers = select_isa_variant<ConvPackers<T>>();
   const GemmKernel<T> kern = lean_gemm_kernel<T>(s.Cg());
   const int64_t HW = s.H * s.W, Cg = s.Cg(), Kg = s.Kg();
   for (int64_t ah = 0; ah < s.sh; ++ah) {
     for (int64_t aw = 0; aw < s.sw; ++aw) {
       const Phase ph = make_phase(s, ah, aw);
       if (ph.rows == 0 || ph.cols == 0) continue;
+      const PhaseView view = ph.view();
       const int64_t taps = static_cast<int64_t>(ph.taps_r.size() * ph.taps_s.size());
       for_each_group(s.groups, nthreads, [&](int64_t g, int threads) {
-        DataGather<T> src{&s, &ph, dy, w, g * Kg, g * Cg};
+        DataGather<T> src{&s, &view, dy, w, g * Kg, g * Cg};
         GemmOutput<T> out{dx + g * Cg * HW + ah * s.W + aw, HW};
         out.cols_per_row = ph.cols;
         out.rows_per_image = ph.rows;
@@ -457,7 +213,7 @@ void implicit_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, 
         out.image_stride = s.C * HW;
         // taps == 0: no output pixel reads this phase; the GEMM with K = 0 writes zeros.
         gemm_packed<T>(Cg, s.N * ph.rows * ph.cols, Kg * taps, T(1), {&pack_data_weights<T>, &src},
-                       {&pack_data_gather<T>, &src}, T(0), out, threads, &kern);
+                       {packers.data_gather, &src}, T(0), out, threads, &kern);
       });
     }
   }

@@ -99,6 +99,9 @@ CASES = [
     # of images that fit in the L2 (test_conv_api checks that they are)
     Case("lenet_conv2_n9_chunked_data", (9, 20, 12, 12), (50, 20, 5, 5)),
     Case("chunked_data_groups2_stride2", (7, 24, 19, 19), (16, 12, 5, 5), stride=2, padding=2, groups=2),
+    # rows longer than the packers' 16-value vectors and 32-column panels, cut at both edges
+    Case("wide37_5x5_pad2_groups2", (2, 4, 6, 37), (6, 2, 5, 5), padding=2, groups=2),
+    Case("wide41_dil1x2_pad1x3", (1, 3, 7, 41), (4, 3, 3, 3), padding=(1, 3), dilation=(1, 2)),
     # network layers at small batch (LeNet exact; AlexNet with full channel
     # counts, kernels, strides, padding and groups)
     Case("lenet_conv1", (2, 1, 28, 28), (20, 1, 5, 5)),
@@ -257,7 +260,8 @@ def test_backward_bias(case, dtype):
 ISA_CASES = [CASES_BY_ID[i] for i in ("odd11x13_3x3_pad0", "c17_3x3_pad2", "winograd_tiles_plus_edge",
                                       "mixed_stride2x3_pad3x0_dil1x2", "groups3_dil2",
                                       "depthwise6_5x5_stride2", "k1x1_c16", "k1x1_groups2", "lenet_conv2",
-                                      "dot_filter_n9_groups2_stride2_dil2", "lenet_conv2_n9_chunked_data")]
+                                      "dot_filter_n9_groups2_stride2_dil2", "lenet_conv2_n9_chunked_data",
+                                      "wide37_5x5_pad2_groups2", "wide41_dil1x2_pad1x3")]
 
 
 @pytest.mark.parametrize("direction,case,algo,dtype", [
