@@ -50,6 +50,22 @@ inline void transpose_runs(T* dst, int width, const T* src, const int64_t* off, 
     for (int64_t u = u0; u < run; ++u) dst[u * width + t] = src[off[t] + u];
 }
 
+// dst[t] = src[first + t] for t in [0, len) where 0 <= first + t < limit, zero elsewhere, in
+// Runs' copies and fills (every runs' clip_copy but AVX-512's for float).
+template <typename Runs, typename T>
+inline void clip_copy_by_parts(T* __restrict dst, const T* __restrict src, int64_t first, int64_t len,
+                               int64_t limit) {
+  if (first >= 0 && first + len <= limit) {  // inside the row: a plain copy
+    Runs::copy(dst, src + first, len);
+    return;
+  }
+  const int64_t lo = imin(len, first >= 0 ? 0 : -first);
+  const int64_t hi = imax(lo, imin(len, first >= limit ? 0 : limit - first));
+  Runs::zero(dst, lo);
+  Runs::copy(dst + lo, src + first + lo, hi - lo);
+  Runs::zero(dst + hi, len - hi);
+}
+
 // The runs of the baseline build. The packers copy many short runs (a row of 8 outputs in
 // LeNet's conv2), where a call of memcpy or memset costs more than the copy: blocks of
 // constant size compile to vector moves (a plain loop would be turned back into a call).
@@ -88,6 +104,9 @@ struct PlainRuns {
       default: break;
     }
   }
+  static void clip_copy(T* dst, const T* src, int64_t first, int64_t len, int64_t limit) {
+    clip_copy_by_parts<PlainRuns>(dst, src, first, len, limit);
+  }
   static void transpose(T* dst, int width, const T* src, const int64_t* off, int64_t w, int64_t run) {
     transpose_runs(dst, width, src, off, w, run);
   }
@@ -109,6 +128,9 @@ struct SimdRuns {
     for (; t + V::lanes <= len; t += V::lanes) V::store(dst + t, V::zero());
     if (t < len) V::store_n(dst + t, V::zero(), len - t);
   }
+  static void clip_copy(T* dst, const T* src, int64_t first, int64_t len, int64_t limit) {
+    clip_copy_by_parts<SimdRuns>(dst, src, first, len, limit);
+  }
   static void transpose(T* dst, int width, const T* src, const int64_t* off, int64_t w, int64_t run) {
     transpose_runs(dst, width, src, off, w, run);
   }
@@ -119,26 +141,11 @@ struct SimdRuns {
 template <typename Runs, typename T>
 inline void gather_row(T* __restrict dst, const T* __restrict src, int64_t first, int64_t step, int64_t len,
                        int64_t limit) {
-  if (step == 1 && first >= 0 && first + len <= limit) {  // inside the row: a plain copy
-    Runs::copy(dst, src + first, len);
-    return;
-  }
-  int64_t lo, hi;
-  if (step == 1) {
-    lo = first >= 0 ? 0 : -first;
-    hi = first >= limit ? 0 : limit - first;
-  } else {
-    lo = first >= 0 ? 0 : (-first + step - 1) / step;
-    hi = first >= limit ? 0 : (limit - first + step - 1) / step;
-  }
-  lo = imin(lo, len);
-  hi = imax(lo, imin(hi, len));
+  if (step == 1) return Runs::clip_copy(dst, src, first, len, limit);
+  const int64_t lo = imin(len, first >= 0 ? 0 : (-first + step - 1) / step);
+  const int64_t hi = imax(lo, imin(len, first >= limit ? 0 : (limit - first + step - 1) / step));
   Runs::zero(dst, lo);
-  if (step == 1) {
-    Runs::copy(dst + lo, src + first + lo, hi - lo);
-  } else {
-    for (int64_t t = lo; t < hi; ++t) dst[t] = src[first + t * step];
-  }
+  for (int64_t t = lo; t < hi; ++t) dst[t] = src[first + t * step];
   Runs::zero(dst + hi, len - hi);
 }
 
@@ -240,7 +247,10 @@ void pack_filter_lowered(const void* self, T* dst, int64_t outer0, int64_t outer
         // at stride 1, the k's left in this output row, each tap's run cut at the image's edge
         if (s.sw == 1) {
           const int64_t run = imin(s.Wo - ow, kc - k);
-          Runs::transpose_clipped(dk, width, plane, ih0, iw0, off, dr, ds, w, run, s.H, s.W);
+          if (rows_inside && iw0 >= 0 && iw0 + run + span_w <= s.W)  // every tap's run inside
+            Runs::transpose(dk, width, plane + ih0 * s.W + iw0, off, w, run);
+          else
+            Runs::transpose_clipped(dk, width, plane, ih0, iw0, off, dr, ds, w, run, s.H, s.W);
           if (w < width)
             for (int64_t u = 0; u < run; ++u) Runs::zero(dk + u * width + w, width - w);
           k += run - 1;
