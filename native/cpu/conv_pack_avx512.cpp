@@ -57,6 +57,18 @@ inline void transpose8x8_pairs(__m512 r[8]) {
 }
 
 struct Avx512FloatRuns : SimdRuns<F32x16> {
+  // dst[0, len) = src[0, len): 16 values a move, then 8, then a masked move (LeNet conv2's
+  // rows of 8 took a masked move each).
+  static void copy(float* __restrict dst, const float* __restrict src, int64_t len) {
+    int64_t t = 0;
+    for (; t + 16 <= len; t += 16) _mm512_storeu_ps(dst + t, _mm512_loadu_ps(src + t));
+    if (t + 8 <= len) {
+      _mm256_storeu_ps(dst + t, _mm256_loadu_ps(src + t));
+      t += 8;
+    }
+    if (t < len) F32x16::store_n(dst + t, F32x16::load_n(src + t, len - t), len - t);
+  }
+
   // dst[t] = src[first + t] for t in [0, len) where 0 <= first + t < limit, zero elsewhere:
   // per 16 values, the part inside [0, limit) loaded (no address outside it is formed),
   // expanded into its lanes, and stored with the zeros around it in one store.
@@ -71,6 +83,18 @@ struct Avx512FloatRuns : SimdRuns<F32x16> {
           v = _mm512_maskz_expand_ps(static_cast<__mmask16>(F32x16::tail_mask(b - c0) & ~F32x16::tail_mask(a - c0)), v);
       }
       _mm512_mask_storeu_ps(dst + c0, F32x16::tail_mask(n), v);
+    }
+  }
+
+  // dst[t] = src[t * step] for t < len: 16 values a gather (AlexNet conv1's stride of 4: one
+  // load and store per value took a sixth of its forward). The rows' strides fit int32 lanes
+  // (the bindings bound every size).
+  static void strided(float* dst, const float* src, int64_t step, int64_t len) {
+    if (step > (int64_t(1) << 26)) return strided_by_values(dst, src, step, len);
+    const __m512i offsets = F32x16::iota_times(static_cast<int32_t>(step));
+    for (int64_t t = 0; t < len; t += 16) {
+      const int64_t n = imin(16, len - t);
+      F32x16::store_n(dst + t, F32x16::gather_n(src + t * step, offsets, n), n);
     }
   }
 

@@ -50,6 +50,12 @@ inline void transpose_runs(T* dst, int width, const T* src, const int64_t* off, 
     for (int64_t u = u0; u < run; ++u) dst[u * width + t] = src[off[t] + u];
 }
 
+// dst[t] = src[t * step] for t in [0, len) (every runs' but AVX-512's for float).
+template <typename T>
+inline void strided_by_values(T* __restrict dst, const T* __restrict src, int64_t step, int64_t len) {
+  for (int64_t t = 0; t < len; ++t, src += step) dst[t] = *src;
+}
+
 // dst[t] = src[first + t] for t in [0, len) where 0 <= first + t < limit, zero elsewhere, in
 // Runs' copies and fills (every runs' clip_copy but AVX-512's for float).
 template <typename Runs, typename T>
@@ -107,6 +113,7 @@ struct PlainRuns {
   static void clip_copy(T* dst, const T* src, int64_t first, int64_t len, int64_t limit) {
     clip_copy_by_parts<PlainRuns>(dst, src, first, len, limit);
   }
+  static void strided(T* dst, const T* src, int64_t step, int64_t len) { strided_by_values(dst, src, step, len); }
   static void transpose(T* dst, int width, const T* src, const int64_t* off, int64_t w, int64_t run) {
     transpose_runs(dst, width, src, off, w, run);
   }
@@ -131,10 +138,26 @@ struct SimdRuns {
   static void clip_copy(T* dst, const T* src, int64_t first, int64_t len, int64_t limit) {
     clip_copy_by_parts<SimdRuns>(dst, src, first, len, limit);
   }
+  static void strided(T* dst, const T* src, int64_t step, int64_t len) { strided_by_values(dst, src, step, len); }
   static void transpose(T* dst, int width, const T* src, const int64_t* off, int64_t w, int64_t run) {
     transpose_runs(dst, width, src, off, w, run);
   }
 };
+
+// [lo, hi): the t in [0, len) with 0 <= first + t * step < limit (step > 0).
+inline void strided_bounds(int64_t first, int64_t step, int64_t len, int64_t limit, int64_t& lo, int64_t& hi) {
+  lo = imin(len, first >= 0 ? 0 : (-first + step - 1) / step);
+  hi = imax(lo, imin(len, first >= limit ? 0 : (limit - first + step - 1) / step));
+}
+
+// dst[t] = src[first + t * step] for t in [lo, hi), zero elsewhere in [0, len).
+template <typename Runs, typename T>
+inline void strided_copy(T* __restrict dst, const T* __restrict src, int64_t first, int64_t step, int64_t len,
+                         int64_t lo, int64_t hi) {
+  Runs::zero(dst, lo);
+  if (hi > lo) Runs::strided(dst + lo, src + first + lo * step, step, hi - lo);
+  Runs::zero(dst + hi, len - hi);
+}
 
 // dst[t] = src[first + t * step] for t in [0, len) where 0 <= first + t * step < limit, and
 // zero elsewhere.
@@ -142,11 +165,9 @@ template <typename Runs, typename T>
 inline void gather_row(T* __restrict dst, const T* __restrict src, int64_t first, int64_t step, int64_t len,
                        int64_t limit) {
   if (step == 1) return Runs::clip_copy(dst, src, first, len, limit);
-  const int64_t lo = imin(len, first >= 0 ? 0 : (-first + step - 1) / step);
-  const int64_t hi = imax(lo, imin(len, first >= limit ? 0 : (limit - first + step - 1) / step));
-  Runs::zero(dst, lo);
-  for (int64_t t = lo; t < hi; ++t) dst[t] = src[first + t * step];
-  Runs::zero(dst + hi, len - hi);
+  int64_t lo, hi;
+  strided_bounds(first, step, len, limit, lo, hi);
+  strided_copy<Runs>(dst, src, first, step, len, lo, hi);
 }
 
 // A run of GEMM columns that lie in one output row of one image.
@@ -175,6 +196,8 @@ inline void zero_tail(T* d, int64_t kc, int64_t w, int width) {
 }
 
 // ---- forward: B = lowered(X)_g, outer = (n, oh, ow), k = (c, r, s) -----------
+constexpr int64_t kMaxTabledTaps = 32;
+
 template <typename T, typename Runs>
 void pack_forward_lowered(const void* self, T* dst, int64_t outer0, int64_t outer_len, int64_t k0,
                           int64_t kc, int width) {
@@ -192,6 +215,12 @@ void pack_forward_lowered(const void* self, T* dst, int64_t outer0, int64_t oute
       const Segment& g = seg[i];
       const int64_t ih_top = g.row * s.sh - s.ph, iw0 = g.col0 * s.sw - s.pw;
       const bool inside = s.sw == 1 && iw0 >= 0 && iw0 + g.len + (s.S - 1) * s.dw <= s.W;
+      // at a stride, each tap column's part of the run inside the row, once per segment (the
+      // bounds take two divisions: per k, they were a sixth of AlexNet conv1's forward)
+      const bool tabled = s.sw > 1 && s.S <= kMaxTabledTaps;
+      int64_t qlo[kMaxTabledTaps], qhi[kMaxTabledTaps];
+      if (tabled)
+        for (int64_t q = 0; q < s.S; ++q) strided_bounds(iw0 + q * s.dw, s.sw, g.len, s.W, qlo[q], qhi[q]);
       const T* plane = src.x + (g.n * s.C + src.c0 + c_first) * s.H * s.W;
       int64_t r = r_first, q = q_first, ih = ih_top + r * s.dh;
       T* dk = d + g.pos;
@@ -200,6 +229,8 @@ void pack_forward_lowered(const void* self, T* dst, int64_t outer0, int64_t oute
           Runs::zero(dk, g.len);
         } else if (inside) {
           Runs::copy(dk, plane + ih * s.W + iw0 + q * s.dw, g.len);
+        } else if (tabled) {
+          strided_copy<Runs>(dk, plane + ih * s.W, iw0 + q * s.dw, s.sw, g.len, qlo[q], qhi[q]);
         } else {
           gather_row<Runs>(dk, plane + ih * s.W, iw0 + q * s.dw, s.sw, g.len, s.W);
         }
