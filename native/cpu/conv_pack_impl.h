@@ -72,14 +72,27 @@ inline void clip_copy_by_parts(T* __restrict dst, const T* __restrict src, int64
   Runs::zero(dst + hi, len - hi);
 }
 
+// What PlainRuns and SimdRuns do alike, from their copies and fills: clipped and strided
+// runs and the transpose (conv_pack_avx512.cpp has its own for float).
+template <typename Runs, typename T>
+struct RunsFromCopies {
+  static constexpr bool clipped_transpose = false;  // no transpose_clipped
+  static void clip_copy(T* dst, const T* src, int64_t first, int64_t len, int64_t limit) {
+    clip_copy_by_parts<Runs>(dst, src, first, len, limit);
+  }
+  static void strided(T* dst, const T* src, int64_t step, int64_t len) { strided_by_values(dst, src, step, len); }
+  static void transpose(T* dst, int width, const T* src, const int64_t* off, int64_t w, int64_t run) {
+    transpose_runs(dst, width, src, off, w, run);
+  }
+};
+
 // The runs of the baseline build. The packers copy many short runs (a row of 8 outputs in
 // LeNet's conv2), where a call of memcpy or memset costs more than the copy: blocks of
 // constant size compile to vector moves (a plain loop would be turned back into a call).
 // With the calls, a fifth of AlexNetSmall conv2's forward (16 x 16 outputs under a padding
 // of 2, so that every row is cut at the edge) went to the C library.
 template <typename T>
-struct PlainRuns {
-  static constexpr bool clipped_transpose = false;  // no transpose_clipped
+struct PlainRuns : RunsFromCopies<PlainRuns<T>, T> {
   // dst[0, len) = src[0, len)
   static void copy(T* __restrict dst, const T* __restrict src, int64_t len) {
     int64_t t = 0;
@@ -110,21 +123,13 @@ struct PlainRuns {
       default: break;
     }
   }
-  static void clip_copy(T* dst, const T* src, int64_t first, int64_t len, int64_t limit) {
-    clip_copy_by_parts<PlainRuns>(dst, src, first, len, limit);
-  }
-  static void strided(T* dst, const T* src, int64_t step, int64_t len) { strided_by_values(dst, src, step, len); }
-  static void transpose(T* dst, int width, const T* src, const int64_t* off, int64_t w, int64_t run) {
-    transpose_runs(dst, width, src, off, w, run);
-  }
 };
 
 // The runs in whole vectors of V and one masked load and store for the rest: nothing
 // outside [src, src + len) is read, nothing outside [dst, dst + len) written.
 template <typename V>
-struct SimdRuns {
+struct SimdRuns : RunsFromCopies<SimdRuns<V>, typename V::T> {
   using T = typename V::T;
-  static constexpr bool clipped_transpose = false;  // no transpose_clipped
   static void copy(T* __restrict dst, const T* __restrict src, int64_t len) {
     int64_t t = 0;
     for (; t + V::lanes <= len; t += V::lanes) V::store(dst + t, V::load(src + t));
@@ -134,13 +139,6 @@ struct SimdRuns {
     int64_t t = 0;
     for (; t + V::lanes <= len; t += V::lanes) V::store(dst + t, V::zero());
     if (t < len) V::store_n(dst + t, V::zero(), len - t);
-  }
-  static void clip_copy(T* dst, const T* src, int64_t first, int64_t len, int64_t limit) {
-    clip_copy_by_parts<SimdRuns>(dst, src, first, len, limit);
-  }
-  static void strided(T* dst, const T* src, int64_t step, int64_t len) { strided_by_values(dst, src, step, len); }
-  static void transpose(T* dst, int width, const T* src, const int64_t* off, int64_t w, int64_t run) {
-    transpose_runs(dst, width, src, off, w, run);
   }
 };
 

@@ -226,6 +226,24 @@ def test_case_list_exercises_every_algorithm(direction):
     assert len(CASES) >= 30
 
 
+# The CPU heuristic's backward-data rule (minifw.ops.conv._heuristic): im2col_gemm below 64
+# input channels per group (Cg), unless the output channels per group (Kg) are at most 2 Cg
+# and Cg >= 8. Winograd's 3x3 layers take Winograd first, so 5x5 filters here.
+@pytest.mark.parametrize("x_shape,w_shape,groups,algo", [
+    ((64, 32, 16, 16), (64, 16, 5, 5), 2, "implicit_gemm"),  # AlexNetSmall conv2: Cg 16, Kg 32
+    ((64, 20, 12, 12), (50, 20, 5, 5), 1, "im2col_gemm"),    # LeNet conv2: Kg 50 > 2 Cg
+    ((16, 96, 27, 27), (256, 48, 5, 5), 2, "im2col_gemm"),   # AlexNet conv2: Kg 128 > 2 Cg
+    ((2, 4, 9, 9), (8, 4, 5, 5), 1, "im2col_gemm"),          # Cg 4 < 8
+    ((2, 8, 9, 9), (16, 8, 5, 5), 1, "implicit_gemm"),       # Cg 8, Kg 16: the edge
+    ((2, 8, 9, 9), (17, 8, 5, 5), 1, "im2col_gemm"),         # Kg 17 > 2 Cg
+    ((2, 64, 9, 9), (256, 64, 5, 5), 1, "implicit_gemm"),    # Cg >= 64
+])
+def test_backward_data_heuristic(monkeypatch, x_shape, w_shape, groups, algo):
+    monkeypatch.setattr(minifw.backends, "benchmark", False)
+    problem = ops.ConvProblem(x_shape, w_shape, padding=2, groups=groups)
+    assert ops.conv_algorithm(problem, "backward_data") == algo
+
+
 # ---- every algorithm x direction x dtype x shape ---------------------------------
 
 @pytest.mark.parametrize("with_bias", [False, True], ids=["nobias", "bias"])
