@@ -23,6 +23,12 @@ algorithm          directions                  what it does
                                                dilation 1, padding <= 2
 ``gemm_1x1``       all three                   1x1, stride 1, no padding: the input is
                                                already the GEMM operand, no lowering
+``direct``         all three                   stride 1: the input (dY for backward_data)
+                                               copied once into a padded layout where every
+                                               tap of a channel is the same array shifted,
+                                               read in place by register tiles (no lowering,
+                                               no packing); the positions that fall in the
+                                               padding are computed too, then dropped
 =================  ==========================  ============================================
 
 Every algorithm gives the same bits from run to run at a given thread count;
@@ -34,7 +40,7 @@ under backends.benchmark, so timings never pick the algorithm
 On the CUDA kernels (device "cuda", and "cudasim", the emulator) the
 algorithms are the GPU's own: ``implicit_gemm`` (the lowered tiles gathered
 into shared memory), ``im2col_gemm`` (image by image, one lowered image in the
-workspace) and ``gemm_1x1``; no winograd yet. The queries take the device
+workspace) and ``gemm_1x1``; no winograd or direct yet. The queries take the device
 (``device="cuda"``); the execution functions use the device of their arrays.
 On "cuda", find_conv_algorithms times each algorithm with CUDA events on CuPy's
 current stream.
@@ -51,13 +57,14 @@ from ..checks import (MAX_SIZE, check_choice, check_dtype_arg, check_float_array
 
 DIRECTIONS = ("forward", "backward_data", "backward_filter")
 ALGORITHMS = {
-    "forward": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1"),
-    "backward_data": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1"),
-    "backward_filter": ("im2col_gemm", "implicit_gemm", "gemm_1x1"),
+    "forward": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct"),
+    "backward_data": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct"),
+    "backward_filter": ("im2col_gemm", "implicit_gemm", "gemm_1x1", "direct"),
 }
 _NEEDS = {
     "winograd": "a 3x3 kernel, stride 1, dilation 1 and padding <= 2",
     "gemm_1x1": "a 1x1 kernel, stride 1 and padding 0",
+    "direct": "stride 1",
 }
 
 ConvAlgoPerf = collections.namedtuple("ConvAlgoPerf", "algo time_ms workspace_bytes")
@@ -257,8 +264,14 @@ def _heuristic(problem, direction, dev):
     measurements recorded in benchmarks/RESULTS.md:
 
     - 1x1 unpadded stride-1 layers need no lowering at all: gemm_1x1;
-    - 3x3 stride-1 layers with enough channels for Winograd's 36 GEMMs to
-      outweigh its transforms: winograd (forward and backward-data);
+    - 3x3 stride-1 layers with enough channels (64 per group, in and out) for
+      Winograd's 36 GEMMs to outweigh its transforms: winograd (forward and
+      backward-data);
+    - stride-1 layers whose output positions are at least 60% of the positions the
+      direct algorithm computes (the rest lie in the padding of its layout) and that
+      give its tiles at least 8 rows (output channels per group forward, input
+      channels per group backward): direct, which packs and lowers nothing
+      (AlexNetSmall conv1, conv2, conv4, conv5; AlexNet conv2; LeNet conv1 forward);
     - backward-data with fewer than 64 input channels per group (Cg), unless the
       output channels per group (Kg) are at most twice as many and Cg is at least 8:
       im2col_gemm. Implicit GEMM's gather is a GEMM with Cg rows, and its packing of dY
@@ -275,11 +288,32 @@ def _heuristic(problem, direction, dev):
         return "implicit_gemm"
     k, cg = problem.w_shape[0], problem.w_shape[1]
     kg = k // problem.groups
-    if "winograd" in supported and min(cg, kg) >= 16:
+    if "winograd" in supported and min(cg, kg) >= 64:
         return "winograd"
+    rows = kg if direction == "forward" else cg
+    if "direct" in supported and rows >= 8 and _direct_useful_fraction(problem, direction) >= 0.6:
+        return "direct"
     if direction == "backward_data" and cg < 64 and not (cg >= 8 and kg <= 2 * cg):
         return "im2col_gemm"
     return "implicit_gemm"
+
+
+def _direct_useful_fraction(problem, direction):
+    """The share of the positions the direct algorithm computes that are outputs: its
+    layout (native/cpu/conv_direct.cpp) stacks the padded images with the padding shared
+    between neighbours, and computes every position of it. Backward-data is a forward
+    convolution of dY padded by (R - 1) * dilation - padding."""
+    n, c, h, w = problem.x_shape
+    _, _, ho, wo = problem.out_shape
+    taps = problem.w_shape[2:]
+    source = (h, w) if direction == "forward" else (ho, wo)
+    computed = 1
+    for size, pad, tap, dil in zip(source, problem.padding, taps, problem.dilation):
+        if direction != "forward":
+            pad = (tap - 1) * dil - pad
+        extent = size + 2 * pad
+        computed *= max(size + pad + min(pad, 0), extent - max(pad, 0), extent - (tap - 1) * dil)
+    return ho * wo / computed
 
 
 _heuristic_choice = caches.register("conv.heuristic", caches.LRUCache("conv.heuristic", 1024))
@@ -325,7 +359,7 @@ def _check_algo(fn, problem, direction, algo, dev):
                          f" for {direction}; got {algo!r}")
     supported = _supported(problem, direction, dev)
     if algo not in supported:
-        needs = ("the CPU: it has no CUDA kernel yet" if dev != devices.CPU and algo == "winograd"
+        needs = ("the CPU: it has no CUDA kernel yet" if dev != devices.CPU and algo in ("winograd", "direct")
                  else _NEEDS.get(algo, "nothing more"))
         raise ValueError(f"{fn}: algo {algo!r} does not support this problem ({problem}) on device "
                          f"{str(dev)!r}; it needs {needs}; supported here: {supported}")

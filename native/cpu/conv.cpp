@@ -56,6 +56,7 @@ ConvAlgo parse_conv_algo(const std::string& name) {
   if (name == "implicit_gemm") return ConvAlgo::implicit_gemm;
   if (name == "winograd") return ConvAlgo::winograd;
   if (name == "gemm_1x1") return ConvAlgo::gemm_1x1;
+  if (name == "direct") return ConvAlgo::direct;
   throw std::invalid_argument("unknown convolution algorithm '" + name + "'");
 }
 
@@ -71,6 +72,9 @@ bool conv_algo_supports(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
              s.dh == 1 && s.dw == 1 && s.ph <= 2 && s.pw <= 2;
     case ConvAlgo::gemm_1x1:
       return s.R == 1 && s.S == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
+    case ConvAlgo::direct:
+      // Stride 1: each tap reads the padded input shifted, not subsampled.
+      return s.sh == 1 && s.sw == 1;
   }
   return false;
 }
@@ -83,6 +87,7 @@ ConvWorkspace conv_workspace(ConvAlgo algo, ConvDir dir, const ConvShape& s, int
     case ConvAlgo::implicit_gemm: return implicit_workspace<T>(dir, s, nthreads);
     case ConvAlgo::winograd: return winograd_workspace<T>(dir, s, nthreads);
     case ConvAlgo::gemm_1x1: return gemm1x1_workspace<T>(dir, s, nthreads);
+    case ConvAlgo::direct: return direct_workspace<T>(dir, s, nthreads);
   }
   return {0, 0};
 }
@@ -96,6 +101,7 @@ void conv_forward(ConvAlgo algo, const ConvShape& s, const T* x, const T* w, con
     case ConvAlgo::implicit_gemm: implicit_forward(s, x, w, y, nthreads); break;
     case ConvAlgo::winograd: winograd_forward(s, x, w, y, ws, nthreads); break;
     case ConvAlgo::gemm_1x1: gemm1x1_forward(s, x, w, y, nthreads); break;
+    case ConvAlgo::direct: direct_forward(s, x, w, y, ws, nthreads); break;
   }
   if (bias) bias_add<T>(s.N, s.K, s.P(), y, bias, y, nthreads);  // in place: y[n, k, p] += bias[k]
 }
@@ -109,6 +115,7 @@ void conv_backward_data(ConvAlgo algo, const ConvShape& s, const T* dy, const T*
     case ConvAlgo::implicit_gemm: implicit_backward_data(s, dy, w, dx, nthreads); break;
     case ConvAlgo::winograd: winograd_backward_data(s, dy, w, dx, ws, nthreads); break;
     case ConvAlgo::gemm_1x1: gemm1x1_backward_data(s, dy, w, dx, nthreads); break;
+    case ConvAlgo::direct: direct_backward_data(s, dy, w, dx, ws, nthreads); break;
   }
 }
 
@@ -121,6 +128,7 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& s, const T* x, const T
     case ConvAlgo::implicit_gemm: implicit_backward_filter(s, x, dy, dw, nthreads); break;
     case ConvAlgo::gemm_1x1: gemm1x1_backward_filter(s, x, dy, dw, nthreads); break;
     case ConvAlgo::winograd: throw std::invalid_argument("winograd has no backward_filter");
+    case ConvAlgo::direct: direct_backward_filter(s, x, dy, dw, ws, nthreads); break;
   }
 }
 

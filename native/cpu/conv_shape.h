@@ -28,7 +28,7 @@ ConvShape make_conv_shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K,
                           int64_t dh, int64_t dw, int64_t groups);
 
 enum class ConvDir { forward, backward_data, backward_filter };
-enum class ConvAlgo { im2col_gemm, implicit_gemm, winograd, gemm_1x1 };
+enum class ConvAlgo { im2col_gemm, implicit_gemm, winograd, gemm_1x1, direct };
 
 ConvDir parse_conv_dir(const std::string& name);
 ConvAlgo parse_conv_algo(const std::string& name);

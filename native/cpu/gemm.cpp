@@ -12,31 +12,11 @@
 #include "gemm_dot.h"
 #include "gemm_microkernel.h"
 #include "parallel.h"
+#include "simd_generic.h"
 
 namespace minifw {
 
 namespace {
-// Portable kernels: GCC/Clang vector extensions, 16-byte vectors, which every
-// x86-64 (SSE2) and most other targets run natively.
-template <typename Scalar>
-struct Vec16 {
-  using T = Scalar;
-  typedef Scalar reg __attribute__((vector_size(16)));
-  static constexpr int lanes = 16 / sizeof(Scalar);
-  static reg zero() { return reg{}; }
-  static reg set1(T x) { return reg{} + x; }
-  static reg broadcast(const T* p) { return reg{} + *p; }
-  static reg load(const T* p) {
-    reg r;
-    std::memcpy(&r, p, sizeof r);
-    return r;
-  }
-  static void store(T* p, reg x) { std::memcpy(p, &x, sizeof x); }
-  static reg fma(reg a, reg b, reg c) { return a * b + c; }
-  static reg mul(reg a, reg b) { return a * b; }
-  static void prefetch(const T* p) { __builtin_prefetch(p); }
-};
-
 void sgemm_generic_6x8(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                        float alpha, float beta) {
   micro_kernel_impl<Vec16<float>, 6, 2>(kc, a, b, c, ldc, alpha, beta);

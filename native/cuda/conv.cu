@@ -203,7 +203,8 @@ bool conv_supports(ConvAlgo algo, ConvDir, const ConvShape& s) {
     case ConvAlgo::im2col_gemm:
     case ConvAlgo::implicit_gemm: return true;
     case ConvAlgo::gemm_1x1: return s.R == 1 && s.S == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
-    case ConvAlgo::winograd: return false;  // not written for the GPU yet
+    case ConvAlgo::winograd:
+    case ConvAlgo::direct: return false;  // not written for the GPU yet
   }
   return false;
 }

@@ -18,9 +18,9 @@ DIRECTIONS = ("forward", "backward_data", "backward_filter")
 # The contract, written out here rather than read from the implementation, so
 # that an algorithm that is missing or claims too little cannot pass silently.
 ALGORITHMS = {
-    "forward": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1"),
-    "backward_data": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1"),
-    "backward_filter": ("im2col_gemm", "implicit_gemm", "gemm_1x1"),
+    "forward": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct"),
+    "backward_data": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct"),
+    "backward_filter": ("im2col_gemm", "implicit_gemm", "gemm_1x1", "direct"),
 }
 # Results are held to tolerance(dtype, algo) from reference.py (the bound and its reason are there).
 
@@ -130,6 +130,8 @@ def expected_algorithms(case, direction):
         algos.add("winograd")
     if (r, s) == (1, 1) and stride == (1, 1) and padding == (0, 0):
         algos.add("gemm_1x1")
+    if stride == (1, 1):
+        algos.add("direct")
     return algos
 
 
@@ -226,13 +228,47 @@ def test_case_list_exercises_every_algorithm(direction):
     assert len(CASES) >= 30
 
 
-# The CPU heuristic's backward-data rule (minifw.ops.conv._heuristic): im2col_gemm below 64
-# input channels per group (Cg), unless the output channels per group (Kg) are at most 2 Cg
-# and Cg >= 8. Winograd's 3x3 layers take Winograd first, so 5x5 filters here.
+# The CPU heuristic (minifw.ops.conv._heuristic), on the models' layers (batch 2): winograd
+# for 3x3 layers with >= 64 channels per group in and out; direct at stride 1 where at
+# least 60% of the positions it computes are outputs and its tiles get >= 8 rows.
+@pytest.mark.parametrize("x_shape,w_shape,padding,groups,forward,backward_data", [
+    ((2, 1, 32, 32), (32, 1, 5, 5), 2, 1, "direct", "im2col_gemm"),     # AlexNetSmall conv1: Cg 1
+    ((2, 32, 16, 16), (64, 16, 5, 5), 2, 2, "direct", "direct"),        # conv2: 256 of 18 x 18
+    ((2, 64, 8, 8), (96, 64, 3, 3), 1, 1, "winograd", "winograd"),      # conv3
+    ((2, 96, 8, 8), (96, 48, 3, 3), 1, 2, "direct", "direct"),          # conv4: 48 < 64
+    ((2, 1, 28, 28), (20, 1, 5, 5), 0, 1, "direct", "im2col_gemm"),     # LeNet conv1: 576 of 28 x 28
+    ((2, 20, 12, 12), (50, 20, 5, 5), 0, 1, "implicit_gemm", "im2col_gemm"),  # LeNet conv2: 64 of 12 x 12
+    ((2, 96, 27, 27), (256, 48, 5, 5), 2, 2, "direct", "direct"),       # AlexNet conv2
+    ((2, 256, 13, 13), (384, 256, 3, 3), 1, 1, "winograd", "winograd"),  # AlexNet conv3
+    ((2, 7, 9, 9), (16, 7, 3, 3), 1, 1, "direct", "im2col_gemm"),       # backward: 7 rows, Cg 7 < 8
+])
+def test_cpu_heuristic(monkeypatch, x_shape, w_shape, padding, groups, forward, backward_data):
+    monkeypatch.setattr(minifw.backends, "benchmark", False)
+    problem = ops.ConvProblem(x_shape, w_shape, padding=padding, groups=groups)
+    assert ops.conv_algorithm(problem, "forward") == forward
+    assert ops.conv_algorithm(problem, "backward_data") == backward_data
+
+
+def test_direct_useful_fraction():
+    # The positions the direct layout computes: (H + p) x (W + p) per image for a "same"
+    # convolution, H x W with no padding; backward-data's source is dY padded by 2 - p.
+    frac = ops.conv._direct_useful_fraction
+    assert frac(ops.ConvProblem((2, 4, 16, 16), (4, 4, 5, 5), padding=2), "forward") == 256 / 18 ** 2
+    assert frac(ops.ConvProblem((2, 4, 28, 28), (4, 4, 5, 5)), "forward") == 24 * 24 / 28 ** 2
+    assert frac(ops.ConvProblem((2, 4, 12, 12), (4, 4, 5, 5)), "backward_data") == 64 / 144
+    # padding beyond the kernel's reach: the layout's rows are as long as the output's
+    assert frac(ops.ConvProblem((1, 1, 2, 3), (1, 1, 3, 3), padding=4), "forward") == 1.0
+    assert frac(ops.ConvProblem((1, 1, 9, 9), (1, 1, 3, 3), padding=(1, 0), dilation=2),
+                "backward_data") == 7 * 5 / (10 * 9)  # dY 7 x 5 padded by 3, 4: rows of 9, 10 per image
+
+
+# The CPU heuristic's backward-data rule where direct does not apply (stride 2):
+# im2col_gemm below 64 input channels per group (Cg), unless the output channels per group
+# (Kg) are at most 2 Cg and Cg >= 8.
 @pytest.mark.parametrize("x_shape,w_shape,groups,algo", [
-    ((64, 32, 16, 16), (64, 16, 5, 5), 2, "implicit_gemm"),  # AlexNetSmall conv2: Cg 16, Kg 32
-    ((64, 20, 12, 12), (50, 20, 5, 5), 1, "im2col_gemm"),    # LeNet conv2: Kg 50 > 2 Cg
-    ((16, 96, 27, 27), (256, 48, 5, 5), 2, "im2col_gemm"),   # AlexNet conv2: Kg 128 > 2 Cg
+    ((64, 32, 16, 16), (64, 16, 5, 5), 2, "implicit_gemm"),  # AlexNetSmall conv2's channels: Cg 16, Kg 32
+    ((64, 20, 12, 12), (50, 20, 5, 5), 1, "im2col_gemm"),    # LeNet conv2's: Kg 50 > 2 Cg
+    ((16, 96, 27, 27), (256, 48, 5, 5), 2, "im2col_gemm"),   # AlexNet conv2's: Kg 128 > 2 Cg
     ((2, 4, 9, 9), (8, 4, 5, 5), 1, "im2col_gemm"),          # Cg 4 < 8
     ((2, 8, 9, 9), (16, 8, 5, 5), 1, "implicit_gemm"),       # Cg 8, Kg 16: the edge
     ((2, 8, 9, 9), (17, 8, 5, 5), 1, "im2col_gemm"),         # Kg 17 > 2 Cg
@@ -240,7 +276,7 @@ def test_case_list_exercises_every_algorithm(direction):
 ])
 def test_backward_data_heuristic(monkeypatch, x_shape, w_shape, groups, algo):
     monkeypatch.setattr(minifw.backends, "benchmark", False)
-    problem = ops.ConvProblem(x_shape, w_shape, padding=2, groups=groups)
+    problem = ops.ConvProblem(x_shape, w_shape, stride=2, padding=2, groups=groups)
     assert ops.conv_algorithm(problem, "backward_data") == algo
 
 
@@ -290,12 +326,12 @@ def test_every_isa(isa, direction, case, algo, dtype):
 
 
 # ---- the CUDA kernels, on the emulator ----------------------------------------------
-# The GPU's algorithms are the CPU's less winograd (no CUDA kernel yet). Every case small
+# The GPU's algorithms are the CPU's less winograd and direct (no CUDA kernels yet). Every case small
 # enough for the emulator (which runs each CUDA thread as a fiber) runs every direction,
 # algorithm and dtype; AlexNet's full-size layers are left to a real GPU.
 
 def expected_cuda_algorithms(case, direction):
-    return expected_algorithms(case, direction) - {"winograd"}
+    return expected_algorithms(case, direction) - {"winograd", "direct"}
 
 
 SIM_CASES = [c for c in CASES if c.problem().flops() <= 2e7]
@@ -330,11 +366,12 @@ def test_mixed_devices_are_refused():
         ops.conv2d_forward(x, d["w"], padding=1)
 
 
-def test_winograd_on_the_emulator_says_there_is_no_kernel():
+@pytest.mark.parametrize("algo", ["winograd", "direct"])
+def test_cpu_only_algorithms_on_the_emulator_say_there_is_no_kernel(algo):
     d = place("cudasim", *case_data(CASES_BY_ID["c1_3x3_pad1"], np.float32).values())
-    with pytest.raises(ValueError, match="algo 'winograd' does not support this problem .* on device "
+    with pytest.raises(ValueError, match=f"algo '{algo}' does not support this problem .* on device "
                                          "'cudasim'; it needs the CPU: it has no CUDA kernel yet"):
-        ops.conv2d_forward(d[0], d[1], padding=1, algo="winograd")
+        ops.conv2d_forward(d[0], d[1], padding=1, algo=algo)
 
 
 # ---- inputs that are views, read-only or Fortran-ordered: copied, not refused ----

@@ -1,0 +1,331 @@
+// Direct convolution at stride 1: no lowered matrix and no packing of the input.
+//
+// The input is copied once into a zero-padded layout where each channel is one flat
+// array: images stacked, each Hq rows of Wq values, the padding shared between
+// neighbours (a row's right padding is the next row's left padding, an image's bottom
+// padding the next image's top). In that layout the input value that output position j
+// reads through tap (r, s) is at j + r*dh*Wq + s*dw, where j = (n*Hq + oh)*Wq + ow is
+// the output's own flat index in the same layout: every tap of every channel is the same
+// array shifted. So
+//
+//   Y_g[k, j] = sum_{c, r, s} W_g[k, c, r, s] * Xq_c[j + r*dh*Wq + s*dw]
+//
+// is a GEMM whose B rows are shifted views of Xq, read where they are: a tile of mr
+// output channels by nr consecutive j (conv_direct_impl.h) loads two vectors of Xq per
+// step of K and broadcasts mr packed weights, like the GEMM micro-kernel, with nothing
+// packed but the weights. The price is the positions j that are not outputs (ow >= Wo
+// or oh >= Ho): they are computed and dropped, a fraction 1 - Ho*Wo / (Hq*Wq) of the
+// work (AlexNetSmall's 16x16 and 8x8 layers, pad 2 and 1: 21%).
+//
+// Backward-data at stride 1 is the same computation on dY: dX = conv(dY, W flipped in
+// both taps and transposed in its channels) with padding (R-1)*d - p, which crops dY
+// where that is negative.
+//
+// A tile's B values span its own nr columns plus the taps' reach, for each channel of
+// the group; tiles go in blocks whose B data stays within a few tens of KiB, and every
+// row tile of the output channels runs over a block before the next block, so those
+// values are read from the L1 for each row tile and each tap.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "conv.h"
+#include "conv_direct.h"
+#include "conv_direct_impl.h"
+#include "parallel.h"
+#include "simd_generic.h"
+#include "split_work.h"
+
+namespace minifw {
+
+MINIFW_ISA_VARIANT(DirectKernels<float>, generic, (make_direct_kernels<Vec16<float>, 6, 2>()))
+MINIFW_ISA_VARIANT(DirectKernels<double>, generic, (make_direct_kernels<Vec16<double>, 6, 2>()))
+
+namespace {
+
+inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// The workspace's arrays start on a cache line (the caller's buffer need not), so that
+// the rows of dY read by the backward-filter's tiles are loaded whole, not split.
+constexpr int64_t kAlign = 64;
+template <typename T>
+T* cache_line_start(T* ws) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(ws);
+  return reinterpret_cast<T*>((a + kAlign - 1) / kAlign * kAlign);
+}
+
+// Where the source's rows (or columns) go in the padded layout, along one dimension:
+// source index i lands at i + pad when lower <= i + pad < upper (a negative pad crops
+// -pad values at each end); q is the stride of the layout (Hq or Wq).
+struct Axis {
+  int64_t pad, lower, upper, out, q;
+};
+
+Axis make_axis(int64_t src, int64_t pad, int64_t taps, int64_t dil) {
+  Axis a;
+  a.pad = pad;
+  a.lower = std::max<int64_t>(pad, 0);
+  a.upper = src + pad + std::min<int64_t>(pad, 0);
+  const int64_t eff = src + 2 * pad;  // the padded (or cropped) extent
+  a.out = eff - (taps - 1) * dil;
+  // The layout's stride: the data fits (upper); the last output's taps read nothing of
+  // the next image or row but its leading zeros (eff - lower); every output fits (out).
+  a.q = std::max({a.upper, eff - a.lower, a.out});
+  return a;
+}
+
+// One direct convolution: `cin` channels per group of a source of N images (Hs x Ws)
+// into `m` channels per group of the destination (out.out rows x ow.out columns).
+template <typename T>
+struct DirectPlan {
+  int64_t N, groups, cin, m, Hs, Ws, R, S, dh, dw;
+  Axis h, w;
+  int64_t nr, J, tiles, L, kdim;
+
+  int64_t xq_values() const { return groups * cin * L; }
+  int64_t a_values() const { return groups * m * kdim; }
+};
+
+template <typename T>
+DirectPlan<T> make_plan(int64_t N, int64_t groups, int64_t cin, int64_t m, int64_t Hs, int64_t Ws,
+                        int64_t pad_h, int64_t pad_w, const ConvShape& s, int nr) {
+  DirectPlan<T> p{N, groups, cin, m, Hs, Ws, s.R, s.S, s.dh, s.dw, make_axis(Hs, pad_h, s.R, s.dh),
+                  make_axis(Ws, pad_w, s.S, s.dw), nr, 0, 0, 0, cin * s.R * s.S};
+  p.J = N * p.h.q * p.w.q;
+  p.tiles = (p.J + nr - 1) / nr;
+  // Every column of every tile, waste included, reads within its own channel's array.
+  p.L = round_up(p.tiles * nr + (s.R - 1) * s.dh * p.w.q + (s.S - 1) * s.dw, 16);
+  return p;
+}
+
+template <typename T>
+DirectPlan<T> forward_plan(const ConvShape& s, int nr) {
+  return make_plan<T>(s.N, s.groups, s.Cg(), s.Kg(), s.H, s.W, s.ph, s.pw, s, nr);
+}
+
+template <typename T>
+DirectPlan<T> data_plan(const ConvShape& s, int nr) {
+  return make_plan<T>(s.N, s.groups, s.Kg(), s.Cg(), s.Ho, s.Wo, (s.R - 1) * s.dh - s.ph,
+                      (s.S - 1) * s.dw - s.pw, s, nr);
+}
+
+// Xq_c for every channel c of the source (N x groups*cin x Hs x Ws).
+template <typename T>
+void fill_padded(const DirectPlan<T>& p, const T* src, T* xq, int nthreads) {
+  const int64_t channels = p.groups * p.cin, HWs = p.Hs * p.Ws;
+  const int64_t run = p.w.upper - p.w.lower, col0 = p.w.lower - p.w.pad;
+  for_each_item(channels, p.L, nthreads, [&](int64_t c) {
+    T* dst = xq + c * p.L;
+    std::memset(dst, 0, sizeof(T) * p.L);
+    for (int64_t n = 0; n < p.N; ++n) {
+      const T* image = src + (n * channels + c) * HWs;
+      for (int64_t d = p.h.lower; d < p.h.upper; ++d)
+        std::memcpy(dst + (n * p.h.q + d) * p.w.q + p.w.lower, image + (d - p.h.pad) * p.Ws + col0,
+                    sizeof(T) * run);
+    }
+  });
+}
+
+// The weights as tiles' panels, per group and row tile: a[k * mr + i] = weight(g, row0 + i, k)
+// for k = (c, r, s) in the order of koff.
+template <typename T, typename F>
+void pack_weights(const DirectPlan<T>& p, const std::vector<int64_t>& row_tiles, T* a, F&& weight) {
+  for (int64_t g = 0; g < p.groups; ++g)
+    for (size_t t = 0; t + 1 < row_tiles.size(); ++t) {
+      const int64_t row0 = row_tiles[t], mr = row_tiles[t + 1] - row0;
+      T* panel = a + (g * p.m + row0) * p.kdim;
+      for (int64_t k = 0; k < p.kdim; ++k)
+        for (int64_t i = 0; i < mr; ++i) panel[k * mr + i] = weight(g, row0 + i, k);
+    }
+}
+
+// [0, m) in parts of at most mr_max, as even as possible: boundaries 0 = b0 < b1 < ... = m.
+std::vector<int64_t> split_rows(int64_t m, int mr_max) {
+  const int64_t n = (m + mr_max - 1) / mr_max;
+  std::vector<int64_t> bounds(n + 1);
+  for (int64_t t = 0; t <= n; ++t) bounds[t] = t * m / n;
+  return bounds;
+}
+
+template <typename T>
+void run_direct(const DirectPlan<T>& p, const T* xq, const T* a, const std::vector<int64_t>& row_tiles,
+                T* dst, int nthreads) {
+  const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
+  const int64_t nr = p.nr, Ho = p.h.out, Wo = p.w.out, Hq = p.h.q, Wq = p.w.q, HWq = Hq * Wq;
+  const int64_t channels_out = p.groups * p.m;
+  std::vector<int64_t> koff(p.kdim);
+  for (int64_t c = 0, k = 0; c < p.cin; ++c)
+    for (int64_t r = 0; r < p.R; ++r)
+      for (int64_t q = 0; q < p.S; ++q) koff[k++] = c * p.L + r * p.dh * Wq + q * p.dw;
+  // Tiles holding at least one output position (the others lie wholly in padding rows).
+  std::vector<char> live(p.tiles, 0);
+  for (int64_t n = 0; n < p.N; ++n)
+    for (int64_t y = 0; y < Ho; ++y) {
+      const int64_t j = (n * Hq + y) * Wq;
+      for (int64_t t = j / nr; t <= (j + Wo - 1) / nr; ++t) live[t] = 1;
+    }
+  // Tiles per block: the block's B values (cin channels x its columns plus the taps'
+  // reach) within 24 KiB where they can be, so they stay in the L1 across row tiles.
+  const int64_t reach = (p.R - 1) * p.dh * Wq + (p.S - 1) * p.dw;
+  const int64_t fit = (24 * 1024 / int64_t(sizeof(T)) / p.cin - reach) / nr;
+  const int64_t block = std::clamp<int64_t>(fit, 1, 16);
+  const int64_t blocks = (p.tiles + block - 1) / block;
+  const int threads = static_cast<int>(std::min<int64_t>(std::max(nthreads, 1), blocks));
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int64_t b = 0; b < blocks; ++b) {
+    alignas(64) T c[DirectKernels<T>::kMaxRows * DirectKernels<T>::kMaxCols];
+    const int64_t t0 = b * block, t1 = std::min(p.tiles, t0 + block);
+    for (int64_t g = 0; g < p.groups; ++g) {
+      const T* xg = xq + g * p.cin * p.L;
+      for (size_t rt = 0; rt + 1 < row_tiles.size(); ++rt) {
+        const int64_t row0 = row_tiles[rt], mr = row_tiles[rt + 1] - row0;
+        const T* panel = a + (g * p.m + row0) * p.kdim;
+        T* out = dst + (g * p.m + row0) * Ho * Wo;
+        for (int64_t t = t0; t < t1; ++t) {
+          if (!live[t]) continue;
+          ks.tile[mr](p.kdim, panel, xg + t * nr, koff.data(), c);
+          // Copy the tile's output positions out, a run of one output row at a time.
+          for (int64_t j = t * nr, end = std::min(p.J, j + nr); j < end;) {
+            const int64_t n = j / HWq, y = (j % HWq) / Wq, x = j % Wq;
+            if (y >= Ho) {
+              j = (n + 1) * HWq;
+              continue;
+            }
+            if (x >= Wo) {
+              j += Wq - x;
+              continue;
+            }
+            const int64_t len = std::min(Wo - x, end - j), col = j - t * nr;
+            T* o = out + n * channels_out * Ho * Wo + y * Wo + x;
+            for (int64_t i = 0; i < mr; ++i)
+              std::memcpy(o + i * Ho * Wo, c + i * nr + col, sizeof(T) * len);
+            j += len;
+          }
+        }
+      }
+    }
+  }
+}
+}  // namespace
+
+template <typename T>
+ConvWorkspace direct_workspace(ConvDir dir, const ConvShape& s, int nthreads) {
+  const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
+  const DirectPlan<T> p = dir == ConvDir::backward_data ? data_plan<T>(s, ks.nr) : forward_plan<T>(s, ks.nr);
+  int64_t values = p.xq_values();  // the padded source
+  if (dir == ConvDir::backward_filter) {
+    // dY in the output positions' layout, and each thread's lane sums
+    const int64_t blocks = (s.Kg() + DirectKernels<T>::kMaxFilterRows - 1) / DirectKernels<T>::kMaxFilterRows;
+    const int64_t threads = std::min<int64_t>(std::max(nthreads, 1), s.groups * blocks);
+    values += round_up(s.K * round_up(p.J, ks.lanes), 16) +
+              threads * p.kdim * DirectKernels<T>::kMaxFilterRows * ks.lanes;
+  } else {
+    values += round_up(p.a_values(), 16);  // the weights' panels
+  }
+  return {values * int64_t(sizeof(T)) + kAlign, 0};  // and room to start on a cache line
+}
+
+template <typename T>
+void direct_forward(const ConvShape& s, const T* x, const T* w, T* y, T* ws, int nthreads) {
+  const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
+  const DirectPlan<T> p = forward_plan<T>(s, ks.nr);
+  T* xq = cache_line_start(ws);
+  T* a = xq + p.xq_values();
+  const std::vector<int64_t> row_tiles = split_rows(p.m, ks.mr_max);
+  const int64_t CgRS = p.kdim;
+  pack_weights(p, row_tiles, a, [&](int64_t g, int64_t k, int64_t ck) { return w[(g * p.m + k) * CgRS + ck]; });
+  fill_padded(p, x, xq, nthreads);
+  run_direct(p, xq, a, row_tiles, y, nthreads);
+}
+
+template <typename T>
+void direct_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, T* ws, int nthreads) {
+  const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
+  const DirectPlan<T> p = data_plan<T>(s, ks.nr);
+  T* xq = cache_line_start(ws);
+  T* a = xq + p.xq_values();
+  const std::vector<int64_t> row_tiles = split_rows(p.m, ks.mr_max);
+  const int64_t RS = s.R * s.S, Cg = s.Cg(), Kg = s.Kg();
+  // Row c of group g, step k = (kout, r, s): w[g*Kg + kout, c, R-1-r, S-1-s].
+  pack_weights(p, row_tiles, a, [&](int64_t g, int64_t c, int64_t k) {
+    const int64_t kout = k / RS, r = (k % RS) / s.S, q = k % s.S;
+    return w[((g * Kg + kout) * Cg + c) * RS + (s.R - 1 - r) * s.S + (s.S - 1 - q)];
+  });
+  fill_padded(p, dy, xq, nthreads);
+  run_direct(p, xq, a, row_tiles, dx, nthreads);
+}
+
+// Backward-filter: dW_g[k, (c, r, s)] = sum_j dYq_k[j] * Xq_c[j + r*dh*Wq + s*dw], where
+// dYq is dY in the same layout as the forward's output positions (zeros elsewhere), so
+// the dropped positions add nothing. Dot products over j, whose operands are rows of dYq
+// and shifted rows of Xq, read in place. Work items are groups x blocks of 4 output
+// channels; each sums over every j, chunk by chunk (4 rows of dYq and the channel's
+// chunk of Xq stay in the L1 while every tap of every channel passes), in lane sums kept
+// in the thread's partials; the lanes are added last. Each value is summed in one order
+// whatever the thread count.
+template <typename T>
+void direct_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, T* ws, int nthreads) {
+  const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
+  const DirectPlan<T> p = forward_plan<T>(s, ks.nr);
+  constexpr int MB = DirectKernels<T>::kMaxFilterRows;
+  const int64_t lanes = ks.lanes, Jp = round_up(p.J, lanes), RS = s.R * s.S, Cg = s.Cg(), Kg = s.Kg();
+  const int64_t CgRS = Cg * RS, Hq = p.h.q, Wq = p.w.q, P = s.P();
+  T* xq = cache_line_start(ws);
+  T* dyq = xq + p.xq_values();
+  T* partials = dyq + round_up(s.K * Jp, 16);
+  fill_padded(p, x, xq, nthreads);
+  for_each_item(s.K, Jp, nthreads, [&](int64_t k) {
+    T* row = dyq + k * Jp;
+    std::memset(row, 0, sizeof(T) * Jp);
+    for (int64_t n = 0; n < s.N; ++n)
+      for (int64_t y = 0; y < s.Ho; ++y)
+        std::memcpy(row + (n * Hq + y) * Wq, dy + (n * s.K + k) * P + y * s.Wo, sizeof(T) * s.Wo);
+  });
+  std::vector<int64_t> toff(RS);
+  for (int64_t r = 0; r < s.R; ++r)
+    for (int64_t q = 0; q < s.S; ++q) toff[r * s.S + q] = r * s.dh * Wq + q * s.dw;
+  // The taps in blocks of at most filter_taps, as even as possible (25 as 5 x 5, not
+  // 4 x 6 + 1: a tile of one tap loads 5 vectors for 4 multiply-adds).
+  const std::vector<int64_t> tap_blocks = split_rows(RS, ks.filter_taps);
+  const int64_t blocks = (Kg + MB - 1) / MB, items = s.groups * blocks;
+  const int64_t chunk = 4096 / int64_t(sizeof(T));  // a multiple of every vector width
+  const int threads = static_cast<int>(std::min<int64_t>(std::max(nthreads, 1), items));
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
+  for (int64_t item = 0; item < items; ++item) {
+    const int64_t g = item / blocks, k0 = (item % blocks) * MB;
+    const int mb = static_cast<int>(std::min<int64_t>(MB, Kg - k0));
+    T* part = partials + omp_get_thread_num() * CgRS * MB * lanes;
+    std::fill(part, part + CgRS * mb * lanes, T(0));
+    const T* a = dyq + (g * Kg + k0) * Jp;
+    for (int64_t j0 = 0; j0 < Jp; j0 += chunk) {
+      const int64_t n = std::min(chunk, Jp - j0);
+      for (int64_t c = 0; c < Cg; ++c) {
+        const T* b = xq + (g * Cg + c) * p.L + j0;
+        for (size_t tb = 0; tb + 1 < tap_blocks.size(); ++tb) {
+          const int64_t t0 = tap_blocks[tb];
+          const int nb = static_cast<int>(tap_blocks[tb + 1] - t0);
+          ks.filter[mb][nb](n, a + j0, Jp, b, toff.data() + t0, part + (c * RS + t0) * mb * lanes);
+        }
+      }
+    }
+    for (int i = 0; i < mb; ++i) {
+      T* out = dw + (g * Kg + k0 + i) * CgRS;
+      for (int64_t ct = 0; ct < CgRS; ++ct) {
+        const T* v = part + (ct * mb + i) * lanes;
+        T sum = T(0);
+        for (int64_t l = 0; l < lanes; ++l) sum += v[l];
+        out[ct] = sum;
+      }
+    }
+  }
+}
+
+#define MINIFW_INSTANTIATE_DIRECT(T)                                                               \
+  template ConvWorkspace direct_workspace<T>(ConvDir, const ConvShape&, int);                     \
+  template void direct_forward<T>(const ConvShape&, const T*, const T*, T*, T*, int);             \
+  template void direct_backward_data<T>(const ConvShape&, const T*, const T*, T*, T*, int);       \
+  template void direct_backward_filter<T>(const ConvShape&, const T*, const T*, T*, T*, int);
+MINIFW_INSTANTIATE_DIRECT(float)
+MINIFW_INSTANTIATE_DIRECT(double)
+}  // namespace minifw
