@@ -268,10 +268,12 @@ def _heuristic(problem, direction, dev):
       Winograd's 36 GEMMs to outweigh its transforms: winograd (forward and
       backward-data);
     - stride-1 layers whose output positions are at least 60% of the positions the
-      direct algorithm computes (the rest lie in the padding of its layout) and that
-      give its tiles at least 8 rows (output channels per group forward, input
-      channels per group backward): direct, which packs and lowers nothing
-      (AlexNetSmall conv1, conv2, conv4, conv5; AlexNet conv2; LeNet conv1 forward);
+      direct algorithm computes (the rest lie in the padding of its layout) and with at
+      least 8 channels per group where its tiles have them (output channels forward,
+      input channels backward): direct, which packs and lowers nothing (AlexNetSmall
+      conv2 to conv5 in every direction it is not winograd, conv1 forward; AlexNet
+      conv2 to conv5 backward-filter, conv2 forward and backward-data; LeNet conv1
+      forward);
     - backward-data with fewer than 64 input channels per group (Cg), unless the
       output channels per group (Kg) are at most twice as many and Cg is at least 8:
       im2col_gemm. Implicit GEMM's gather is a GEMM with Cg rows, and its packing of dY

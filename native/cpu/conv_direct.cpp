@@ -39,8 +39,8 @@
 
 namespace minifw {
 
-MINIFW_ISA_VARIANT(DirectKernels<float>, generic, (make_direct_kernels<Vec16<float>, 6, 2>()))
-MINIFW_ISA_VARIANT(DirectKernels<double>, generic, (make_direct_kernels<Vec16<double>, 6, 2>()))
+MINIFW_ISA_VARIANT(DirectKernels<float>, generic, (make_direct_kernels<Vec16<float>, 6>()))
+MINIFW_ISA_VARIANT(DirectKernels<double>, generic, (make_direct_kernels<Vec16<double>, 6>()))
 
 namespace {
 
@@ -152,19 +152,29 @@ template <typename T>
 void run_direct(const DirectPlan<T>& p, const T* xq, const T* a, const std::vector<int64_t>& row_tiles,
                 T* dst, int nthreads) {
   const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
-  const int64_t nr = p.nr, Ho = p.h.out, Wo = p.w.out, Hq = p.h.q, Wq = p.w.q, HWq = Hq * Wq;
+  const int64_t nr = p.nr, Ho = p.h.out, Wo = p.w.out, Hq = p.h.q, Wq = p.w.q;
   const int64_t channels_out = p.groups * p.m;
   std::vector<int64_t> koff(p.kdim);
   for (int64_t c = 0, k = 0; c < p.cin; ++c)
     for (int64_t r = 0; r < p.R; ++r)
       for (int64_t q = 0; q < p.S; ++q) koff[k++] = c * p.L + r * p.dh * Wq + q * p.dw;
-  // Tiles holding at least one output position (the others lie wholly in padding rows).
-  std::vector<char> live(p.tiles, 0);
+  // Each tile's runs of output positions (one output row at most each), computed once
+  // for every row tile and group: (column in the tile, length, position in an output
+  // channel's images). A tile without any lies wholly in padding rows and is skipped.
+  struct Run {
+    int64_t col, len, at;
+  };
+  std::vector<Run> runs;
+  std::vector<int64_t> first(p.tiles + 1, 0);
   for (int64_t n = 0; n < p.N; ++n)
-    for (int64_t y = 0; y < Ho; ++y) {
-      const int64_t j = (n * Hq + y) * Wq;
-      for (int64_t t = j / nr; t <= (j + Wo - 1) / nr; ++t) live[t] = 1;
-    }
+    for (int64_t y = 0; y < Ho; ++y)
+      for (int64_t j = (n * Hq + y) * Wq, x = 0; x < Wo;) {
+        const int64_t t = (j + x) / nr, len = std::min(Wo - x, (t + 1) * nr - (j + x));
+        runs.push_back({j + x - t * nr, len, n * channels_out * Ho * Wo + y * Wo + x});
+        ++first[t + 1];
+        x += len;
+      }
+  for (int64_t t = 0; t < p.tiles; ++t) first[t + 1] += first[t];
   // Tiles per block: the block's B values (cin channels x its columns plus the taps'
   // reach) within 24 KiB where they can be, so they stay in the L1 across row tiles.
   const int64_t reach = (p.R - 1) * p.dh * Wq + (p.S - 1) * p.dw;
@@ -183,43 +193,49 @@ void run_direct(const DirectPlan<T>& p, const T* xq, const T* a, const std::vect
         const T* panel = a + (g * p.m + row0) * p.kdim;
         T* out = dst + (g * p.m + row0) * Ho * Wo;
         for (int64_t t = t0; t < t1; ++t) {
-          if (!live[t]) continue;
+          if (first[t] == first[t + 1]) continue;
           ks.tile[mr](p.kdim, panel, xg + t * nr, koff.data(), c);
-          // Copy the tile's output positions out, a run of one output row at a time.
-          for (int64_t j = t * nr, end = std::min(p.J, j + nr); j < end;) {
-            const int64_t n = j / HWq, y = (j % HWq) / Wq, x = j % Wq;
-            if (y >= Ho) {
-              j = (n + 1) * HWq;
-              continue;
+          for (int64_t u = first[t]; u < first[t + 1]; ++u) {
+            const Run& run = runs[u];
+            for (int64_t i = 0; i < mr; ++i) {
+              const T* from = c + i * nr + run.col;
+              T* to = out + i * Ho * Wo + run.at;
+              for (int64_t v = 0; v < run.len; ++v) to[v] = from[v];
             }
-            if (x >= Wo) {
-              j += Wq - x;
-              continue;
-            }
-            const int64_t len = std::min(Wo - x, end - j), col = j - t * nr;
-            T* o = out + n * channels_out * Ho * Wo + y * Wo + x;
-            for (int64_t i = 0; i < mr; ++i)
-              std::memcpy(o + i * Ho * Wo, c + i * nr + col, sizeof(T) * len);
-            j += len;
           }
         }
       }
     }
   }
 }
+// The backward-filter's positions go in chunks (direct_backward_filter, below).
+constexpr int64_t kFilterChunk = 2048;
+
+// Its buffers: dY transposed (kb blocks of nr output channels per group, J positions
+// each) and the chunks' sums (per group, chunk and block, CgRS pairs by nr channels).
+template <typename T>
+struct FilterLayout {
+  int64_t kb, J, chunks, CgRS;
+  int64_t dyt_values(int64_t groups, int nr) const { return groups * kb * J * nr; }
+  int64_t partial_values(int64_t groups, int nr) const { return groups * chunks * kb * CgRS * nr; }
+};
+
+template <typename T>
+FilterLayout<T> filter_layout(const ConvShape& s, const DirectPlan<T>& p, int nr) {
+  return {(s.Kg() + nr - 1) / nr, p.J, (p.J + kFilterChunk - 1) / kFilterChunk, p.kdim};
+}
+
 }  // namespace
 
 template <typename T>
-ConvWorkspace direct_workspace(ConvDir dir, const ConvShape& s, int nthreads) {
+ConvWorkspace direct_workspace(ConvDir dir, const ConvShape& s, int) {
   const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
   const DirectPlan<T> p = dir == ConvDir::backward_data ? data_plan<T>(s, ks.nr) : forward_plan<T>(s, ks.nr);
   int64_t values = p.xq_values();  // the padded source
   if (dir == ConvDir::backward_filter) {
-    // dY in the output positions' layout, and each thread's lane sums
-    const int64_t blocks = (s.Kg() + DirectKernels<T>::kMaxFilterRows - 1) / DirectKernels<T>::kMaxFilterRows;
-    const int64_t threads = std::min<int64_t>(std::max(nthreads, 1), s.groups * blocks);
-    values += round_up(s.K * round_up(p.J, ks.lanes), 16) +
-              threads * p.kdim * DirectKernels<T>::kMaxFilterRows * ks.lanes;
+    // dY transposed into the output positions' layout, and each chunk's sums
+    const FilterLayout<T> f = filter_layout(s, p, ks.nr);
+    values += round_up(f.dyt_values(s.groups, ks.nr), 16) + f.partial_values(s.groups, ks.nr);
   } else {
     values += round_up(p.a_values(), 16);  // the weights' panels
   }
@@ -256,69 +272,76 @@ void direct_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, T*
   run_direct(p, xq, a, row_tiles, dx, nthreads);
 }
 
-// Backward-filter: dW_g[k, (c, r, s)] = sum_j dYq_k[j] * Xq_c[j + r*dh*Wq + s*dw], where
-// dYq is dY in the same layout as the forward's output positions (zeros elsewhere), so
-// the dropped positions add nothing. Dot products over j, whose operands are rows of dYq
-// and shifted rows of Xq, read in place. Work items are groups x blocks of 4 output
-// channels; each sums over every j, chunk by chunk (4 rows of dYq and the channel's
-// chunk of Xq stay in the L1 while every tap of every channel passes), in lane sums kept
-// in the thread's partials; the lanes are added last. Each value is summed in one order
-// whatever the thread count.
+// Backward-filter: dW_g[k, (c, r, s)] = sum_j dY_k[j] * Xq_c[j + r*dh*Wq + s*dw] over the
+// output positions j of the layout. dY is transposed into that layout (dYt: for each
+// position, nr output channels, zeros at the dropped positions, so they add nothing),
+// and a tile (conv_direct_impl.h) holds mr (channel, tap) pairs by nr output channels
+// in registers while it runs over positions: each step loads one row of dYt and
+// broadcasts one value of each pair's shifted input. Positions go in chunks of
+// kFilterChunk (dYt's chunk, 256 KiB in float, stays in the L2 while every pair passes);
+// each chunk's sums are kept apart and added in chunk order, so every value is summed in
+// one order whatever the thread count.
 template <typename T>
 void direct_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, T* ws, int nthreads) {
   const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
   const DirectPlan<T> p = forward_plan<T>(s, ks.nr);
-  constexpr int MB = DirectKernels<T>::kMaxFilterRows;
-  const int64_t lanes = ks.lanes, Jp = round_up(p.J, lanes), RS = s.R * s.S, Cg = s.Cg(), Kg = s.Kg();
-  const int64_t CgRS = Cg * RS, Hq = p.h.q, Wq = p.w.q, P = s.P();
+  const FilterLayout<T> f = filter_layout(s, p, ks.nr);
+  const int64_t nr = ks.nr, RS = s.R * s.S, Cg = s.Cg(), Kg = s.Kg(), CgRS = f.CgRS;
+  const int64_t Hq = p.h.q, Wq = p.w.q, P = s.P(), J = f.J, KB = f.kb;
   T* xq = cache_line_start(ws);
-  T* dyq = xq + p.xq_values();
-  T* partials = dyq + round_up(s.K * Jp, 16);
+  T* dyt = xq + p.xq_values();
+  T* partials = dyt + round_up(f.dyt_values(s.groups, ks.nr), 16);
   fill_padded(p, x, xq, nthreads);
-  for_each_item(s.K, Jp, nthreads, [&](int64_t k) {
-    T* row = dyq + k * Jp;
-    std::memset(row, 0, sizeof(T) * Jp);
-    for (int64_t n = 0; n < s.N; ++n)
-      for (int64_t y = 0; y < s.Ho; ++y)
-        std::memcpy(row + (n * Hq + y) * Wq, dy + (n * s.K + k) * P + y * s.Wo, sizeof(T) * s.Wo);
+  // dYt[g, kb][j][kk] = dY[n, g*Kg + kb*nr + kk, y, x] at j = (n*Hq + y)*Wq + x.
+  for_each_item(s.groups * KB * s.N, Hq * Wq * nr, nthreads, [&](int64_t item) {
+    const int64_t gk = item / s.N, n = item % s.N, g = gk / KB, k0 = (gk % KB) * nr;
+    const int64_t width = std::min(nr, Kg - k0);
+    T* image = dyt + (gk * J + n * Hq * Wq) * nr;
+    std::memset(image, 0, sizeof(T) * Hq * Wq * nr);
+    for (int64_t kk = 0; kk < width; ++kk) {
+      const T* src = dy + (n * s.K + g * Kg + k0 + kk) * P;
+      for (int64_t y = 0; y < s.Ho; ++y) {
+        T* row = image + y * Wq * nr + kk;
+        for (int64_t x = 0; x < s.Wo; ++x) row[x * nr] = src[y * s.Wo + x];
+      }
+    }
   });
   std::vector<int64_t> toff(RS);
   for (int64_t r = 0; r < s.R; ++r)
     for (int64_t q = 0; q < s.S; ++q) toff[r * s.S + q] = r * s.dh * Wq + q * s.dw;
-  // The taps in blocks of at most filter_taps, as even as possible (25 as 5 x 5, not
-  // 4 x 6 + 1: a tile of one tap loads 5 vectors for 4 multiply-adds).
-  const std::vector<int64_t> tap_blocks = split_rows(RS, ks.filter_taps);
-  const int64_t blocks = (Kg + MB - 1) / MB, items = s.groups * blocks;
-  const int64_t chunk = 4096 / int64_t(sizeof(T));  // a multiple of every vector width
+  const std::vector<int64_t> pair_tiles = split_rows(CgRS, ks.mr_max);
+  const int64_t items = s.groups * f.chunks * KB;
   const int threads = static_cast<int>(std::min<int64_t>(std::max(nthreads, 1), items));
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
   for (int64_t item = 0; item < items; ++item) {
-    const int64_t g = item / blocks, k0 = (item % blocks) * MB;
-    const int mb = static_cast<int>(std::min<int64_t>(MB, Kg - k0));
-    T* part = partials + omp_get_thread_num() * CgRS * MB * lanes;
-    std::fill(part, part + CgRS * mb * lanes, T(0));
-    const T* a = dyq + (g * Kg + k0) * Jp;
-    for (int64_t j0 = 0; j0 < Jp; j0 += chunk) {
-      const int64_t n = std::min(chunk, Jp - j0);
-      for (int64_t c = 0; c < Cg; ++c) {
-        const T* b = xq + (g * Cg + c) * p.L + j0;
-        for (size_t tb = 0; tb + 1 < tap_blocks.size(); ++tb) {
-          const int64_t t0 = tap_blocks[tb];
-          const int nb = static_cast<int>(tap_blocks[tb + 1] - t0);
-          ks.filter[mb][nb](n, a + j0, Jp, b, toff.data() + t0, part + (c * RS + t0) * mb * lanes);
-        }
+    const int64_t g = item / (f.chunks * KB), chunk = (item / KB) % f.chunks, kb = item % KB;
+    const int64_t j0 = chunk * kFilterChunk, n = std::min(kFilterChunk, J - j0);
+    const T* bt = dyt + ((g * KB + kb) * J + j0) * nr;
+    T* part = partials + ((g * f.chunks + chunk) * KB + kb) * CgRS * nr;
+    const T* rows[DirectKernels<T>::kMaxRows];
+    for (size_t pt = 0; pt + 1 < pair_tiles.size(); ++pt) {
+      const int64_t pc0 = pair_tiles[pt], mr = pair_tiles[pt + 1] - pc0;
+      for (int64_t i = 0; i < mr; ++i) {
+        const int64_t c = (pc0 + i) / RS, tap = (pc0 + i) % RS;
+        rows[i] = xq + (g * Cg + c) * p.L + toff[tap] + j0;
       }
-    }
-    for (int i = 0; i < mb; ++i) {
-      T* out = dw + (g * Kg + k0 + i) * CgRS;
-      for (int64_t ct = 0; ct < CgRS; ++ct) {
-        const T* v = part + (ct * mb + i) * lanes;
-        T sum = T(0);
-        for (int64_t l = 0; l < lanes; ++l) sum += v[l];
-        out[ct] = sum;
-      }
+      ks.filter[mr](n, rows, bt, part + pc0 * nr);
     }
   }
+  // dW[g*Kg + kb*nr + kk, pc]: the chunks' sums added in chunk order into the first
+  // chunk's, then transposed out.
+  for_each_item(s.groups * KB, f.chunks * CgRS * nr, nthreads, [&](int64_t gk) {
+    const int64_t g = gk / KB, kb = gk % KB, k0 = kb * nr, width = std::min(nr, Kg - k0);
+    T* sum = partials + (g * f.chunks * KB + kb) * CgRS * nr;
+    for (int64_t chunk = 1; chunk < f.chunks; ++chunk) {
+      const T* part = partials + ((g * f.chunks + chunk) * KB + kb) * CgRS * nr;
+      for (int64_t i = 0; i < CgRS * nr; ++i) sum[i] += part[i];
+    }
+    for (int64_t kk = 0; kk < width; ++kk) {
+      T* out = dw + (g * Kg + k0 + kk) * CgRS;
+      for (int64_t pc = 0; pc < CgRS; ++pc) out[pc] = sum[pc * nr + kk];
+    }
+  });
 }
 
 #define MINIFW_INSTANTIATE_DIRECT(T)                                                               \

@@ -14,26 +14,21 @@ namespace minifw {
 template <typename T>
 using DirectTileFn = void (*)(int64_t kdim, const T* a, const T* b, const int64_t* koff, T* c);
 
-// The backward-filter's tile: dot products over n positions (a multiple of the vector
-// width) of mb rows of dY (lda apart) with nb taps of one input channel (b + toff[t]),
-// held lane by lane and added into partial[(t * mb + i) * lanes + l]; the lanes are
-// summed once, after the last chunk of positions.
+// The backward-filter's tile: c[i * nr + j] = sum_{t < n} rows[i][t] * bt[t * nr + j] for
+// i < mr: mr (channel, tap) pairs, whose values are the padded input shifted by the tap
+// (rows[i], broadcast one at a time), by nr output channels of dY transposed (bt: nr
+// output channels for each position, one row of two vectors per position).
 template <typename T>
-using DirectFilterFn = void (*)(int64_t n, const T* a, int64_t lda, const T* b, const int64_t* toff,
-                                T* partial);
+using DirectFilterFn = void (*)(int64_t n, const T* const* rows, const T* bt, T* c);
 
 template <typename T>
 struct DirectKernels {
   static constexpr int kMaxRows = 14;
   static constexpr int kMaxCols = 32;
-  static constexpr int kMaxFilterRows = 4;
-  static constexpr int kMaxFilterTaps = 6;
-  int nr;                              // columns of a tile: two vectors
-  int mr_max;                          // most rows of a tile the ISA's registers hold
-  DirectTileFn<T> tile[kMaxRows + 1];  // tile[mr] for 1 <= mr <= mr_max
-  int lanes;                           // values per vector
-  int filter_taps;                     // most taps of a filter tile (rows: kMaxFilterRows)
-  DirectFilterFn<T> filter[kMaxFilterRows + 1][kMaxFilterTaps + 1];  // [mb][nb], from 1
+  int nr;                                // columns of a tile: two vectors
+  int mr_max;                            // most rows of a tile the ISA's registers hold
+  DirectTileFn<T> tile[kMaxRows + 1];    // tile[mr] for 1 <= mr <= mr_max
+  DirectFilterFn<T> filter[kMaxRows + 1];  // filter[mr] for 1 <= mr <= mr_max
 };
 
 MINIFW_DECLARE_ISA_VARIANTS(DirectKernels<float>);

@@ -1,10 +1,10 @@
 // The direct convolution's tiles (conv_direct_impl.h) for AVX2: 6 rows x 16 floats,
-// 12 accumulators + 2 B vectors + 1 broadcast of the 16 ymm registers; backward-filter
-// tiles of 4 rows x 2 taps (8 accumulators, 4 rows of dY, 1 tap).
+// 12 accumulators + 2 B vectors + 1 broadcast of the 16 ymm registers (both the
+// forward's tiles and the backward-filter's).
 #include "conv_direct_impl.h"
 #include "simd_avx2.h"
 
 namespace minifw {
-MINIFW_ISA_VARIANT(DirectKernels<float>, avx2, (make_direct_kernels<F32x8, 6, 2>()))
-MINIFW_ISA_VARIANT(DirectKernels<double>, avx2, (make_direct_kernels<F64x4, 6, 2>()))
+MINIFW_ISA_VARIANT(DirectKernels<float>, avx2, (make_direct_kernels<F32x8, 6>()))
+MINIFW_ISA_VARIANT(DirectKernels<double>, avx2, (make_direct_kernels<F64x4, 6>()))
 }  // namespace minifw

@@ -1,10 +1,10 @@
 // The direct convolution's tiles (conv_direct_impl.h) for AVX-512: up to 14 rows x 32
-// floats, 28 accumulators + 2 B vectors + 1 broadcast of the 32 zmm registers;
-// backward-filter tiles of 4 rows x 6 taps (24 accumulators, 4 rows of dY, 1 tap).
+// floats, 28 accumulators + 2 B vectors + 1 broadcast of the 32 zmm registers (both the
+// forward's tiles and the backward-filter's).
 #include "conv_direct_impl.h"
 #include "simd_avx512.h"
 
 namespace minifw {
-MINIFW_ISA_VARIANT(DirectKernels<float>, avx512, (make_direct_kernels<F32x16, 14, 6>()))
-MINIFW_ISA_VARIANT(DirectKernels<double>, avx512, (make_direct_kernels<F64x8, 14, 6>()))
+MINIFW_ISA_VARIANT(DirectKernels<float>, avx512, (make_direct_kernels<F32x16, 14>()))
+MINIFW_ISA_VARIANT(DirectKernels<double>, avx512, (make_direct_kernels<F64x8, 14>()))
 }  // namespace minifw

@@ -5,8 +5,10 @@
 // The forward tile is the GEMM micro-kernel's outer product (gemm_microkernel.h: MR
 // broadcast values of A times two vectors of B per step of K) with one difference: B's
 // row k is not a packed panel but the padded input at offset koff[k], loaded unaligned.
-// The backward-filter's tile is the few-row GEMM's dot products (gemm_dot.h) with the
-// taps of one channel as B's rows, and lane sums kept in memory between chunks.
+// The backward-filter's tile is the same outer product with the roles turned: the
+// broadcast values are the padded input, shifted per (channel, tap) pair, and the
+// vectors are dY transposed (output channels along the vector), so the sum over
+// positions stays in registers.
 #pragma once
 #include <cstdint>
 #include <utility>
@@ -45,44 +47,33 @@ void direct_tile(int64_t kdim, const typename V::T* __restrict a, const typename
   }
 }
 
-template <typename V, int MB, int NB>
-void direct_filter_tile(int64_t n, const typename V::T* __restrict a, int64_t lda,
-                        const typename V::T* __restrict b, const int64_t* __restrict toff,
-                        typename V::T* __restrict partial) {
+template <typename V, int MR>
+void direct_filter_tile(int64_t n, const typename V::T* const* rows, const typename V::T* __restrict bt,
+                        typename V::T* __restrict c) {
+  using T = typename V::T;
   constexpr int L = V::lanes;
-  typename V::reg acc[MB][NB];
-#pragma GCC unroll 4
-  for (int i = 0; i < MB; ++i)
-#pragma GCC unroll 8
-    for (int t = 0; t < NB; ++t) acc[i][t] = V::zero();
-  for (int64_t j = 0; j < n; j += L) {
-    typename V::reg av[MB];
-#pragma GCC unroll 4
-    for (int i = 0; i < MB; ++i) av[i] = V::load(a + i * lda + j);
-#pragma GCC unroll 8
-    for (int t = 0; t < NB; ++t) {
-      const typename V::reg bv = V::load(b + toff[t] + j);
-#pragma GCC unroll 4
-      for (int i = 0; i < MB; ++i) acc[i][t] = V::fma(av[i], bv, acc[i][t]);
+  const T* r[MR];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) r[i] = rows[i];
+  typename V::reg acc[MR][2];
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = V::zero();
+  for (int64_t t = 0; t < n; ++t) {
+    const typename V::reg b0 = V::load(bt + t * 2 * L), b1 = V::load(bt + t * 2 * L + L);
+    V::prefetch(bt + (t + 16) * 2 * L);
+    V::prefetch(bt + (t + 16) * 2 * L + L);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const typename V::reg ai = V::broadcast(r[i] + t);
+      acc[i][0] = V::fma(ai, b0, acc[i][0]);
+      acc[i][1] = V::fma(ai, b1, acc[i][1]);
     }
   }
-#pragma GCC unroll 8
-  for (int t = 0; t < NB; ++t)
-#pragma GCC unroll 4
-    for (int i = 0; i < MB; ++i) {
-      typename V::T* p = partial + (t * MB + i) * L;
-      V::store(p, V::add(V::load(p), acc[i][t]));
-    }
-}
-
-template <typename V, int MB, int... NB>
-void fill_filter_row(DirectFilterFn<typename V::T>* row, std::integer_sequence<int, NB...>) {
-  ((row[NB + 1] = &direct_filter_tile<V, MB, NB + 1>), ...);
-}
-
-template <typename V, int Taps, int... MB>
-void fill_filter_table(DirectKernels<typename V::T>& k, std::integer_sequence<int, MB...>) {
-  (fill_filter_row<V, MB + 1>(k.filter[MB + 1], std::make_integer_sequence<int, Taps>()), ...);
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    V::store(c + i * 2 * L, acc[i][0]);
+    V::store(c + i * 2 * L + L, acc[i][1]);
+  }
 }
 
 template <typename V, int... MR>
@@ -90,19 +81,13 @@ DirectKernels<typename V::T> direct_kernels_of(std::integer_sequence<int, MR...>
   constexpr int mr_max = sizeof...(MR);
   static_assert(mr_max <= DirectKernels<typename V::T>::kMaxRows, "too many rows for the table");
   static_assert(2 * V::lanes <= DirectKernels<typename V::T>::kMaxCols, "too many columns for a tile");
-  return {2 * V::lanes, mr_max, {nullptr, &direct_tile<V, MR + 1>...}, V::lanes, 0, {}};
+  return {2 * V::lanes, mr_max, {nullptr, &direct_tile<V, MR + 1>...}, {nullptr, &direct_filter_tile<V, MR + 1>...}};
 }
 
-// The table of forward tiles of 1 .. MaxRows rows and of filter tiles of 1 .. 4 rows by
-// 1 .. FilterTaps taps.
-template <typename V, int MaxRows, int FilterTaps>
+// The table of tiles of 1 .. MaxRows rows.
+template <typename V, int MaxRows>
 DirectKernels<typename V::T> make_direct_kernels() {
-  using K = DirectKernels<typename V::T>;
-  static_assert(FilterTaps <= K::kMaxFilterTaps, "too many taps for the table");
-  K k = direct_kernels_of<V>(std::make_integer_sequence<int, MaxRows>());
-  k.filter_taps = FilterTaps;
-  fill_filter_table<V, FilterTaps>(k, std::make_integer_sequence<int, K::kMaxFilterRows>());
-  return k;
+  return direct_kernels_of<V>(std::make_integer_sequence<int, MaxRows>());
 }
 
 }  // namespace minifw

@@ -229,24 +229,27 @@ def test_case_list_exercises_every_algorithm(direction):
 
 
 # The CPU heuristic (minifw.ops.conv._heuristic), on the models' layers (batch 2): winograd
-# for 3x3 layers with >= 64 channels per group in and out; direct at stride 1 where at
-# least 60% of the positions it computes are outputs and its tiles get >= 8 rows.
-@pytest.mark.parametrize("x_shape,w_shape,padding,groups,forward,backward_data", [
-    ((2, 1, 32, 32), (32, 1, 5, 5), 2, 1, "direct", "im2col_gemm"),     # AlexNetSmall conv1: Cg 1
-    ((2, 32, 16, 16), (64, 16, 5, 5), 2, 2, "direct", "direct"),        # conv2: 256 of 18 x 18
-    ((2, 64, 8, 8), (96, 64, 3, 3), 1, 1, "winograd", "winograd"),      # conv3
-    ((2, 96, 8, 8), (96, 48, 3, 3), 1, 2, "direct", "direct"),          # conv4: 48 < 64
-    ((2, 1, 28, 28), (20, 1, 5, 5), 0, 1, "direct", "im2col_gemm"),     # LeNet conv1: 576 of 28 x 28
-    ((2, 20, 12, 12), (50, 20, 5, 5), 0, 1, "implicit_gemm", "im2col_gemm"),  # LeNet conv2: 64 of 12 x 12
-    ((2, 96, 27, 27), (256, 48, 5, 5), 2, 2, "direct", "direct"),       # AlexNet conv2
-    ((2, 256, 13, 13), (384, 256, 3, 3), 1, 1, "winograd", "winograd"),  # AlexNet conv3
-    ((2, 7, 9, 9), (16, 7, 3, 3), 1, 1, "direct", "im2col_gemm"),       # backward: 7 rows, Cg 7 < 8
+# for 3x3 layers with >= 64 channels per group in and out (not backward-filter); direct at
+# stride 1 where at least 60% of the positions it computes are outputs and its tiles' side
+# has >= 8 channels per group (output channels forward, input channels backward).
+@pytest.mark.parametrize("x_shape,w_shape,padding,groups,forward,backward_data,backward_filter", [
+    ((2, 1, 32, 32), (32, 1, 5, 5), 2, 1, "direct", "im2col_gemm", "implicit_gemm"),  # AlexNetSmall conv1
+    ((2, 32, 16, 16), (64, 16, 5, 5), 2, 2, "direct", "direct", "direct"),     # conv2: 256 of 18 x 18
+    ((2, 64, 8, 8), (96, 64, 3, 3), 1, 1, "winograd", "winograd", "direct"),   # conv3
+    ((2, 96, 8, 8), (96, 48, 3, 3), 1, 2, "direct", "direct", "direct"),       # conv4: 48 < 64
+    ((2, 1, 28, 28), (20, 1, 5, 5), 0, 1, "direct", "im2col_gemm", "implicit_gemm"),  # LeNet conv1
+    ((2, 20, 12, 12), (50, 20, 5, 5), 0, 1, "implicit_gemm", "im2col_gemm", "implicit_gemm"),  # 64 of 144
+    ((2, 96, 27, 27), (256, 48, 5, 5), 2, 2, "direct", "direct", "direct"),    # AlexNet conv2
+    ((2, 256, 13, 13), (384, 256, 3, 3), 1, 1, "winograd", "winograd", "direct"),  # AlexNet conv3
+    ((2, 7, 9, 9), (16, 7, 3, 3), 1, 1, "direct", "im2col_gemm", "implicit_gemm"),  # Cg 7 < 8
 ])
-def test_cpu_heuristic(monkeypatch, x_shape, w_shape, padding, groups, forward, backward_data):
+def test_cpu_heuristic(monkeypatch, x_shape, w_shape, padding, groups, forward, backward_data,
+                       backward_filter):
     monkeypatch.setattr(minifw.backends, "benchmark", False)
     problem = ops.ConvProblem(x_shape, w_shape, padding=padding, groups=groups)
     assert ops.conv_algorithm(problem, "forward") == forward
     assert ops.conv_algorithm(problem, "backward_data") == backward_data
+    assert ops.conv_algorithm(problem, "backward_filter") == backward_filter
 
 
 def test_direct_useful_fraction():
