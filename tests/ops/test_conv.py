@@ -265,6 +265,32 @@ def test_direct_useful_fraction():
                 "backward_data") == 7 * 5 / (10 * 9)  # dY 7 x 5 padded by 3, 4: rows of 9, 10 per image
 
 
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_direct_gives_the_same_bits_for_any_thread_count(direction):
+    # Backward-filter sums 2,048 positions a chunk: 3 images laid out as 31 x 31 (30 x 30,
+    # pad 1) are 2,883 positions, two chunks; 40 output channels per group are two blocks
+    # of 32 under AVX-512 (three of 16 under AVX2, five of 8 with the generic tiles).
+    case = Case("direct_threads", (3, 6, 30, 30), (80, 3, 3, 3), padding=1, groups=2)
+    d = case_data(case, np.float32)
+    geometry = case.geometry
+    run = {"forward": lambda: ops.conv2d_forward(d["x"], d["w"], algo="direct", **geometry),
+           "backward_data": lambda: ops.conv2d_backward_data(d["dy"], d["w"], case.x_shape, algo="direct",
+                                                             **geometry),
+           "backward_filter": lambda: ops.conv2d_backward_filter(d["x"], d["dy"], case.w_shape, algo="direct",
+                                                                 **geometry)}[direction]
+    before = minifw.get_num_threads()
+    try:
+        results = []
+        for n in (1, 2, 3, 5):
+            minifw.set_num_threads(n)
+            results.append(run())
+    finally:
+        minifw.set_num_threads(before)
+    for n, got in zip((2, 3, 5), results[1:]):
+        np.testing.assert_array_equal(got, results[0], err_msg=f"{direction} with {n} threads")
+    check_direction(case, direction, "direct", np.float32)
+
+
 # The CPU heuristic's backward-data rule where direct does not apply (stride 2):
 # im2col_gemm below 64 input channels per group (Cg), unless the output channels per group
 # (Kg) are at most 2 Cg and Cg >= 8.
