@@ -264,16 +264,19 @@ def _heuristic(problem, direction, dev):
     measurements recorded in benchmarks/RESULTS.md:
 
     - 1x1 unpadded stride-1 layers need no lowering at all: gemm_1x1;
-    - 3x3 stride-1 layers with enough channels (64 per group, in and out) for
-      Winograd's 36 GEMMs to outweigh its transforms: winograd (forward and
-      backward-data);
+    - 3x3 stride-1 layers with enough channels per group, in and out, for Winograd's
+      36 GEMMs to outweigh its transforms: winograd (forward and backward-data). Under
+      AVX-512 that is 64, where the direct algorithm's 14 x 32 tiles beat Winograd on
+      fewer channels (AlexNetSmall conv4, conv5); under AVX2 and the generic kernels,
+      whose direct tiles are 6 rows, 16;
     - stride-1 layers whose output positions are at least 60% of the positions the
       direct algorithm computes (the rest lie in the padding of its layout) and with at
       least 8 channels per group where its tiles have them (output channels forward,
-      input channels backward): direct, which packs and lowers nothing (AlexNetSmall
-      conv2 to conv5 in every direction it is not winograd, conv1 forward; AlexNet
-      conv2 to conv5 backward-filter, conv2 forward and backward-data; LeNet conv1
-      forward);
+      input channels backward); under AVX2 and the generic kernels only with at most 64
+      channels per group in and out (AlexNet conv2 runs faster through the GEMMs
+      there): direct, which packs and lowers nothing (under AVX-512: AlexNetSmall conv2
+      to conv5 in every direction it is not winograd, conv1 forward; AlexNet conv2 to
+      conv5 backward-filter, conv2 forward and backward-data; LeNet conv1 forward);
     - backward-data with fewer than 64 input channels per group (Cg), unless the
       output channels per group (Kg) are at most twice as many and Cg is at least 8:
       im2col_gemm. Implicit GEMM's gather is a GEMM with Cg rows, and its packing of dY
@@ -290,10 +293,12 @@ def _heuristic(problem, direction, dev):
         return "implicit_gemm"
     k, cg = problem.w_shape[0], problem.w_shape[1]
     kg = k // problem.groups
-    if "winograd" in supported and min(cg, kg) >= 64:
+    wide = backends.get_isa() == "avx512"
+    if "winograd" in supported and min(cg, kg) >= (64 if wide else 16):
         return "winograd"
     rows = kg if direction == "forward" else cg
-    if "direct" in supported and rows >= 8 and _direct_useful_fraction(problem, direction) >= 0.6:
+    if "direct" in supported and rows >= 8 and (wide or max(cg, kg) <= 64) \
+            and _direct_useful_fraction(problem, direction) >= 0.6:
         return "direct"
     if direction == "backward_data" and cg < 64 and not (cg >= 8 and kg <= 2 * cg):
         return "im2col_gemm"
@@ -332,10 +337,11 @@ def conv_algorithm(problem, direction, device="cpu"):
 
 def _choose(problem, direction, dev):
     if not backends.benchmark or backends.deterministic_choice():
-        algo = _heuristic_choice.get((problem, direction, dev))
+        key = (problem, direction, dev, backends.get_isa())  # the CPU's choice depends on the ISA
+        algo = _heuristic_choice.get(key)
         if algo is None:
             algo = _heuristic(problem, direction, dev)
-            _heuristic_choice.put((problem, direction, dev), algo)
+            _heuristic_choice.put(key, algo)
         return algo
     key = (direction, problem, str(dev), backends.get_isa(), backends.get_num_threads())
     algo = _autotune.get(key)

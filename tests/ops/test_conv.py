@@ -246,10 +246,29 @@ def test_case_list_exercises_every_algorithm(direction):
 def test_cpu_heuristic(monkeypatch, x_shape, w_shape, padding, groups, forward, backward_data,
                        backward_filter):
     monkeypatch.setattr(minifw.backends, "benchmark", False)
+    monkeypatch.setattr(minifw.backends, "get_isa", lambda: "avx512")
     problem = ops.ConvProblem(x_shape, w_shape, padding=padding, groups=groups)
     assert ops.conv_algorithm(problem, "forward") == forward
     assert ops.conv_algorithm(problem, "backward_data") == backward_data
     assert ops.conv_algorithm(problem, "backward_filter") == backward_filter
+
+
+# Under AVX2 and the generic kernels the direct tiles have 6 rows, not 14: Winograd keeps
+# 3x3 layers from 16 channels per group, and direct needs at most 64 channels per group.
+@pytest.mark.parametrize("isa", ["avx2", "generic"])
+@pytest.mark.parametrize("x_shape,w_shape,padding,groups,forward,backward_data,backward_filter", [
+    ((2, 32, 16, 16), (64, 16, 5, 5), 2, 2, "direct", "direct", "direct"),        # AlexNetSmall conv2
+    ((2, 96, 8, 8), (96, 48, 3, 3), 1, 2, "winograd", "winograd", "direct"),      # conv4
+    ((2, 64, 8, 8), (96, 64, 3, 3), 1, 1, "winograd", "winograd", "implicit_gemm"),  # conv3: 96 > 64
+    ((2, 96, 27, 27), (256, 48, 5, 5), 2, 2, "implicit_gemm", "im2col_gemm", "implicit_gemm"),  # AlexNet conv2
+    ((2, 1, 28, 28), (20, 1, 5, 5), 0, 1, "direct", "im2col_gemm", "implicit_gemm"),  # LeNet conv1
+])
+def test_cpu_heuristic_with_narrower_vectors(monkeypatch, isa, x_shape, w_shape, padding, groups, forward,
+                                             backward_data, backward_filter):
+    monkeypatch.setattr(minifw.backends, "benchmark", False)
+    monkeypatch.setattr(minifw.backends, "get_isa", lambda: isa)
+    problem = ops.ConvProblem(x_shape, w_shape, padding=padding, groups=groups)
+    assert [ops.conv_algorithm(problem, d) for d in DIRECTIONS] == [forward, backward_data, backward_filter]
 
 
 def test_direct_useful_fraction():
@@ -305,6 +324,7 @@ def test_direct_gives_the_same_bits_for_any_thread_count(direction):
 ])
 def test_backward_data_heuristic(monkeypatch, x_shape, w_shape, groups, algo):
     monkeypatch.setattr(minifw.backends, "benchmark", False)
+    monkeypatch.setattr(minifw.backends, "get_isa", lambda: "avx512")
     problem = ops.ConvProblem(x_shape, w_shape, stride=2, padding=2, groups=groups)
     assert ops.conv_algorithm(problem, "backward_data") == algo
 
