@@ -101,7 +101,7 @@ void conv_forward(ConvAlgo algo, const ConvShape& s, const T* x, const T* w, con
     case ConvAlgo::implicit_gemm: implicit_forward(s, x, w, y, nthreads); break;
     case ConvAlgo::winograd: winograd_forward(s, x, w, y, ws, nthreads); break;
     case ConvAlgo::gemm_1x1: gemm1x1_forward(s, x, w, y, nthreads); break;
-    case ConvAlgo::direct: direct_forward(s, x, w, y, ws, nthreads); break;
+    case ConvAlgo::direct: return direct_forward(s, x, w, bias, y, ws, nthreads);  // adds the bias itself
   }
   if (bias) bias_add<T>(s.N, s.K, s.P(), y, bias, y, nthreads);  // in place: y[n, k, p] += bias[k]
 }

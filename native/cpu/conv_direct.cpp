@@ -150,7 +150,7 @@ std::vector<int64_t> split_rows(int64_t m, int mr_max) {
 
 template <typename T>
 void run_direct(const DirectPlan<T>& p, const T* xq, const T* a, const std::vector<int64_t>& row_tiles,
-                T* dst, int nthreads) {
+                const T* bias, T* dst, int nthreads) {
   const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
   const int64_t nr = p.nr, Ho = p.h.out, Wo = p.w.out, Hq = p.h.q, Wq = p.w.q;
   const int64_t channels_out = p.groups * p.m;
@@ -199,8 +199,9 @@ void run_direct(const DirectPlan<T>& p, const T* xq, const T* a, const std::vect
             const Run& run = runs[u];
             for (int64_t i = 0; i < mr; ++i) {
               const T* from = c + i * nr + run.col;
+              const T b = bias ? bias[g * p.m + row0 + i] : T(0);
               T* to = out + i * Ho * Wo + run.at;
-              for (int64_t v = 0; v < run.len; ++v) to[v] = from[v];
+              for (int64_t v = 0; v < run.len; ++v) to[v] = from[v] + b;
             }
           }
         }
@@ -243,7 +244,7 @@ ConvWorkspace direct_workspace(ConvDir dir, const ConvShape& s, int) {
 }
 
 template <typename T>
-void direct_forward(const ConvShape& s, const T* x, const T* w, T* y, T* ws, int nthreads) {
+void direct_forward(const ConvShape& s, const T* x, const T* w, const T* bias, T* y, T* ws, int nthreads) {
   const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
   const DirectPlan<T> p = forward_plan<T>(s, ks.nr);
   T* xq = cache_line_start(ws);
@@ -252,7 +253,7 @@ void direct_forward(const ConvShape& s, const T* x, const T* w, T* y, T* ws, int
   const int64_t CgRS = p.kdim;
   pack_weights(p, row_tiles, a, [&](int64_t g, int64_t k, int64_t ck) { return w[(g * p.m + k) * CgRS + ck]; });
   fill_padded(p, x, xq, nthreads);
-  run_direct(p, xq, a, row_tiles, y, nthreads);
+  run_direct(p, xq, a, row_tiles, bias, y, nthreads);  // the bias added as the outputs are written
 }
 
 template <typename T>
@@ -269,7 +270,7 @@ void direct_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, T*
     return w[((g * Kg + kout) * Cg + c) * RS + (s.R - 1 - r) * s.S + (s.S - 1 - q)];
   });
   fill_padded(p, dy, xq, nthreads);
-  run_direct(p, xq, a, row_tiles, dx, nthreads);
+  run_direct(p, xq, a, row_tiles, static_cast<const T*>(nullptr), dx, nthreads);
 }
 
 // Backward-filter: dW_g[k, (c, r, s)] = sum_j dY_k[j] * Xq_c[j + r*dh*Wq + s*dw] over the
@@ -346,7 +347,7 @@ void direct_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, 
 
 #define MINIFW_INSTANTIATE_DIRECT(T)                                                               \
   template ConvWorkspace direct_workspace<T>(ConvDir, const ConvShape&, int);                     \
-  template void direct_forward<T>(const ConvShape&, const T*, const T*, T*, T*, int);             \
+  template void direct_forward<T>(const ConvShape&, const T*, const T*, const T*, T*, T*, int);             \
   template void direct_backward_data<T>(const ConvShape&, const T*, const T*, T*, T*, int);       \
   template void direct_backward_filter<T>(const ConvShape&, const T*, const T*, T*, T*, int);
 MINIFW_INSTANTIATE_DIRECT(float)
