@@ -40,7 +40,8 @@ under backends.benchmark, so timings never pick the algorithm
 On the CUDA kernels (device "cuda", and "cudasim", the emulator) the
 algorithms are the GPU's own: ``implicit_gemm`` (the lowered tiles gathered
 into shared memory), ``im2col_gemm`` (image by image, one lowered image in the
-workspace) and ``gemm_1x1``; no winograd or direct yet. The queries take the device
+workspace), ``gemm_1x1`` and ``direct`` (the padded copy in the workspace, the
+GEMM's tiles loaded from its shifted views); no winograd yet. The queries take the device
 (``device="cuda"``); the execution functions use the device of their arrays.
 On "cuda", find_conv_algorithms times each algorithm with CUDA events on CuPy's
 current stream.
@@ -367,7 +368,7 @@ def _check_algo(fn, problem, direction, algo, dev):
                          f" for {direction}; got {algo!r}")
     supported = _supported(problem, direction, dev)
     if algo not in supported:
-        needs = ("the CPU: it has no CUDA kernel yet" if dev != devices.CPU and algo in ("winograd", "direct")
+        needs = ("the CPU: it has no CUDA kernel yet" if dev != devices.CPU and algo == "winograd"
                  else _NEEDS.get(algo, "nothing more"))
         raise ValueError(f"{fn}: algo {algo!r} does not support this problem ({problem}) on device "
                          f"{str(dev)!r}; it needs {needs}; supported here: {supported}")

@@ -55,32 +55,12 @@ T* cache_line_start(T* ws) {
   return reinterpret_cast<T*>((a + kAlign - 1) / kAlign * kAlign);
 }
 
-// Where the source's rows (or columns) go in the padded layout, along one dimension:
-// source index i lands at i + pad when lower <= i + pad < upper (a negative pad crops
-// -pad values at each end); q is the stride of the layout (Hq or Wq).
-struct Axis {
-  int64_t pad, lower, upper, out, q;
-};
-
-Axis make_axis(int64_t src, int64_t pad, int64_t taps, int64_t dil) {
-  Axis a;
-  a.pad = pad;
-  a.lower = std::max<int64_t>(pad, 0);
-  a.upper = src + pad + std::min<int64_t>(pad, 0);
-  const int64_t eff = src + 2 * pad;  // the padded (or cropped) extent
-  a.out = eff - (taps - 1) * dil;
-  // The layout's stride: the data fits (upper); the last output's taps read nothing of
-  // the next image or row but its leading zeros (eff - lower); every output fits (out).
-  a.q = std::max({a.upper, eff - a.lower, a.out});
-  return a;
-}
-
 // One direct convolution: `cin` channels per group of a source of N images (Hs x Ws)
-// into `m` channels per group of the destination (out.out rows x ow.out columns).
+// into `m` channels per group of the destination (h.out rows x w.out columns).
 template <typename T>
 struct DirectPlan {
   int64_t N, groups, cin, m, Hs, Ws, R, S, dh, dw;
-  Axis h, w;
+  PaddedAxis h, w;
   int64_t nr, J, tiles, L, kdim;
 
   int64_t xq_values() const { return groups * cin * L; }
@@ -90,8 +70,8 @@ struct DirectPlan {
 template <typename T>
 DirectPlan<T> make_plan(int64_t N, int64_t groups, int64_t cin, int64_t m, int64_t Hs, int64_t Ws,
                         int64_t pad_h, int64_t pad_w, const ConvShape& s, int nr) {
-  DirectPlan<T> p{N, groups, cin, m, Hs, Ws, s.R, s.S, s.dh, s.dw, make_axis(Hs, pad_h, s.R, s.dh),
-                  make_axis(Ws, pad_w, s.S, s.dw), nr, 0, 0, 0, cin * s.R * s.S};
+  DirectPlan<T> p{N, groups, cin, m, Hs, Ws, s.R, s.S, s.dh, s.dw, padded_axis(Hs, pad_h, s.R, s.dh),
+                  padded_axis(Ws, pad_w, s.S, s.dw), nr, 0, 0, 0, cin * s.R * s.S};
   p.J = N * p.h.q * p.w.q;
   p.tiles = (p.J + nr - 1) / nr;
   // Every column of every tile, waste included, reads within its own channel's array.

@@ -1,4 +1,4 @@
-// 2-D convolution on the GPU, NCHW, three algorithms:
+// 2-D convolution on the GPU, NCHW, four algorithms:
 // - implicit_gemm: the convolution as one GEMM per group whose lowered operand
 //   (im2col's matrix) is never stored: tiled_gemm.cuh's tile loader gathers its
 //   elements from the image (forward, backward-filter) or from dy (backward-data,
@@ -8,6 +8,9 @@
 //   matrix of one image into the workspace, then one GEMM per group; backward-data
 //   multiplies into the workspace and a col2im kernel gathers it into dx.
 // - gemm_1x1: a 1x1, stride-1, unpadded convolution is a GEMM on the image as it is.
+// - direct (stride 1): the source copied once into a padded layout where every tap of a
+//   channel is the same array shifted; tiled_gemm's B tile is loaded from those shifted
+//   views, no bounds test per element.
 // conv_im2col and conv_col2im launch im2col_gemm's lowering kernels alone, for one
 // image: the caffe engine lowers with them and multiplies with the array library's
 // GEMM (cuBLAS through CuPy), as Caffe does on a GPU.
@@ -134,6 +137,121 @@ struct ImplicitBackwardFilter {
   __device__ void store(int64_t g, int64_t k, int64_t crs, T acc) const { dw[(g * s.Kg + k) * s.CgRS + crs] = acc; }
 };
 
+// ---- direct: tiled_gemm over shifted views of a padded copy -------------------------
+// The CPU's direct algorithm (cpu/conv_direct.cpp) on the GPU: the source (x, or dY for
+// backward-data) is copied once into the padded layout of cpu/conv_shape.h's PaddedAxis,
+// each channel one flat array of L values, images stacked with shared padding, so that
+// tap (r, s) of channel c at output position j is xq[c * L + r*dh*Wq + s*dw + j]. The
+// GEMM's B tile is loaded from there with no bounds test; the positions j that are not
+// outputs (in the layout's padding) are computed and not stored.
+struct DirectLayout {
+  int64_t N, groups, channels, cin, m, Hs, Ws, R, S, dh, dw, RS, kdim, Hq, Wq, HWq, Ho, Wo, J, L;
+  PaddedAxis h, w;
+};
+
+// Forward and backward-filter read x (padding p); backward-data reads dY, padded by
+// (R - 1) * dh - p, into Cg channels per group.
+DirectLayout direct_layout(const ConvShape& s, ConvDir dir) {
+  const bool data = dir == ConvDir::backward_data;
+  DirectLayout d;
+  d.N = s.N;
+  d.groups = s.groups;
+  d.channels = data ? s.K : s.C;
+  d.cin = data ? s.Kg() : s.Cg();
+  d.m = data ? s.Cg() : s.Kg();
+  d.Hs = data ? s.Ho : s.H;
+  d.Ws = data ? s.Wo : s.W;
+  d.R = s.R, d.S = s.S, d.dh = s.dh, d.dw = s.dw, d.RS = s.R * s.S, d.kdim = d.cin * d.RS;
+  d.h = padded_axis(d.Hs, data ? (s.R - 1) * s.dh - s.ph : s.ph, s.R, s.dh);
+  d.w = padded_axis(d.Ws, data ? (s.S - 1) * s.dw - s.pw : s.pw, s.S, s.dw);
+  d.Hq = d.h.q, d.Wq = d.w.q, d.HWq = d.Hq * d.Wq, d.Ho = d.h.out, d.Wo = d.w.out;
+  d.J = s.N * d.HWq;
+  d.L = d.J + (s.R - 1) * s.dh * d.Wq + (s.S - 1) * s.dw;  // every tap of every position j < J
+  return d;
+}
+
+// xq[c * L + j] for every channel c of the source: its value where j lands on the data,
+// zero elsewhere (every element written, so no separate clearing).
+template <typename T>
+__global__ void direct_pad_kernel(DirectLayout d, const T* src, T* xq) {
+  const int64_t total = d.channels * d.L, stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int64_t c = i / d.L, j = i % d.L;
+    T v = T(0);
+    if (j < d.J) {
+      const int64_t n = j / d.HWq, row = (j % d.HWq) / d.Wq, col = j % d.Wq;
+      if (row >= d.h.lower && row < d.h.upper && col >= d.w.lower && col < d.w.upper)
+        v = src[((n * d.channels + c) * d.Hs + row - d.h.pad) * d.Ws + col - d.w.pad];
+    }
+    xq[i] = v;
+  }
+}
+
+// Tap rs's shift in the layout.
+__device__ __forceinline__ int64_t direct_shift(const DirectLayout& d, int64_t rs) {
+  return (rs / d.S) * d.dh * d.Wq + (rs % d.S) * d.dw;
+}
+
+// Forward (rows: output channels k, depth (c, r, s)) and backward-data (rows: input
+// channels c, depth (k, r, s) over the weights flipped in both taps), columns the
+// layout's positions j, per group.
+template <typename T>
+struct DirectProduct {
+  DirectLayout d;
+  const T *xq, *w, *bias;
+  T* out;
+  bool data;       // backward-data: the weights read flipped and transposed
+  int64_t wk, wc;  // the weights' K / groups and C / groups
+  __device__ int64_t rows() const { return d.m; }
+  __device__ int64_t cols() const { return d.J; }
+  __device__ int64_t depth() const { return d.kdim; }
+  __device__ bool a_depth_fastest() const { return true; }
+  __device__ bool b_cols_fastest() const { return true; }
+  __device__ T load_a(int64_t g, int64_t i, int64_t k) const {
+    if (!data) return w[(g * d.m + i) * d.kdim + k];
+    return w[((g * wk + k / d.RS) * wc + i) * d.RS + (d.RS - 1 - k % d.RS)];
+  }
+  __device__ T load_b(int64_t g, int64_t k, int64_t j) const {
+    return xq[(g * d.cin + k / d.RS) * d.L + direct_shift(d, k % d.RS) + j];
+  }
+  __device__ void store(int64_t g, int64_t i, int64_t j, T acc) const {
+    const int64_t n = j / d.HWq, y = (j % d.HWq) / d.Wq, x = j % d.Wq;
+    if (y >= d.Ho || x >= d.Wo) return;  // a position in the layout's padding
+    const int64_t channel = g * d.m + i;
+    out[((n * d.groups * d.m + channel) * d.Ho + y) * d.Wo + x] = bias ? acc + bias[channel] : acc;
+  }
+};
+
+// Backward-filter, per group: dw[k, (c, r, s)] = sum_j dY_k[j] * xq_c[j + shift(r, s)] over
+// the layout's positions j (dY read as 0 where j is not an output).
+template <typename T>
+struct DirectFilter {
+  DirectLayout d;
+  const T *xq, *dy;
+  T* dw;
+  int64_t K;
+  __device__ int64_t rows() const { return d.m; }
+  __device__ int64_t cols() const { return d.kdim; }
+  __device__ int64_t depth() const { return d.J; }
+  __device__ bool a_depth_fastest() const { return true; }
+  __device__ bool b_cols_fastest() const { return false; }  // xq is read along j
+  __device__ T load_a(int64_t g, int64_t k, int64_t j) const {
+    const int64_t n = j / d.HWq, y = (j % d.HWq) / d.Wq, x = j % d.Wq;
+    if (y >= d.Ho || x >= d.Wo) return T(0);
+    return dy[((n * K + g * d.m + k) * d.Ho + y) * d.Wo + x];
+  }
+  __device__ T load_b(int64_t g, int64_t j, int64_t crs) const {
+    return xq[(g * d.cin + crs / d.RS) * d.L + direct_shift(d, crs % d.RS) + j];
+  }
+  __device__ void store(int64_t g, int64_t k, int64_t crs, T acc) const { dw[(g * d.m + k) * d.kdim + crs] = acc; }
+};
+
+template <typename T>
+void direct_pad(const DirectLayout& d, const T* src, T* xq, cudaStream_t stream) {
+  launch("conv_direct_pad", direct_pad_kernel<T>, elementwise_grid(d.channels * d.L), dim3(kElementwiseThreads), 0,
+         stream, d, src, xq);
+}
+
 // ---- im2col, col2im and bias kernels ---------------------------------------------
 // col[(c * RS + rs) * P + p] for every channel of image n (all groups).
 template <typename T>
@@ -203,8 +321,8 @@ bool conv_supports(ConvAlgo algo, ConvDir, const ConvShape& s) {
     case ConvAlgo::im2col_gemm:
     case ConvAlgo::implicit_gemm: return true;
     case ConvAlgo::gemm_1x1: return s.R == 1 && s.S == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
-    case ConvAlgo::winograd:
-    case ConvAlgo::direct: return false;  // not written for the GPU yet
+    case ConvAlgo::direct: return s.sh == 1 && s.sw == 1;
+    case ConvAlgo::winograd: return false;  // not written for the GPU yet
   }
   return false;
 }
@@ -212,7 +330,12 @@ bool conv_supports(ConvAlgo algo, ConvDir, const ConvShape& s) {
 template <typename T>
 int64_t conv_workspace_bytes(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
   refuse_unsupported(algo, dir, s);
-  // im2col_gemm lowers one image at a time: C * R * S rows of P values.
+  // im2col_gemm lowers one image at a time: C * R * S rows of P values; direct pads its
+  // source once.
+  if (algo == ConvAlgo::direct) {
+    const DirectLayout d = direct_layout(s, dir);
+    return d.channels * d.L * int64_t(sizeof(T));
+  }
   return algo == ConvAlgo::im2col_gemm ? s.C * s.R * s.S * s.P() * int64_t(sizeof(T)) : 0;
 }
 
@@ -225,6 +348,14 @@ void conv_forward(ConvAlgo algo, const ConvShape& shape, const T* x, const T* w,
   if (algo == ConvAlgo::implicit_gemm) {
     launch_tiled_gemm<T>("conv_implicit_forward", ImplicitForward<T>{s, x, w, bias, y}, s.Kg, s.N * s.P, shape.groups,
                          stream, tf32_allowed(Tf32Use::conv));
+    return;
+  }
+  if (algo == ConvAlgo::direct) {
+    const DirectLayout d = direct_layout(shape, ConvDir::forward);
+    T* xq = static_cast<T*>(workspace);
+    direct_pad(d, x, xq, stream);
+    launch_tiled_gemm<T>("conv_direct_forward", DirectProduct<T>{d, xq, w, bias, y, false, s.Kg, s.Cg}, d.m, d.J,
+                         shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
   T* col = static_cast<T*>(workspace);
@@ -252,6 +383,15 @@ void conv_backward_data(ConvAlgo algo, const ConvShape& shape, const T* dy, cons
                          shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
+  if (algo == ConvAlgo::direct) {
+    const DirectLayout d = direct_layout(shape, ConvDir::backward_data);
+    T* xq = static_cast<T*>(workspace);
+    direct_pad(d, dy, xq, stream);
+    launch_tiled_gemm<T>("conv_direct_backward_data",
+                         DirectProduct<T>{d, xq, w, static_cast<const T*>(nullptr), dx, true, s.Kg, s.Cg}, d.m, d.J,
+                         shape.groups, stream, tf32_allowed(Tf32Use::conv));
+    return;
+  }
   T* col = static_cast<T*>(workspace);
   for (int64_t n = 0; n < s.N; ++n) {
     // col_g = w_g^T dy[n, g]; gemm_1x1 writes dx[n] directly
@@ -271,6 +411,14 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& shape, const T* x, con
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   if (algo == ConvAlgo::implicit_gemm) {
     launch_tiled_gemm<T>("conv_implicit_backward_filter", ImplicitBackwardFilter<T>{s, x, dy, dw}, s.Kg, s.CgRS,
+                         shape.groups, stream, tf32_allowed(Tf32Use::conv));
+    return;
+  }
+  if (algo == ConvAlgo::direct) {
+    const DirectLayout d = direct_layout(shape, ConvDir::backward_filter);
+    T* xq = static_cast<T*>(workspace);
+    direct_pad(d, x, xq, stream);
+    launch_tiled_gemm<T>("conv_direct_backward_filter", DirectFilter<T>{d, xq, dy, dw, s.K}, d.m, d.kdim,
                          shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }

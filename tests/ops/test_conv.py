@@ -375,12 +375,12 @@ def test_every_isa(isa, direction, case, algo, dtype):
 
 
 # ---- the CUDA kernels, on the emulator ----------------------------------------------
-# The GPU's algorithms are the CPU's less winograd and direct (no CUDA kernels yet). Every case small
+# The GPU's algorithms are the CPU's less winograd (no CUDA kernel yet). Every case small
 # enough for the emulator (which runs each CUDA thread as a fiber) runs every direction,
 # algorithm and dtype; AlexNet's full-size layers are left to a real GPU.
 
 def expected_cuda_algorithms(case, direction):
-    return expected_algorithms(case, direction) - {"winograd", "direct"}
+    return expected_algorithms(case, direction) - {"winograd"}
 
 
 SIM_CASES = [c for c in CASES if c.problem().flops() <= 2e7]
@@ -415,7 +415,7 @@ def test_mixed_devices_are_refused():
         ops.conv2d_forward(x, d["w"], padding=1)
 
 
-@pytest.mark.parametrize("algo", ["winograd", "direct"])
+@pytest.mark.parametrize("algo", ["winograd"])
 def test_cpu_only_algorithms_on_the_emulator_say_there_is_no_kernel(algo):
     d = place("cudasim", *case_data(CASES_BY_ID["c1_3x3_pad1"], np.float32).values())
     with pytest.raises(ValueError, match=f"algo '{algo}' does not support this problem .* on device "
