@@ -47,7 +47,7 @@ namespace {
 inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 // The workspace's arrays start on a cache line (the caller's buffer need not), so that
-// the rows of dY read by the backward-filter's tiles are loaded whole, not split.
+// the rows of dY transposed, read by the backward-filter's tiles, are loaded whole.
 constexpr int64_t kAlign = 64;
 template <typename T>
 T* cache_line_start(T* ws) {
