@@ -307,17 +307,19 @@ def _heuristic(problem, direction, dev):
 
 
 def _direct_useful_fraction(problem, direction):
-    """The share of the positions the direct algorithm computes that are outputs: its
-    layout (native/cpu/conv_direct.cpp) stacks the padded images with the padding shared
-    between neighbours, and computes every position of it. Backward-data is a forward
-    convolution of dY padded by (R - 1) * dilation - padding."""
+    """The output positions of the convolution over the positions the direct algorithm
+    computes: its layout (native/cpu/conv_direct.cpp) stacks the padded images with the
+    padding shared between neighbours, and computes every position of it. Backward-filter
+    sums over the forward's layout; backward-data is a forward convolution of dY padded
+    by (R - 1) * dilation - padding."""
     n, c, h, w = problem.x_shape
     _, _, ho, wo = problem.out_shape
     taps = problem.w_shape[2:]
-    source = (h, w) if direction == "forward" else (ho, wo)
+    data = direction == "backward_data"
+    source = (ho, wo) if data else (h, w)
     computed = 1
     for size, pad, tap, dil in zip(source, problem.padding, taps, problem.dilation):
-        if direction != "forward":
+        if data:
             pad = (tap - 1) * dil - pad
         extent = size + 2 * pad
         computed *= max(size + pad + min(pad, 0), extent - max(pad, 0), extent - (tap - 1) * dil)

@@ -278,8 +278,11 @@ def test_direct_useful_fraction():
     assert frac(ops.ConvProblem((2, 4, 16, 16), (4, 4, 5, 5), padding=2), "forward") == 256 / 18 ** 2
     assert frac(ops.ConvProblem((2, 4, 28, 28), (4, 4, 5, 5)), "forward") == 24 * 24 / 28 ** 2
     assert frac(ops.ConvProblem((2, 4, 12, 12), (4, 4, 5, 5)), "backward_data") == 64 / 144
-    # padding beyond the kernel's reach: the layout's rows are as long as the output's
-    assert frac(ops.ConvProblem((1, 1, 2, 3), (1, 1, 3, 3), padding=4), "forward") == 1.0
+    # padding beyond the kernel's reach: the layout's rows are as long as the output's;
+    # backward-filter sums over the forward's layout, backward-data over cropped dY (4 x 5)
+    beyond = ops.ConvProblem((1, 1, 2, 3), (1, 1, 3, 3), padding=4)
+    assert frac(beyond, "forward") == frac(beyond, "backward_filter") == 1.0
+    assert frac(beyond, "backward_data") == 8 * 9 / (4 * 5)
     assert frac(ops.ConvProblem((1, 1, 9, 9), (1, 1, 3, 3), padding=(1, 0), dilation=2),
                 "backward_data") == 7 * 5 / (10 * 9)  # dY 7 x 5 padded by 3, 4: rows of 9, 10 per image
 
