@@ -1,4 +1,4 @@
-// The direct convolution's register-blocked tile (conv_direct.cpp holds the algorithm),
+// The direct convolution's register-blocked tiles (conv_direct.cpp holds the algorithm),
 // compiled once per ISA from conv_direct_impl.h and chosen with select_isa_variant.
 #pragma once
 #include <cstdint>
