@@ -189,6 +189,7 @@ void run_direct(const DirectPlan<T>& p, const T* xq, const T* a, const std::vect
     }
   }
 }
+
 // The backward-filter's positions go in chunks (direct_backward_filter, below).
 constexpr int64_t kFilterChunk = 2048;
 
@@ -325,10 +326,10 @@ void direct_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, 
   });
 }
 
-#define MINIFW_INSTANTIATE_DIRECT(T)                                                               \
-  template ConvWorkspace direct_workspace<T>(ConvDir, const ConvShape&, int);                     \
-  template void direct_forward<T>(const ConvShape&, const T*, const T*, const T*, T*, T*, int);             \
-  template void direct_backward_data<T>(const ConvShape&, const T*, const T*, T*, T*, int);       \
+#define MINIFW_INSTANTIATE_DIRECT(T)                                                                \
+  template ConvWorkspace direct_workspace<T>(ConvDir, const ConvShape&, int);                      \
+  template void direct_forward<T>(const ConvShape&, const T*, const T*, const T*, T*, T*, int);    \
+  template void direct_backward_data<T>(const ConvShape&, const T*, const T*, T*, T*, int);        \
   template void direct_backward_filter<T>(const ConvShape&, const T*, const T*, T*, T*, int);
 MINIFW_INSTANTIATE_DIRECT(float)
 MINIFW_INSTANTIATE_DIRECT(double)
