@@ -19,13 +19,15 @@ name                       what                                            defau
 ``workspace:<device>``     the primitives' scratch memory (per thread)     1 GiB kept
 ``caffe.buffers``          the caffe engine's col buffer and the like      1 GiB kept
 ``rnn.reserves``           a spare training reserve per recurrent shape    1 GiB kept
+``host.arrays``            freed host arrays of 32 MiB or more, for reuse  1 GiB kept
 =========================  ==============================================  ================
 
 The entry caches (`LRUCache`) drop the least recently used entry when full; their
 `maxsize` is settable. The byte caches keep their buffers up to `max_cached_bytes`
 and hand out a buffer of its own (freed when the caller lets go of it) for a request
-that would take them over; see minifw.devices.Workspace, minifw.engines.caffe and
-minifw.functions.recurrent.SpareReserves.
+that would take them over; see minifw.devices.Workspace, minifw.engines.caffe,
+minifw.functions.recurrent.SpareReserves and minifw.devices.HostArrays (which frees
+the least recently freed blocks first).
 """
 import collections
 import numbers

@@ -1720,7 +1720,7 @@ def _passed_on(g, others, grads):
     The bench's in-place ReLU, on a copy of its input, copied AlexNet relu1's 18.6 MB gradient
     without this."""
     return (any(x is g for x in grads) and not any(o is g for o in others)
-            and devices.is_array(g) and g.flags.owndata
+            and devices.is_array(g) and devices.owns_memory(g)
             and sys.getrefcount(g) - 1 <= _PASSED_ON)  # - 1: this call's argument
 
 
@@ -1735,9 +1735,9 @@ def _owned(g, others):
             and not any(o is g for o in others)):
         return False
     owner = g.base
-    if owner is None:
-        return bool(g.flags.owndata)
-    return (isinstance(g, type(owner)) and owner.base is None and owner.flags.owndata
+    if owner is None or devices.owns_memory(g):
+        return devices.owns_memory(g)
+    return (isinstance(g, type(owner)) and devices.owns_memory(owner)
             and owner.nbytes == g.nbytes and g.flags.c_contiguous
             and sys.getrefcount(owner) <= _OWNER_OF_ONE_VIEW)
 

@@ -116,7 +116,7 @@ class _Buffers:
                 buffers = self._threads[threading.get_ident()] = {}
             buffers.pop((name, dev), None)
         buf = None
-        buf = devices.empty(size, dtype, dev)
+        buf = devices.empty(size, dtype, dev, recycle=False)  # kept here
         if fill is not None:
             buf.fill(fill)
         with self._lock:
@@ -560,8 +560,11 @@ def _bias_backward(fn, dy):
 def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
     """alpha * op(a) @ op(b) + beta * c by the array library's GEMM (c, when given, is
     written and returned), as minifw.ops.gemm (same checks)."""
-    a, b, alpha, beta, trans_a, trans_b, _ = check_gemm_args(a, b, c, trans_a, trans_b, alpha, beta)
-    product = _xp(a).matmul(a.T if trans_a else a, b.T if trans_b else b)
+    a, b, alpha, beta, trans_a, trans_b, (m, _, n) = check_gemm_args(a, b, c, trans_a, trans_b, alpha, beta)
+    # into an array of minifw's allocator: a large product (AlexNet's weight gradients) takes
+    # memory already touched, as Caffe's layers write into blobs they keep
+    product = _xp(a).matmul(a.T if trans_a else a, b.T if trans_b else b,
+                            out=devices.empty((m, n), a.dtype, devices.of(a)))
     if alpha != 1.0:
         product *= alpha
     if c is None:

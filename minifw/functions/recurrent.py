@@ -53,7 +53,7 @@ class SpareReserves:
         with self._lock:
             base = self._spares.pop(key, None)
         if base is None:
-            base = devices.empty(size, desc.dtype, dev)
+            base = devices.empty(size, desc.dtype, dev, recycle=False)  # kept here
             if not isinstance(base, np.ndarray):
                 return base
         view = base[...]
