@@ -81,6 +81,10 @@ struct GemmKernel {
   int64_t tall_mc = 0, tall_nc = 0;
   // A K of at most kc_whole runs as one block (see k_block in gemm.cpp); 0: kc.
   int64_t kc_whole = 0;
+  // fn with non-temporal stores where beta == 0 (c and ldc aligned to 64 bytes), for
+  // a C far larger than the caches (gemm_block); nullptr: none (the ISA has no such
+  // stores, or a tile's rows are not whole cache lines).
+  MicroKernel<T> stream_fn = nullptr;
 };
 
 // Columns [n0, n1) of C = alpha * A * B^T + beta * C for a C of few rows, on

@@ -9,12 +9,16 @@
 // whole K loop; each step loads NV vectors of the packed B row and broadcasts
 // MR values of the packed A column (an outer product). This is the
 // "broadcast A, stream B" form that suits row-major C.
+//
+// With Stream, a tile with beta == 0 is written with non-temporal stores (V::stream:
+// c and ldc aligned to the vector's size), which go to memory without first reading
+// C's lines into the cache: for a C far larger than the caches (see gemm_block).
 #pragma once
 #include <cstdint>
 
 namespace minifw {
 
-template <typename V, int MR, int NV, int KU = 1>
+template <typename V, int MR, int NV, int KU = 1, bool Stream = false>
 inline void micro_kernel_impl(int64_t kc, const typename V::T* __restrict a,
                               const typename V::T* __restrict b, typename V::T* __restrict c,
                               int64_t ldc, typename V::T alpha, typename V::T beta) {
@@ -27,10 +31,13 @@ inline void micro_kernel_impl(int64_t kc, const typename V::T* __restrict a,
     for (int v = 0; v < NV; ++v) acc[i][v] = V::zero();
   // Start fetching the C tile now; it is needed only after the K loop, and
   // its rows are ldc apart, too far for the hardware prefetcher to guess.
+  // (Non-temporal stores need no copy of it in the cache.)
+  if constexpr (!Stream) {
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i) {
-    V::prefetch(c + i * ldc);
-    V::prefetch(c + i * ldc + NV * L - 1);
+    for (int i = 0; i < MR; ++i) {
+      V::prefetch(c + i * ldc);
+      V::prefetch(c + i * ldc + NV * L - 1);
+    }
   }
 
   // One step of K: an outer product of MR values of A and NV vectors of B.
@@ -65,7 +72,10 @@ inline void micro_kernel_impl(int64_t kc, const typename V::T* __restrict a,
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) V::store(c + i * ldc + v * L, V::mul(va, acc[i][v]));
+      for (int v = 0; v < NV; ++v) {
+        if constexpr (Stream) V::stream(c + i * ldc + v * L, V::mul(va, acc[i][v]));
+        else V::store(c + i * ldc + v * L, V::mul(va, acc[i][v]));
+      }
   } else {
     const typename V::reg vb = V::set1(beta);
 #pragma GCC unroll 16

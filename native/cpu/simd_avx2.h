@@ -23,6 +23,7 @@ struct F32x8 {
   static reg set1(T v) { return _mm256_set1_ps(v); }
   static reg load(const T* p) { return _mm256_loadu_ps(p); }
   static void store(T* p, reg v) { _mm256_storeu_ps(p, v); }
+  static void stream(T* p, reg v) { _mm256_stream_ps(p, v); }  // p 32-byte aligned
   static reg zero() { return _mm256_setzero_ps(); }
   static reg broadcast(const T* p) { return _mm256_broadcast_ss(p); }
   static void prefetch(const T* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
@@ -117,6 +118,7 @@ struct F64x4 {
   static reg set1(T v) { return _mm256_set1_pd(v); }
   static reg load(const T* p) { return _mm256_loadu_pd(p); }
   static void store(T* p, reg v) { _mm256_storeu_pd(p, v); }
+  static void stream(T* p, reg v) { _mm256_stream_pd(p, v); }  // p 32-byte aligned
   static reg zero() { return _mm256_setzero_pd(); }
   static reg broadcast(const T* p) { return _mm256_broadcast_sd(p); }
   static void prefetch(const T* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }

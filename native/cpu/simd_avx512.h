@@ -22,6 +22,7 @@ struct F32x16 {
   static reg set1(T v) { return _mm512_set1_ps(v); }
   static reg load(const T* p) { return _mm512_loadu_ps(p); }
   static void store(T* p, reg v) { _mm512_storeu_ps(p, v); }
+  static void stream(T* p, reg v) { _mm512_stream_ps(p, v); }  // p 64-byte aligned
   static reg zero() { return _mm512_setzero_ps(); }
   static reg broadcast(const T* p) { return _mm512_set1_ps(*p); }
   static void prefetch(const T* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }
@@ -94,6 +95,7 @@ struct F64x8 {
   static reg set1(T v) { return _mm512_set1_pd(v); }
   static reg load(const T* p) { return _mm512_loadu_pd(p); }
   static void store(T* p, reg v) { _mm512_storeu_pd(p, v); }
+  static void stream(T* p, reg v) { _mm512_stream_pd(p, v); }  // p 64-byte aligned
   static reg zero() { return _mm512_setzero_pd(); }
   static reg broadcast(const T* p) { return _mm512_set1_pd(*p); }
   static void prefetch(const T* p) { _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0); }

@@ -406,3 +406,35 @@ def test_prepacked_b_reused_across_products(dtype, threads):
         backends.set_num_threads(saved)
     tol = {np.float32: 1e-4, np.float64: 1e-12}[dtype]
     np.testing.assert_allclose(c, want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+# ---- a C of 32 MiB or more: full tiles written with non-temporal stores ------------------
+
+LARGE_C = [  # M x N past 32 MiB with edge tiles; M past and within the AVX-512 float blocks' mc
+    (np.float32, 1031, 8208, 7),
+    (np.float32, 523, 16400, 9),
+    (np.float64, 701, 6104, 5),
+]
+
+
+@pytest.mark.parametrize("placement", ["aligned", "offset", "odd_ldc"])
+@pytest.mark.parametrize("dtype, m, n, k", LARGE_C, ids=lambda v: getattr(v, "__name__", str(v)))
+def test_a_large_c_in_every_placement(isa, dtype, m, n, k, placement):
+    # "aligned": C and its rows on 64-byte boundaries, where full tiles stream; "offset":
+    # C 16 bytes past one, "odd_ldc": rows of a length that is no multiple of 64 bytes,
+    # where they cannot. beta = 0 never reads what C held (NaN here).
+    item = np.dtype(dtype).itemsize
+    n -= placement == "odd_ldc"
+    assert m * n * item >= 32 << 20
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((k, m)).astype(dtype)  # read transposed, as a weight gradient's dY
+    b = rng.standard_normal((k, n)).astype(dtype)
+    raw = np.empty(m * n + 128 // item, dtype)
+    start = (-raw.ctypes.data % 64) // item + (16 // item if placement == "offset" else 0)
+    c = raw[start:start + m * n].reshape(m, n)
+    c.fill(np.nan)
+    ops.gemm(a, b, c, trans_a=True)
+    check(c, a, b, None, True, False, 1.0, 0.0, dtype, what=placement)
+    c[...] = 1.0
+    ops.gemm(a, b, c, trans_a=True, alpha=2.0, beta=0.5)  # beta != 0: C read, plain stores
+    check(c, a, b, np.ones((m, n), dtype), True, False, 2.0, 0.5, dtype, what=placement)
