@@ -681,9 +681,11 @@ def owns_memory(array):
 class HostArrays:
     """Freed host arrays of at least `min_bytes` (32 MiB) kept for the next empty() of their
     size, up to `max_cached_bytes` (1 GiB) in all: blocks sized in 2 MiB steps, the least
-    recently freed given up first. Such arrays are not NumPy's owners (flags.owndata is
-    False; owns_memory() tells). Registered as minifw.caches' "host.arrays"; arrays of
-    "cpu" and "cudasim" only."""
+    recently freed given up first; a new block that cannot be allocated gives up every kept
+    one and is tried again. Kept blocks are memory held: devices.peak_memory counts them.
+    Such arrays are not NumPy's owners (flags.owndata is False, owns_memory() tells; NumPy
+    will not resize them, nor make them writeable again once set read-only). Registered
+    as minifw.caches' "host.arrays"; arrays of "cpu" and "cudasim" only."""
 
     DEFAULT_MIN_BYTES = MALLOC_MMAP_THRESHOLD
     DEFAULT_MAX_CACHED_BYTES = 1 << 30
@@ -722,29 +724,33 @@ class HostArrays:
         sequence = isinstance(shape, (tuple, list))
         try:
             count = math.prod(shape) if sequence else operator.index(shape)
-            if count * 64 < self._min:  # small in any dtype: the common case, decided at once
+            if count * 64 < self._min:  # small in any numeric dtype: the common case, decided at once
                 return None
             shape = tuple(map(operator.index, shape)) if sequence else (count,)
         except TypeError:
             return None  # NumPy's own error
         dtype = np.dtype(dtype)
         nbytes = dtype.itemsize * count
-        if nbytes < max(self._min, 1) or nbytes > _MAX_BLOCK or min(shape) < 0 \
+        if nbytes < max(self._min, 1) or nbytes > _MAX_BLOCK or min(shape, default=0) < 0 \
                 or dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None:
             return None  # NumPy's own (and its error for an impossible size)
         size = -(-nbytes // self.STEP) * self.STEP
         with self._lock:
             blocks = self._free.get(size)
             block = blocks.pop() if blocks else None
-            if block is not None:
-                self._order.remove(size)
+            if block is not None:  # the most recently freed of its size: its last entry goes
+                del self._order[len(self._order) - 1 - self._order[::-1].index(size)]
                 if not blocks:
                     del self._free[size]
                 self.hits += 1
             else:
                 self.misses += 1
         if block is None:
-            block = np.empty(size + _ALIGN, np.uint8)
+            try:
+                block = np.empty(size + _ALIGN, np.uint8)
+            except MemoryError:  # the kept blocks (of other sizes) go first, then once more
+                self.clear()
+                block = np.empty(size + _ALIGN, np.uint8)
         owner = _Block(block, shape, dtype)
         done = weakref.finalize(owner, self._give_back, block)
         done.atexit = False
@@ -770,7 +776,8 @@ class HostArrays:
 
     @property
     def current_bytes(self):
-        return sum(size * len(blocks) for size, blocks in self._free.items())
+        with self._lock:
+            return sum(size * len(blocks) for size, blocks in self._free.items())
 
     def stats(self):
         with self._lock:

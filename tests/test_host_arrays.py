@@ -174,3 +174,70 @@ def test_an_impossible_size_is_numpys_error():
         devices.empty((2 ** 40, 2 ** 40), np.float32)
     with pytest.raises(MemoryError, match="zeros"):
         minifw.zeros(2 ** 40, 2 ** 40)
+
+
+def test_a_reused_block_leaves_the_older_ones_first_in_line(cache):
+    # freed in order: A (2 MiB), B (4 MiB), C (2 MiB); taking a 2 MiB block takes C, the
+    # most recent of its size, and A stays the first given up
+    a, b, c = devices.empty(MiB, np.uint8), devices.empty(3 * MiB, np.uint8), devices.empty(MiB, np.uint8)
+    first, third = _address(a), _address(c)
+    del a, b, c
+    taken = devices.empty(MiB, np.uint8)
+    assert _address(taken) == third
+    cache.max_cached_bytes = 4 * MiB  # 6 MiB kept: A, the least recently freed, goes
+    assert cache.current_bytes == 4 * MiB
+    del taken  # C back: over the limit again, B (older than C) goes
+    assert cache.current_bytes == 2 * MiB
+    again = devices.empty(MiB, np.uint8)
+    assert _address(again) == third and _address(again) != first
+
+
+def test_a_failed_allocation_gives_up_the_kept_blocks_and_tries_again(cache, monkeypatch):
+    kept = devices.empty(3 * MiB, np.uint8)
+    del kept
+    assert cache.current_bytes == 4 * MiB
+    real_empty, calls = np.empty, []
+
+    def failing_once(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 1:
+            raise MemoryError("no room")
+        return real_empty(*args, **kwargs)
+
+    monkeypatch.setattr(devices.np, "empty", failing_once)
+    a = devices.empty(MiB, np.uint8)  # a new 2 MiB block: fails, the kept 4 MiB go, then works
+    monkeypatch.undo()
+    assert len(calls) == 2 and a.size == MiB and cache.current_bytes == 0
+
+
+def test_zero_d_and_empty_shapes(cache):
+    cache.min_bytes = 1
+    scalar = devices.empty((), np.float64)
+    assert scalar.shape == () and devices.owns_memory(scalar)
+    assert devices.empty((0, 5), np.float32).shape == (0, 5)
+
+
+def test_current_bytes_while_other_threads_give_blocks_back(cache):
+    stop, errors = threading.Event(), []
+
+    def churn():
+        i = 0
+        while not stop.is_set():
+            i += 1
+            a = devices.empty(i % 5 * MiB + (64 << 10), np.uint8)  # blocks of 2, 4 and 6 MiB
+            del a
+
+    workers = [threading.Thread(target=churn) for _ in range(2)]
+    for t in workers:
+        t.start()
+    try:
+        for _ in range(2000):
+            try:
+                assert cache.current_bytes <= 16 * MiB
+            except RuntimeError as e:  # a dict changing size under the sum
+                errors.append(e)
+    finally:
+        stop.set()
+        for t in workers:
+            t.join()
+    assert not errors
