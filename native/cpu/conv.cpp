@@ -73,8 +73,9 @@ bool conv_algo_supports(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
     case ConvAlgo::gemm_1x1:
       return s.R == 1 && s.S == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
     case ConvAlgo::direct:
-      // Stride 1: each tap reads the padded input shifted, not subsampled.
-      return s.sh == 1 && s.sw == 1;
+      // Each tap reads the padded input shifted (at a stride, the shifted phase of it:
+      // conv_direct.cpp); backward-data is a forward over dY only at stride 1.
+      return dir != ConvDir::backward_data || (s.sh == 1 && s.sw == 1);
   }
   return false;
 }

@@ -21,6 +21,15 @@
 // both taps and transposed in its channels) with padding (R-1)*d - p, which crops dY
 // where that is negative.
 //
+// At a stride s > 1 (forward and backward-filter) each channel becomes s_h * s_w arrays,
+// one per phase of the stride (space to depth): phase (b_h, b_w)'s row u, column v holds
+// the padded input at (s_h*u + b_h, s_w*v + b_w), each image ceil((H + 2p) / s) rows of
+// ceil((W + 2p) / s) values, nothing shared. Output (i, x) reads tap (r, q) at (s_h*i +
+// r*d_h, s_w*x + q*d_w): in phase ((r*d_h) mod s_h, (q*d_w) mod s_w), shifted by
+// (r*d_h) div s_h rows and (q*d_w) div s_w columns. So a strided convolution is again a
+// GEMM over shifted arrays, each tap read where it lies (AlexNet conv1, 11 x 11 at stride
+// 4: 3 x 3 shifts of 16 phases; the 121 taps, none of them zero, of each channel).
+//
 // A tile's B values span its own nr columns plus the taps' reach, for each channel of
 // the group; tiles go in blocks whose B data stays within a few tens of KiB, and every
 // row tile of the output channels runs over a block before the next block, so those
@@ -55,44 +64,104 @@ T* cache_line_start(T* ws) {
   return reinterpret_cast<T*>((a + kAlign - 1) / kAlign * kAlign);
 }
 
+// Along one axis at a stride > 1: one array per phase of the stride, each image whole
+// (pad >= 0 here: a forward's padding).
+PaddedAxis phase_axis(int64_t src, int64_t pad, int64_t taps, int64_t dil, int64_t stride) {
+  PaddedAxis a;
+  const int64_t extent = src + 2 * pad;
+  a.pad = pad;
+  a.lower = pad;
+  a.upper = src + pad;
+  a.out = (extent - (taps - 1) * dil - 1) / stride + 1;
+  a.q = (extent + stride - 1) / stride;
+  return a;
+}
+
 // One direct convolution: `cin` channels per group of a source of N images (Hs x Ws)
-// into `m` channels per group of the destination (h.out rows x w.out columns).
+// into `m` channels per group of the destination (h.out rows x w.out columns), at stride
+// sh x sw (each channel then sh * sw phase arrays of L values).
 template <typename T>
 struct DirectPlan {
-  int64_t N, groups, cin, m, Hs, Ws, R, S, dh, dw;
+  int64_t N, groups, cin, m, Hs, Ws, R, S, dh, dw, sh, sw;
   PaddedAxis h, w;
   int64_t nr, J, tiles, L, kdim;
 
-  int64_t xq_values() const { return groups * cin * L; }
+  int64_t phases() const { return sh * sw; }
+  int64_t xq_values() const { return groups * cin * phases() * L; }
   int64_t a_values() const { return groups * m * kdim; }
+  // Where tap (r, q) of a channel reads, from the output's own index j, past the start of
+  // the channel's first phase array: its phase's array, shifted.
+  int64_t tap_offset(int64_t r, int64_t q) const {
+    const int64_t rh = r * dh, cw = q * dw;
+    return ((rh % sh) * sw + cw % sw) * L + (rh / sh) * w.q + cw / sw;
+  }
+  // The furthest a tap reads past j within its phase.
+  int64_t reach() const { return ((R - 1) * dh / sh) * w.q + (S - 1) * dw / sw; }
 };
 
 template <typename T>
 DirectPlan<T> make_plan(int64_t N, int64_t groups, int64_t cin, int64_t m, int64_t Hs, int64_t Ws,
-                        int64_t pad_h, int64_t pad_w, const ConvShape& s, int nr) {
-  DirectPlan<T> p{N, groups, cin, m, Hs, Ws, s.R, s.S, s.dh, s.dw, padded_axis(Hs, pad_h, s.R, s.dh),
-                  padded_axis(Ws, pad_w, s.S, s.dw), nr, 0, 0, 0, cin * s.R * s.S};
+                        int64_t pad_h, int64_t pad_w, int64_t sh, int64_t sw, const ConvShape& s, int nr) {
+  const bool strided = sh > 1 || sw > 1;
+  DirectPlan<T> p{N, groups, cin, m, Hs, Ws, s.R, s.S, s.dh, s.dw, sh, sw,
+                  strided ? phase_axis(Hs, pad_h, s.R, s.dh, sh) : padded_axis(Hs, pad_h, s.R, s.dh),
+                  strided ? phase_axis(Ws, pad_w, s.S, s.dw, sw) : padded_axis(Ws, pad_w, s.S, s.dw),
+                  nr, 0, 0, 0, cin * s.R * s.S};
   p.J = N * p.h.q * p.w.q;
   p.tiles = (p.J + nr - 1) / nr;
-  // Every column of every tile, waste included, reads within its own channel's array.
-  p.L = round_up(p.tiles * nr + (s.R - 1) * s.dh * p.w.q + (s.S - 1) * s.dw, 16);
+  // Every column of every tile, waste included, reads within its own phase's array.
+  p.L = round_up(p.tiles * nr + p.reach(), 16);
   return p;
 }
 
 template <typename T>
 DirectPlan<T> forward_plan(const ConvShape& s, int nr) {
-  return make_plan<T>(s.N, s.groups, s.Cg(), s.Kg(), s.H, s.W, s.ph, s.pw, s, nr);
+  return make_plan<T>(s.N, s.groups, s.Cg(), s.Kg(), s.H, s.W, s.ph, s.pw, s.sh, s.sw, s, nr);
 }
 
 template <typename T>
-DirectPlan<T> data_plan(const ConvShape& s, int nr) {
+DirectPlan<T> data_plan(const ConvShape& s, int nr) {  // stride 1 only
   return make_plan<T>(s.N, s.groups, s.Kg(), s.Cg(), s.Ho, s.Wo, (s.R - 1) * s.dh - s.ph,
-                      (s.S - 1) * s.dw - s.pw, s, nr);
+                      (s.S - 1) * s.dw - s.pw, 1, 1, s, nr);
+}
+
+// The source positions [first, end) along one axis of a phase's array: those whose
+// padded position stride * u + phase holds data (src values from pad on).
+inline void phase_range(const PaddedAxis& a, int64_t src, int64_t stride, int64_t phase, int64_t& first,
+                        int64_t& end) {
+  const int64_t at0 = phase - a.pad;  // the source index of u = 0
+  first = at0 >= 0 ? 0 : (-at0 + stride - 1) / stride;
+  const int64_t last = src - 1 - at0;  // u reaches at most last / stride
+  end = last < 0 ? 0 : std::min(a.q, last / stride + 1);
+  if (end < first) end = first;
+}
+
+// The phase arrays of every channel of the source at a stride > 1.
+template <typename T>
+void fill_phases(const DirectPlan<T>& p, const T* src, T* xq, int nthreads) {
+  const int64_t channels = p.groups * p.cin, HWs = p.Hs * p.Ws, phases = p.phases();
+  for_each_item(channels * phases, p.L, nthreads, [&](int64_t item) {
+    const int64_t c = item / phases, bh = item % phases / p.sw, bw = item % p.sw;
+    T* dst = xq + item * p.L;
+    std::memset(dst, 0, sizeof(T) * p.L);
+    int64_t u0, u1, v0, v1;
+    phase_range(p.h, p.Hs, p.sh, bh, u0, u1);
+    phase_range(p.w, p.Ws, p.sw, bw, v0, v1);
+    for (int64_t n = 0; n < p.N; ++n) {
+      const T* image = src + (n * channels + c) * HWs;
+      for (int64_t u = u0; u < u1; ++u) {
+        const T* from = image + (p.sh * u + bh - p.h.pad) * p.Ws + (bw - p.w.pad);
+        T* to = dst + (n * p.h.q + u) * p.w.q;
+        for (int64_t v = v0; v < v1; ++v) to[v] = from[p.sw * v];
+      }
+    }
+  });
 }
 
 // Xq_c for every channel c of the source (N x groups*cin x Hs x Ws).
 template <typename T>
 void fill_padded(const DirectPlan<T>& p, const T* src, T* xq, int nthreads) {
+  if (p.phases() > 1) return fill_phases(p, src, xq, nthreads);
   const int64_t channels = p.groups * p.cin, HWs = p.Hs * p.Ws;
   const int64_t run = p.w.upper - p.w.lower, col0 = p.w.lower - p.w.pad;
   for_each_item(channels, p.L, nthreads, [&](int64_t c) {
@@ -137,7 +206,7 @@ void run_direct(const DirectPlan<T>& p, const T* xq, const T* a, const std::vect
   std::vector<int64_t> koff(p.kdim);
   for (int64_t c = 0, k = 0; c < p.cin; ++c)
     for (int64_t r = 0; r < p.R; ++r)
-      for (int64_t q = 0; q < p.S; ++q) koff[k++] = c * p.L + r * p.dh * Wq + q * p.dw;
+      for (int64_t q = 0; q < p.S; ++q) koff[k++] = c * p.phases() * p.L + p.tap_offset(r, q);
   // Each tile's runs of output positions (one output row at most each), computed once
   // for every row tile and group: (column in the tile, length, position in an output
   // channel's images). A tile without any lies wholly in padding rows and is skipped.
@@ -155,10 +224,10 @@ void run_direct(const DirectPlan<T>& p, const T* xq, const T* a, const std::vect
         x += len;
       }
   for (int64_t t = 0; t < p.tiles; ++t) first[t + 1] += first[t];
-  // Tiles per block: the block's B values (cin channels x its columns plus the taps'
-  // reach) within 24 KiB where they can be, so they stay in the L1 across row tiles.
-  const int64_t reach = (p.R - 1) * p.dh * Wq + (p.S - 1) * p.dw;
-  const int64_t fit = (24 * 1024 / int64_t(sizeof(T)) / p.cin - reach) / nr;
+  // Tiles per block: the block's B values (cin channels, each of its phases, x its
+  // columns plus the taps' reach) within 24 KiB where they can be, so they stay in the
+  // L1 across row tiles.
+  const int64_t fit = (24 * 1024 / int64_t(sizeof(T)) / (p.cin * p.phases()) - p.reach()) / nr;
   const int64_t block = std::clamp<int64_t>(fit, 1, 16);
   const int64_t blocks = (p.tiles + block - 1) / block;
   const int threads = static_cast<int>(std::min<int64_t>(std::max(nthreads, 1), blocks));
@@ -167,7 +236,7 @@ void run_direct(const DirectPlan<T>& p, const T* xq, const T* a, const std::vect
     alignas(64) T c[DirectKernels<T>::kMaxRows * DirectKernels<T>::kMaxCols];
     const int64_t t0 = b * block, t1 = std::min(p.tiles, t0 + block);
     for (int64_t g = 0; g < p.groups; ++g) {
-      const T* xg = xq + g * p.cin * p.L;
+      const T* xg = xq + g * p.cin * p.phases() * p.L;
       for (size_t rt = 0; rt + 1 < row_tiles.size(); ++rt) {
         const int64_t row0 = row_tiles[rt], mr = row_tiles[rt + 1] - row0;
         const T* panel = a + (g * p.m + row0) * p.kdim;
@@ -290,7 +359,7 @@ void direct_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, 
   });
   std::vector<int64_t> toff(RS);
   for (int64_t r = 0; r < s.R; ++r)
-    for (int64_t q = 0; q < s.S; ++q) toff[r * s.S + q] = r * s.dh * Wq + q * s.dw;
+    for (int64_t q = 0; q < s.S; ++q) toff[r * s.S + q] = p.tap_offset(r, q);
   const std::vector<int64_t> pair_tiles = split_rows(CgRS, ks.mr_max);
   const int64_t items = s.groups * f.chunks * KB;
   const int threads = static_cast<int>(std::min<int64_t>(std::max(nthreads, 1), items));
@@ -305,7 +374,7 @@ void direct_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, 
       const int64_t pc0 = pair_tiles[pt], mr = pair_tiles[pt + 1] - pc0;
       for (int64_t i = 0; i < mr; ++i) {
         const int64_t c = (pc0 + i) / RS, tap = (pc0 + i) % RS;
-        rows[i] = xq + (g * Cg + c) * p.L + toff[tap] + j0;
+        rows[i] = xq + (g * Cg + c) * p.phases() * p.L + toff[tap] + j0;
       }
       ks.filter[mr](n, rows, bt, part + pc0 * nr);
     }

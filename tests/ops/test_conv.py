@@ -130,7 +130,7 @@ def expected_algorithms(case, direction):
         algos.add("winograd")
     if (r, s) == (1, 1) and stride == (1, 1) and padding == (0, 0):
         algos.add("gemm_1x1")
-    if stride == (1, 1):
+    if stride == (1, 1) or direction != "backward_data":
         algos.add("direct")
     return algos
 
@@ -271,6 +271,28 @@ def test_cpu_heuristic_with_narrower_vectors(monkeypatch, isa, x_shape, w_shape,
     assert [ops.conv_algorithm(problem, d) for d in DIRECTIONS] == [forward, backward_data, backward_filter]
 
 
+# At a stride, under AVX-512 (the layers measured in benchmarks/RESULTS.md): direct forward
+# for kernels of 5 x 5 or more on <= 16 channels per group, backward-filter for >= 64
+# (channel, tap) pairs on <= 64 channels; never where a phase of the stride goes unread.
+@pytest.mark.parametrize("x_shape,w_shape,geometry,expected", [
+    ((2, 3, 227, 227), (96, 3, 11, 11), dict(stride=4), ["direct", "im2col_gemm", "direct"]),  # AlexNet conv1
+    ((2, 3, 112, 112), (64, 3, 7, 7), dict(stride=2, padding=3), ["direct", "im2col_gemm", "direct"]),
+    ((2, 64, 56, 56), (128, 64, 3, 3), dict(stride=2, padding=1), ["implicit_gemm", "implicit_gemm", "direct"]),
+    ((2, 128, 28, 28), (256, 128, 3, 3), dict(stride=2, padding=1), ["implicit_gemm"] * 3),  # 128 > 64
+    ((2, 64, 56, 56), (128, 64, 1, 1), dict(stride=2), ["implicit_gemm"] * 3),  # odd phases unread
+    ((2, 16, 32, 32), (32, 16, 5, 5), dict(stride=2, dilation=2, padding=4),  # even taps only
+     ["implicit_gemm", "implicit_gemm", "implicit_gemm"]),
+    ((2, 1, 28, 28), (20, 1, 5, 5), dict(stride=2), ["direct", "im2col_gemm", "implicit_gemm"]),  # 25 pairs
+])
+def test_cpu_heuristic_at_a_stride(monkeypatch, x_shape, w_shape, geometry, expected):
+    monkeypatch.setattr(minifw.backends, "benchmark", False)
+    problem = ops.ConvProblem(x_shape, w_shape, **geometry)
+    monkeypatch.setattr(minifw.backends, "get_isa", lambda: "avx512")
+    assert [ops.conv_algorithm(problem, d) for d in DIRECTIONS] == expected
+    monkeypatch.setattr(minifw.backends, "get_isa", lambda: "avx2")  # not measured there: the GEMMs
+    assert "direct" not in [ops.conv_algorithm(problem, d) for d in DIRECTIONS]
+
+
 def test_direct_useful_fraction():
     # The positions the direct layout computes: (H + p) x (W + p) per image for a "same"
     # convolution, H x W with no padding; backward-data's source is dY padded by 2 - p.
@@ -285,14 +307,23 @@ def test_direct_useful_fraction():
     assert frac(beyond, "backward_data") == 8 * 9 / (4 * 5)
     assert frac(ops.ConvProblem((1, 1, 9, 9), (1, 1, 3, 3), padding=(1, 0), dilation=2),
                 "backward_data") == 7 * 5 / (10 * 9)  # dY 7 x 5 padded by 3, 4: rows of 9, 10 per image
+    # at a stride, each phase's array holds ceil((size + 2 p) / stride) per axis and image
+    assert frac(ops.ConvProblem((2, 3, 227, 227), (96, 3, 11, 11), stride=4), "forward") == 55 * 55 / 57 ** 2
+    assert frac(ops.ConvProblem((1, 2, 9, 10), (4, 2, 3, 3), stride=(1, 2), padding=1),
+                "backward_filter") == 9 * 5 / (11 * 6)
 
 
-@pytest.mark.parametrize("direction", DIRECTIONS)
-def test_direct_gives_the_same_bits_for_any_thread_count(direction):
+@pytest.mark.parametrize("direction,stride", [(d, 1) for d in DIRECTIONS]
+                         + [("forward", 2), ("backward_filter", 2)])
+def test_direct_gives_the_same_bits_for_any_thread_count(direction, stride):
     # Backward-filter sums 2,048 positions a chunk: 3 images laid out as 31 x 31 (30 x 30,
     # pad 1) are 2,883 positions, two chunks; 40 output channels per group are two blocks
-    # of 32 under AVX-512 (three of 16 under AVX2, five of 8 with the generic tiles).
-    case = Case("direct_threads", (3, 6, 30, 30), (80, 3, 3, 3), padding=1, groups=2)
+    # of 32 under AVX-512 (three of 16 under AVX2, five of 8 with the generic tiles). At
+    # stride 2 (4 phases of 16 x 16), the 3 images are 768 positions with fewer images,
+    # so 9 of them: 2,304, two chunks.
+    images = 3 if stride == 1 else 9
+    case = Case(f"direct_threads_s{stride}", (images, 6, 30, 30), (80, 3, 3, 3), padding=1, groups=2,
+                stride=stride)
     d = case_data(case, np.float32)
     geometry = case.geometry
     run = {"forward": lambda: ops.conv2d_forward(d["x"], d["w"], algo="direct", **geometry),
@@ -378,12 +409,14 @@ def test_every_isa(isa, direction, case, algo, dtype):
 
 
 # ---- the CUDA kernels, on the emulator ----------------------------------------------
-# The GPU's algorithms are the CPU's less winograd (no CUDA kernel yet). Every case small
-# enough for the emulator (which runs each CUDA thread as a fiber) runs every direction,
-# algorithm and dtype; AlexNet's full-size layers are left to a real GPU.
+# The GPU's algorithms are the CPU's less winograd (no CUDA kernel yet) and less direct at
+# a stride (its CUDA kernel is stride 1 only). Every case small enough for the emulator
+# (which runs each CUDA thread as a fiber) runs every direction, algorithm and dtype;
+# AlexNet's full-size layers are left to a real GPU.
 
 def expected_cuda_algorithms(case, direction):
-    return expected_algorithms(case, direction) - {"winograd"}
+    strided = _pair(case.stride) != (1, 1)
+    return expected_algorithms(case, direction) - {"winograd"} - ({"direct"} if strided else set())
 
 
 SIM_CASES = [c for c in CASES if c.problem().flops() <= 2e7]
@@ -416,6 +449,13 @@ def test_mixed_devices_are_refused():
     with pytest.raises(ValueError, match=r"conv2d_forward: expected every array on one device, got x on "
                                          r"'cudasim', w on 'cpu'"):
         ops.conv2d_forward(x, d["w"], padding=1)
+
+
+def test_strided_direct_on_the_emulator_is_refused():
+    d = place("cudasim", *case_data(CASES_BY_ID["c1_3x3_pad1"], np.float32).values())
+    with pytest.raises(ValueError, match="algo 'direct' does not support this problem .* on device "
+                                         "'cudasim'; it needs stride 1 on the CUDA kernels"):
+        ops.conv2d_forward(d[0], d[1], padding=1, stride=2, algo="direct")
 
 
 def test_winograd_on_the_emulator_says_there_is_no_kernel():
