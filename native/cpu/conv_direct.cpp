@@ -136,23 +136,29 @@ inline void phase_range(const PaddedAxis& a, int64_t src, int64_t stride, int64_
   if (end < first) end = first;
 }
 
-// The phase arrays of every channel of the source at a stride > 1.
+// The phase arrays of every channel of the source at a stride > 1: per channel and row
+// phase b_h, the sw arrays of its column phases together, so that each source row is read
+// once (while in the L1) for all of them.
 template <typename T>
 void fill_phases(const DirectPlan<T>& p, const T* src, T* xq, int nthreads) {
   const int64_t channels = p.groups * p.cin, HWs = p.Hs * p.Ws, phases = p.phases();
-  for_each_item(channels * phases, p.L, nthreads, [&](int64_t item) {
-    const int64_t c = item / phases, bh = item % phases / p.sw, bw = item % p.sw;
-    T* dst = xq + item * p.L;
-    std::memset(dst, 0, sizeof(T) * p.L);
-    int64_t u0, u1, v0, v1;
+  for_each_item(channels * p.sh, p.sw * p.L, nthreads, [&](int64_t item) {
+    const int64_t c = item / p.sh, bh = item % p.sh;
+    T* first = xq + (c * phases + bh * p.sw) * p.L;  // phase (bh, 0); (bh, bw) is bw * L on
+    std::memset(first, 0, sizeof(T) * p.sw * p.L);
+    int64_t u0, u1;
     phase_range(p.h, p.Hs, p.sh, bh, u0, u1);
-    phase_range(p.w, p.Ws, p.sw, bw, v0, v1);
     for (int64_t n = 0; n < p.N; ++n) {
       const T* image = src + (n * channels + c) * HWs;
       for (int64_t u = u0; u < u1; ++u) {
-        const T* from = image + (p.sh * u + bh - p.h.pad) * p.Ws + (bw - p.w.pad);
-        T* to = dst + (n * p.h.q + u) * p.w.q;
-        for (int64_t v = v0; v < v1; ++v) to[v] = from[p.sw * v];
+        const T* row = image + (p.sh * u + bh - p.h.pad) * p.Ws;
+        for (int64_t bw = 0; bw < p.sw; ++bw) {
+          int64_t v0, v1;
+          phase_range(p.w, p.Ws, p.sw, bw, v0, v1);
+          const T* from = row + (bw - p.w.pad);
+          T* to = first + bw * p.L + (n * p.h.q + u) * p.w.q;
+          for (int64_t v = v0; v < v1; ++v) to[v] = from[p.sw * v];
+        }
       }
     }
   });
@@ -349,11 +355,12 @@ void direct_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, 
     const int64_t width = std::min(nr, Kg - k0);
     T* image = dyt + (gk * J + n * Hq * Wq) * nr;
     std::memset(image, 0, sizeof(T) * Hq * Wq * nr);
-    for (int64_t kk = 0; kk < width; ++kk) {
-      const T* src = dy + (n * s.K + g * Kg + k0 + kk) * P;
-      for (int64_t y = 0; y < s.Ho; ++y) {
-        T* row = image + y * Wq * nr + kk;
-        for (int64_t x = 0; x < s.Wo; ++x) row[x * nr] = src[y * s.Wo + x];
+    const T* src = dy + (n * s.K + g * Kg + k0) * P;
+    for (int64_t y = 0; y < s.Ho; ++y) {  // one output row at a time: its Wo * nr values stay in the L1
+      T* row = image + y * Wq * nr;
+      for (int64_t kk = 0; kk < width; ++kk) {
+        const T* from = src + kk * P + y * s.Wo;
+        for (int64_t x = 0; x < s.Wo; ++x) row[x * nr + kk] = from[x];
       }
     }
   });
