@@ -302,8 +302,8 @@ def peak_memory(model_name, engine, batch_size, device="cpu"):
 
 def _release_cached_memory(dev):
     """Drop the memory minifw keeps between calls (scratch, the caffe engine's buffers, the
-    recurrent layers' spare reserves, freed large host arrays), so that what an engine uses is allocated, and counted,
-    while it is measured."""
+    recurrent layers' spare reserves, freed large host arrays), so that what an engine uses
+    is allocated, and counted, while it is measured."""
     minifw.devices.workspace(dev).clear()
     engines.caffe.release_buffers()
     spare_reserves.clear()

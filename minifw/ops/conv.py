@@ -43,8 +43,9 @@ On the CUDA kernels (device "cuda", and "cudasim", the emulator) the
 algorithms are the GPU's own: ``implicit_gemm`` (the lowered tiles gathered
 into shared memory), ``im2col_gemm`` (image by image, one lowered image in the
 workspace), ``gemm_1x1`` and ``direct`` (stride 1 only: the padded copy in the
-workspace, the GEMM's tiles loaded from its shifted views); no winograd yet. The queries take the device
-(``device="cuda"``); the execution functions use the device of their arrays.
+workspace, the GEMM's tiles loaded from its shifted views); no winograd yet. The
+queries take the device (``device="cuda"``); the execution functions use the
+device of their arrays.
 On "cuda", find_conv_algorithms times each algorithm with CUDA events on CuPy's
 current stream.
 """
