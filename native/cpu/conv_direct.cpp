@@ -21,8 +21,9 @@
 // both taps and transposed in its channels) with padding (R-1)*d - p, which crops dY
 // where that is negative.
 //
-// At a stride s > 1 (forward and backward-filter) each channel becomes s_h * s_w arrays,
-// one per phase of the stride (space to depth): phase (b_h, b_w)'s row u, column v holds
+// At a stride s > 1 (forward and backward-filter) each channel becomes s_h * s_w arrays
+// (fewer where the stride passes the padded image), one per phase of the stride (space to
+// depth): phase (b_h, b_w)'s row u, column v holds
 // the padded input at (s_h*u + b_h, s_w*v + b_w), each image ceil((H + 2p) / s) rows of
 // ceil((W + 2p) / s) values, nothing shared. Output (i, x) reads tap (r, q) at (s_h*i +
 // r*d_h, s_w*x + q*d_w): in phase ((r*d_h) mod s_h, (q*d_w) mod s_w), shifted by
@@ -79,21 +80,24 @@ PaddedAxis phase_axis(int64_t src, int64_t pad, int64_t taps, int64_t dil, int64
 
 // One direct convolution: `cin` channels per group of a source of N images (Hs x Ws)
 // into `m` channels per group of the destination (h.out rows x w.out columns), at stride
-// sh x sw (each channel then sh * sw phase arrays of L values).
+// sh x sw: each channel then nh x nw phase arrays of L values, the phases that can hold
+// data, min(stride, padded extent) per axis (a phase past the extent would hold only
+// zeros, and no tap reads it: a tap's offset r*dh is within the extent).
 template <typename T>
 struct DirectPlan {
   int64_t N, groups, cin, m, Hs, Ws, R, S, dh, dw, sh, sw;
   PaddedAxis h, w;
   int64_t nr, J, tiles, L, kdim;
+  int64_t nh = 1, nw = 1;
 
-  int64_t phases() const { return sh * sw; }
+  int64_t phases() const { return nh * nw; }
   int64_t xq_values() const { return groups * cin * phases() * L; }
   int64_t a_values() const { return groups * m * kdim; }
   // Where tap (r, q) of a channel reads, from the output's own index j, past the start of
   // the channel's first phase array: its phase's array, shifted.
   int64_t tap_offset(int64_t r, int64_t q) const {
     const int64_t rh = r * dh, cw = q * dw;
-    return ((rh % sh) * sw + cw % sw) * L + (rh / sh) * w.q + cw / sw;
+    return ((rh % sh) * nw + cw % sw) * L + (rh / sh) * w.q + cw / sw;
   }
   // The furthest a tap reads past j within its phase.
   int64_t reach() const { return ((R - 1) * dh / sh) * w.q + (S - 1) * dw / sw; }
@@ -107,6 +111,10 @@ DirectPlan<T> make_plan(int64_t N, int64_t groups, int64_t cin, int64_t m, int64
                   strided ? phase_axis(Hs, pad_h, s.R, s.dh, sh) : padded_axis(Hs, pad_h, s.R, s.dh),
                   strided ? phase_axis(Ws, pad_w, s.S, s.dw, sw) : padded_axis(Ws, pad_w, s.S, s.dw),
                   nr, 0, 0, 0, cin * s.R * s.S};
+  if (strided) {
+    p.nh = std::min(sh, Hs + 2 * pad_h);
+    p.nw = std::min(sw, Ws + 2 * pad_w);
+  }
   p.J = N * p.h.q * p.w.q;
   p.tiles = (p.J + nr - 1) / nr;
   // Every column of every tile, waste included, reads within its own phase's array.
@@ -142,17 +150,17 @@ inline void phase_range(const PaddedAxis& a, int64_t src, int64_t stride, int64_
 template <typename T>
 void fill_phases(const DirectPlan<T>& p, const T* src, T* xq, int nthreads) {
   const int64_t channels = p.groups * p.cin, HWs = p.Hs * p.Ws, phases = p.phases();
-  for_each_item(channels * p.sh, p.sw * p.L, nthreads, [&](int64_t item) {
-    const int64_t c = item / p.sh, bh = item % p.sh;
-    T* first = xq + (c * phases + bh * p.sw) * p.L;  // phase (bh, 0); (bh, bw) is bw * L on
-    std::memset(first, 0, sizeof(T) * p.sw * p.L);
+  for_each_item(channels * p.nh, p.nw * p.L, nthreads, [&](int64_t item) {
+    const int64_t c = item / p.nh, bh = item % p.nh;
+    T* first = xq + (c * phases + bh * p.nw) * p.L;  // phase (bh, 0); (bh, bw) is bw * L on
+    std::memset(first, 0, sizeof(T) * p.nw * p.L);
     int64_t u0, u1;
     phase_range(p.h, p.Hs, p.sh, bh, u0, u1);
     for (int64_t n = 0; n < p.N; ++n) {
       const T* image = src + (n * channels + c) * HWs;
       for (int64_t u = u0; u < u1; ++u) {
         const T* row = image + (p.sh * u + bh - p.h.pad) * p.Ws;
-        for (int64_t bw = 0; bw < p.sw; ++bw) {
+        for (int64_t bw = 0; bw < p.nw; ++bw) {
           int64_t v0, v1;
           phase_range(p.w, p.Ws, p.sw, bw, v0, v1);
           const T* from = row + (bw - p.w.pad);

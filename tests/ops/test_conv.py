@@ -293,6 +293,26 @@ def test_cpu_heuristic_at_a_stride(monkeypatch, x_shape, w_shape, geometry, expe
     assert "direct" not in [ops.conv_algorithm(problem, d) for d in DIRECTIONS]
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_direct_at_a_stride_past_the_image(dtype):
+    # Phase arrays only where the padded image has positions (5 x 5 here, however large the
+    # stride): the workspace is the same for every stride from 5 on, and does not overflow.
+    x = np.arange(18, dtype=dtype).reshape(1, 2, 3, 3)
+    w = np.arange(1, 17, dtype=dtype).reshape(2, 2, 2, 2)
+    sizes = set()
+    for stride in (5, 8, 2 ** 20, 2 ** 31, (2 ** 31, 3)):
+        problem = ops.ConvProblem(x.shape, w.shape, stride=stride, padding=1, dtype=dtype)
+        if stride != (2 ** 31, 3):
+            sizes.add(ops.conv_workspace_size(problem, "forward", "direct"))
+        geometry = dict(stride=stride, padding=1)
+        y = ops.conv2d_forward(x, w, algo="direct", **geometry)
+        np.testing.assert_array_equal(y, ops.conv2d_forward(x, w, algo="im2col_gemm", **geometry))
+        dy = np.arange(1, y.size + 1, dtype=dtype).reshape(y.shape)
+        np.testing.assert_array_equal(ops.conv2d_backward_filter(x, dy, w.shape, algo="direct", **geometry),
+                                      ops.conv2d_backward_filter(x, dy, w.shape, algo="im2col_gemm", **geometry))
+    assert len(sizes) == 1 and sizes.pop() < 1 << 16
+
+
 def test_direct_useful_fraction():
     # The positions the direct layout computes: (H + p) x (W + p) per image for a "same"
     # convolution, H x W with no padding; backward-data's source is dY padded by 2 - p.
