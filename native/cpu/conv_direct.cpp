@@ -54,8 +54,6 @@ MINIFW_ISA_VARIANT(DirectKernels<double>, generic, (make_direct_kernels<Vec16<do
 
 namespace {
 
-inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
-
 // The workspace's arrays start on a cache line (the caller's buffer need not), so that
 // the rows of dY transposed, read by the backward-filter's tiles, are loaded whole.
 constexpr int64_t kAlign = 64;

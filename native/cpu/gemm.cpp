@@ -26,9 +26,6 @@ void dgemm_generic_6x4(int64_t kc, const double* a, const double* b, double* c, 
   micro_kernel_impl<Vec16<double>, 6, 2>(kc, a, b, c, ldc, alpha, beta);
 }
 
-inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
-inline int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
-
 // A C of at least this many bytes is written with non-temporal stores (gemm_packed).
 constexpr double kLargeOutputBytes = 32.0 * 1024 * 1024;
 

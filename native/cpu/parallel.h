@@ -20,6 +20,10 @@ int cap_num_threads();
 void set_deterministic(bool on);
 bool deterministic();
 
+// x / m rounded up, and x rounded up to a multiple of m (x >= 0, m > 0).
+inline int64_t ceil_div(int64_t x, int64_t m) { return (x + m - 1) / m; }
+inline int64_t round_up(int64_t x, int64_t m) { return ceil_div(x, m) * m; }
+
 // Split [0, n) into `parts` nearly equal contiguous ranges; range `i` is [begin, end).
 inline void split_range(int64_t n, int parts, int i, int64_t& begin, int64_t& end) {
   int64_t base = n / parts, rem = n % parts;
