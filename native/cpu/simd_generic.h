@@ -5,6 +5,7 @@
 // simd_avx512.h, as far as those kernels use them. Everything is in an anonymous
 // namespace, so each translation unit keeps its own copy.
 #pragma once
+#include <cstdint>
 #include <cstring>
 
 namespace minifw {
@@ -24,8 +25,17 @@ struct Vec16 {
     return r;
   }
   static void store(T* p, reg x) { std::memcpy(p, &x, sizeof x); }
+  // the first n < lanes values (the others read as 0)
+  static reg load_n(const T* p, int64_t n) {
+    reg r{};
+    std::memcpy(&r, p, sizeof(T) * n);
+    return r;
+  }
+  static void store_n(T* p, reg x, int64_t n) { std::memcpy(p, &x, sizeof(T) * n); }
   static reg add(reg a, reg b) { return a + b; }
+  static reg sub(reg a, reg b) { return a - b; }
   static reg fma(reg a, reg b, reg c) { return a * b + c; }
+  static reg fnma(reg a, reg b, reg c) { return c - a * b; }
   static reg mul(reg a, reg b) { return a * b; }
   static void prefetch(const T* p) { __builtin_prefetch(p); }
 };
