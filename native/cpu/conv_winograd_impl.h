@@ -35,6 +35,14 @@ inline int64_t whole_vectors(int64_t n) {
 }
 inline int64_t wino_min(int64_t a, int64_t b) { return a < b ? a : b; }
 inline int64_t wino_clamp(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
+// The tile after (image, ty, tx), in the transform domain's order.
+inline void next_tile(int64_t& image, int64_t& ty, int64_t& tx, int64_t th, int64_t tw) {
+  if (++tx < tw) return;
+  tx = 0;
+  if (++ty < th) return;
+  ty = 0;
+  ++image;
+}
 template <typename T>
 inline void wino_fill(T* begin, T* end, T value) {
   for (T* p = begin; p < end; ++p) *p = value;
@@ -88,8 +96,8 @@ void input_planes(const typename V::T* x, int64_t plane_stride, int64_t images, 
   int64_t copied = -1;  // the image whose plane `padded` holds
   for (int64_t t0 = 0; t0 < tiles; t0 += kWinoChunk) {
     const int64_t n = wino_min(kWinoChunk, tiles - t0), whole = whole_vectors<V>(n);
+    int64_t image = t0 / per_image, ty = t0 % per_image / tw, tx = t0 % tw;  // tile t0 + t
     for (int64_t t = 0; t < n; ++t) {
-      const int64_t image = (t0 + t) / per_image, tile = (t0 + t) % per_image;
       if (image != copied) {
         for (int64_t r = r0; r < r1; ++r) {
           const T* src = x + image * plane_stride + (r - ph) * W;
@@ -98,9 +106,10 @@ void input_planes(const typename V::T* x, int64_t plane_stride, int64_t images, 
         }
         copied = image;
       }
-      const T* src = padded + 4 * (tile / tw) * Wp + 4 * (tile % tw);
+      const T* src = padded + 4 * ty * Wp + 4 * tx;
       for (int r = 0; r < 6; ++r)
         for (int c = 0; c < 6; ++c) D[r][c][t] = src[r * Wp + c];
+      next_tile(image, ty, tx, th, tw);
     }
     for (int r = 0; r < 6; ++r)
       for (int c = 0; c < 6; ++c) wino_fill(&D[r][c][n], &D[r][c][whole], T(0));
@@ -169,9 +178,8 @@ void output_planes(const typename V::T* m, int64_t stride_xi, int64_t images, in
     const int64_t n = wino_min(kWinoChunk, tiles - t0), whole = whole_vectors<V>(n);
     for (int j = 0; j < 6; ++j) at_lines<V, true>(m + j * stride_xi + t0, 6 * stride_xi, &R[0][j][0], 6 * kWinoChunk, n);
     for (int a = 0; a < 4; ++a) at_lines<V, false>(&R[a][0][0], kWinoChunk, &O[a][0][0], kWinoChunk, whole);
-    for (int64_t t = 0; t < n; ++t) {
-      const int64_t image = (t0 + t) / per_image, tile = (t0 + t) % per_image;
-      const int64_t ty = tile / tw, tx = tile % tw;
+    int64_t image = t0 / per_image, ty = t0 % per_image / tw, tx = t0 % tw;  // tile t0 + t
+    for (int64_t t = 0; t < n; ++t, next_tile(image, ty, tx, th, tw)) {
       const int64_t rows = wino_min(4, Ho - 4 * ty), cols = wino_min(4, Wo - 4 * tx);
       T* dst = y + image * plane_stride + 4 * ty * Wo + 4 * tx;
       if (rows == 4 && cols == 4) {
