@@ -47,9 +47,15 @@ Tiling tiling(const ConvShape& s) {
   return {th, tw, s.N * th * tw};
 }
 
-// The images per call of input_planes and output_planes: as many whole images as fill
-// kWinogradBlock tiles (AlexNet's 13 x 13 outputs: 16 tiles an image, 4 images), or one.
-int64_t images_per_pass(const Tiling& tl) { return std::max<int64_t>(1, kWinogradBlock / (tl.th * tl.tw)); }
+// The images per call of input_planes and output_planes, which run through their tiles
+// kWinogradBlock at a time across the images' boundaries: all of a channel's images,
+// unless that leaves fewer than 4 calls per thread (the calls' results do not depend
+// on how the images are shared out).
+int64_t images_per_call(const ConvShape& s, int64_t channels, int nthreads) {
+  if (s.N <= 0 || channels <= 0) return 1;
+  const int64_t splits = ceil_div(4 * std::max(1, nthreads), channels);
+  return ceil_div(s.N, std::min(splits, s.N));
+}
 
 // V[xi][c][t] = (B^T d B)[xi] for the 6x6 input tile d of tile t, channel c; each
 // thread pads its planes in its own plane_elems of `padded`.
@@ -57,7 +63,7 @@ template <typename T>
 void input_transform(const WinogradKernels<T>& k, const ConvShape& s, const Tiling& tl, const T* x, T* V,
                      T* padded, int64_t plane_elems, int nthreads) {
   const int64_t per_image = tl.th * tl.tw, stride_xi = xi_stride<T>(s.C * tl.tiles);
-  const int64_t images = images_per_pass(tl), passes = ceil_div(s.N, images), units = s.C * passes;
+  const int64_t images = images_per_call(s, s.C, nthreads), passes = ceil_div(s.N, images), units = s.C * passes;
   std::fill(padded, padded + plane_elems * std::max(1, nthreads), T(0));  // the planes' places are overwritten
 #pragma omp parallel for num_threads(nthreads) schedule(static) if (s.N * s.C * s.H * s.W > 32768)
   for (int64_t unit = 0; unit < units; ++unit) {
@@ -85,7 +91,7 @@ template <typename T>
 void output_transform(const WinogradKernels<T>& k, const ConvShape& s, const Tiling& tl, const T* M, T* y,
                       int nthreads) {
   const int64_t per_image = tl.th * tl.tw, stride_xi = xi_stride<T>(s.K * tl.tiles);
-  const int64_t images = images_per_pass(tl), passes = ceil_div(s.N, images), units = s.K * passes;
+  const int64_t images = images_per_call(s, s.K, nthreads), passes = ceil_div(s.N, images), units = s.K * passes;
 #pragma omp parallel for num_threads(nthreads) schedule(static) if (s.N * s.K * s.Ho * s.Wo > 32768)
   for (int64_t unit = 0; unit < units; ++unit) {
     const int64_t kk = unit / passes, n0 = unit % passes * images;

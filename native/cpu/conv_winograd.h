@@ -12,9 +12,9 @@
 
 namespace minifw {
 
-// Tiles (or filters) per pass of a transform: the callers give input_planes and
-// output_planes whole images of at most this many tiles together, and filter_block at
-// most this many filters.
+// Tiles (or filters) per pass of a transform: input_planes and output_planes run
+// through their images' tiles this many at a time, and filter_block takes at most this
+// many filters.
 constexpr int64_t kWinogradBlock = 64;
 
 template <typename T>

@@ -59,8 +59,8 @@ CASES = [
     Case("winograd_tiles_plus_edge", (1, 16, 14, 11), (16, 16, 3, 3), padding=1),
     # 10 x 9 tiles per plane: Winograd's transforms run 64 tiles at a time, then 26
     Case("winograd_two_chunks_37x35", (2, 3, 37, 35), (5, 3, 3, 3), padding=1),
-    # 16 tiles per image: the transforms take 4 images at a time, then 4, then 1
-    Case("winograd_images_4_4_1", (9, 4, 13, 13), (6, 4, 3, 3), padding=1),
+    # 16 tiles per image: the transforms' 64-tile passes span images, the last one short
+    Case("winograd_images_n9_13x13", (9, 4, 13, 13), (6, 4, 3, 3), padding=1),
     # non-square kernels and per-axis geometry
     Case("kernel3x5_pad1x2", (2, 3, 10, 12), (4, 3, 3, 5), padding=(1, 2)),
     Case("kernel1x3_pad0x1", (1, 4, 6, 9), (5, 4, 1, 3), padding=(0, 1)),
@@ -419,7 +419,7 @@ def test_backward_bias(case, dtype):
 # A few shapes that between them need every algorithm and every geometry
 # feature, run under every instruction set the CPU supports.
 ISA_CASES = [CASES_BY_ID[i] for i in ("odd11x13_3x3_pad0", "c17_3x3_pad2", "winograd_tiles_plus_edge",
-                                      "winograd_two_chunks_37x35", "winograd_images_4_4_1",
+                                      "winograd_two_chunks_37x35", "winograd_images_n9_13x13",
                                       "mixed_stride2x3_pad3x0_dil1x2", "groups3_dil2",
                                       "depthwise6_5x5_stride2", "k1x1_c16", "k1x1_groups2", "lenet_conv2",
                                       "dot_filter_n9_groups2_stride2_dil2", "lenet_conv2_n9_chunked_data",
