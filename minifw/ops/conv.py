@@ -19,8 +19,10 @@ algorithm          directions                  what it does
                                                is only the GEMM's packing buffers (a small
                                                filter bank's backward_filter: one image
                                                lowered per thread, then dot products)
-``winograd``       forward, backward_data      F(4x4, 3x3): 3x3 kernels, stride 1,
-                                               dilation 1, padding <= 2
+``winograd``       all three                   F(4x4, 3x3): 3x3 kernels, stride 1,
+                                               dilation 1, padding <= 2 (backward_filter:
+                                               the forward's steps taken back, its 36
+                                               GEMMs summing over the tiles)
 ``gemm_1x1``       all three                   1x1, stride 1, no padding: the input is
                                                already the GEMM operand, no lowering
 ``direct``         all three (backward_data    the input (dY for backward_data) copied once
@@ -64,7 +66,7 @@ DIRECTIONS = ("forward", "backward_data", "backward_filter")
 ALGORITHMS = {
     "forward": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct"),
     "backward_data": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct"),
-    "backward_filter": ("im2col_gemm", "implicit_gemm", "gemm_1x1", "direct"),
+    "backward_filter": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct"),
 }
 _NEEDS = {
     "winograd": "a 3x3 kernel, stride 1, dilation 1 and padding <= 2",
@@ -269,19 +271,24 @@ def _heuristic(problem, direction, dev):
     measurements recorded in benchmarks/RESULTS.md:
 
     - 1x1 unpadded stride-1 layers need no lowering at all: gemm_1x1;
-    - 3x3 stride-1 layers with enough channels per group, in and out, for Winograd's
-      36 GEMMs to outweigh its transforms: winograd (forward and backward-data). Under
-      AVX-512 that is 64, where the direct algorithm's 14 x 32 tiles beat Winograd on
-      fewer channels (AlexNetSmall conv4, conv5); under AVX2 and the generic kernels,
-      whose direct tiles are 6 rows, 16;
+    - 3x3 stride-1 layers with enough channels per group, in and out (the fewer of the
+      two, below), for Winograd's 36 GEMMs to outweigh its transforms: winograd
+      (_winograd_useful). Under AVX-512, where the direct algorithm's 14 x 32 tiles are
+      the competition, forward and backward-data from 64 channels, or 32 on outputs of
+      at least 16 x 16 (on 7 x 7 ones, AlexNetSmall conv4 and conv5, direct is faster);
+      backward-filter, whose GEMMs transpose an operand, from 128 channels, or 48 on
+      outputs of at least 27 x 27 (AlexNet conv3 to conv5 backward-filter: 19.1, 13.7,
+      8.9 -> 15.4, 10.8, 8.4 ms). Under AVX2 and the generic kernels, whose direct tiles
+      are 6 rows, forward and backward-data from 16 channels, backward-filter from 64,
+      or 32 on outputs of at least 16 x 16;
     - stride-1 layers whose output positions are at least 60% of the positions the
       direct algorithm computes (the rest lie in the padding of its layout) and with at
       least 8 channels per group where its tiles have them (output channels forward,
       input channels backward); under AVX2 and the generic kernels only with at most 64
       channels per group in and out (AlexNet conv2 runs faster through the GEMMs
       there): direct, which packs and lowers nothing (under AVX-512: AlexNetSmall conv2
-      to conv5 in every direction it is not winograd, conv1 forward; AlexNet conv2 to
-      conv5 backward-filter, conv2 forward and backward-data; LeNet conv1 forward);
+      to conv5 in every direction it is not winograd, conv1 forward; AlexNet conv2 in
+      every direction; LeNet conv1 forward);
     - at a stride > 1 under AVX-512 (forward and backward-filter; the direct algorithm's
       layout holds one array per phase of the stride; not measured under the narrower
       tiles, which keep the GEMMs), where every phase is read by some tap and at
@@ -309,7 +316,7 @@ def _heuristic(problem, direction, dev):
     k, cg = problem.w_shape[0], problem.w_shape[1]
     kg = k // problem.groups
     wide = backends.get_isa() == "avx512"
-    if "winograd" in supported and min(cg, kg) >= (64 if wide else 16):
+    if "winograd" in supported and _winograd_useful(problem, direction, min(cg, kg), wide):
         return "winograd"
     rows = kg if direction == "forward" else cg
     if "direct" in supported and problem.stride != (1, 1):
@@ -321,6 +328,19 @@ def _heuristic(problem, direction, dev):
     if direction == "backward_data" and cg < 64 and not (cg >= 8 and kg <= 2 * cg):
         return "im2col_gemm"
     return "implicit_gemm"
+
+
+def _winograd_useful(problem, direction, channels, wide):
+    """The heuristic's choice of winograd for a 3x3 stride-1 layer with `channels` per
+    group (the fewer of input and output; see _heuristic)."""
+    outputs = problem.out_shape[2] * problem.out_shape[3]
+    if direction == "backward_filter":
+        if wide:
+            return channels >= 128 or (channels >= 48 and outputs >= 27 * 27)
+        return channels >= 64 or (channels >= 32 and outputs >= 16 * 16)
+    if wide:
+        return channels >= 64 or (channels >= 32 and outputs >= 16 * 16)
+    return channels >= 16
 
 
 def _direct_strided(problem, direction, cg, kg):

@@ -67,9 +67,8 @@ bool conv_algo_supports(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
       return true;
     case ConvAlgo::winograd:
       // F(4x4, 3x3). Backward-data is a winograd forward over dy with padding
-      // 2 - p, hence p <= 2 (the same limit is kept for forward).
-      return dir != ConvDir::backward_filter && s.R == 3 && s.S == 3 && s.sh == 1 && s.sw == 1 &&
-             s.dh == 1 && s.dw == 1 && s.ph <= 2 && s.pw <= 2;
+      // 2 - p, hence p <= 2 (the same limit is kept for the other directions).
+      return s.R == 3 && s.S == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 && s.ph <= 2 && s.pw <= 2;
     case ConvAlgo::gemm_1x1:
       return s.R == 1 && s.S == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
     case ConvAlgo::direct:
@@ -128,7 +127,7 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& s, const T* x, const T
     case ConvAlgo::im2col_gemm: im2col_backward_filter(s, x, dy, dw, ws, nthreads); break;
     case ConvAlgo::implicit_gemm: implicit_backward_filter(s, x, dy, dw, nthreads); break;
     case ConvAlgo::gemm_1x1: gemm1x1_backward_filter(s, x, dy, dw, nthreads); break;
-    case ConvAlgo::winograd: throw std::invalid_argument("winograd has no backward_filter");
+    case ConvAlgo::winograd: winograd_backward_filter(s, x, dy, dw, ws, nthreads); break;
     case ConvAlgo::direct: direct_backward_filter(s, x, dy, dw, ws, nthreads); break;
   }
 }

@@ -49,6 +49,7 @@ template <typename T> void implicit_backward_filter(const ConvShape& s, const T*
 template <typename T> ConvWorkspace winograd_workspace(ConvDir dir, const ConvShape& s, int nthreads);
 template <typename T> void winograd_forward(const ConvShape& s, const T* x, const T* w, T* y, T* ws, int nthreads);
 template <typename T> void winograd_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, T* ws, int nthreads);
+template <typename T> void winograd_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, T* ws, int nthreads);
 
 template <typename T> ConvWorkspace direct_workspace(ConvDir dir, const ConvShape& s, int nthreads);
 template <typename T> void direct_forward(const ConvShape& s, const T* x, const T* w, const T* bias, T* y, T* ws, int nthreads);

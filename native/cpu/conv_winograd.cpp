@@ -126,7 +126,9 @@ ConvWorkspace winograd_workspace(ConvDir dir, const ConvShape& s, int nthreads) 
   int64_t elems = z.total(nthreads);
   if (dir == ConvDir::backward_data) elems += s.w_size();  // flipped filters
   const Tiling tl = tiling(f);
-  const int64_t pack = gemm_pack_bytes(gemm_kernel<T>(active_isa(), f.Kg()), f.Kg(), tl.tiles, f.Cg());
+  const int64_t pack = dir == ConvDir::backward_filter  // dU (Kg x Cg) = dM (Kg x tiles) V^T (tiles x Cg)
+                           ? gemm_pack_bytes(gemm_kernel<T>(active_isa(), f.Kg()), f.Kg(), f.Cg(), tl.tiles)
+                           : gemm_pack_bytes(gemm_kernel<T>(active_isa(), f.Kg()), f.Kg(), tl.tiles, f.Cg());
   return {elems * static_cast<int64_t>(sizeof(T)), pack * std::max(1, nthreads)};
 }
 
@@ -174,10 +176,56 @@ void winograd_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, 
   winograd_forward(f, dy, flipped, dx, ws, nthreads);
 }
 
+// The gradient of the forward's three steps taken back in turn (Lavin & Gray, section 5):
+// dM = A dY A^T per output tile (dY past the plane's edge is 0, as the forward clipped
+// those outputs), dU[xi] = sum over tiles of dM[xi] V[xi]^T (36 x groups GEMMs whose
+// inner dimension is the tiles), then dw = G^T dU G per filter. The input transform V is
+// the forward's.
+template <typename T>
+void winograd_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, T* ws, int nthreads) {
+  const Tiling tl = tiling(s);
+  const WinogradSizes z = winograd_sizes<T>(s);
+  T* V = ws;
+  T* dU = V + z.v;
+  T* dM = dU + z.u;
+  T* padded = dM + z.m;
+  const WinogradKernels<T>& k = select_isa_variant<WinogradKernels<T>>();
+  input_transform(k, s, tl, x, V, padded, z.plane, nthreads);
+  {
+    const int64_t per_image = tl.th * tl.tw, stride_xi = xi_stride<T>(s.K * tl.tiles);
+    const int64_t images = images_per_call(s, s.K, nthreads), passes = ceil_div(s.N, images), units = s.K * passes;
+    std::fill(padded, padded + z.plane * std::max(1, nthreads), T(0));  // dY's planes take other places
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (s.N * s.K * s.Ho * s.Wo > 32768)
+    for (int64_t unit = 0; unit < units; ++unit) {
+      const int64_t kk = unit / passes, n0 = unit % passes * images;
+      k.grad_planes(dy + (n0 * s.K + kk) * s.Ho * s.Wo, s.K * s.Ho * s.Wo, std::min(images, s.N - n0), s.Ho, s.Wo,
+                    tl.th, tl.tw, dM + kk * tl.tiles + n0 * per_image, stride_xi,
+                    padded + omp_get_thread_num() * z.plane);
+    }
+  }
+  const int64_t Kg = s.Kg(), Cg = s.Cg(), filters = s.K * Cg;
+  const int64_t jobs = kPoints * s.groups;
+#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) if (s.K * Cg * tl.tiles > 65536)
+  for (int64_t job = 0; job < jobs; ++job) {
+    const int64_t xi = job / s.groups, g = job % s.groups;
+    StridedMatrix<T> a{dM + xi * xi_stride<T>(s.K * tl.tiles) + g * Kg * tl.tiles, tl.tiles, false};
+    StridedMatrix<T> b{V + xi * xi_stride<T>(s.C * tl.tiles) + g * Cg * tl.tiles, tl.tiles, false};
+    gemm_packed<T>(Kg, Cg, tl.tiles, T(1), strided_source(&a), strided_source(&b), T(0),
+                   GemmOutput<T>{dU + xi * xi_stride<T>(filters) + g * Kg * Cg, Cg}, 1);
+  }
+  const int64_t blocks = ceil_div(filters, kWinogradBlock), stride_u = xi_stride<T>(filters);
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (filters > 1024)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t f0 = b * kWinogradBlock;
+    k.filter_grad_block(dU + f0, stride_u, std::min(kWinogradBlock, filters - f0), dw + f0 * 9);
+  }
+}
+
 #define MINIFW_INSTANTIATE_WINOGRAD(T)                                                             \
   template ConvWorkspace winograd_workspace<T>(ConvDir, const ConvShape&, int);                   \
   template void winograd_forward<T>(const ConvShape&, const T*, const T*, T*, T*, int);           \
-  template void winograd_backward_data<T>(const ConvShape&, const T*, const T*, T*, T*, int);
+  template void winograd_backward_data<T>(const ConvShape&, const T*, const T*, T*, T*, int);     \
+  template void winograd_backward_filter<T>(const ConvShape&, const T*, const T*, T*, T*, int);
 MINIFW_INSTANTIATE_WINOGRAD(float)
 MINIFW_INSTANTIATE_WINOGRAD(double)
 

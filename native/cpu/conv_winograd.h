@@ -34,6 +34,14 @@ struct WinogradKernels {
   // tile in matrix 0, the others follow it.
   void (*output_planes)(const T* m, int64_t stride_xi, int64_t images, int64_t th, int64_t tw, T* y,
                         int64_t plane_stride, int64_t Ho, int64_t Wo);
+  // Backward-filter. dM[xi][t] = (A dy A^T)[xi] for every 4 x 4 tile dy of `images` Ho x Wo
+  // planes of dY, laid out as output_planes reads M; `padded` as for input_planes, here
+  // (4 th) x (4 tw) values.
+  void (*grad_planes)(const T* dy, int64_t plane_stride, int64_t images, int64_t Ho, int64_t Wo, int64_t th,
+                      int64_t tw, T* m, int64_t stride_xi, T* padded);
+  // The n <= kWinogradBlock 3x3 filter gradients at dw (9 values each), G^T dU G, from u,
+  // the first one's place in matrix 0 of dU.
+  void (*filter_grad_block)(const T* u, int64_t stride_xi, int64_t n, T* dw);
 };
 
 MINIFW_DECLARE_ISA_VARIANTS(WinogradKernels<float>);

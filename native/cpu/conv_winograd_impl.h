@@ -79,23 +79,23 @@ void bt_lines(const typename V::T* in, int64_t is, typename V::T* out, int64_t o
   }
 }
 
-// The planes' tiles, kWinoChunk at a time: each tile's 36 inputs are gathered into
-// D[r][c][t] from a copy of its plane with the padding written out, then both passes run
-// along t. `padded` holds zeros wherever a plane is not copied (the caller zeroes it
-// once for all the planes of a call).
-template <typename V>
-void input_planes(const typename V::T* x, int64_t plane_stride, int64_t images, int64_t H, int64_t W, int64_t ph,
-                  int64_t pw, int64_t th, int64_t tw, typename V::T* v, int64_t stride_xi, typename V::T* padded) {
-  using T = typename V::T;
-  const int64_t Wp = 4 * tw + 2;  // every tile's columns
-  const int64_t r0 = wino_clamp(ph, 0, 4 * th + 2), r1 = wino_clamp(H + ph, r0, 4 * th + 2);
-  const int64_t c0 = wino_clamp(pw, 0, Wp), c1 = wino_clamp(W + pw, c0, Wp);
-  alignas(64) T D[6][6][kWinoChunk];  // D[r][c][t]: input (r, c) of tile t0 + t
-  alignas(64) T Q[6][6][kWinoChunk];  // B^T down the columns: Q[i][c][t]
-  const int64_t per_image = th * tw, tiles = images * per_image;
+// Gathers kSize x kSize tiles, the tiles of `images` planes (x's first, the others
+// plane_stride apart; H x W each, padding ph, pw; th x tw tiles at steps of 4), kWinoChunk
+// at a time: a call per chunk fills D[r][c][t] for its tiles t0 + t, t < n, and zeros up
+// to whole vectors. Each plane is first copied into its place in `padded`, a
+// (4 th + kSize - 4) x (4 tw + kSize - 4) plane that holds zeros everywhere else (the
+// caller zeroes it once for all the planes of a call).
+template <typename T, int kSize>
+struct TileGather {
+  const T* x;
+  int64_t plane_stride, H, W, ph, pw, th, tw;
+  T* padded;
   int64_t copied = -1;  // the image whose plane `padded` holds
-  for (int64_t t0 = 0; t0 < tiles; t0 += kWinoChunk) {
-    const int64_t n = wino_min(kWinoChunk, tiles - t0), whole = whole_vectors<V>(n);
+
+  void chunk(int64_t t0, int64_t n, int64_t whole, T (*D)[kSize][kWinoChunk]) {
+    const int64_t Hp = 4 * th + kSize - 4, Wp = 4 * tw + kSize - 4, per_image = th * tw;
+    const int64_t r0 = wino_clamp(ph, 0, Hp), r1 = wino_clamp(H + ph, r0, Hp);
+    const int64_t c0 = wino_clamp(pw, 0, Wp), c1 = wino_clamp(W + pw, c0, Wp);
     int64_t image = t0 / per_image, ty = t0 % per_image / tw, tx = t0 % tw;  // tile t0 + t
     for (int64_t t = 0; t < n; ++t) {
       if (image != copied) {
@@ -107,14 +107,69 @@ void input_planes(const typename V::T* x, int64_t plane_stride, int64_t images, 
         copied = image;
       }
       const T* src = padded + 4 * ty * Wp + 4 * tx;
-      for (int r = 0; r < 6; ++r)
-        for (int c = 0; c < 6; ++c) D[r][c][t] = src[r * Wp + c];
+      for (int r = 0; r < kSize; ++r)
+        for (int c = 0; c < kSize; ++c) D[r][c][t] = src[r * Wp + c];
       next_tile(image, ty, tx, th, tw);
     }
-    for (int r = 0; r < 6; ++r)
-      for (int c = 0; c < 6; ++c) wino_fill(&D[r][c][n], &D[r][c][whole], T(0));
+    for (int r = 0; r < kSize; ++r)
+      for (int c = 0; c < kSize; ++c) wino_fill(&D[r][c][n], &D[r][c][whole], T(0));
+  }
+};
+
+// The planes' 6 x 6 input tiles d, kWinoChunk at a time, gathered, then B^T d B in two
+// passes along t.
+template <typename V>
+void input_planes(const typename V::T* x, int64_t plane_stride, int64_t images, int64_t H, int64_t W, int64_t ph,
+                  int64_t pw, int64_t th, int64_t tw, typename V::T* v, int64_t stride_xi, typename V::T* padded) {
+  using T = typename V::T;
+  alignas(64) T D[6][6][kWinoChunk];  // D[r][c][t]: input (r, c) of tile t0 + t
+  alignas(64) T Q[6][6][kWinoChunk];  // B^T down the columns: Q[i][c][t]
+  TileGather<T, 6> gather{x, plane_stride, H, W, ph, pw, th, tw, padded};
+  const int64_t tiles = images * th * tw;
+  for (int64_t t0 = 0; t0 < tiles; t0 += kWinoChunk) {
+    const int64_t n = wino_min(kWinoChunk, tiles - t0), whole = whole_vectors<V>(n);
+    gather.chunk(t0, n, whole, D);
     for (int c = 0; c < 6; ++c) bt_lines<V, false>(&D[0][c][0], 6 * kWinoChunk, &Q[0][c][0], 6 * kWinoChunk, whole);
     for (int i = 0; i < 6; ++i) bt_lines<V, true>(&Q[i][0][0], kWinoChunk, v + 6 * i * stride_xi + t0, stride_xi, n);
+  }
+}
+
+// out[i * os][t] = (A y)[i] for y[a] = in[a * is][t], t < n: A = (A^T)^T, 6 x 4, the
+// gradient's way back through A^T (backward-filter).
+template <typename V, bool kExactOut>
+void a_lines(const typename V::T* in, int64_t is, typename V::T* out, int64_t os, int64_t n) {
+  using reg = typename V::reg;
+  const reg two = V::set1(2), four = V::set1(4);
+  for (int64_t t = 0; t < n; t += V::lanes) {
+    const reg y0 = V::load(in + t), y1 = V::load(in + is + t), y2 = V::load(in + 2 * is + t);
+    const reg y3 = V::load(in + 3 * is + t);
+    const reg s02 = V::add(y0, y2), s13 = V::add(y1, y3);
+    const reg p = V::fma(four, y2, y0), q = V::mul(two, V::fma(four, y3, y1));
+    store_at<V, kExactOut>(out + t, y0, n - t);
+    store_at<V, kExactOut>(out + os + t, V::add(s02, s13), n - t);
+    store_at<V, kExactOut>(out + 2 * os + t, V::sub(s02, s13), n - t);
+    store_at<V, kExactOut>(out + 3 * os + t, V::add(p, q), n - t);
+    store_at<V, kExactOut>(out + 4 * os + t, V::sub(p, q), n - t);
+    store_at<V, kExactOut>(out + 5 * os + t, y3, n - t);
+  }
+}
+
+// dM[xi][t] = (A dy A^T)[xi] for every 4 x 4 tile dy of `images` Ho x Wo planes of dY (dy
+// past the plane's edge is 0): the gradient of M, whose tiles A^T M A the forward
+// clipped to the plane.
+template <typename V>
+void grad_planes(const typename V::T* dy, int64_t plane_stride, int64_t images, int64_t Ho, int64_t Wo, int64_t th,
+                 int64_t tw, typename V::T* m, int64_t stride_xi, typename V::T* padded) {
+  using T = typename V::T;
+  alignas(64) T D[4][4][kWinoChunk];  // D[a][b][t]: dy (a, b) of tile t0 + t
+  alignas(64) T Q[6][4][kWinoChunk];  // A down the columns: Q[i][b][t]
+  TileGather<T, 4> gather{dy, plane_stride, Ho, Wo, 0, 0, th, tw, padded};
+  const int64_t tiles = images * th * tw;
+  for (int64_t t0 = 0; t0 < tiles; t0 += kWinoChunk) {
+    const int64_t n = wino_min(kWinoChunk, tiles - t0), whole = whole_vectors<V>(n);
+    gather.chunk(t0, n, whole, D);
+    for (int b = 0; b < 4; ++b) a_lines<V, false>(&D[0][b][0], 4 * kWinoChunk, &Q[0][b][0], 4 * kWinoChunk, whole);
+    for (int i = 0; i < 6; ++i) a_lines<V, true>(&Q[i][0][0], kWinoChunk, m + 6 * i * stride_xi + t0, stride_xi, n);
   }
 }
 
@@ -148,6 +203,40 @@ void filter_block(const typename V::T* w, int64_t n, typename V::T* u, int64_t s
   for (int e = 0; e < 9; ++e) wino_fill(&g[e][n], &g[e][whole], T(0));
   for (int q = 0; q < 3; ++q) g_lines<V, false>(&g[q][0], 3 * kWinoChunk, &gc[0][q][0], 3 * kWinoChunk, whole);
   for (int i = 0; i < 6; ++i) g_lines<V, true>(&gc[i][0][0], kWinoChunk, u + 6 * i * stride_xi, stride_xi, n);
+}
+
+// out[q * os][f] = (G^T u)[q] for u[i] = in[i * is][f], f < n: the gradient's way back
+// through G (backward-filter).
+template <typename V, bool kExactIn>
+void gt_lines(const typename V::T* in, int64_t is, typename V::T* out, int64_t os, int64_t n) {
+  using T = typename V::T;
+  using reg = typename V::reg;
+  const reg quarter = V::set1(T(0.25)), sixth = V::set1(T(1) / T(6)), twelfth = V::set1(T(1) / T(12));
+  const reg twenty_fourth = V::set1(T(1) / T(24));
+  for (int64_t f = 0; f < n; f += V::lanes) {
+    const reg u0 = load_at<V, kExactIn>(in + f, n - f), u1 = load_at<V, kExactIn>(in + is + f, n - f);
+    const reg u2 = load_at<V, kExactIn>(in + 2 * is + f, n - f), u3 = load_at<V, kExactIn>(in + 3 * is + f, n - f);
+    const reg u4 = load_at<V, kExactIn>(in + 4 * is + f, n - f), u5 = load_at<V, kExactIn>(in + 5 * is + f, n - f);
+    const reg s12 = V::add(u1, u2), s34 = V::add(u3, u4);
+    V::store(out + f, V::fma(u0, quarter, V::fma(s34, twenty_fourth, V::mul(s12, V::set1(-T(1) / T(6))))));
+    V::store(out + os + f, V::fma(V::sub(u2, u1), sixth, V::mul(V::sub(u3, u4), twelfth)));
+    V::store(out + 2 * os + f, V::fma(V::sub(s34, s12), sixth, u5));
+  }
+}
+
+// dw[f][r][q] = (G^T dU G)[r][q] for the n <= kWinogradBlock filters f from u, the first
+// one's place in matrix 0 of dU (the gradient of U = G g G^T).
+template <typename V>
+void filter_grad_block(const typename V::T* u, int64_t stride_xi, int64_t n, typename V::T* dw) {
+  using T = typename V::T;
+  alignas(64) T R[3][6][kWinoChunk];  // G^T down the columns: R[r][j][f]
+  alignas(64) T O[3][3][kWinoChunk];  // then along the rows: tap (r, q) of filter f
+  const int64_t whole = whole_vectors<V>(n);
+  for (int j = 0; j < 6; ++j) gt_lines<V, true>(u + j * stride_xi, 6 * stride_xi, &R[0][j][0], 6 * kWinoChunk, n);
+  for (int r = 0; r < 3; ++r) gt_lines<V, false>(&R[r][0][0], kWinoChunk, &O[r][0][0], kWinoChunk, whole);
+  for (int64_t f = 0; f < n; ++f)
+    for (int r = 0; r < 3; ++r)
+      for (int q = 0; q < 3; ++q) dw[f * 9 + 3 * r + q] = O[r][q][f];
 }
 
 // out[a * os][t] = (A^T m)[a] for m[i] = in[i * is][t], t < n. kExactIn: `in` holds only
@@ -195,7 +284,7 @@ void output_planes(const typename V::T* m, int64_t stride_xi, int64_t images, in
 
 template <typename V>
 WinogradKernels<typename V::T> make_winograd_kernels() {
-  return {&input_planes<V>, &filter_block<V>, &output_planes<V>};
+  return {&input_planes<V>, &filter_block<V>, &output_planes<V>, &grad_planes<V>, &filter_grad_block<V>};
 }
 
 }  // namespace

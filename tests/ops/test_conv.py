@@ -129,8 +129,7 @@ def expected_algorithms(case, direction):
     r, s = case.w_shape[2:]
     stride, padding, dilation = _pair(case.stride), _pair(case.padding), _pair(case.dilation)
     algos = {"im2col_gemm", "implicit_gemm"}
-    if direction != "backward_filter" and (r, s) == (3, 3) and stride == (1, 1) and dilation == (1, 1) \
-            and max(padding) <= 2:
+    if (r, s) == (3, 3) and stride == (1, 1) and dilation == (1, 1) and max(padding) <= 2:
         algos.add("winograd")
     if (r, s) == (1, 1) and stride == (1, 1) and padding == (0, 0):
         algos.add("gemm_1x1")
@@ -232,10 +231,12 @@ def test_case_list_exercises_every_algorithm(direction):
     assert len(CASES) >= 30
 
 
-# The CPU heuristic (minifw.ops.conv._heuristic), on the models' layers (batch 2): winograd
-# for 3x3 layers with >= 64 channels per group in and out (not backward-filter); direct at
-# stride 1 where at least 60% of the positions it computes are outputs and its tiles' side
-# has >= 8 channels per group (output channels forward, input channels backward).
+# The CPU heuristic (minifw.ops.conv._heuristic), on the models' layers (batch 2) and a few
+# others: winograd for 3x3 layers with >= 64 channels per group in and out, or >= 32 on
+# outputs of >= 16 x 16 (backward-filter: >= 128, or >= 48 on outputs of >= 27 x 27);
+# direct at stride 1 where at least 60% of the positions it computes are outputs and its
+# tiles' side has >= 8 channels per group (output channels forward, input channels
+# backward).
 @pytest.mark.parametrize("x_shape,w_shape,padding,groups,forward,backward_data,backward_filter", [
     ((2, 1, 32, 32), (32, 1, 5, 5), 2, 1, "direct", "im2col_gemm", "implicit_gemm"),  # AlexNetSmall conv1
     ((2, 32, 16, 16), (64, 16, 5, 5), 2, 2, "direct", "direct", "direct"),     # conv2: 256 of 18 x 18
@@ -244,8 +245,12 @@ def test_case_list_exercises_every_algorithm(direction):
     ((2, 1, 28, 28), (20, 1, 5, 5), 0, 1, "direct", "im2col_gemm", "implicit_gemm"),  # LeNet conv1
     ((2, 20, 12, 12), (50, 20, 5, 5), 0, 1, "implicit_gemm", "im2col_gemm", "implicit_gemm"),  # 64 of 144
     ((2, 96, 27, 27), (256, 48, 5, 5), 2, 2, "direct", "direct", "direct"),    # AlexNet conv2
-    ((2, 256, 13, 13), (384, 256, 3, 3), 1, 1, "winograd", "winograd", "direct"),  # AlexNet conv3
+    ((2, 256, 13, 13), (384, 256, 3, 3), 1, 1, "winograd", "winograd", "winograd"),  # AlexNet conv3
     ((2, 7, 9, 9), (16, 7, 3, 3), 1, 1, "direct", "im2col_gemm", "implicit_gemm"),  # Cg 7 < 8
+    ((2, 32, 28, 28), (32, 32, 3, 3), 1, 1, "winograd", "winograd", "direct"),    # 32 on 28 x 28
+    ((2, 32, 14, 14), (32, 32, 3, 3), 1, 1, "direct", "direct", "direct"),        # 32 on 14 x 14
+    ((2, 48, 27, 27), (48, 48, 3, 3), 1, 1, "winograd", "winograd", "winograd"),  # 48 on 27 x 27
+    ((2, 128, 7, 7), (128, 128, 3, 3), 1, 1, "winograd", "winograd", "winograd"),
 ])
 def test_cpu_heuristic(monkeypatch, x_shape, w_shape, padding, groups, forward, backward_data,
                        backward_filter):
@@ -258,12 +263,15 @@ def test_cpu_heuristic(monkeypatch, x_shape, w_shape, padding, groups, forward, 
 
 
 # Under AVX2 and the generic kernels the direct tiles have 6 rows, not 14: Winograd keeps
-# 3x3 layers from 16 channels per group, and direct needs at most 64 channels per group.
+# 3x3 layers from 16 channels per group (backward-filter from 64, or 32 on outputs of
+# >= 16 x 16), and direct needs at most 64 channels per group.
 @pytest.mark.parametrize("isa", ["avx2", "generic"])
 @pytest.mark.parametrize("x_shape,w_shape,padding,groups,forward,backward_data,backward_filter", [
     ((2, 32, 16, 16), (64, 16, 5, 5), 2, 2, "direct", "direct", "direct"),        # AlexNetSmall conv2
     ((2, 96, 8, 8), (96, 48, 3, 3), 1, 2, "winograd", "winograd", "direct"),      # conv4
-    ((2, 64, 8, 8), (96, 64, 3, 3), 1, 1, "winograd", "winograd", "implicit_gemm"),  # conv3: 96 > 64
+    ((2, 64, 8, 8), (96, 64, 3, 3), 1, 1, "winograd", "winograd", "winograd"),    # conv3
+    ((2, 32, 16, 16), (32, 32, 3, 3), 1, 1, "winograd", "winograd", "winograd"),  # 32 on 16 x 16
+    ((2, 16, 32, 32), (16, 16, 3, 3), 1, 1, "winograd", "winograd", "direct"),    # 16
     ((2, 96, 27, 27), (256, 48, 5, 5), 2, 2, "implicit_gemm", "im2col_gemm", "implicit_gemm"),  # AlexNet conv2
     ((2, 1, 28, 28), (20, 1, 5, 5), 0, 1, "direct", "im2col_gemm", "implicit_gemm"),  # LeNet conv1
 ])

@@ -34,7 +34,7 @@ def backward_filter(x=X, dy=DY, w_shape=W.shape, **kw):
 
 def test_the_base_problem_is_valid():
     forward(), backward_data(), backward_filter(), ops.conv2d_backward_bias(DY)
-    forward(algo="winograd"), backward_data(algo="winograd")
+    forward(algo="winograd"), backward_data(algo="winograd"), backward_filter(algo="winograd")
 
 
 CALLS = {"forward": forward, "backward_data": backward_data, "backward_filter": backward_filter}
@@ -158,8 +158,9 @@ BAD = [
     case("backward_data", ValueError, r"algo 'direct' does not support this problem.*it needs stride 1 in "
                                       r"backward_data.*supported here: \['im2col_gemm', 'implicit_gemm'\]",
          algo="direct", stride=(1, 2), dy=np.ones((2, 6, 7, 4), np.float32)),
-    case("backward_filter", ValueError, r"algo must be 'auto' or one of .* for backward_filter; got 'winograd'",
-         algo="winograd"),
+    case("backward_filter", ValueError, r"algo 'winograd' does not support this problem.*3x3 kernel.*supported "
+                                        r"here: \['im2col_gemm', 'implicit_gemm', 'direct'\]",
+         algo="winograd", w_shape=(6, 2, 5, 5), dy=np.ones((2, 6, 5, 5), np.float32)),
     case("forward", ValueError, r"algo 'winograd' does not support this problem.*3x3 kernel, stride 1, "
                                 r"dilation 1 and padding <= 2.*supported here: \['im2col_gemm', 'implicit_gemm', "
                                 r"'direct'\]", algo="winograd", stride=2),
