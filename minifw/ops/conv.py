@@ -272,10 +272,12 @@ def _heuristic(problem, direction, dev):
 
     - 1x1 unpadded stride-1 layers need no lowering at all: gemm_1x1;
     - 3x3 stride-1 layers with enough channels per group, in and out (the fewer of the
-      two, below), for Winograd's 36 GEMMs to outweigh its transforms: winograd
-      (_winograd_useful). Under AVX-512, where the direct algorithm's 14 x 32 tiles are
-      the competition, forward and backward-data from 64 channels, or 32 on outputs of
-      at least 16 x 16 (on 7 x 7 ones, AlexNetSmall conv4 and conv5, direct is faster);
+      two, below), and at least 32 output tiles of 4 x 4 in the batch, for Winograd's 36
+      GEMMs to outweigh its transforms (AlexNet conv3 at batch 1, 16 tiles, runs faster
+      through implicit_gemm): winograd (_winograd_useful). Under AVX-512, where the
+      direct algorithm's 14 x 32 tiles are the competition, forward and backward-data
+      from 64 channels, or 32 on outputs of at least 16 x 16 (on 8 x 8 ones,
+      AlexNetSmall conv4 and conv5, direct is faster);
       backward-filter, whose GEMMs transpose an operand, from 128 channels, or 48 on
       outputs of at least 27 x 27 (AlexNet conv3 to conv5 backward-filter: 19.1, 13.7,
       8.9 -> 15.4, 10.8, 8.4 ms). Under AVX2 and the generic kernels, whose direct tiles
@@ -332,8 +334,12 @@ def _heuristic(problem, direction, dev):
 
 def _winograd_useful(problem, direction, channels, wide):
     """The heuristic's choice of winograd for a 3x3 stride-1 layer with `channels` per
-    group (the fewer of input and output; see _heuristic)."""
-    outputs = problem.out_shape[2] * problem.out_shape[3]
+    group (the fewer of input and output; see _heuristic): its 4 x 4 output tiles in the
+    batch, the channels and the output's size."""
+    n, _, ho, wo = problem.out_shape
+    if n * -(-ho // 4) * -(-wo // 4) < 32:
+        return False
+    outputs = ho * wo
     if direction == "backward_filter":
         if wide:
             return channels >= 128 or (channels >= 48 and outputs >= 27 * 27)

@@ -231,16 +231,18 @@ def test_case_list_exercises_every_algorithm(direction):
     assert len(CASES) >= 30
 
 
-# The CPU heuristic (minifw.ops.conv._heuristic), on the models' layers (batch 2) and a few
-# others: winograd for 3x3 layers with >= 64 channels per group in and out, or >= 32 on
-# outputs of >= 16 x 16 (backward-filter: >= 128, or >= 48 on outputs of >= 27 x 27);
+# The CPU heuristic (minifw.ops.conv._heuristic), on the models' layers (batch 2, or 16
+# where Winograd's 32 tiles need it) and a few others: winograd for 3x3 layers with >= 32
+# output tiles, >= 64 channels per group in and out, or >= 32 on outputs of >= 16 x 16
+# (backward-filter: >= 128, or >= 48 on outputs of >= 27 x 27);
 # direct at stride 1 where at least 60% of the positions it computes are outputs and its
 # tiles' side has >= 8 channels per group (output channels forward, input channels
 # backward).
 @pytest.mark.parametrize("x_shape,w_shape,padding,groups,forward,backward_data,backward_filter", [
     ((2, 1, 32, 32), (32, 1, 5, 5), 2, 1, "direct", "im2col_gemm", "implicit_gemm"),  # AlexNetSmall conv1
     ((2, 32, 16, 16), (64, 16, 5, 5), 2, 2, "direct", "direct", "direct"),     # conv2: 256 of 18 x 18
-    ((2, 64, 8, 8), (96, 64, 3, 3), 1, 1, "winograd", "winograd", "direct"),   # conv3
+    ((16, 64, 8, 8), (96, 64, 3, 3), 1, 1, "winograd", "winograd", "direct"),  # conv3
+    ((2, 64, 8, 8), (96, 64, 3, 3), 1, 1, "direct", "direct", "direct"),       # conv3: 8 tiles
     ((2, 96, 8, 8), (96, 48, 3, 3), 1, 2, "direct", "direct", "direct"),       # conv4: 48 < 64
     ((2, 1, 28, 28), (20, 1, 5, 5), 0, 1, "direct", "im2col_gemm", "implicit_gemm"),  # LeNet conv1
     ((2, 20, 12, 12), (50, 20, 5, 5), 0, 1, "implicit_gemm", "im2col_gemm", "implicit_gemm"),  # 64 of 144
@@ -250,7 +252,8 @@ def test_case_list_exercises_every_algorithm(direction):
     ((2, 32, 28, 28), (32, 32, 3, 3), 1, 1, "winograd", "winograd", "direct"),    # 32 on 28 x 28
     ((2, 32, 14, 14), (32, 32, 3, 3), 1, 1, "direct", "direct", "direct"),        # 32 on 14 x 14
     ((2, 48, 27, 27), (48, 48, 3, 3), 1, 1, "winograd", "winograd", "winograd"),  # 48 on 27 x 27
-    ((2, 128, 7, 7), (128, 128, 3, 3), 1, 1, "winograd", "winograd", "winograd"),
+    ((8, 128, 7, 7), (128, 128, 3, 3), 1, 1, "winograd", "winograd", "winograd"),  # 32 tiles
+    ((1, 256, 13, 13), (384, 256, 3, 3), 1, 1, "direct", "direct", "direct"),      # 16 tiles
 ])
 def test_cpu_heuristic(monkeypatch, x_shape, w_shape, padding, groups, forward, backward_data,
                        backward_filter):
@@ -268,8 +271,8 @@ def test_cpu_heuristic(monkeypatch, x_shape, w_shape, padding, groups, forward, 
 @pytest.mark.parametrize("isa", ["avx2", "generic"])
 @pytest.mark.parametrize("x_shape,w_shape,padding,groups,forward,backward_data,backward_filter", [
     ((2, 32, 16, 16), (64, 16, 5, 5), 2, 2, "direct", "direct", "direct"),        # AlexNetSmall conv2
-    ((2, 96, 8, 8), (96, 48, 3, 3), 1, 2, "winograd", "winograd", "direct"),      # conv4
-    ((2, 64, 8, 8), (96, 64, 3, 3), 1, 1, "winograd", "winograd", "winograd"),    # conv3
+    ((16, 96, 8, 8), (96, 48, 3, 3), 1, 2, "winograd", "winograd", "direct"),     # conv4
+    ((16, 64, 8, 8), (96, 64, 3, 3), 1, 1, "winograd", "winograd", "winograd"),   # conv3
     ((2, 32, 16, 16), (32, 32, 3, 3), 1, 1, "winograd", "winograd", "winograd"),  # 32 on 16 x 16
     ((2, 16, 32, 32), (16, 16, 3, 3), 1, 1, "winograd", "winograd", "direct"),    # 16
     ((2, 96, 27, 27), (256, 48, 5, 5), 2, 2, "implicit_gemm", "im2col_gemm", "implicit_gemm"),  # AlexNet conv2

@@ -49,6 +49,8 @@ def test_gemm_with_threads(threads, dtype, m, n, k, trans_a, trans_b):
 
 THREAD_CASES = [  # each GEMM is past the size (64^3 multiply-adds) where threads start
     pytest.param((4, 16, 15, 13), (24, 16, 3, 3), dict(padding=1), id="3x3_pad1"),
+    # past every size at which Winograd's transforms and 36 GEMMs run on several threads
+    pytest.param((3, 40, 30, 29), (36, 40, 3, 3), dict(padding=1), id="winograd_threaded"),
     pytest.param((4, 24, 21, 20), (16, 12, 5, 3), dict(stride=2, padding=(2, 1), dilation=(1, 2), groups=2),
                  id="strided_dilated_groups2"),
     pytest.param((4, 32, 9, 11), (40, 32, 1, 1), {}, id="1x1"),
