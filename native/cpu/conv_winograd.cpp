@@ -57,21 +57,43 @@ int64_t images_per_call(const ConvShape& s, int64_t channels, int nthreads) {
   return ceil_div(s.N, std::min(splits, s.N));
 }
 
+// fn(channel, n0, images) for every channel's images n0 .. n0 + images - 1, images_per_call
+// at a time, on up to nthreads threads where the planes hold more than 32768 values.
+template <typename F>
+void for_each_channel_images(const ConvShape& s, int64_t channels, int64_t plane, int nthreads, F&& fn) {
+  const int64_t images = images_per_call(s, channels, nthreads), passes = ceil_div(s.N, images);
+  const int64_t units = channels * passes;
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (s.N * channels * plane > 32768)
+  for (int64_t unit = 0; unit < units; ++unit) {
+    const int64_t n0 = unit % passes * images;
+    fn(unit / passes, n0, std::min(images, s.N - n0));
+  }
+}
+
 // V[xi][c][t] = (B^T d B)[xi] for the 6x6 input tile d of tile t, channel c; each
 // thread pads its planes in its own plane_elems of `padded`.
 template <typename T>
 void input_transform(const WinogradKernels<T>& k, const ConvShape& s, const Tiling& tl, const T* x, T* V,
                      T* padded, int64_t plane_elems, int nthreads) {
   const int64_t per_image = tl.th * tl.tw, stride_xi = xi_stride<T>(s.C * tl.tiles);
-  const int64_t images = images_per_call(s, s.C, nthreads), passes = ceil_div(s.N, images), units = s.C * passes;
   std::fill(padded, padded + plane_elems * std::max(1, nthreads), T(0));  // the planes' places are overwritten
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (s.N * s.C * s.H * s.W > 32768)
-  for (int64_t unit = 0; unit < units; ++unit) {
-    const int64_t c = unit / passes, n0 = unit % passes * images;
-    k.input_planes(x + (n0 * s.C + c) * s.H * s.W, s.C * s.H * s.W, std::min(images, s.N - n0), s.H, s.W, s.ph,
-                   s.pw, tl.th, tl.tw, V + c * tl.tiles + n0 * per_image, stride_xi,
-                   padded + omp_get_thread_num() * plane_elems);
-  }
+  for_each_channel_images(s, s.C, s.H * s.W, nthreads, [&](int64_t c, int64_t n0, int64_t images) {
+    k.input_planes(x + (n0 * s.C + c) * s.H * s.W, s.C * s.H * s.W, images, s.H, s.W, s.ph, s.pw, tl.th, tl.tw,
+                   V + c * tl.tiles + n0 * per_image, stride_xi, padded + omp_get_thread_num() * plane_elems);
+  });
+}
+
+// dM[xi][k][t] = (A dy A^T)[xi] for the 4x4 tile dy of dY of tile t, channel k (zero past
+// the plane's edge); each thread pads its planes in its own plane_elems of `padded`.
+template <typename T>
+void grad_transform(const WinogradKernels<T>& k, const ConvShape& s, const Tiling& tl, const T* dy, T* dM,
+                    T* padded, int64_t plane_elems, int nthreads) {
+  const int64_t per_image = tl.th * tl.tw, stride_xi = xi_stride<T>(s.K * tl.tiles);
+  std::fill(padded, padded + plane_elems * std::max(1, nthreads), T(0));
+  for_each_channel_images(s, s.K, s.Ho * s.Wo, nthreads, [&](int64_t kk, int64_t n0, int64_t images) {
+    k.grad_planes(dy + (n0 * s.K + kk) * s.Ho * s.Wo, s.K * s.Ho * s.Wo, images, s.Ho, s.Wo, tl.th, tl.tw,
+                  dM + kk * tl.tiles + n0 * per_image, stride_xi, padded + omp_get_thread_num() * plane_elems);
+  });
 }
 
 // U[xi][k][c] = (G g G^T)[xi] for filter g = w[k, c].
@@ -91,13 +113,10 @@ template <typename T>
 void output_transform(const WinogradKernels<T>& k, const ConvShape& s, const Tiling& tl, const T* M, T* y,
                       int nthreads) {
   const int64_t per_image = tl.th * tl.tw, stride_xi = xi_stride<T>(s.K * tl.tiles);
-  const int64_t images = images_per_call(s, s.K, nthreads), passes = ceil_div(s.N, images), units = s.K * passes;
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (s.N * s.K * s.Ho * s.Wo > 32768)
-  for (int64_t unit = 0; unit < units; ++unit) {
-    const int64_t kk = unit / passes, n0 = unit % passes * images;
-    k.output_planes(M + kk * tl.tiles + n0 * per_image, stride_xi, std::min(images, s.N - n0), tl.th, tl.tw,
+  for_each_channel_images(s, s.K, s.Ho * s.Wo, nthreads, [&](int64_t kk, int64_t n0, int64_t images) {
+    k.output_planes(M + kk * tl.tiles + n0 * per_image, stride_xi, images, tl.th, tl.tw,
                     y + (n0 * s.K + kk) * s.Ho * s.Wo, s.K * s.Ho * s.Wo, s.Ho, s.Wo);
-  }
+  });
 }
 
 struct WinogradSizes {
@@ -176,11 +195,10 @@ void winograd_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, 
   winograd_forward(f, dy, flipped, dx, ws, nthreads);
 }
 
-// The gradient of the forward's three steps taken back in turn (Lavin & Gray, section 5):
-// dM = A dY A^T per output tile (dY past the plane's edge is 0, as the forward clipped
-// those outputs), dU[xi] = sum over tiles of dM[xi] V[xi]^T (36 x groups GEMMs whose
-// inner dimension is the tiles), then dw = G^T dU G per filter. The input transform V is
-// the forward's.
+// The forward's three linear steps taken back in turn (their transposes): dM = A dY A^T
+// per output tile (dY past the plane's edge is 0, as the forward clipped those outputs),
+// dU[xi] = sum over tiles of dM[xi] V[xi]^T (36 x groups GEMMs whose inner dimension is
+// the tiles), then dw = G^T dU G per filter. The input transform V is the forward's.
 template <typename T>
 void winograd_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, T* ws, int nthreads) {
   const Tiling tl = tiling(s);
@@ -191,18 +209,7 @@ void winograd_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw
   T* padded = dM + z.m;
   const WinogradKernels<T>& k = select_isa_variant<WinogradKernels<T>>();
   input_transform(k, s, tl, x, V, padded, z.plane, nthreads);
-  {
-    const int64_t per_image = tl.th * tl.tw, stride_xi = xi_stride<T>(s.K * tl.tiles);
-    const int64_t images = images_per_call(s, s.K, nthreads), passes = ceil_div(s.N, images), units = s.K * passes;
-    std::fill(padded, padded + z.plane * std::max(1, nthreads), T(0));  // dY's planes take other places
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (s.N * s.K * s.Ho * s.Wo > 32768)
-    for (int64_t unit = 0; unit < units; ++unit) {
-      const int64_t kk = unit / passes, n0 = unit % passes * images;
-      k.grad_planes(dy + (n0 * s.K + kk) * s.Ho * s.Wo, s.K * s.Ho * s.Wo, std::min(images, s.N - n0), s.Ho, s.Wo,
-                    tl.th, tl.tw, dM + kk * tl.tiles + n0 * per_image, stride_xi,
-                    padded + omp_get_thread_num() * z.plane);
-    }
-  }
+  grad_transform(k, s, tl, dy, dM, padded, z.plane, nthreads);
   const int64_t Kg = s.Kg(), Cg = s.Cg(), filters = s.K * Cg;
   const int64_t jobs = kPoints * s.groups;
 #pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) if (s.K * Cg * tl.tiles > 65536)
