@@ -119,10 +119,27 @@ void output_transform(const WinogradKernels<T>& k, const ConvShape& s, const Til
   });
 }
 
+// fn(xi, g) for the 36 x groups independent GEMMs, one per thread at a time (each on one
+// thread: the results do not depend on the thread count), in parallel where one point's
+// GEMMs, all groups together, do more than 65536 multiply-adds (`work`).
+template <typename F>
+void for_each_point_gemm(const ConvShape& s, int64_t work, int nthreads, F&& fn) {
+  const int64_t jobs = kPoints * s.groups;
+#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) if (work > 65536)
+  for (int64_t job = 0; job < jobs; ++job) fn(job / s.groups, job % s.groups);
+}
+
 struct WinogradSizes {
   int64_t v, u, m;  // elements of the input, filter and product transforms
   int64_t plane;    // elements of one thread's padded input plane (input_planes)
   int64_t total(int nthreads) const { return v + u + m + plane * std::max(1, nthreads); }
+};
+// The workspace's parts in that order: V, U (backward-filter: dU), M (dM), the planes.
+template <typename T>
+struct WinogradBuffers {
+  T *V, *U, *M, *padded;
+  WinogradBuffers(T* ws, const WinogradSizes& z)
+      : V(ws), U(ws + z.v), M(ws + z.v + z.u), padded(ws + z.v + z.u + z.m) {}
 };
 template <typename T>
 WinogradSizes winograd_sizes(const ConvShape& s) {
@@ -155,24 +172,17 @@ template <typename T>
 void winograd_forward(const ConvShape& s, const T* x, const T* w, T* y, T* ws, int nthreads) {
   const Tiling tl = tiling(s);
   const WinogradSizes z = winograd_sizes<T>(s);
-  T* V = ws;
-  T* U = V + z.v;
-  T* M = U + z.u;
-  T* padded = M + z.m;
+  const auto [V, U, M, padded] = WinogradBuffers<T>(ws, z);
   const WinogradKernels<T>& k = select_isa_variant<WinogradKernels<T>>();
   input_transform(k, s, tl, x, V, padded, z.plane, nthreads);
   filter_transform(k, s, w, U, nthreads);
   const int64_t Kg = s.Kg(), Cg = s.Cg();
-  const int64_t jobs = kPoints * s.groups;
-  // 36 x groups independent GEMMs: one per thread at a time.
-#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) if (s.K * s.Cg() * tl.tiles > 65536)
-  for (int64_t job = 0; job < jobs; ++job) {
-    const int64_t xi = job / s.groups, g = job % s.groups;
+  for_each_point_gemm(s, s.K * Cg * tl.tiles, nthreads, [&](int64_t xi, int64_t g) {
     StridedMatrix<T> a{U + xi * xi_stride<T>(s.K * Cg) + g * Kg * Cg, Cg, false};
     StridedMatrix<T> b{V + xi * xi_stride<T>(s.C * tl.tiles) + g * Cg * tl.tiles, tl.tiles, true};
     gemm_packed<T>(Kg, tl.tiles, Cg, T(1), strided_source(&a), strided_source(&b), T(0),
                    GemmOutput<T>{M + xi * xi_stride<T>(s.K * tl.tiles) + g * Kg * tl.tiles, tl.tiles}, 1);
-  }
+  });
   output_transform(k, s, tl, M, y, nthreads);
 }
 
@@ -203,23 +213,17 @@ template <typename T>
 void winograd_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, T* ws, int nthreads) {
   const Tiling tl = tiling(s);
   const WinogradSizes z = winograd_sizes<T>(s);
-  T* V = ws;
-  T* dU = V + z.v;
-  T* dM = dU + z.u;
-  T* padded = dM + z.m;
+  const auto [V, dU, dM, padded] = WinogradBuffers<T>(ws, z);
   const WinogradKernels<T>& k = select_isa_variant<WinogradKernels<T>>();
   input_transform(k, s, tl, x, V, padded, z.plane, nthreads);
   grad_transform(k, s, tl, dy, dM, padded, z.plane, nthreads);
   const int64_t Kg = s.Kg(), Cg = s.Cg(), filters = s.K * Cg;
-  const int64_t jobs = kPoints * s.groups;
-#pragma omp parallel for num_threads(nthreads) schedule(dynamic, 1) if (s.K * Cg * tl.tiles > 65536)
-  for (int64_t job = 0; job < jobs; ++job) {
-    const int64_t xi = job / s.groups, g = job % s.groups;
+  for_each_point_gemm(s, s.K * Cg * tl.tiles, nthreads, [&](int64_t xi, int64_t g) {
     StridedMatrix<T> a{dM + xi * xi_stride<T>(s.K * tl.tiles) + g * Kg * tl.tiles, tl.tiles, false};
     StridedMatrix<T> b{V + xi * xi_stride<T>(s.C * tl.tiles) + g * Cg * tl.tiles, tl.tiles, false};
     gemm_packed<T>(Kg, Cg, tl.tiles, T(1), strided_source(&a), strided_source(&b), T(0),
                    GemmOutput<T>{dU + xi * xi_stride<T>(filters) + g * Kg * Cg, Cg}, 1);
-  }
+  });
   const int64_t blocks = ceil_div(filters, kWinogradBlock), stride_u = xi_stride<T>(filters);
 #pragma omp parallel for num_threads(nthreads) schedule(static) if (filters > 1024)
   for (int64_t b = 0; b < blocks; ++b) {

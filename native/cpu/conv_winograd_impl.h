@@ -116,22 +116,32 @@ struct TileGather {
   }
 };
 
-// The planes' 6 x 6 input tiles d, kWinoChunk at a time, gathered, then B^T d B in two
-// passes along t.
+// A transform's two passes over the gathered tiles, kWinoChunk at a time: kDown takes
+// each tile's kSize x kSize values to 6 x kSize down the columns, kAlong to 6 x 6 along
+// the rows, written to the transform domain at `out`.
 template <typename V>
-void input_planes(const typename V::T* x, int64_t plane_stride, int64_t images, int64_t H, int64_t W, int64_t ph,
-                  int64_t pw, int64_t th, int64_t tw, typename V::T* v, int64_t stride_xi, typename V::T* padded) {
+using LinesFn = void (*)(const typename V::T*, int64_t, typename V::T*, int64_t, int64_t);
+
+template <typename V, int kSize, LinesFn<V> kDown, LinesFn<V> kAlong>
+void gathered_transform(TileGather<typename V::T, kSize> gather, int64_t tiles, typename V::T* out,
+                        int64_t stride_xi) {
   using T = typename V::T;
-  alignas(64) T D[6][6][kWinoChunk];  // D[r][c][t]: input (r, c) of tile t0 + t
-  alignas(64) T Q[6][6][kWinoChunk];  // B^T down the columns: Q[i][c][t]
-  TileGather<T, 6> gather{x, plane_stride, H, W, ph, pw, th, tw, padded};
-  const int64_t tiles = images * th * tw;
+  alignas(64) T D[kSize][kSize][kWinoChunk];  // D[r][c][t]: value (r, c) of tile t0 + t
+  alignas(64) T Q[6][kSize][kWinoChunk];      // down the columns: Q[i][c][t]
   for (int64_t t0 = 0; t0 < tiles; t0 += kWinoChunk) {
     const int64_t n = wino_min(kWinoChunk, tiles - t0), whole = whole_vectors<V>(n);
     gather.chunk(t0, n, whole, D);
-    for (int c = 0; c < 6; ++c) bt_lines<V, false>(&D[0][c][0], 6 * kWinoChunk, &Q[0][c][0], 6 * kWinoChunk, whole);
-    for (int i = 0; i < 6; ++i) bt_lines<V, true>(&Q[i][0][0], kWinoChunk, v + 6 * i * stride_xi + t0, stride_xi, n);
+    for (int c = 0; c < kSize; ++c) kDown(&D[0][c][0], kSize * kWinoChunk, &Q[0][c][0], kSize * kWinoChunk, whole);
+    for (int i = 0; i < 6; ++i) kAlong(&Q[i][0][0], kWinoChunk, out + 6 * i * stride_xi + t0, stride_xi, n);
   }
+}
+
+// V = B^T d B for the planes' 6 x 6 input tiles d.
+template <typename V>
+void input_planes(const typename V::T* x, int64_t plane_stride, int64_t images, int64_t H, int64_t W, int64_t ph,
+                  int64_t pw, int64_t th, int64_t tw, typename V::T* v, int64_t stride_xi, typename V::T* padded) {
+  gathered_transform<V, 6, &bt_lines<V, false>, &bt_lines<V, true>>({x, plane_stride, H, W, ph, pw, th, tw, padded},
+                                                                    images * th * tw, v, stride_xi);
 }
 
 // out[i * os][t] = (A y)[i] for y[a] = in[a * is][t], t < n: A = (A^T)^T, 6 x 4, the
@@ -160,17 +170,8 @@ void a_lines(const typename V::T* in, int64_t is, typename V::T* out, int64_t os
 template <typename V>
 void grad_planes(const typename V::T* dy, int64_t plane_stride, int64_t images, int64_t Ho, int64_t Wo, int64_t th,
                  int64_t tw, typename V::T* m, int64_t stride_xi, typename V::T* padded) {
-  using T = typename V::T;
-  alignas(64) T D[4][4][kWinoChunk];  // D[a][b][t]: dy (a, b) of tile t0 + t
-  alignas(64) T Q[6][4][kWinoChunk];  // A down the columns: Q[i][b][t]
-  TileGather<T, 4> gather{dy, plane_stride, Ho, Wo, 0, 0, th, tw, padded};
-  const int64_t tiles = images * th * tw;
-  for (int64_t t0 = 0; t0 < tiles; t0 += kWinoChunk) {
-    const int64_t n = wino_min(kWinoChunk, tiles - t0), whole = whole_vectors<V>(n);
-    gather.chunk(t0, n, whole, D);
-    for (int b = 0; b < 4; ++b) a_lines<V, false>(&D[0][b][0], 4 * kWinoChunk, &Q[0][b][0], 4 * kWinoChunk, whole);
-    for (int i = 0; i < 6; ++i) a_lines<V, true>(&Q[i][0][0], kWinoChunk, m + 6 * i * stride_xi + t0, stride_xi, n);
-  }
+  gathered_transform<V, 4, &a_lines<V, false>, &a_lines<V, true>>({dy, plane_stride, Ho, Wo, 0, 0, th, tw, padded},
+                                                                  images * th * tw, m, stride_xi);
 }
 
 // out[j * os][f] = (G g)[j] for g[i] = in[i * is][f], f < n.
@@ -265,7 +266,8 @@ void output_planes(const typename V::T* m, int64_t stride_xi, int64_t images, in
   const int64_t per_image = th * tw, tiles = images * per_image;
   for (int64_t t0 = 0; t0 < tiles; t0 += kWinoChunk) {
     const int64_t n = wino_min(kWinoChunk, tiles - t0), whole = whole_vectors<V>(n);
-    for (int j = 0; j < 6; ++j) at_lines<V, true>(m + j * stride_xi + t0, 6 * stride_xi, &R[0][j][0], 6 * kWinoChunk, n);
+    for (int j = 0; j < 6; ++j)
+      at_lines<V, true>(m + j * stride_xi + t0, 6 * stride_xi, &R[0][j][0], 6 * kWinoChunk, n);
     for (int a = 0; a < 4; ++a) at_lines<V, false>(&R[a][0][0], kWinoChunk, &O[a][0][0], kWinoChunk, whole);
     int64_t image = t0 / per_image, ty = t0 % per_image / tw, tx = t0 % tw;  // tile t0 + t
     for (int64_t t = 0; t < n; ++t, next_tile(image, ty, tx, th, tw)) {
