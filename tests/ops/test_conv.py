@@ -20,7 +20,7 @@ DIRECTIONS = ("forward", "backward_data", "backward_filter")
 ALGORITHMS = {
     "forward": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct"),
     "backward_data": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct"),
-    "backward_filter": ("im2col_gemm", "implicit_gemm", "gemm_1x1", "direct"),
+    "backward_filter": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct"),
 }
 # Results are held to tolerance(dtype, algo) from reference.py (the bound and its reason are there).
 
