@@ -161,9 +161,11 @@ void fill_phases(const DirectPlan<T>& p, const T* src, T* xq, int nthreads) {
         for (int64_t bw = 0; bw < p.nw; ++bw) {
           int64_t v0, v1;
           phase_range(p.w, p.Ws, p.sw, bw, v0, v1);
-          const T* from = row + (bw - p.w.pad);
-          T* to = first + bw * p.L + (n * p.h.q + u) * p.w.q;
-          for (int64_t v = v0; v < v1; ++v) to[v] = from[p.sw * v];
+          if (v1 <= v0) continue;
+          // from column v0 on, so that no pointer is formed outside the row
+          const T* from = row + (p.sw * v0 + bw - p.w.pad);
+          T* to = first + bw * p.L + (n * p.h.q + u) * p.w.q + v0;
+          for (int64_t v = 0; v < v1 - v0; ++v) to[v] = from[p.sw * v];
         }
       }
     }
