@@ -29,10 +29,14 @@ algorithm          directions                  what it does
                    at stride 1)                into a padded layout where every tap of a
                                                channel is the same array shifted, read in
                                                place by register tiles (no lowering, no
-                                               packing); the positions that fall in the
-                                               padding are computed too, then dropped. At a
-                                               stride, one array per phase of the stride
-                                               (space to depth), each tap read in its phase
+                                               packing of the input). Where the channels it
+                                               writes are whole vectors, a tile is a run of
+                                               one output row by output channels; else a
+                                               run of the layout by rows of channels, whose
+                                               positions in the padding are computed too,
+                                               then dropped. At a stride, one array per
+                                               phase of the stride (space to depth), each
+                                               tap read in its phase
 =================  ==========================  ============================================
 
 Every algorithm gives the same bits from run to run at a given thread count;
@@ -284,23 +288,26 @@ def _heuristic(problem, direction, dev):
       are 6 rows, forward and backward-data from 16 channels, backward-filter from 64,
       or 32 on outputs of at least 16 x 16;
     - stride-1 layers whose output positions are at least 60% of the positions the
-      direct algorithm computes (the rest lie in the padding of its layout) and with at
-      least 8 channels per group where its tiles have them (output channels forward,
-      input channels backward); under AVX2 and the generic kernels only with at most 64
-      channels per group in and out (AlexNet conv2 runs faster through the GEMMs
-      there): direct, which packs and lowers nothing (under AVX-512: AlexNetSmall conv2
-      to conv5 in every direction it is not winograd, conv1 forward; AlexNet conv2 in
-      every direction; LeNet conv1 forward);
-    - at a stride > 1 under AVX-512 (forward and backward-filter; the direct algorithm's
-      layout holds one array per phase of the stride; not measured under the narrower
-      tiles, which keep the GEMMs), where every phase is read by some tap and at
+      direct algorithm computes (all of them on its row tiles, _direct_rows; on its tiles
+      along the positions the rest lie in the padding of its layout) and with at least 8
+      channels per group where its tiles have them (output channels forward, input
+      channels backward); under AVX2 and the generic kernels only with at most 64
+      channels per group in and out, or where the row tiles apply (AlexNet conv2 under
+      AVX2: 37.6, 35.0 and 33.6 ms against the GEMMs' 39.1, 39.0 and 36.9): direct, which
+      packs and lowers nothing (under AVX-512: AlexNetSmall conv2 to conv5 in every
+      direction it is not winograd, conv1 forward; AlexNet conv2 in every direction;
+      LeNet conv1 forward);
+    - at a stride > 1 (forward and backward-filter; the direct algorithm's layout holds
+      one array per phase of the stride), where every phase is read by some tap and at
       least 60% of the positions computed are outputs: direct forward for kernels of at
       least 5 x 5 taps with at most 16 input channels per group, backward-filter with at
-      least 64 (channel, tap) pairs per group and at most 64 input channels per group
-      (AlexNet conv1, 11 x 11 at stride 4 on 3 channels: forward 16.6 -> 13.5 ms,
-      backward-filter 24.0 -> 16.0; a 3 x 3 stride-2 forward ran faster through
-      implicit_gemm at 16 to 128 channels, its backward-filter faster through direct up
-      to 64);
+      least 64 (channel, tap) pairs per group and at most 128 input channels per group
+      under AVX-512, 16 under AVX2 and the generic kernels (AlexNet conv1, 11 x 11 at
+      stride 4 on 3 channels, under AVX-512: forward 19.1 -> 17.1 ms, backward-filter
+      22.8 -> 14.1; under AVX2: 20.0 -> 18.3 and 23.1 -> 19.8; a 3 x 3 stride-2 forward
+      ran faster through implicit_gemm at 16 to 128 channels, its backward-filter faster
+      through direct up to 128 under AVX-512 and through implicit_gemm from 64 under
+      AVX2);
     - backward-data with fewer than 64 input channels per group (Cg), unless the
       output channels per group (Kg) are at most twice as many and Cg is at least 8:
       im2col_gemm. Implicit GEMM's gather is a GEMM with Cg rows, and its packing of dY
@@ -322,9 +329,10 @@ def _heuristic(problem, direction, dev):
         return "winograd"
     rows = kg if direction == "forward" else cg
     if "direct" in supported and problem.stride != (1, 1):
-        if wide and _direct_strided(problem, direction, cg, kg):
+        if _direct_strided(problem, direction, cg, kg, wide):
             return "direct"
-    elif "direct" in supported and rows >= 8 and (wide or max(cg, kg) <= 64) \
+    elif "direct" in supported and rows >= 8 \
+            and (wide or max(cg, kg) <= 64 or _direct_rows(problem, direction)) \
             and _direct_useful_fraction(problem, direction) >= 0.6:
         return "direct"
     if direction == "backward_data" and cg < 64 and not (cg >= 8 and kg <= 2 * cg):
@@ -349,8 +357,8 @@ def _winograd_useful(problem, direction, channels, wide):
     return channels >= 16
 
 
-def _direct_strided(problem, direction, cg, kg):
-    """The heuristic's choice of direct at a stride > 1 under AVX-512 (see _heuristic)."""
+def _direct_strided(problem, direction, cg, kg, wide):
+    """The heuristic's choice of direct at a stride > 1 (see _heuristic)."""
     taps = problem.w_shape[2:]
     # taps r * dil reach every residue mod the stride
     every_phase = all(math.gcd(dil, stride) == 1 and tap >= stride
@@ -359,16 +367,39 @@ def _direct_strided(problem, direction, cg, kg):
         return False
     if direction == "forward":
         return kg >= 8 and taps[0] * taps[1] >= 25 and cg <= 16
-    return cg * taps[0] * taps[1] >= 64 and cg <= 64
+    return cg * taps[0] * taps[1] >= 64 and cg <= (128 if wide else 16)
+
+
+# Bytes per vector of the CPU kernels under each instruction set (generic: 16-byte vectors).
+_VECTOR_BYTES = {"avx512": 64, "avx2": 32, "generic": 16}
+
+
+def _direct_rows(problem, direction):
+    """Whether the direct algorithm runs `direction` (backward_filter: the forward's rule)
+    on its row tiles, output channels along the vectors and positions along an output
+    row, which compute only outputs: where the channels per group it writes (output
+    channels forward, input channels backward) are a multiple of the vector and its K
+    (the other side's channels x taps) is at least 32. native/cpu/conv_direct.cpp's
+    rows_path holds the same rule."""
+    k, cg, r, s = problem.w_shape
+    kg = k // problem.groups
+    m, inner = (cg, kg) if direction == "backward_data" else (kg, cg)
+    lanes = _VECTOR_BYTES.get(backends.get_isa(), 16) // np.dtype(problem.dtype).itemsize
+    return m % lanes == 0 and inner * r * s >= 32
 
 
 def _direct_useful_fraction(problem, direction):
     """The output positions of the convolution over the positions the direct algorithm
-    computes: its layout (native/cpu/conv_direct.cpp) stacks the padded images with the
-    padding shared between neighbours, and computes every position of it; at a stride > 1,
-    each phase of the stride is an array of ceil((size + 2 * padding) / stride) per axis
-    and image. Backward-filter sums over the forward's layout; backward-data (stride 1) is
-    a forward convolution of dY padded by (R - 1) * dilation - padding."""
+    computes (1 on its row tiles, _direct_rows): its tiles along the positions run over a
+    layout (native/cpu/conv_direct.cpp) that stacks the padded images with the padding
+    shared between neighbours, and compute every position of it; at a stride > 1, each
+    phase of the stride is an array of ceil((size + 2 * padding) / stride) per axis and
+    image. Backward-data (stride 1) is a forward convolution of dY padded by (R - 1) *
+    dilation - padding. Backward-filter skips the padding's positions, but copies the
+    input into the same layout and its fraction is kept as a bound (LeNet conv2, 64 outputs
+    of 144 positions, ran as fast through implicit_gemm: 0.92 against 0.94 ms)."""
+    if direction != "backward_filter" and _direct_rows(problem, direction):
+        return 1.0
     n, c, h, w = problem.x_shape
     _, _, ho, wo = problem.out_shape
     taps = problem.w_shape[2:]

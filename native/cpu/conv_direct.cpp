@@ -10,12 +10,19 @@
 //
 //   Y_g[k, j] = sum_{c, r, s} W_g[k, c, r, s] * Xq_c[j + r*dh*Wq + s*dw]
 //
-// is a GEMM whose B rows are shifted views of Xq, read where they are: a tile of mr
-// output channels by nr consecutive j (conv_direct_impl.h) loads two vectors of Xq per
-// step of K and broadcasts mr packed weights, like the GEMM micro-kernel, with nothing
-// packed but the weights. The price is the positions j that are not outputs (ow >= Wo
-// or oh >= Ho): they are computed and dropped, a fraction 1 - Ho*Wo / (Hq*Wq) of the
-// work (AlexNetSmall's 16x16 and 8x8 layers, pad 2 and 1: 21%).
+// is a GEMM whose B rows are shifted views of Xq, read where they are, with nothing
+// packed but the weights. Its register tiles (conv_direct_impl.h) take one of two shapes:
+//
+// - Row tiles, where the output channels per group are whole vectors: up to mr_max
+//   consecutive outputs of one output row (2 mr_max for a block of one vector) by two
+//   vectors of output channels. Each step of K broadcasts the run's mr input values of
+//   one (channel, tap) and loads two vectors of packed weights; the sums are written out
+//   transposed. Only outputs are computed.
+// - Tiles along the layout otherwise: mr output channels by nr consecutive j, which load
+//   two vectors of Xq per step of K and broadcast mr packed weights, like the GEMM
+//   micro-kernel. The price is the positions j that are not outputs (ow >= Wo or
+//   oh >= Ho): they are computed and dropped, a fraction 1 - Ho*Wo / (Hq*Wq) of the work
+//   (AlexNet conv2, 27 x 27 with pad 2: 13%).
 //
 // Backward-data at stride 1 is the same computation on dY: dX = conv(dY, W flipped in
 // both taps and transposed in its channels) with padding (R-1)*d - p, which crops dY
@@ -31,10 +38,11 @@
 // GEMM over shifted arrays, each tap read where it lies (AlexNet conv1, 11 x 11 at stride
 // 4: 3 x 3 shifts of 16 phases; the 121 taps, none of them zero, of each channel).
 //
-// A tile's B values span its own nr columns plus the taps' reach, for each channel of
-// the group; tiles go in blocks whose B data stays within a few tens of KiB, and every
-// row tile of the output channels runs over a block before the next block, so those
-// values are read from the L1 for each row tile and each tap.
+// Along the layout, a tile's B values span its own nr columns plus the taps' reach, for
+// each channel of the group; tiles go in blocks whose B data stays within a few tens of
+// KiB, and every row tile of the output channels runs over a block before the next
+// block, so those values are read from the L1 for each row tile and each tap. Row tiles
+// go by channel block, each over runs of output rows, so a block's weights stay in the L2.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -273,21 +281,97 @@ void run_direct(const DirectPlan<T>& p, const T* xq, const T* a, const std::vect
   }
 }
 
-// The backward-filter's positions go in chunks (direct_backward_filter, below).
+// The row tiles' path (conv_direct.h's DirectRowTileFn): output channels along the
+// vectors, positions along one output row, so only outputs are computed. Blocks of
+// output channels: two vectors each, the last one vector where m is an odd number of
+// vectors.
+struct ChannelBlocks {
+  int64_t width, count;  // the widest block's channels; blocks
+  int64_t first(int64_t b) const { return b * width; }
+  int64_t size(int64_t m, int64_t b) const { return std::min(width, m - b * width); }
+};
+
+// The row tiles take whole vectors of output channels, and write their sums out
+// transposed, which costs as much as a few dozen steps of K: they run where the output
+// channels per group are a multiple of the vector and K is at least 32 (below, AlexNetSmall
+// conv1's 25 taps on one channel ran faster on the tiles along the positions under AVX2).
+// minifw/ops/conv.py's _direct_rows holds the same rule.
+template <typename T>
+bool rows_path(const DirectPlan<T>& p) {
+  return p.m % (p.nr / 2) == 0 && p.kdim >= 32;
+}
+
+// The weights as the row tiles' panels, per group and channel block: b[k * size + ch] =
+// weight(g, first + ch, k).
+template <typename T, typename F>
+void pack_weights_rows(const DirectPlan<T>& p, const ChannelBlocks& cb, T* a, F&& weight) {
+  for (int64_t g = 0; g < p.groups; ++g)
+    for (int64_t b = 0; b < cb.count; ++b) {
+      const int64_t ch0 = cb.first(b), width = cb.size(p.m, b);
+      T* panel = a + (g * p.m + ch0) * p.kdim;
+      for (int64_t k = 0; k < p.kdim; ++k)
+        for (int64_t ch = 0; ch < width; ++ch) panel[k * width + ch] = weight(g, ch0 + ch, k);
+    }
+}
+
+template <typename T>
+void run_direct_rows(const DirectPlan<T>& p, const T* xq, const T* a, const ChannelBlocks& cb, const T* bias,
+                     T* dst, int nthreads) {
+  const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
+  const int64_t Ho = p.h.out, Wo = p.w.out, Hq = p.h.q, Wq = p.w.q, plane = Ho * Wo;
+  const int64_t channels_out = p.groups * p.m;
+  std::vector<int64_t> koff(p.kdim);
+  for (int64_t c = 0, k = 0; c < p.cin; ++c)
+    for (int64_t r = 0; r < p.R; ++r)
+      for (int64_t q = 0; q < p.S; ++q) koff[k++] = c * p.phases() * p.L + p.tap_offset(r, q);
+  // The positions of an output row in tiles of at most mr_max (two vectors) or 2 mr_max
+  // (one vector) positions.
+  const std::vector<int64_t> wide = split_rows(Wo, ks.mr_max), narrow = split_rows(Wo, 2 * ks.mr_max);
+  // Work items: a channel block of a group over a run of output rows (all images' rows
+  // in order), the runs innermost, so that a thread's items share the block's weights
+  // while they are in its L2 (kdim x cols values: 295 KiB for AlexNet conv3 in float).
+  const int64_t rows = p.N * Ho, run = std::clamp<int64_t>(rows / 16, 1, 16), runs = (rows + run - 1) / run;
+  const int64_t items = p.groups * cb.count * runs;
+  const int threads = static_cast<int>(std::min<int64_t>(std::max(nthreads, 1), items));
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (int64_t item = 0; item < items; ++item) {
+    const int64_t g = item / (cb.count * runs), b = item / runs % cb.count, r0 = item % runs * run;
+    const int64_t ch0 = g * p.m + cb.first(b), width = cb.size(p.m, b);
+    const T* panel = a + ch0 * p.kdim;
+    const T* bb = bias ? bias + ch0 : nullptr;
+    const bool two = width == p.nr;
+    const std::vector<int64_t>& tiles = two ? wide : narrow;
+    const T* xg = xq + g * p.cin * p.phases() * p.L;
+    for (int64_t r = r0; r < std::min(rows, r0 + run); ++r) {
+      const int64_t n = r / Ho, y = r % Ho;
+      const T* row = xg + (n * Hq + y) * Wq;
+      T* out = dst + (n * channels_out + ch0) * plane + y * Wo;
+      for (size_t t = 0; t + 1 < tiles.size(); ++t) {
+        const int64_t x0 = tiles[t], mr = tiles[t + 1] - x0;
+        (two ? ks.row2 : ks.row1)[mr](p.kdim, row + x0, koff.data(), panel, bb, out + x0, plane);
+      }
+    }
+  }
+}
+
+// The backward-filter's positions go in chunks of whole output rows, about this many
+// positions each (direct_backward_filter, below).
 constexpr int64_t kFilterChunk = 2048;
 
-// Its buffers: dY transposed (kb blocks of nr output channels per group, J positions
-// each) and the chunks' sums (per group, chunk and block, CgRS pairs by nr channels).
+// Its buffers: dY transposed (kb blocks of nr output channels per group, P = N Ho Wo
+// positions each) and the chunks' sums (per group, chunk and block, CgRS pairs by nr
+// channels).
 template <typename T>
 struct FilterLayout {
-  int64_t kb, J, chunks, CgRS;
-  int64_t dyt_values(int64_t groups, int nr) const { return groups * kb * J * nr; }
+  int64_t kb, P, rows_per_chunk, chunks, CgRS;
+  int64_t dyt_values(int64_t groups, int nr) const { return groups * kb * P * nr; }
   int64_t partial_values(int64_t groups, int nr) const { return groups * chunks * kb * CgRS * nr; }
 };
 
 template <typename T>
 FilterLayout<T> filter_layout(const ConvShape& s, const DirectPlan<T>& p, int nr) {
-  return {(s.Kg() + nr - 1) / nr, p.J, (p.J + kFilterChunk - 1) / kFilterChunk, p.kdim};
+  const int64_t rows = s.N * s.Ho, per = std::max<int64_t>(1, kFilterChunk / std::max<int64_t>(1, s.Wo));
+  return {(s.Kg() + nr - 1) / nr, rows * s.Wo, per, (rows + per - 1) / per, p.kdim};
 }
 
 }  // namespace
@@ -313,9 +397,16 @@ void direct_forward(const ConvShape& s, const T* x, const T* w, const T* bias, T
   const DirectPlan<T> p = forward_plan<T>(s, ks.nr);
   T* xq = cache_line_start(ws);
   T* a = xq + p.xq_values();
-  const std::vector<int64_t> row_tiles = split_rows(p.m, ks.mr_max);
   const int64_t CgRS = p.kdim;
-  pack_weights(p, row_tiles, a, [&](int64_t g, int64_t k, int64_t ck) { return w[(g * p.m + k) * CgRS + ck]; });
+  auto weight = [&](int64_t g, int64_t k, int64_t ck) { return w[(g * p.m + k) * CgRS + ck]; };
+  if (rows_path(p)) {
+    const ChannelBlocks cb{p.nr, (p.m + p.nr - 1) / p.nr};
+    pack_weights_rows(p, cb, a, weight);
+    fill_padded(p, x, xq, nthreads);
+    return run_direct_rows(p, xq, a, cb, bias, y, nthreads);
+  }
+  const std::vector<int64_t> row_tiles = split_rows(p.m, ks.mr_max);
+  pack_weights(p, row_tiles, a, weight);
   fill_padded(p, x, xq, nthreads);
   run_direct(p, xq, a, row_tiles, bias, y, nthreads);  // the bias added as the outputs are written
 }
@@ -326,46 +417,53 @@ void direct_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, T*
   const DirectPlan<T> p = data_plan<T>(s, ks.nr);
   T* xq = cache_line_start(ws);
   T* a = xq + p.xq_values();
-  const std::vector<int64_t> row_tiles = split_rows(p.m, ks.mr_max);
   const int64_t RS = s.R * s.S, Cg = s.Cg(), Kg = s.Kg();
   // Row c of group g, step k = (kout, r, s): w[g*Kg + kout, c, R-1-r, S-1-s].
-  pack_weights(p, row_tiles, a, [&](int64_t g, int64_t c, int64_t k) {
+  auto weight = [&](int64_t g, int64_t c, int64_t k) {
     const int64_t kout = k / RS, r = (k % RS) / s.S, q = k % s.S;
     return w[((g * Kg + kout) * Cg + c) * RS + (s.R - 1 - r) * s.S + (s.S - 1 - q)];
-  });
+  };
+  if (rows_path(p)) {
+    const ChannelBlocks cb{p.nr, (p.m + p.nr - 1) / p.nr};
+    pack_weights_rows(p, cb, a, weight);
+    fill_padded(p, dy, xq, nthreads);
+    return run_direct_rows(p, xq, a, cb, static_cast<const T*>(nullptr), dx, nthreads);
+  }
+  const std::vector<int64_t> row_tiles = split_rows(p.m, ks.mr_max);
+  pack_weights(p, row_tiles, a, weight);
   fill_padded(p, dy, xq, nthreads);
   run_direct(p, xq, a, row_tiles, static_cast<const T*>(nullptr), dx, nthreads);
 }
 
 // Backward-filter: dW_g[k, (c, r, s)] = sum_j dY_k[j] * Xq_c[j + r*dh*Wq + s*dw] over the
-// output positions j of the layout. dY is transposed into that layout (dYt: for each
-// position, nr output channels, zeros at the dropped positions, so they add nothing),
-// and a tile (conv_direct_impl.h) holds mr (channel, tap) pairs by nr output channels
-// in registers while it runs over positions: each step loads one row of dYt and
-// broadcasts one value of each pair's shifted input. Positions go in chunks of
-// kFilterChunk (dYt's chunk, 256 KiB in float, stays in the L2 while every pair passes);
-// each chunk's sums are kept apart and added in chunk order, so every value is summed in
-// one order whatever the thread count.
+// output positions j of the layout. dY is transposed (dYt: for each output position, nr
+// output channels), and a tile (conv_direct_impl.h) holds mr (channel, tap) pairs by nr
+// output channels in registers while it runs along output rows: each step loads one row
+// of dYt and broadcasts one value of each pair's shifted input. The positions of the
+// layout's padding are skipped. Positions go in chunks of whole output rows, about
+// kFilterChunk positions (dYt's chunk, 256 KiB in float, stays in the L2 while every
+// pair passes); each chunk's sums are kept apart and added in chunk order, so every value
+// is summed in one order whatever the thread count.
 template <typename T>
 void direct_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, T* ws, int nthreads) {
   const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
   const DirectPlan<T> p = forward_plan<T>(s, ks.nr);
   const FilterLayout<T> f = filter_layout(s, p, ks.nr);
   const int64_t nr = ks.nr, RS = s.R * s.S, Cg = s.Cg(), Kg = s.Kg(), CgRS = f.CgRS;
-  const int64_t Hq = p.h.q, Wq = p.w.q, P = s.P(), J = f.J, KB = f.kb;
+  const int64_t Hq = p.h.q, Wq = p.w.q, P = s.P(), KB = f.kb, rows = s.N * s.Ho;
   T* xq = cache_line_start(ws);
   T* dyt = xq + p.xq_values();
   T* partials = dyt + round_up(f.dyt_values(s.groups, ks.nr), 16);
   fill_padded(p, x, xq, nthreads);
-  // dYt[g, kb][j][kk] = dY[n, g*Kg + kb*nr + kk, y, x] at j = (n*Hq + y)*Wq + x.
-  for_each_item(s.groups * KB * s.N, Hq * Wq * nr, nthreads, [&](int64_t item) {
+  // dYt[g, kb][(n*Ho + y)*Wo + x][kk] = dY[n, g*Kg + kb*nr + kk, y, x], zeros past Kg.
+  for_each_item(s.groups * KB * s.N, P * nr, nthreads, [&](int64_t item) {
     const int64_t gk = item / s.N, n = item % s.N, g = gk / KB, k0 = (gk % KB) * nr;
     const int64_t width = std::min(nr, Kg - k0);
-    T* image = dyt + (gk * J + n * Hq * Wq) * nr;
-    std::memset(image, 0, sizeof(T) * Hq * Wq * nr);
+    T* image = dyt + (gk * f.P + n * P) * nr;
+    if (width < nr) std::memset(image, 0, sizeof(T) * P * nr);
     const T* src = dy + (n * s.K + g * Kg + k0) * P;
     for (int64_t y = 0; y < s.Ho; ++y) {  // one output row at a time: its Wo * nr values stay in the L1
-      T* row = image + y * Wq * nr;
+      T* row = image + y * s.Wo * nr;
       for (int64_t kk = 0; kk < width; ++kk) {
         const T* from = src + kk * P + y * s.Wo;
         for (int64_t x = 0; x < s.Wo; ++x) row[x * nr + kk] = from[x];
@@ -375,23 +473,25 @@ void direct_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, 
   std::vector<int64_t> toff(RS);
   for (int64_t r = 0; r < s.R; ++r)
     for (int64_t q = 0; q < s.S; ++q) toff[r * s.S + q] = p.tap_offset(r, q);
+  std::vector<int64_t> seg(rows);  // each output row's place in the layout
+  for (int64_t r = 0; r < rows; ++r) seg[r] = (r / s.Ho * Hq + r % s.Ho) * Wq;
   const std::vector<int64_t> pair_tiles = split_rows(CgRS, ks.mr_max);
   const int64_t items = s.groups * f.chunks * KB;
   const int threads = static_cast<int>(std::min<int64_t>(std::max(nthreads, 1), items));
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
   for (int64_t item = 0; item < items; ++item) {
     const int64_t g = item / (f.chunks * KB), chunk = (item / KB) % f.chunks, kb = item % KB;
-    const int64_t j0 = chunk * kFilterChunk, n = std::min(kFilterChunk, J - j0);
-    const T* bt = dyt + ((g * KB + kb) * J + j0) * nr;
+    const int64_t r0 = chunk * f.rows_per_chunk, n = std::min(f.rows_per_chunk, rows - r0);
+    const T* bt = dyt + ((g * KB + kb) * f.P + r0 * s.Wo) * nr;
     T* part = partials + ((g * f.chunks + chunk) * KB + kb) * CgRS * nr;
-    const T* rows[DirectKernels<T>::kMaxRows];
+    const T* pair_rows[DirectKernels<T>::kMaxRows];
     for (size_t pt = 0; pt + 1 < pair_tiles.size(); ++pt) {
       const int64_t pc0 = pair_tiles[pt], mr = pair_tiles[pt + 1] - pc0;
       for (int64_t i = 0; i < mr; ++i) {
         const int64_t c = (pc0 + i) / RS, tap = (pc0 + i) % RS;
-        rows[i] = xq + (g * Cg + c) * p.phases() * p.L + toff[tap] + j0;
+        pair_rows[i] = xq + (g * Cg + c) * p.phases() * p.L + toff[tap];
       }
-      ks.filter[mr](n, rows, bt, part + pc0 * nr);
+      ks.filter[mr](n, s.Wo, seg.data() + r0, pair_rows, bt, part + pc0 * nr);
     }
   }
   // dW[g*Kg + kb*nr + kk, pc]: the chunks' sums added in chunk order into the first

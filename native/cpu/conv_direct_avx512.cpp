@@ -1,6 +1,7 @@
 // The direct convolution's tiles (conv_direct_impl.h) for AVX-512: up to 14 rows x 32
-// floats, 28 accumulators + 2 B vectors + 1 broadcast of the 32 zmm registers (both the
-// forward's tiles and the backward-filter's).
+// floats, 28 accumulators + 2 B vectors + 1 broadcast of the 32 zmm registers (the
+// forward's tiles along the layout, the backward-filter's and the row tiles; row tiles
+// of one vector: up to 28 positions).
 #include "conv_direct_impl.h"
 #include "simd_avx512.h"
 

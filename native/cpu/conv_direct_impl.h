@@ -48,25 +48,29 @@ void direct_tile(int64_t kdim, const typename V::T* __restrict a, const typename
 }
 
 template <typename V, int MR>
-void direct_filter_tile(int64_t n, const typename V::T* const* rows, const typename V::T* __restrict bt,
-                        typename V::T* __restrict c) {
+void direct_filter_tile(int64_t segs, int64_t len, const int64_t* __restrict seg, const typename V::T* const* rows,
+                        const typename V::T* __restrict bt, typename V::T* __restrict c) {
   using T = typename V::T;
   constexpr int L = V::lanes;
-  const T* r[MR];
-#pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i) r[i] = rows[i];
   typename V::reg acc[MR][2];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = V::zero();
-  for (int64_t t = 0; t < n; ++t) {
-    const typename V::reg b0 = V::load(bt + t * 2 * L), b1 = V::load(bt + t * 2 * L + L);
-    V::prefetch(bt + (t + 16) * 2 * L);
-    V::prefetch(bt + (t + 16) * 2 * L + L);
+  for (int64_t sg = 0; sg < segs; ++sg) {
+    const int64_t j = seg[sg];
+    const T* r[MR];
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      const typename V::reg ai = V::broadcast(r[i] + t);
-      acc[i][0] = V::fma(ai, b0, acc[i][0]);
-      acc[i][1] = V::fma(ai, b1, acc[i][1]);
+    for (int i = 0; i < MR; ++i) r[i] = rows[i] + j;
+    const T* b = bt + sg * len * 2 * L;
+    for (int64_t t = 0; t < len; ++t) {
+      const typename V::reg b0 = V::load(b + t * 2 * L), b1 = V::load(b + t * 2 * L + L);
+      V::prefetch(b + (t + 16) * 2 * L);
+      V::prefetch(b + (t + 16) * 2 * L + L);
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i) {
+        const typename V::reg ai = V::broadcast(r[i] + t);
+        acc[i][0] = V::fma(ai, b0, acc[i][0]);
+        acc[i][1] = V::fma(ai, b1, acc[i][1]);
+      }
     }
   }
 #pragma GCC unroll 16
@@ -76,15 +80,66 @@ void direct_filter_tile(int64_t n, const typename V::T* const* rows, const typen
   }
 }
 
+// The row tile: MR consecutive output positions of one output row by NV vectors of
+// output channels. Each step of K broadcasts the MR input values of one (channel, tap)
+// pair, x[koff[k] + i], and loads NV vectors of packed weights, b[k * NV * lanes ..].
+// The sums are written out transposed, out[ch * plane + i] (+ bias[ch]): channel ch's
+// MR positions are consecutive in its output plane.
+template <typename V, int NV, int MR>
+void direct_row_tile(int64_t kdim, const typename V::T* __restrict x, const int64_t* __restrict koff,
+                     const typename V::T* __restrict b, const typename V::T* __restrict bias,
+                     typename V::T* __restrict out, int64_t plane) {
+  using T = typename V::T;
+  constexpr int L = V::lanes;
+  typename V::reg acc[MR][NV];
+#pragma GCC unroll 32
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[i][v] = V::zero();
+  auto step = [&](const T* xk, const T* bk) __attribute__((always_inline)) {
+    typename V::reg bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = V::load(bk + v * L);
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i) {
+      const typename V::reg ai = V::broadcast(xk + i);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[i][v] = V::fma(ai, bv[v], acc[i][v]);
+    }
+  };
+  int64_t k = 0;
+  for (; k + 2 <= kdim; k += 2) {
+    step(x + koff[k], b + k * NV * L);
+    step(x + koff[k + 1], b + (k + 1) * NV * L);
+  }
+  if (k < kdim) step(x + koff[k], b + k * NV * L);
+  alignas(64) T c[MR][NV * L];
+#pragma GCC unroll 32
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) V::store(&c[i][v * L], acc[i][v]);
+  for (int ch = 0; ch < NV * L; ++ch) {
+    const T add = bias ? bias[ch] : T(0);
+    T* to = out + ch * plane;
+#pragma GCC unroll 32
+    for (int i = 0; i < MR; ++i) to[i] = c[i][ch] + add;
+  }
+}
+
 template <typename V, int... MR>
 DirectKernels<typename V::T> direct_kernels_of(std::integer_sequence<int, MR...>) {
   constexpr int mr_max = sizeof...(MR);
   static_assert(mr_max <= DirectKernels<typename V::T>::kMaxRows, "too many rows for the table");
   static_assert(2 * V::lanes <= DirectKernels<typename V::T>::kMaxCols, "too many columns for a tile");
-  return {2 * V::lanes, mr_max, {nullptr, &direct_tile<V, MR + 1>...}, {nullptr, &direct_filter_tile<V, MR + 1>...}};
+  return {2 * V::lanes,
+          mr_max,
+          {nullptr, &direct_tile<V, MR + 1>...},
+          {nullptr, &direct_filter_tile<V, MR + 1>...},
+          {nullptr, &direct_row_tile<V, 2, MR + 1>...},
+          {nullptr, &direct_row_tile<V, 1, MR + 1>..., &direct_row_tile<V, 1, mr_max + MR + 1>...}};
 }
 
-// The table of tiles of 1 .. MaxRows rows.
+// The table of tiles of 1 .. MaxRows rows (row tiles of one vector: 1 .. 2 MaxRows).
 template <typename V, int MaxRows>
 DirectKernels<typename V::T> make_direct_kernels() {
   return direct_kernels_of<V>(std::make_integer_sequence<int, MaxRows>());

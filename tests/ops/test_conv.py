@@ -106,6 +106,13 @@ CASES = [
     # rows longer than the packers' 16-value vectors and 32-column panels, cut at both edges
     Case("wide37_5x5_pad2_groups2", (2, 4, 6, 37), (6, 2, 5, 5), padding=2, groups=2),
     Case("wide41_dil1x2_pad1x3", (1, 3, 7, 41), (4, 3, 3, 3), padding=(1, 3), dilation=(1, 2)),
+    # the direct algorithm's row tiles (output channels along the vectors, a run of one
+    # output row's positions): 48 channels per group are two vectors and one of 16 floats,
+    # rows of 33 and 30 outputs take more than one tile of either width; at a stride; and
+    # backward-data's 48 channels (40: two vectors and one of 8 floats or 4 doubles)
+    Case("rows_k48_wide33_5x5_pad2_groups2", (2, 8, 9, 33), (96, 4, 5, 5), padding=2, groups=2),
+    Case("rows_k40_stride2_pad1", (3, 5, 15, 13), (40, 5, 3, 3), stride=2, padding=1),
+    Case("rows_data_c48_3x3_pad1", (2, 48, 7, 30), (16, 48, 3, 3), padding=1),
     # network layers at small batch (LeNet exact; AlexNet with full channel
     # counts, kernels, strides, padding and groups)
     Case("lenet_conv1", (2, 1, 28, 28), (20, 1, 5, 5)),
@@ -267,7 +274,7 @@ def test_cpu_heuristic(monkeypatch, x_shape, w_shape, padding, groups, forward, 
 
 # Under AVX2 and the generic kernels the direct tiles have 6 rows, not 14: Winograd keeps
 # 3x3 layers from 16 channels per group (backward-filter from 64, or 32 on outputs of
-# >= 16 x 16), and direct needs at most 64 channels per group.
+# >= 16 x 16), and direct needs at most 64 channels per group unless its row tiles apply.
 @pytest.mark.parametrize("isa", ["avx2", "generic"])
 @pytest.mark.parametrize("x_shape,w_shape,padding,groups,forward,backward_data,backward_filter", [
     ((2, 32, 16, 16), (64, 16, 5, 5), 2, 2, "direct", "direct", "direct"),        # AlexNetSmall conv2
@@ -275,7 +282,8 @@ def test_cpu_heuristic(monkeypatch, x_shape, w_shape, padding, groups, forward, 
     ((16, 64, 8, 8), (96, 64, 3, 3), 1, 1, "winograd", "winograd", "winograd"),   # conv3
     ((2, 32, 16, 16), (32, 32, 3, 3), 1, 1, "winograd", "winograd", "winograd"),  # 32 on 16 x 16
     ((2, 16, 32, 32), (16, 16, 3, 3), 1, 1, "winograd", "winograd", "direct"),    # 16
-    ((2, 96, 27, 27), (256, 48, 5, 5), 2, 2, "implicit_gemm", "im2col_gemm", "implicit_gemm"),  # AlexNet conv2
+    ((2, 96, 27, 27), (256, 48, 5, 5), 2, 2, "direct", "direct", "direct"),  # AlexNet conv2: row tiles
+    ((2, 80, 27, 27), (260, 40, 5, 5), 2, 2, "implicit_gemm", "direct", "implicit_gemm"),  # 130 not whole vectors
     ((2, 1, 28, 28), (20, 1, 5, 5), 0, 1, "direct", "im2col_gemm", "implicit_gemm"),  # LeNet conv1
 ])
 def test_cpu_heuristic_with_narrower_vectors(monkeypatch, isa, x_shape, w_shape, padding, groups, forward,
@@ -286,26 +294,34 @@ def test_cpu_heuristic_with_narrower_vectors(monkeypatch, isa, x_shape, w_shape,
     assert [ops.conv_algorithm(problem, d) for d in DIRECTIONS] == [forward, backward_data, backward_filter]
 
 
-# At a stride, under AVX-512 (the layers measured in benchmarks/RESULTS.md): direct forward
-# for kernels of 5 x 5 or more on <= 16 channels per group, backward-filter for >= 64
-# (channel, tap) pairs on <= 64 channels; never where a phase of the stride goes unread.
-@pytest.mark.parametrize("x_shape,w_shape,geometry,expected", [
-    ((2, 3, 227, 227), (96, 3, 11, 11), dict(stride=4), ["direct", "im2col_gemm", "direct"]),  # AlexNet conv1
-    ((2, 3, 112, 112), (64, 3, 7, 7), dict(stride=2, padding=3), ["direct", "im2col_gemm", "direct"]),
-    ((2, 64, 56, 56), (128, 64, 3, 3), dict(stride=2, padding=1), ["implicit_gemm", "implicit_gemm", "direct"]),
-    ((2, 128, 28, 28), (256, 128, 3, 3), dict(stride=2, padding=1), ["implicit_gemm"] * 3),  # 128 > 64
-    ((2, 64, 56, 56), (128, 64, 1, 1), dict(stride=2), ["implicit_gemm"] * 3),  # odd phases unread
+# At a stride (the layers measured in benchmarks/RESULTS.md): direct forward for kernels
+# of 5 x 5 or more on <= 16 channels per group, backward-filter for >= 64 (channel, tap)
+# pairs on <= 128 channels under AVX-512, <= 16 under AVX2; never where a phase of the
+# stride goes unread.
+DIRECT_DATA_FILTER = ["direct", "im2col_gemm", "direct"]
+@pytest.mark.parametrize("x_shape,w_shape,geometry,avx512,avx2", [
+    ((2, 3, 227, 227), (96, 3, 11, 11), dict(stride=4), DIRECT_DATA_FILTER, DIRECT_DATA_FILTER),  # AlexNet conv1
+    ((2, 3, 112, 112), (64, 3, 7, 7), dict(stride=2, padding=3), DIRECT_DATA_FILTER, DIRECT_DATA_FILTER),
+    ((2, 64, 56, 56), (128, 64, 3, 3), dict(stride=2, padding=1), ["implicit_gemm", "implicit_gemm", "direct"],
+     ["implicit_gemm"] * 3),
+    ((2, 128, 28, 28), (256, 128, 3, 3), dict(stride=2, padding=1), ["implicit_gemm", "implicit_gemm", "direct"],
+     ["implicit_gemm"] * 3),
+    ((2, 256, 14, 14), (256, 256, 3, 3), dict(stride=2, padding=1), ["implicit_gemm"] * 3,  # 256 > 128
+     ["implicit_gemm"] * 3),
+    ((2, 64, 56, 56), (128, 64, 1, 1), dict(stride=2), ["implicit_gemm"] * 3, ["implicit_gemm"] * 3),  # phases unread
     ((2, 16, 32, 32), (32, 16, 5, 5), dict(stride=2, dilation=2, padding=4),  # even taps only
-     ["implicit_gemm", "implicit_gemm", "implicit_gemm"]),
-    ((2, 1, 28, 28), (20, 1, 5, 5), dict(stride=2), ["direct", "im2col_gemm", "implicit_gemm"]),  # 25 pairs
+     ["implicit_gemm"] * 3, ["implicit_gemm"] * 3),
+    ((2, 16, 32, 32), (32, 16, 5, 5), dict(stride=2), ["direct", "implicit_gemm", "direct"],
+     ["direct", "implicit_gemm", "direct"]),
+    ((2, 1, 28, 28), (20, 1, 5, 5), dict(stride=2), ["direct", "im2col_gemm", "implicit_gemm"],  # 25 pairs
+     ["direct", "im2col_gemm", "implicit_gemm"]),
 ])
-def test_cpu_heuristic_at_a_stride(monkeypatch, x_shape, w_shape, geometry, expected):
+def test_cpu_heuristic_at_a_stride(monkeypatch, x_shape, w_shape, geometry, avx512, avx2):
     monkeypatch.setattr(minifw.backends, "benchmark", False)
     problem = ops.ConvProblem(x_shape, w_shape, **geometry)
-    monkeypatch.setattr(minifw.backends, "get_isa", lambda: "avx512")
-    assert [ops.conv_algorithm(problem, d) for d in DIRECTIONS] == expected
-    monkeypatch.setattr(minifw.backends, "get_isa", lambda: "avx2")  # not measured there: the GEMMs
-    assert "direct" not in [ops.conv_algorithm(problem, d) for d in DIRECTIONS]
+    for isa, expected in (("avx512", avx512), ("avx2", avx2)):
+        monkeypatch.setattr(minifw.backends, "get_isa", lambda isa=isa: isa)
+        assert [ops.conv_algorithm(problem, d) for d in DIRECTIONS] == expected, isa
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -328,11 +344,18 @@ def test_direct_at_a_stride_past_the_image(dtype):
     assert len(sizes) == 1 and sizes.pop() < 1 << 16
 
 
-def test_direct_useful_fraction():
+def test_direct_useful_fraction(monkeypatch):
+    monkeypatch.setattr(minifw.backends, "get_isa", lambda: "avx512")
     # The positions the direct layout computes: (H + p) x (W + p) per image for a "same"
     # convolution, H x W with no padding; backward-data's source is dY padded by 2 - p.
     frac = ops.conv._direct_useful_fraction
     assert frac(ops.ConvProblem((2, 4, 16, 16), (4, 4, 5, 5), padding=2), "forward") == 256 / 18 ** 2
+    # the row tiles compute only outputs: 16 output channels (or 16 input channels
+    # backward) are whole vectors under every ISA, with K = 4 x 25 taps >= 32
+    assert frac(ops.ConvProblem((2, 4, 16, 16), (16, 4, 5, 5), padding=2), "forward") == 1.0
+    assert frac(ops.ConvProblem((2, 16, 12, 12), (4, 16, 5, 5)), "backward_data") == 1.0
+    assert frac(ops.ConvProblem((2, 16, 12, 12), (4, 16, 5, 5)), "forward") == 64 / 144  # 4 channels
+    assert frac(ops.ConvProblem((2, 1, 12, 12), (16, 1, 5, 5)), "forward") == 64 / 144  # K = 25 < 32
     assert frac(ops.ConvProblem((2, 4, 28, 28), (4, 4, 5, 5)), "forward") == 24 * 24 / 28 ** 2
     assert frac(ops.ConvProblem((2, 4, 12, 12), (4, 4, 5, 5)), "backward_data") == 64 / 144
     # padding beyond the kernel's reach: the layout's rows are as long as the output's;
@@ -343,21 +366,23 @@ def test_direct_useful_fraction():
     assert frac(ops.ConvProblem((1, 1, 9, 9), (1, 1, 3, 3), padding=(1, 0), dilation=2),
                 "backward_data") == 7 * 5 / (10 * 9)  # dY 7 x 5 padded by 3, 4: rows of 9, 10 per image
     # at a stride, each phase's array holds ceil((size + 2 p) / stride) per axis and image
-    assert frac(ops.ConvProblem((2, 3, 227, 227), (96, 3, 11, 11), stride=4), "forward") == 55 * 55 / 57 ** 2
+    assert frac(ops.ConvProblem((2, 3, 227, 227), (96, 3, 11, 11), stride=4), "backward_filter") == 55 * 55 / 57 ** 2
     assert frac(ops.ConvProblem((1, 2, 9, 10), (4, 2, 3, 3), stride=(1, 2), padding=1),
                 "backward_filter") == 9 * 5 / (11 * 6)
 
 
+@pytest.mark.parametrize("kg", [40, 48])
 @pytest.mark.parametrize("direction,stride", [(d, 1) for d in DIRECTIONS]
                          + [("forward", 2), ("backward_filter", 2)])
-def test_direct_gives_the_same_bits_for_any_thread_count(direction, stride):
-    # Backward-filter sums 2,048 positions a chunk: 3 images laid out as 31 x 31 (30 x 30,
-    # pad 1) are 2,883 positions, two chunks; 40 output channels per group are two blocks
-    # of 32 under AVX-512 (three of 16 under AVX2, five of 8 with the generic tiles). At
-    # stride 2 (4 phases of 16 x 16), the 3 images are 768 positions with fewer images,
-    # so 9 of them: 2,304, two chunks.
-    images = 3 if stride == 1 else 9
-    case = Case(f"direct_threads_s{stride}", (images, 6, 30, 30), (80, 3, 3, 3), padding=1, groups=2,
+def test_direct_gives_the_same_bits_for_any_thread_count(direction, stride, kg):
+    # Backward-filter sums chunks of whole output rows, 2,048 positions or fewer: 3 images
+    # of 30 x 30 outputs (pad 1) are 90 rows of 30, chunks of 68 rows; at stride 2, 12
+    # images of 15 x 15 outputs are 180 rows of 15, chunks of 136. The forward's 40 output
+    # channels per group (4 input channels x 9 taps) run on the tiles along the positions
+    # under AVX-512 and on the row tiles under AVX2 and the generic kernels (two vectors
+    # and one, and five of two vectors); 48 run on the row tiles everywhere.
+    images = 3 if stride == 1 else 12
+    case = Case(f"direct_threads_s{stride}_k{kg}", (images, 8, 30, 30), (2 * kg, 4, 3, 3), padding=1, groups=2,
                 stride=stride)
     d = case_data(case, np.float32)
     geometry = case.geometry
@@ -434,7 +459,9 @@ ISA_CASES = [CASES_BY_ID[i] for i in ("odd11x13_3x3_pad0", "c17_3x3_pad2", "wino
                                       "mixed_stride2x3_pad3x0_dil1x2", "groups3_dil2",
                                       "depthwise6_5x5_stride2", "k1x1_c16", "k1x1_groups2", "lenet_conv2",
                                       "dot_filter_n9_groups2_stride2_dil2", "lenet_conv2_n9_chunked_data",
-                                      "wide37_5x5_pad2_groups2", "wide41_dil1x2_pad1x3")]
+                                      "wide37_5x5_pad2_groups2", "wide41_dil1x2_pad1x3",
+                                      "rows_k48_wide33_5x5_pad2_groups2", "rows_k40_stride2_pad1",
+                                      "rows_data_c48_3x3_pad1")]
 
 
 @pytest.mark.parametrize("direction,case,algo,dtype", [

@@ -53,6 +53,8 @@ THREAD_CASES = [  # each GEMM is past the size (64^3 multiply-adds) where thread
     pytest.param((3, 40, 30, 29), (36, 40, 3, 3), dict(padding=1), id="winograd_threaded"),
     pytest.param((4, 24, 21, 20), (16, 12, 5, 3), dict(stride=2, padding=(2, 1), dilation=(1, 2), groups=2),
                  id="strided_dilated_groups2"),
+    # the direct algorithm's row tiles forward (48 channels) and backward-data (32)
+    pytest.param((3, 32, 17, 30), (48, 32, 5, 5), dict(padding=2), id="direct_rows"),
     pytest.param((4, 32, 9, 11), (40, 32, 1, 1), {}, id="1x1"),
     pytest.param((2, 20, 12, 12), (50, 20, 5, 5), {}, id="lenet_conv2"),
     pytest.param((9, 20, 12, 12), (50, 20, 5, 5), {}, id="lenet_conv2_n9_chunked_data"),
