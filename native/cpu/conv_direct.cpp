@@ -43,6 +43,8 @@
 // KiB, and every row tile of the output channels runs over a block before the next
 // block, so those values are read from the L1 for each row tile and each tap. Row tiles
 // go by channel block, each over runs of output rows, so a block's weights stay in the L2.
+#include <omp.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -358,33 +360,33 @@ void run_direct_rows(const DirectPlan<T>& p, const T* xq, const T* a, const Chan
 // positions each (direct_backward_filter, below).
 constexpr int64_t kFilterChunk = 2048;
 
-// Its buffers: dY transposed (kb blocks of nr output channels per group, P = N Ho Wo
-// positions each) and the chunks' sums (per group, chunk and block, CgRS pairs by nr
-// channels).
+// Its buffers: per thread, one chunk of dY transposed (nr output channels for each of
+// the chunk's positions), and the chunks' sums (per group, chunk and block of nr output
+// channels, CgRS pairs by nr channels).
 template <typename T>
 struct FilterLayout {
-  int64_t kb, P, rows_per_chunk, chunks, CgRS;
-  int64_t dyt_values(int64_t groups, int nr) const { return groups * kb * P * nr; }
+  int64_t kb, rows_per_chunk, chunks, CgRS, chunk_positions;
+  int64_t dyt_values(int nthreads, int nr) const { return std::max(nthreads, 1) * round_up(chunk_positions * nr, 16); }
   int64_t partial_values(int64_t groups, int nr) const { return groups * chunks * kb * CgRS * nr; }
 };
 
 template <typename T>
 FilterLayout<T> filter_layout(const ConvShape& s, const DirectPlan<T>& p, int nr) {
   const int64_t rows = s.N * s.Ho, per = std::max<int64_t>(1, kFilterChunk / std::max<int64_t>(1, s.Wo));
-  return {(s.Kg() + nr - 1) / nr, rows * s.Wo, per, (rows + per - 1) / per, p.kdim};
+  return {(s.Kg() + nr - 1) / nr, per, (rows + per - 1) / per, p.kdim, std::min(per, rows) * s.Wo};
 }
 
 }  // namespace
 
 template <typename T>
-ConvWorkspace direct_workspace(ConvDir dir, const ConvShape& s, int) {
+ConvWorkspace direct_workspace(ConvDir dir, const ConvShape& s, int nthreads) {
   const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
   const DirectPlan<T> p = dir == ConvDir::backward_data ? data_plan<T>(s, ks.nr) : forward_plan<T>(s, ks.nr);
   int64_t values = p.xq_values();  // the padded source
   if (dir == ConvDir::backward_filter) {
     // dY transposed into the output positions' layout, and each chunk's sums
     const FilterLayout<T> f = filter_layout(s, p, ks.nr);
-    values += round_up(f.dyt_values(s.groups, ks.nr), 16) + f.partial_values(s.groups, ks.nr);
+    values += f.dyt_values(nthreads, ks.nr) + f.partial_values(s.groups, ks.nr);
   } else {
     values += round_up(p.a_values(), 16);  // the weights' panels
   }
@@ -436,14 +438,15 @@ void direct_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, T*
 }
 
 // Backward-filter: dW_g[k, (c, r, s)] = sum_j dY_k[j] * Xq_c[j + r*dh*Wq + s*dw] over the
-// output positions j of the layout. dY is transposed (dYt: for each output position, nr
-// output channels), and a tile (conv_direct_impl.h) holds mr (channel, tap) pairs by nr
-// output channels in registers while it runs along output rows: each step loads one row
-// of dYt and broadcasts one value of each pair's shifted input. The positions of the
-// layout's padding are skipped. Positions go in chunks of whole output rows, about
-// kFilterChunk positions (dYt's chunk, 256 KiB in float, stays in the L2 while every
-// pair passes); each chunk's sums are kept apart and added in chunk order, so every value
-// is summed in one order whatever the thread count.
+// output positions j of the layout. A tile (conv_direct_impl.h) holds mr (channel, tap)
+// pairs by nr output channels in registers while it runs along output rows: each step
+// loads one row of dY transposed (dYt: nr output channels for each output position) and
+// broadcasts one value of each pair's shifted input. The positions of the layout's
+// padding are skipped. Positions go in chunks of whole output rows, about kFilterChunk
+// positions: a thread transposes a chunk's dY for one block of output channels into its
+// own dYt (256 KiB in float), which stays in the L2 while every pair passes. Each chunk's
+// sums are kept apart and added in chunk order, so every value is summed in one order
+// whatever the thread count.
 template <typename T>
 void direct_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, T* ws, int nthreads) {
   const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
@@ -452,24 +455,9 @@ void direct_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, 
   const int64_t nr = ks.nr, RS = s.R * s.S, Cg = s.Cg(), Kg = s.Kg(), CgRS = f.CgRS;
   const int64_t Hq = p.h.q, Wq = p.w.q, P = s.P(), KB = f.kb, rows = s.N * s.Ho;
   T* xq = cache_line_start(ws);
-  T* dyt = xq + p.xq_values();
-  T* partials = dyt + round_up(f.dyt_values(s.groups, ks.nr), 16);
+  T* dyts = xq + p.xq_values();
+  T* partials = dyts + f.dyt_values(nthreads, ks.nr);
   fill_padded(p, x, xq, nthreads);
-  // dYt[g, kb][(n*Ho + y)*Wo + x][kk] = dY[n, g*Kg + kb*nr + kk, y, x], zeros past Kg.
-  for_each_item(s.groups * KB * s.N, P * nr, nthreads, [&](int64_t item) {
-    const int64_t gk = item / s.N, n = item % s.N, g = gk / KB, k0 = (gk % KB) * nr;
-    const int64_t width = std::min(nr, Kg - k0);
-    T* image = dyt + (gk * f.P + n * P) * nr;
-    if (width < nr) std::memset(image, 0, sizeof(T) * P * nr);
-    const T* src = dy + (n * s.K + g * Kg + k0) * P;
-    for (int64_t y = 0; y < s.Ho; ++y) {  // one output row at a time: its Wo * nr values stay in the L1
-      T* row = image + y * s.Wo * nr;
-      for (int64_t kk = 0; kk < width; ++kk) {
-        const T* from = src + kk * P + y * s.Wo;
-        for (int64_t x = 0; x < s.Wo; ++x) row[x * nr + kk] = from[x];
-      }
-    }
-  });
   std::vector<int64_t> toff(RS);
   for (int64_t r = 0; r < s.R; ++r)
     for (int64_t q = 0; q < s.S; ++q) toff[r * s.S + q] = p.tap_offset(r, q);
@@ -482,7 +470,16 @@ void direct_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, 
   for (int64_t item = 0; item < items; ++item) {
     const int64_t g = item / (f.chunks * KB), chunk = (item / KB) % f.chunks, kb = item % KB;
     const int64_t r0 = chunk * f.rows_per_chunk, n = std::min(f.rows_per_chunk, rows - r0);
-    const T* bt = dyt + ((g * KB + kb) * f.P + r0 * s.Wo) * nr;
+    const int64_t k0 = kb * nr, width = std::min(nr, Kg - k0);
+    // dYt[(r - r0)*Wo + x][kk] = dY[image, g*Kg + k0 + kk, y, x] for output row r = (image, y)
+    T* bt = dyts + omp_get_thread_num() * round_up(f.chunk_positions * nr, 16);
+    if (width < nr) std::memset(bt, 0, sizeof(T) * n * s.Wo * nr);
+    for (int64_t r = r0; r < r0 + n; ++r) {
+      const T* src = dy + ((r / s.Ho) * s.K + g * Kg + k0) * P + (r % s.Ho) * s.Wo;
+      T* row = bt + (r - r0) * s.Wo * nr;
+      for (int64_t kk = 0; kk < width; ++kk)
+        for (int64_t x = 0; x < s.Wo; ++x) row[x * nr + kk] = src[kk * P + x];
+    }
     T* part = partials + ((g * f.chunks + chunk) * KB + kb) * CgRS * nr;
     const T* pair_rows[DirectKernels<T>::kMaxRows];
     for (size_t pt = 0; pt + 1 < pair_tiles.size(); ++pt) {
