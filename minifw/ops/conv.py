@@ -280,8 +280,11 @@ def _heuristic(problem, direction, dev):
       GEMMs to outweigh its transforms (AlexNet conv3 at batch 1, 16 tiles, runs faster
       through implicit_gemm): winograd (_winograd_useful). Under AVX-512, where the
       direct algorithm's 14 x 32 tiles are the competition, forward and backward-data
-      from 64 channels, or 32 on outputs of at least 16 x 16 (on 8 x 8 ones,
-      AlexNetSmall conv4 and conv5, direct is faster);
+      from 128 channels, or 32 on outputs of at least 16 x 16 (on 8 x 8 ones,
+      AlexNetSmall conv3 to conv5, direct is faster: conv3's 64 channels ran 1.23 / 1.37
+      ms through winograd against 1.42 / 1.45 alone, but 2.1-2.2 / 4.4 against 1.7-1.8 /
+      3.5-3.7 forward / backward within the training step, where Winograd's transform
+      domain, 6 MiB, is no longer in the caches);
       backward-filter, whose GEMMs transpose an operand, from 128 channels, or 48 on
       outputs of at least 27 x 27 (AlexNet conv3 to conv5 backward-filter: 19.1, 13.7,
       8.9 -> 15.4, 10.8, 8.4 ms). Under AVX2 and the generic kernels, whose direct tiles
@@ -353,7 +356,7 @@ def _winograd_useful(problem, direction, channels, wide):
             return channels >= 128 or (channels >= 48 and outputs >= 27 * 27)
         return channels >= 64 or (channels >= 32 and outputs >= 16 * 16)
     if wide:
-        return channels >= 64 or (channels >= 32 and outputs >= 16 * 16)
+        return channels >= 128 or (channels >= 32 and outputs >= 16 * 16)
     return channels >= 16
 
 

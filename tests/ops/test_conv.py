@@ -240,15 +240,16 @@ def test_case_list_exercises_every_algorithm(direction):
 
 # The CPU heuristic (minifw.ops.conv._heuristic), on the models' layers (batch 2, or 16
 # where Winograd's 32 tiles need it) and a few others: winograd for 3x3 layers with >= 32
-# output tiles, >= 64 channels per group in and out, or >= 32 on outputs of >= 16 x 16
+# output tiles, >= 128 channels per group in and out, or >= 32 on outputs of >= 16 x 16
 # (backward-filter: >= 128, or >= 48 on outputs of >= 27 x 27);
-# direct at stride 1 where at least 60% of the positions it computes are outputs and its
-# tiles' side has >= 8 channels per group (output channels forward, input channels
-# backward).
+# direct at stride 1 where at least 60% of the positions it computes are outputs (all on
+# its row tiles) and its tiles' side has >= 8 channels per group (output channels
+# forward, input channels backward).
 @pytest.mark.parametrize("x_shape,w_shape,padding,groups,forward,backward_data,backward_filter", [
     ((2, 1, 32, 32), (32, 1, 5, 5), 2, 1, "direct", "im2col_gemm", "implicit_gemm"),  # AlexNetSmall conv1
     ((2, 32, 16, 16), (64, 16, 5, 5), 2, 2, "direct", "direct", "direct"),     # conv2: 256 of 18 x 18
-    ((16, 64, 8, 8), (96, 64, 3, 3), 1, 1, "winograd", "winograd", "direct"),  # conv3
+    ((16, 64, 8, 8), (96, 64, 3, 3), 1, 1, "direct", "direct", "direct"),      # conv3: 64 < 128 on 8 x 8
+    ((16, 128, 8, 8), (128, 128, 3, 3), 1, 1, "winograd", "winograd", "winograd"),  # 128 on 8 x 8
     ((2, 64, 8, 8), (96, 64, 3, 3), 1, 1, "direct", "direct", "direct"),       # conv3: 8 tiles
     ((2, 96, 8, 8), (96, 48, 3, 3), 1, 2, "direct", "direct", "direct"),       # conv4: 48 < 64
     ((2, 1, 28, 28), (20, 1, 5, 5), 0, 1, "direct", "im2col_gemm", "implicit_gemm"),  # LeNet conv1
