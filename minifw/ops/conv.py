@@ -295,8 +295,9 @@ def _heuristic(problem, direction, dev):
       along the positions the rest lie in the padding of its layout) and with at least 8
       channels per group where its tiles have them (output channels forward, input
       channels backward); under AVX2 and the generic kernels only with at most 64
-      channels per group in and out, or where the row tiles apply (AlexNet conv2 under
-      AVX2: 37.6, 35.0 and 33.6 ms against the GEMMs' 39.1, 39.0 and 36.9): direct, which
+      channels per group in and out, or where the row tiles apply (backward-filter:
+      where the forward's do; AlexNet conv2 under AVX2: 37.6, 35.0 and 33.6 ms against
+      the GEMMs' 39.1, 39.0 and 36.9): direct, which
       packs and lowers nothing (under AVX-512: AlexNetSmall conv2 to conv5 in every
       direction it is not winograd, conv1 forward; AlexNet conv2 in every direction;
       LeNet conv1 forward);
@@ -378,12 +379,14 @@ _VECTOR_BYTES = {"avx512": 64, "avx2": 32, "generic": 16}
 
 
 def _direct_rows(problem, direction):
-    """Whether the direct algorithm runs `direction` (backward_filter: the forward's rule)
-    on its row tiles, output channels along the vectors and positions along an output
-    row, which compute only outputs: where the channels per group it writes (output
-    channels forward, input channels backward) are a multiple of the vector and its K
-    (the other side's channels x taps) is at least 32. native/cpu/conv_direct.cpp's
-    rows_path holds the same rule."""
+    """Whether the direct algorithm runs `direction` on its row tiles, output channels
+    along the vectors and positions along an output row, which compute only outputs:
+    where the channels per group it writes (output channels forward, input channels
+    backward) are a multiple of the vector and its K (the other side's channels x taps)
+    is at least 32. native/cpu/conv_direct.cpp's rows_path holds the same rule.
+    Backward-filter has no row tiles; for it, the forward's rule (the heuristic admits
+    its direct backward-filter past 64 channels under AVX2 where the forward has them,
+    as measured on AlexNet conv2)."""
     k, cg, r, s = problem.w_shape
     kg = k // problem.groups
     m, inner = (cg, kg) if direction == "backward_data" else (kg, cg)

@@ -13,7 +13,8 @@
 // is a GEMM whose B rows are shifted views of Xq, read where they are, with nothing
 // packed but the weights. Its register tiles (conv_direct_impl.h) take one of two shapes:
 //
-// - Row tiles, where the output channels per group are whole vectors: up to mr_max
+// - Row tiles, where the output channels per group are whole vectors (and K is at least
+//   32, rows_path below): up to mr_max
 //   consecutive outputs of one output row (2 mr_max for a block of one vector) by two
 //   vectors of output channels. Each step of K broadcasts the run's mr input values of
 //   one (channel, tap) and loads two vectors of packed weights; the sums are written out
@@ -22,7 +23,7 @@
 //   two vectors of Xq per step of K and broadcast mr packed weights, like the GEMM
 //   micro-kernel. The price is the positions j that are not outputs (ow >= Wo or
 //   oh >= Ho): they are computed and dropped, a fraction 1 - Ho*Wo / (Hq*Wq) of the work
-//   (AlexNet conv2, 27 x 27 with pad 2: 13%).
+//   (27 x 27 outputs with pad 2: 13%).
 //
 // Backward-data at stride 1 is the same computation on dY: dX = conv(dY, W flipped in
 // both taps and transposed in its channels) with padding (R-1)*d - p, which crops dY
@@ -222,9 +223,9 @@ std::vector<int64_t> split_rows(int64_t m, int mr_max) {
 }
 
 template <typename T>
-void run_direct(const DirectPlan<T>& p, const T* xq, const T* a, const std::vector<int64_t>& row_tiles,
+void run_direct(const DirectKernels<T>& ks, const DirectPlan<T>& p, const T* xq, const T* a,
+                const std::vector<int64_t>& row_tiles,
                 const T* bias, T* dst, int nthreads) {
-  const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
   const int64_t nr = p.nr, Ho = p.h.out, Wo = p.w.out, Hq = p.h.q, Wq = p.w.q;
   const int64_t channels_out = p.groups * p.m;
   std::vector<int64_t> koff(p.kdim);
@@ -317,9 +318,8 @@ void pack_weights_rows(const DirectPlan<T>& p, const ChannelBlocks& cb, T* a, F&
 }
 
 template <typename T>
-void run_direct_rows(const DirectPlan<T>& p, const T* xq, const T* a, const ChannelBlocks& cb, const T* bias,
-                     T* dst, int nthreads) {
-  const DirectKernels<T>& ks = select_isa_variant<DirectKernels<T>>();
+void run_direct_rows(const DirectKernels<T>& ks, const DirectPlan<T>& p, const T* xq, const T* a,
+                     const ChannelBlocks& cb, const T* bias, T* dst, int nthreads) {
   const int64_t Ho = p.h.out, Wo = p.w.out, Hq = p.h.q, Wq = p.w.q, plane = Ho * Wo;
   const int64_t channels_out = p.groups * p.m;
   std::vector<int64_t> koff(p.kdim);
@@ -331,7 +331,7 @@ void run_direct_rows(const DirectPlan<T>& p, const T* xq, const T* a, const Chan
   const std::vector<int64_t> wide = split_rows(Wo, ks.mr_max), narrow = split_rows(Wo, 2 * ks.mr_max);
   // Work items: a channel block of a group over a run of output rows (all images' rows
   // in order), the runs innermost, so that a thread's items share the block's weights
-  // while they are in its L2 (kdim x cols values: 295 KiB for AlexNet conv3 in float).
+  // while they are in its L2 (kdim x cols values: 288 KiB for AlexNet conv3 in float).
   const int64_t rows = p.N * Ho, run = std::clamp<int64_t>(rows / 16, 1, 16), runs = (rows + run - 1) / run;
   const int64_t items = p.groups * cb.count * runs;
   const int threads = static_cast<int>(std::min<int64_t>(std::max(nthreads, 1), items));
@@ -365,15 +365,18 @@ constexpr int64_t kFilterChunk = 2048;
 // channels, CgRS pairs by nr channels).
 template <typename T>
 struct FilterLayout {
-  int64_t kb, rows_per_chunk, chunks, CgRS, chunk_positions;
-  int64_t dyt_values(int nthreads, int nr) const { return std::max(nthreads, 1) * round_up(chunk_positions * nr, 16); }
+  int64_t groups, kb, rows_per_chunk, chunks, CgRS, chunk_positions;
+  int64_t items() const { return groups * chunks * kb; }  // (group, chunk, block of nr channels)
+  // the threads that run: no more than the items
+  int threads(int nthreads) const { return static_cast<int>(std::min<int64_t>(std::max(nthreads, 1), items())); }
+  int64_t dyt_values(int nthreads, int nr) const { return threads(nthreads) * round_up(chunk_positions * nr, 16); }
   int64_t partial_values(int64_t groups, int nr) const { return groups * chunks * kb * CgRS * nr; }
 };
 
 template <typename T>
 FilterLayout<T> filter_layout(const ConvShape& s, const DirectPlan<T>& p, int nr) {
   const int64_t rows = s.N * s.Ho, per = std::max<int64_t>(1, kFilterChunk / std::max<int64_t>(1, s.Wo));
-  return {(s.Kg() + nr - 1) / nr, per, (rows + per - 1) / per, p.kdim, std::min(per, rows) * s.Wo};
+  return {s.groups, (s.Kg() + nr - 1) / nr, per, (rows + per - 1) / per, p.kdim, std::min(per, rows) * s.Wo};
 }
 
 }  // namespace
@@ -405,12 +408,12 @@ void direct_forward(const ConvShape& s, const T* x, const T* w, const T* bias, T
     const ChannelBlocks cb{p.nr, (p.m + p.nr - 1) / p.nr};
     pack_weights_rows(p, cb, a, weight);
     fill_padded(p, x, xq, nthreads);
-    return run_direct_rows(p, xq, a, cb, bias, y, nthreads);
+    return run_direct_rows(ks, p, xq, a, cb, bias, y, nthreads);
   }
   const std::vector<int64_t> row_tiles = split_rows(p.m, ks.mr_max);
   pack_weights(p, row_tiles, a, weight);
   fill_padded(p, x, xq, nthreads);
-  run_direct(p, xq, a, row_tiles, bias, y, nthreads);  // the bias added as the outputs are written
+  run_direct(ks, p, xq, a, row_tiles, bias, y, nthreads);  // the bias added as the outputs are written
 }
 
 template <typename T>
@@ -429,12 +432,12 @@ void direct_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, T*
     const ChannelBlocks cb{p.nr, (p.m + p.nr - 1) / p.nr};
     pack_weights_rows(p, cb, a, weight);
     fill_padded(p, dy, xq, nthreads);
-    return run_direct_rows(p, xq, a, cb, static_cast<const T*>(nullptr), dx, nthreads);
+    return run_direct_rows(ks, p, xq, a, cb, static_cast<const T*>(nullptr), dx, nthreads);
   }
   const std::vector<int64_t> row_tiles = split_rows(p.m, ks.mr_max);
   pack_weights(p, row_tiles, a, weight);
   fill_padded(p, dy, xq, nthreads);
-  run_direct(p, xq, a, row_tiles, static_cast<const T*>(nullptr), dx, nthreads);
+  run_direct(ks, p, xq, a, row_tiles, static_cast<const T*>(nullptr), dx, nthreads);
 }
 
 // Backward-filter: dW_g[k, (c, r, s)] = sum_j dY_k[j] * Xq_c[j + r*dh*Wq + s*dw] over the
@@ -464,8 +467,8 @@ void direct_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, 
   std::vector<int64_t> seg(rows);  // each output row's place in the layout
   for (int64_t r = 0; r < rows; ++r) seg[r] = (r / s.Ho * Hq + r % s.Ho) * Wq;
   const std::vector<int64_t> pair_tiles = split_rows(CgRS, ks.mr_max);
-  const int64_t items = s.groups * f.chunks * KB;
-  const int threads = static_cast<int>(std::min<int64_t>(std::max(nthreads, 1), items));
+  const int64_t items = f.items();
+  const int threads = f.threads(nthreads);  // each its own dYt
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
   for (int64_t item = 0; item < items; ++item) {
     const int64_t g = item / (f.chunks * KB), chunk = (item / KB) % f.chunks, kb = item % KB;

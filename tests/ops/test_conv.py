@@ -372,6 +372,22 @@ def test_direct_useful_fraction(monkeypatch):
                 "backward_filter") == 9 * 5 / (11 * 6)
 
 
+def test_direct_backward_filter_workspace_follows_the_threads_that_run():
+    # A buffer of dY per thread, for no more threads than (group, chunk, block of output
+    # channels) items: 2 groups x 2 chunks (90 output rows of 30, 68 a chunk) x 1 to 3
+    # blocks of 32, 16 or 8 channels (24 per group, by the ISA) is at most 12 items.
+    problem = ops.ConvProblem((3, 8, 30, 30), (48, 4, 3, 3), padding=1, groups=2)
+    before = minifw.get_num_threads()
+    try:
+        sizes = {}
+        for n in (1, 2, 16, 64):
+            minifw.set_num_threads(n)
+            sizes[n] = ops.conv_workspace_size(problem, "backward_filter", "direct")
+    finally:
+        minifw.set_num_threads(before)
+    assert sizes[1] < sizes[2] <= sizes[16] == sizes[64]
+
+
 @pytest.mark.parametrize("kg", [40, 48])
 @pytest.mark.parametrize("direction,stride", [(d, 1) for d in DIRECTIONS]
                          + [("forward", 2), ("backward_filter", 2)])
