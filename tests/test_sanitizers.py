@@ -59,12 +59,12 @@ CPU_SELECTION = {
                     "or c17_k7_3x3_pad1_n3 or k1x1_stride2 or kernel_eq_input_5x7 "
                     "or dot_filter_n9_groups2_stride2_dil2 or chunked_data_groups2_stride2 or pad3_3x3 "
                     "or k1x1_pad1 or stride4_2x2_gaps or stride4_out1x1 or rows_k48_wide33_5x5_pad2_groups2 "
-                    "or rows_k40_stride2_pad1 or rows_data_c48_3x3_pad1) "
+                    "or rows_k40_stride2_pad1 or rows_data_c48_3x3_pad1 or rows_k12_groups2_wide19) "
                     "or float32 and test_every_isa and (odd11x13_3x3_pad0 or mixed_stride2x3_pad3x0_dil1x2 "
                     "or k1x1_groups2 or groups3_dil2 or winograd_tiles_plus_edge or winograd_two_chunks_37x35 "
                     "or winograd_images_n9_13x13 or depthwise6_5x5_stride2 "
                     "or wide37_5x5_pad2_groups2 or wide41_dil1x2_pad1x3 or rows_k48_wide33_5x5_pad2_groups2 "
-                    "or rows_k40_stride2_pad1 or rows_data_c48_3x3_pad1) "
+                    "or rows_k40_stride2_pad1 or rows_data_c48_3x3_pad1 or rows_k12_groups2_wide19) "
                     "or float32 and test_backward_bias and (odd or groups) or float32 and test_noncontiguous",
     "test_conv_validation.py": "test_binding",
     "test_threads_isa.py": "2threads and float32 and (test_conv_with_threads or test_gemm_with_threads "

@@ -286,12 +286,13 @@ void run_direct(const DirectKernels<T>& ks, const DirectPlan<T>& p, const T* xq,
 
 // The row tiles' path (conv_direct.h's DirectRowTileFn): output channels along the
 // vectors, positions along one output row, so only outputs are computed. Blocks of
-// output channels: two vectors each, the last one vector where m is an odd number of
-// vectors.
+// output channels: two vectors each, the last three where m is an odd number (from 3)
+// of vectors, one where m is one vector.
 struct ChannelBlocks {
-  int64_t width, count;  // the widest block's channels; blocks
-  int64_t first(int64_t b) const { return b * width; }
-  int64_t size(int64_t m, int64_t b) const { return std::min(width, m - b * width); }
+  int64_t lanes, vectors;  // of the ISA's vector; in m
+  int64_t count() const { return vectors == 1 ? 1 : vectors / 2; }
+  int64_t first(int64_t b) const { return 2 * b * lanes; }
+  int64_t size(int64_t b) const { return (b + 1 == count() ? vectors - 2 * b : 2) * lanes; }
 };
 
 // The row tiles take whole vectors of output channels, and write their sums out
@@ -309,8 +310,8 @@ bool rows_path(const DirectPlan<T>& p) {
 template <typename T, typename F>
 void pack_weights_rows(const DirectPlan<T>& p, const ChannelBlocks& cb, T* a, F&& weight) {
   for (int64_t g = 0; g < p.groups; ++g)
-    for (int64_t b = 0; b < cb.count; ++b) {
-      const int64_t ch0 = cb.first(b), width = cb.size(p.m, b);
+    for (int64_t b = 0; b < cb.count(); ++b) {
+      const int64_t ch0 = cb.first(b), width = cb.size(b);
       T* panel = a + (g * p.m + ch0) * p.kdim;
       for (int64_t k = 0; k < p.kdim; ++k)
         for (int64_t ch = 0; ch < width; ++ch) panel[k * width + ch] = weight(g, ch0 + ch, k);
@@ -326,23 +327,25 @@ void run_direct_rows(const DirectKernels<T>& ks, const DirectPlan<T>& p, const T
   for (int64_t c = 0, k = 0; c < p.cin; ++c)
     for (int64_t r = 0; r < p.R; ++r)
       for (int64_t q = 0; q < p.S; ++q) koff[k++] = c * p.phases() * p.L + p.tap_offset(r, q);
-  // The positions of an output row in tiles of at most mr_max (two vectors) or 2 mr_max
-  // (one vector) positions.
-  const std::vector<int64_t> wide = split_rows(Wo, ks.mr_max), narrow = split_rows(Wo, 2 * ks.mr_max);
+  // The positions of an output row in tiles of at most 2 mr_max / nv positions for nv
+  // vectors of channels (the same accumulators; three vectors a few less, conv_direct_impl.h).
+  const std::vector<int64_t> tiles_of[4] = {{}, split_rows(Wo, 2 * ks.mr_max), split_rows(Wo, ks.mr_max),
+                                            split_rows(Wo, (2 * ks.mr_max - 2) / 3)};
+  const DirectRowTileFn<T>* table_of[4] = {nullptr, ks.row1, ks.row2, ks.row3};
   // Work items: a channel block of a group over a run of output rows (all images' rows
   // in order), the runs innermost, so that a thread's items share the block's weights
   // while they are in its L2 (kdim x cols values: 288 KiB for AlexNet conv3 in float).
   const int64_t rows = p.N * Ho, run = std::clamp<int64_t>(rows / 16, 1, 16), runs = (rows + run - 1) / run;
-  const int64_t items = p.groups * cb.count * runs;
+  const int64_t items = p.groups * cb.count() * runs;
   const int threads = static_cast<int>(std::min<int64_t>(std::max(nthreads, 1), items));
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (int64_t item = 0; item < items; ++item) {
-    const int64_t g = item / (cb.count * runs), b = item / runs % cb.count, r0 = item % runs * run;
-    const int64_t ch0 = g * p.m + cb.first(b), width = cb.size(p.m, b);
+    const int64_t g = item / (cb.count() * runs), b = item / runs % cb.count(), r0 = item % runs * run;
+    const int64_t ch0 = g * p.m + cb.first(b), nv = cb.size(b) / cb.lanes;
     const T* panel = a + ch0 * p.kdim;
     const T* bb = bias ? bias + ch0 : nullptr;
-    const bool two = width == p.nr;
-    const std::vector<int64_t>& tiles = two ? wide : narrow;
+    const std::vector<int64_t>& tiles = tiles_of[nv];
+    const DirectRowTileFn<T>* table = table_of[nv];
     const T* xg = xq + g * p.cin * p.phases() * p.L;
     for (int64_t r = r0; r < std::min(rows, r0 + run); ++r) {
       const int64_t n = r / Ho, y = r % Ho;
@@ -350,7 +353,7 @@ void run_direct_rows(const DirectKernels<T>& ks, const DirectPlan<T>& p, const T
       T* out = dst + (n * channels_out + ch0) * plane + y * Wo;
       for (size_t t = 0; t + 1 < tiles.size(); ++t) {
         const int64_t x0 = tiles[t], mr = tiles[t + 1] - x0;
-        (two ? ks.row2 : ks.row1)[mr](p.kdim, row + x0, koff.data(), panel, bb, out + x0, plane);
+        table[mr](p.kdim, row + x0, koff.data(), panel, bb, out + x0, plane);
       }
     }
   }
@@ -405,7 +408,7 @@ void direct_forward(const ConvShape& s, const T* x, const T* w, const T* bias, T
   const int64_t CgRS = p.kdim;
   auto weight = [&](int64_t g, int64_t k, int64_t ck) { return w[(g * p.m + k) * CgRS + ck]; };
   if (rows_path(p)) {
-    const ChannelBlocks cb{p.nr, (p.m + p.nr - 1) / p.nr};
+    const ChannelBlocks cb{p.nr / 2, p.m / (p.nr / 2)};
     pack_weights_rows(p, cb, a, weight);
     fill_padded(p, x, xq, nthreads);
     return run_direct_rows(ks, p, xq, a, cb, bias, y, nthreads);
@@ -429,7 +432,7 @@ void direct_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, T*
     return w[((g * Kg + kout) * Cg + c) * RS + (s.R - 1 - r) * s.S + (s.S - 1 - q)];
   };
   if (rows_path(p)) {
-    const ChannelBlocks cb{p.nr, (p.m + p.nr - 1) / p.nr};
+    const ChannelBlocks cb{p.nr / 2, p.m / (p.nr / 2)};
     pack_weights_rows(p, cb, a, weight);
     fill_padded(p, dy, xq, nthreads);
     return run_direct_rows(ks, p, xq, a, cb, static_cast<const T*>(nullptr), dx, nthreads);

@@ -26,7 +26,7 @@ using DirectFilterFn = void (*)(int64_t segs, int64_t len, const int64_t* seg, c
 
 // The row tile: out[ch * plane + i] = sum_k x[koff[k] + i] * b[k * cols + ch] (+ bias[ch]
 // where bias is not null) for i < mr consecutive output positions of one output row and
-// ch < cols output channels (cols: one or two vectors), b the packed weights of those
+// ch < cols output channels (cols: one, two or three vectors), b the packed weights of those
 // channels. Output channels lie along the vectors, so no position is computed that is
 // not an output.
 template <typename T>
@@ -43,6 +43,7 @@ struct DirectKernels {
   DirectFilterFn<T> filter[kMaxRows + 1];  // filter[mr] for 1 <= mr <= mr_max
   DirectRowTileFn<T> row2[kMaxRows + 1];     // row tiles of two vectors: row2[mr], mr <= mr_max
   DirectRowTileFn<T> row1[2 * kMaxRows + 1];  // of one vector: row1[mr], mr <= 2 mr_max
+  DirectRowTileFn<T> row3[kMaxRows + 1];      // of three vectors: row3[mr], mr <= (2 mr_max - 2) / 3
 };
 
 MINIFW_DECLARE_ISA_VARIANTS(DirectKernels<float>);

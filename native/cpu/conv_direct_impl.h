@@ -126,6 +126,19 @@ void direct_row_tile(int64_t kdim, const typename V::T* __restrict x, const int6
   }
 }
 
+// The row tile of NV vectors by MR positions where its NV x MR accumulators fit in the
+// ISA's registers with room to spare (kFits), else none (and no code). Three vectors take
+// up to (2 mr_max - 2) / 3 positions: with 27 of AVX-512's 32 registers as accumulators
+// GCC spilled some in the loop over K.
+template <typename V, int NV, int MR, bool kFits>
+struct RowTileIf {
+  static constexpr DirectRowTileFn<typename V::T> fn = nullptr;
+};
+template <typename V, int NV, int MR>
+struct RowTileIf<V, NV, MR, true> {
+  static constexpr DirectRowTileFn<typename V::T> fn = &direct_row_tile<V, NV, MR>;
+};
+
 template <typename V, int... MR>
 DirectKernels<typename V::T> direct_kernels_of(std::integer_sequence<int, MR...>) {
   constexpr int mr_max = sizeof...(MR);
@@ -136,7 +149,8 @@ DirectKernels<typename V::T> direct_kernels_of(std::integer_sequence<int, MR...>
           {nullptr, &direct_tile<V, MR + 1>...},
           {nullptr, &direct_filter_tile<V, MR + 1>...},
           {nullptr, &direct_row_tile<V, 2, MR + 1>...},
-          {nullptr, &direct_row_tile<V, 1, MR + 1>..., &direct_row_tile<V, 1, mr_max + MR + 1>...}};
+          {nullptr, &direct_row_tile<V, 1, MR + 1>..., &direct_row_tile<V, 1, mr_max + MR + 1>...},
+          {nullptr, RowTileIf<V, 3, MR + 1, 3 * (MR + 1) <= 2 * mr_max - 2>::fn...}};
 }
 
 // The table of tiles of 1 .. MaxRows rows (row tiles of one vector: 1 .. 2 MaxRows).

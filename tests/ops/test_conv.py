@@ -107,12 +107,16 @@ CASES = [
     Case("wide37_5x5_pad2_groups2", (2, 4, 6, 37), (6, 2, 5, 5), padding=2, groups=2),
     Case("wide41_dil1x2_pad1x3", (1, 3, 7, 41), (4, 3, 3, 3), padding=(1, 3), dilation=(1, 2)),
     # the direct algorithm's row tiles (output channels along the vectors, a run of one
-    # output row's positions): 48 channels per group are two vectors and one of 16 floats,
-    # rows of 33 and 30 outputs take more than one tile of either width; at a stride; and
-    # backward-data's 48 channels (40: two vectors and one of 8 floats or 4 doubles)
+    # output row's positions): 48 channels per group are three vectors of 16 floats, 40
+    # two and three of 8 floats or 8 doubles, 16 one of 16 floats; rows of 33 and 30
+    # outputs take more than one tile of any width; at a stride; and backward-data's 48
+    # channels
     Case("rows_k48_wide33_5x5_pad2_groups2", (2, 8, 9, 33), (96, 4, 5, 5), padding=2, groups=2),
     Case("rows_k40_stride2_pad1", (3, 5, 15, 13), (40, 5, 3, 3), stride=2, padding=1),
     Case("rows_data_c48_3x3_pad1", (2, 48, 7, 30), (16, 48, 3, 3), padding=1),
+    # 12 output channels per group: three vectors of 4 floats (generic) or of 4 doubles
+    # (AVX2), each row of 19 outputs in several tiles
+    Case("rows_k12_groups2_wide19", (2, 8, 5, 19), (24, 4, 3, 3), padding=1, groups=2),
     # network layers at small batch (LeNet exact; AlexNet with full channel
     # counts, kernels, strides, padding and groups)
     Case("lenet_conv1", (2, 1, 28, 28), (20, 1, 5, 5)),
@@ -478,7 +482,7 @@ ISA_CASES = [CASES_BY_ID[i] for i in ("odd11x13_3x3_pad0", "c17_3x3_pad2", "wino
                                       "dot_filter_n9_groups2_stride2_dil2", "lenet_conv2_n9_chunked_data",
                                       "wide37_5x5_pad2_groups2", "wide41_dil1x2_pad1x3",
                                       "rows_k48_wide33_5x5_pad2_groups2", "rows_k40_stride2_pad1",
-                                      "rows_data_c48_3x3_pad1")]
+                                      "rows_data_c48_3x3_pad1", "rows_k12_groups2_wide19")]
 
 
 @pytest.mark.parametrize("direction,case,algo,dtype", [
