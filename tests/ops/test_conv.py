@@ -304,6 +304,8 @@ def test_cpu_heuristic_with_narrower_vectors(monkeypatch, isa, x_shape, w_shape,
 # pairs on <= 128 channels under AVX-512, <= 16 under AVX2; never where a phase of the
 # stride goes unread.
 DIRECT_DATA_FILTER = ["direct", "im2col_gemm", "direct"]
+
+
 @pytest.mark.parametrize("x_shape,w_shape,geometry,avx512,avx2", [
     ((2, 3, 227, 227), (96, 3, 11, 11), dict(stride=4), DIRECT_DATA_FILTER, DIRECT_DATA_FILTER),  # AlexNet conv1
     ((2, 3, 112, 112), (64, 3, 7, 7), dict(stride=2, padding=3), DIRECT_DATA_FILTER, DIRECT_DATA_FILTER),
@@ -400,8 +402,8 @@ def test_direct_gives_the_same_bits_for_any_thread_count(direction, stride, kg):
     # of 30 x 30 outputs (pad 1) are 90 rows of 30, chunks of 68 rows; at stride 2, 12
     # images of 15 x 15 outputs are 180 rows of 15, chunks of 136. The forward's 40 output
     # channels per group (4 input channels x 9 taps) run on the tiles along the positions
-    # under AVX-512 and on the row tiles under AVX2 and the generic kernels (two vectors
-    # and one, and five of two vectors); 48 run on the row tiles everywhere.
+    # under AVX-512 and on the row tiles under AVX2 and the generic kernels (blocks of two
+    # vectors and three; five of two); 48 run on the row tiles everywhere.
     images = 3 if stride == 1 else 12
     case = Case(f"direct_threads_s{stride}_k{kg}", (images, 8, 30, 30), (2 * kg, 4, 3, 3), padding=1, groups=2,
                 stride=stride)
