@@ -96,16 +96,21 @@ void grad_transform(const WinogradKernels<T>& k, const ConvShape& s, const Tilin
   });
 }
 
+// fn(f0, n) for the filters f0 .. f0 + n - 1, kWinogradBlock at a time, on up to nthreads
+// threads where there are more than 1024 filters.
+template <typename F>
+void for_each_filter_block(int64_t filters, int nthreads, F&& fn) {
+  const int64_t blocks = ceil_div(filters, kWinogradBlock);
+#pragma omp parallel for num_threads(nthreads) schedule(static) if (filters > 1024)
+  for (int64_t b = 0; b < blocks; ++b) fn(b * kWinogradBlock, std::min(kWinogradBlock, filters - b * kWinogradBlock));
+}
+
 // U[xi][k][c] = (G g G^T)[xi] for filter g = w[k, c].
 template <typename T>
 void filter_transform(const WinogradKernels<T>& k, const ConvShape& s, const T* w, T* U, int nthreads) {
   const int64_t filters = s.K * s.Cg(), stride_xi = xi_stride<T>(filters);
-  const int64_t blocks = ceil_div(filters, kWinogradBlock);
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (filters > 1024)
-  for (int64_t b = 0; b < blocks; ++b) {
-    const int64_t f0 = b * kWinogradBlock;
-    k.filter_block(w + f0 * 9, std::min(kWinogradBlock, filters - f0), U + f0, stride_xi);
-  }
+  for_each_filter_block(filters, nthreads,
+                        [&](int64_t f0, int64_t n) { k.filter_block(w + f0 * 9, n, U + f0, stride_xi); });
 }
 
 // y tile = A^T M A, clipped at the output's edge.
@@ -224,12 +229,9 @@ void winograd_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw
     gemm_packed<T>(Kg, Cg, tl.tiles, T(1), strided_source(&a), strided_source(&b), T(0),
                    GemmOutput<T>{dU + xi * xi_stride<T>(filters) + g * Kg * Cg, Cg}, 1);
   });
-  const int64_t blocks = ceil_div(filters, kWinogradBlock), stride_u = xi_stride<T>(filters);
-#pragma omp parallel for num_threads(nthreads) schedule(static) if (filters > 1024)
-  for (int64_t b = 0; b < blocks; ++b) {
-    const int64_t f0 = b * kWinogradBlock;
-    k.filter_grad_block(dU + f0, stride_u, std::min(kWinogradBlock, filters - f0), dw + f0 * 9);
-  }
+  const int64_t stride_u = xi_stride<T>(filters);
+  for_each_filter_block(filters, nthreads,
+                        [&](int64_t f0, int64_t n) { k.filter_grad_block(dU + f0, stride_u, n, dw + f0 * 9); });
 }
 
 #define MINIFW_INSTANTIATE_WINOGRAD(T)                                                             \
