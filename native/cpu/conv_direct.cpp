@@ -201,13 +201,14 @@ void fill_padded(const DirectPlan<T>& p, const T* src, T* xq, int nthreads) {
   });
 }
 
-// The weights as tiles' panels, per group and row tile: a[k * mr + i] = weight(g, row0 + i, k)
-// for k = (c, r, s) in the order of koff.
+// The weights as tiles' panels, per group and part [row0, row0 + mr) of the output
+// channels (the row tiles along the layout, or the channel blocks of the row tiles):
+// a[k * mr + i] = weight(g, row0 + i, k) for k = (c, r, s) in the order of koff.
 template <typename T, typename F>
-void pack_weights(const DirectPlan<T>& p, const std::vector<int64_t>& row_tiles, T* a, F&& weight) {
+void pack_weights(const DirectPlan<T>& p, const std::vector<int64_t>& parts, T* a, F&& weight) {
   for (int64_t g = 0; g < p.groups; ++g)
-    for (size_t t = 0; t + 1 < row_tiles.size(); ++t) {
-      const int64_t row0 = row_tiles[t], mr = row_tiles[t + 1] - row0;
+    for (size_t t = 0; t + 1 < parts.size(); ++t) {
+      const int64_t row0 = parts[t], mr = parts[t + 1] - row0;
       T* panel = a + (g * p.m + row0) * p.kdim;
       for (int64_t k = 0; k < p.kdim; ++k)
         for (int64_t i = 0; i < mr; ++i) panel[k * mr + i] = weight(g, row0 + i, k);
@@ -293,6 +294,11 @@ struct ChannelBlocks {
   int64_t count() const { return vectors == 1 ? 1 : vectors / 2; }
   int64_t first(int64_t b) const { return 2 * b * lanes; }
   int64_t size(int64_t b) const { return (b + 1 == count() ? vectors - 2 * b : 2) * lanes; }
+  std::vector<int64_t> bounds() const {  // first(0) < first(1) < ... < m
+    std::vector<int64_t> b(count() + 1, vectors * lanes);
+    for (int64_t i = 0; i < count(); ++i) b[i] = first(i);
+    return b;
+  }
 };
 
 // The row tiles take whole vectors of output channels, and write their sums out
@@ -303,19 +309,6 @@ struct ChannelBlocks {
 template <typename T>
 bool rows_path(const DirectPlan<T>& p) {
   return p.m % (p.nr / 2) == 0 && p.kdim >= 32;
-}
-
-// The weights as the row tiles' panels, per group and channel block: b[k * size + ch] =
-// weight(g, first + ch, k).
-template <typename T, typename F>
-void pack_weights_rows(const DirectPlan<T>& p, const ChannelBlocks& cb, T* a, F&& weight) {
-  for (int64_t g = 0; g < p.groups; ++g)
-    for (int64_t b = 0; b < cb.count(); ++b) {
-      const int64_t ch0 = cb.first(b), width = cb.size(b);
-      T* panel = a + (g * p.m + ch0) * p.kdim;
-      for (int64_t k = 0; k < p.kdim; ++k)
-        for (int64_t ch = 0; ch < width; ++ch) panel[k * width + ch] = weight(g, ch0 + ch, k);
-    }
 }
 
 template <typename T>
@@ -409,7 +402,7 @@ void direct_forward(const ConvShape& s, const T* x, const T* w, const T* bias, T
   auto weight = [&](int64_t g, int64_t k, int64_t ck) { return w[(g * p.m + k) * CgRS + ck]; };
   if (rows_path(p)) {
     const ChannelBlocks cb{p.nr / 2, p.m / (p.nr / 2)};
-    pack_weights_rows(p, cb, a, weight);
+    pack_weights(p, cb.bounds(), a, weight);
     fill_padded(p, x, xq, nthreads);
     return run_direct_rows(ks, p, xq, a, cb, bias, y, nthreads);
   }
@@ -433,7 +426,7 @@ void direct_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, T*
   };
   if (rows_path(p)) {
     const ChannelBlocks cb{p.nr / 2, p.m / (p.nr / 2)};
-    pack_weights_rows(p, cb, a, weight);
+    pack_weights(p, cb.bounds(), a, weight);
     fill_padded(p, dy, xq, nthreads);
     return run_direct_rows(ks, p, xq, a, cb, static_cast<const T*>(nullptr), dx, nthreads);
   }
