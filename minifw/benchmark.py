@@ -24,7 +24,10 @@ With engine "torch" (PyTorch, when it is installed; never a dependency), the sam
 architecture is built from torch.nn layers holding a copy of the model's initial
 parameters and timed by the same code: PyTorch's API is the one minifw's mirrors.
 Its peak memory is the most bytes PyTorch's own allocator held at once (from its
-profiler's memory events), counted over the same two iterations.
+profiler's memory events), counted over the same two iterations. PyTorch runs with
+minifw's thread count and TF32 switches (`minifw.backends.cudnn.allow_tf32` and
+`cuda.matmul.allow_tf32`, off by default; PyTorch's own default lets cuDNN's float32
+convolutions use TF32), so both compute at one precision; the result's "tf32" says which.
 
 Inputs are synthetic, as in `caffe time`.
 """
@@ -340,7 +343,7 @@ def run(model_name, engines=("caffe", "primitives"), batch_size=64, iterations=1
 
             state[engine] = _torch_setup(model_name, batch_size, device)
             loss_fns[engine] = torch.nn.CrossEntropyLoss()
-            contexts[engine] = lambda: _torch_threads(torch, minifw.get_num_threads())
+            contexts[engine] = lambda: _torch_settings(torch, minifw.get_num_threads())
         else:
             state[engine] = _setup(model_name, batch_size, device=device)
             loss_fns[engine] = nn.CrossEntropyLoss()
@@ -363,7 +366,9 @@ def run(model_name, engines=("caffe", "primitives"), batch_size=64, iterations=1
     result = {"model": model_name, "batch_size": batch_size, "iterations": iterations,
               "device": str(minifw.devices.get(device, "bench")), "threads": minifw.get_num_threads(),
               "isa": minifw.backends.get_isa(), "cpu": minifw.info()["cpu"],
-              "conv_algorithms": conv_algorithms(model, x), "engines": []}
+              "conv_algorithms": conv_algorithms(model, x),
+              "tf32": {"conv": minifw.backends.cudnn.allow_tf32, "matmul": minifw.backends.cuda.matmul.allow_tf32},
+              "engines": []}
     for engine in engines:
         result["engines"].append(_summary(engine, samples[engine], model_name, batch_size, device))
     if "torch" in engines:
@@ -373,18 +378,35 @@ def run(model_name, engines=("caffe", "primitives"), batch_size=64, iterations=1
     return result
 
 
-class _torch_threads:
-    """Run PyTorch on `n` threads (minifw's count) for the block, then restore its own."""
+class _torch_settings:
+    """Run PyTorch on `n` threads (minifw's count) and with minifw's TF32 switches for the block,
+    then restore its own. PyTorch lets cuDNN's float32 convolutions use TF32 tensor cores by
+    default, minifw does not: compared as they come, the two would not compute at one
+    precision."""
+
+    _switches = (("backends.cudnn", "allow_tf32"), ("backends.cuda.matmul", "allow_tf32"))
 
     def __init__(self, torch, n):
         self.torch, self.n = torch, n
 
+    def _owner(self, root, path):
+        for name in path.split("."):
+            root = getattr(root, name)
+        return root
+
     def __enter__(self):
         self.saved = self.torch.get_num_threads()
         self.torch.set_num_threads(self.n)
+        self.saved_switches = []
+        for path, name in self._switches:
+            theirs, ours = self._owner(self.torch, path), self._owner(minifw, path)
+            self.saved_switches.append((theirs, name, getattr(theirs, name)))
+            setattr(theirs, name, getattr(ours, name))
 
     def __exit__(self, *exc):
         self.torch.set_num_threads(self.saved)
+        for owner, name, value in self.saved_switches:
+            setattr(owner, name, value)
 
 
 def _synchronizer(engines_, device):

@@ -76,6 +76,7 @@ def test_bench_writes_one_json_entry_per_engine(tmp_path, capsys):
         assert [row["name"] for row in e["layers"]] == names
         assert all(row["forward_ms"] > 0 and row["backward_ms"] > 0 for row in e["layers"])
     assert set(result["conv_algorithms"]) == {"conv1", "conv2"}
+    assert result["tf32"] == {"conv": False, "matmul": False}
     assert result["conv_algorithms"]["conv1"]["forward"] in minifw.ops.conv.ALGORITHMS["forward"]
     if importlib.util.find_spec("matplotlib"):
         assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -213,3 +214,24 @@ def test_the_op_overhead_benchmark_runs(capsys):
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]
         assert float(cells[1]) > 0 and float(cells[2]) > 0 and cells[3].endswith("x")
+
+
+def test_the_torch_engine_runs_with_minifw_threads_and_tf32_switches():
+    torch = pytest.importorskip("torch")
+    saved = (torch.get_num_threads(), torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = True, True
+    try:
+        with benchmark._torch_settings(torch, 1):
+            assert torch.get_num_threads() == 1
+            assert torch.backends.cudnn.allow_tf32 is minifw.backends.cudnn.allow_tf32 is False
+            assert torch.backends.cuda.matmul.allow_tf32 is minifw.backends.cuda.matmul.allow_tf32 is False
+            minifw.backends.cudnn.allow_tf32 = True
+            with benchmark._torch_settings(torch, 1):
+                assert torch.backends.cudnn.allow_tf32 is True
+                assert torch.backends.cuda.matmul.allow_tf32 is False
+            minifw.backends.cudnn.allow_tf32 = False
+        assert torch.backends.cudnn.allow_tf32 is True and torch.backends.cuda.matmul.allow_tf32 is True
+    finally:
+        minifw.backends.cudnn.allow_tf32 = False
+        torch.set_num_threads(saved[0])
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved[1:]
