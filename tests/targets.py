@@ -20,6 +20,16 @@ def cuda_available():
     return devices.unavailable_reason("cuda") is None
 
 
+def kernel_devices():
+    """Where the CUDA kernels' conformance tests run, as pytest params: the emulator
+    ("cudasim", id "emulator") always, and the GPU ("cuda", id "gpu") where there is one.
+    The emulated "cuda" would only run the emulator's kernels a second time."""
+    import pytest
+
+    return ([pytest.param("cudasim", id="emulator")]
+            + ([pytest.param("cuda", id="gpu")] if cuda_available() else []))
+
+
 def _on_emulated_gpu(entry):
     """A "cudasim" entry point taking CuPy stand-in arrays: each is handed over as a
     "cudasim" view of its memory (the emulator's kernels read host memory)."""

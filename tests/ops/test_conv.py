@@ -11,7 +11,7 @@ import minifw
 from minifw import ops
 from reference import (assert_within_bound, conv2d_backward_bias_ref, conv2d_backward_data_ref,
                        conv2d_backward_filter_ref, conv2d_forward_ref, conv_out_size, tolerance)
-from targets import assert_on, place
+from targets import assert_on, host, kernel_devices, place
 
 DTYPES = (np.float32, np.float64)
 DIRECTIONS = ("forward", "backward_data", "backward_filter")
@@ -203,11 +203,13 @@ def run_direction(case, direction, algo, dtype, with_bias=False, device="cpu"):
 def check_direction(case, direction, algo, dtype, with_bias=False, device="cpu"):
     got = run_direction(case, direction, algo, dtype, with_bias, device)
     assert_on(device, got)
+    assert got.dtype == dtype and got.flags.c_contiguous
+    got = host(got)
     ref, ref_abs = reference(case, dtype, direction)
     if with_bias:
         b = case_data(case, dtype)["b"].astype(np.float64)[None, :, None, None]
         ref, ref_abs = ref + b, ref_abs + np.abs(b)
-    assert isinstance(got, np.ndarray) and got.dtype == dtype and got.flags.c_contiguous
+    assert isinstance(got, np.ndarray)
     assert_within_bound(got, ref, ref_abs, *tolerance(dtype, algo),
                         what=f"{direction} {algo} {np.dtype(dtype).name} {case.id}")
 
@@ -522,11 +524,12 @@ def test_emulator_cases_cover_every_geometry():
             "stride4_2x2_gaps", "kernel_eq_input_5x7", "lenet_conv2"} <= ids
 
 
+@pytest.mark.parametrize("device", kernel_devices())
 @pytest.mark.parametrize("direction,case,algo,dtype", [
     pytest.param(direction, *p.values, id=f"{direction}-{p.id}")
     for direction in DIRECTIONS for p in algo_params(direction, SIM_CASES, device="cudasim")])
-def test_cuda_kernels_on_the_emulator(direction, case, algo, dtype):
-    check_direction(case, direction, algo, dtype, with_bias=direction == "forward", device="cudasim")
+def test_cuda_kernels(direction, case, algo, dtype, device):
+    check_direction(case, direction, algo, dtype, with_bias=direction == "forward", device=device)
 
 
 def test_mixed_devices_are_refused():

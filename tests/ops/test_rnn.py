@@ -15,7 +15,7 @@ import pytest
 import minifw
 from minifw import ops
 from reference import bad_call_test, binding_tests, numerical_grad, rnn_cell_ref, rnn_forward_ref
-from targets import assert_on, place
+from targets import assert_on, host, kernel_devices, place
 
 MODES = ("lstm", "gru", "rnn_tanh", "rnn_relu")
 DTYPES = (np.float32, np.float64)
@@ -486,7 +486,8 @@ def _train_and_infer(desc, device, x, h0, c0, w, dy, dh_n, dc_n, lengths):
     x, h0, c0, w, dy, dh_n, dc_n = place(device, x, h0, c0, w, dy, dh_n, dc_n)
     y, h_n, c_n, reserve = ops.rnn_forward(desc, x, h0, c0, w, lengths=lengths)
     dx, dh0, dc0 = ops.rnn_backward_data(desc, x, w, reserve, h0, c0, dy, dh_n, dc_n, lengths=lengths)
-    dw = ops.rnn_backward_weights(desc, x, reserve, h0, np.ones_like(w), lengths=lengths)
+    ones = place(device, np.ones(w.shape, w.dtype))
+    dw = ops.rnn_backward_weights(desc, x, reserve, h0, ones, lengths=lengths)
     inference = ops.rnn_forward(desc, x, h0, c0, w, training=False, lengths=lengths)
     return (dict(y=y, h_n=h_n, c_n=c_n, reserve=reserve, dx=dx, dh0=dh0, dc0=dc0, dw=dw),
             dict(zip(("y", "h_n", "c_n"), inference)))
@@ -500,39 +501,41 @@ def _sim_problem(rng, mode, layout, bias, dtype, T, N):
     return desc, x, h0, c0, w, dy, dh_n, dc_n
 
 
-def _assert_cuda_matches_cpu(desc, dtype, *problem, lengths):
+def _assert_cuda_matches_cpu(desc, dtype, *problem, lengths, device="cudasim"):
     want, _ = _train_and_infer(desc, "cpu", *problem, lengths)
-    got, inference = _train_and_infer(desc, "cudasim", *problem, lengths)
+    got, inference = _train_and_infer(desc, device, *problem, lengths)
     for name, a in got.items():
         if want[name] is None:
             assert a is None and desc.mode != "lstm", name
             continue
-        assert_on("cudasim", a)
-        np.testing.assert_allclose(a, want[name], **TOL[dtype], err_msg=name)
+        assert_on(device, a)
+        np.testing.assert_allclose(host(a), want[name], **TOL[dtype], err_msg=name)
     for name, a in inference.items():
         if a is not None:
-            np.testing.assert_array_equal(a, got[name], err_msg=f"inference {name}")
+            np.testing.assert_array_equal(host(a), host(got[name]), err_msg=f"inference {name}")
 
 
+@pytest.mark.parametrize("device", kernel_devices())
 @pytest.mark.parametrize("variant", SIM_VARIANTS.values(), ids=SIM_VARIANTS.keys())
 @pytest.mark.parametrize("layout", LAYOUTS.values(), ids=LAYOUTS.keys())
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
-def test_cuda_kernels_give_the_cpus_training_and_inference_results(rng, dtype, mode, layout, variant):
+def test_cuda_kernels_give_the_cpus_training_and_inference_results(rng, dtype, mode, layout, variant, device):
     bias, lengths = variant
     problem = _sim_problem(rng, mode, layout, bias, dtype, T_LEN, len(LENGTHS))
-    _assert_cuda_matches_cpu(problem[0], dtype, *problem[1:], lengths=lengths)
+    _assert_cuda_matches_cpu(problem[0], dtype, *problem[1:], lengths=lengths, device=device)
 
 
+@pytest.mark.parametrize("device", kernel_devices())
 @pytest.mark.parametrize("mode", ["lstm", "gru"])
-def test_cuda_inference_crosses_projection_blocks(mode):
+def test_cuda_inference_crosses_projection_blocks(mode, device):
     # N 40 puts 13 steps in a block of input projections: T 14 takes two blocks, in
     # both step orders, where training projects every step at once.
     rng = np.random.default_rng(0)
     T, N = 14, 40
     problem = _sim_problem(rng, mode, (1, True), True, np.float32, T, N)
     assert problem[0].workspace_size(T, N, training=False, device="cudasim") < problem[0].reserve_size(T, N)
-    _assert_cuda_matches_cpu(problem[0], np.float32, *problem[1:], lengths=rng.integers(1, T + 1, N))
+    _assert_cuda_matches_cpu(problem[0], np.float32, *problem[1:], lengths=rng.integers(1, T + 1, N), device=device)
 
 
 def test_arrays_on_different_devices_are_refused(rng):

@@ -11,7 +11,7 @@ import pytest
 import minifw
 from minifw import engines, ops
 from reference import assert_within_bound, bad_call_test, binding_tests, sgd_step_ref
-from targets import assert_on, place
+from targets import assert_on, cuda_available, place
 
 DTYPES = (np.float32, np.float64)
 # Each element of p and buf is at most eight roundings deep (g' two, buf three,
@@ -30,10 +30,11 @@ SHAPES = {
 # engine's step is the same NumPy code on every device, so it runs on the CPU.
 # The emulator runs a fiber per CUDA thread: it leaves out the largest size
 # ("thousand" already spans several blocks and a partial one).
-DEVICES = ("cpu", "cudasim")
+# The GPU ("cuda", where there is one) runs them as the emulator does.
+DEVICES = ("cpu", "cudasim") + (("cuda",) if cuda_available() else ())
 ON_EACH_DEVICE = pytest.mark.parametrize("target", DEVICES, indirect=True)
 RUNS = {f"{device}-{engine}-{name}": (device, engine, shape)
-        for device, engine in (("cpu", "primitives"), ("cpu", "caffe"), ("cudasim", "primitives"))
+        for device, engine in (("cpu", "primitives"), ("cpu", "caffe"), *((d, "primitives") for d in DEVICES[1:]))
         for name, shape in SHAPES.items() if device == "cpu" or not name.startswith("threaded")}
 
 

@@ -12,7 +12,7 @@ import minifw
 from minifw import ops
 from reference import (add_tensor_ref, assert_within_bound, bias_add_ref, bias_backward_ref, binding_tests,
                        numerical_grad, scale_tensor_ref)
-from targets import assert_on, place
+from targets import assert_on, cuda_available, place
 
 DTYPES = (np.float32, np.float64)
 # Each output element is one correctly rounded operation (x + b, alpha * x),
@@ -24,7 +24,9 @@ RTOL = {np.float32: 2.0 ** -23, np.float64: 2.0 ** -52}
 RTOL_SUM = {np.float32: 2.0 ** -23, np.float64: 1e-11}
 # These kernels have no ISA variants, so the tests run once per device: the
 # `target` fixture given the device alone leaves the CPU's ISA as it is.
-ON_EACH_DEVICE = pytest.mark.parametrize("target", ["cpu", "cudasim"], indirect=True)
+# The GPU ("cuda", where there is one) runs them as the emulator does.
+ON_EACH_DEVICE = pytest.mark.parametrize("target", ["cpu", "cudasim"] + (["cuda"] if cuda_available() else []),
+                                         indirect=True)
 
 BIAS_SHAPES = {
     "single_1x1": (1, 1),
