@@ -9,8 +9,8 @@ gradient, as in Caffe's inner-product layer). Operations with no primitive
 pooling, channel dropout, embedding, pad) are array code in their Function.
 
 Arguments that PyTorch accepts but the primitives cannot honour (dilated
-pooling, avg_pool2d's divisor_override, sparse embedding gradients) raise a
-ValueError saying so rather than being ignored.
+pooling, sparse embedding gradients) raise a ValueError saying so rather than
+being ignored.
 
 Every argument is checked here, before any Function runs, with the vocabulary of
 minifw.checks, so that an error names the function called (max_pool2d, not the
@@ -304,10 +304,24 @@ def _no_pool_dilation(fn, dilation):
                          f"got {dilation!r}")
 
 
-def _no_divisor_override(fn, divisor_override):
+def _divisor_override(fn, divisor_override):
+    """divisor_override checked: None, or a non-zero int (the layers check it when built)."""
     if divisor_override is not None:
-        raise ValueError(f"{fn}: the pooling primitive has no divisor_override; it must be None, "
-                         f"got {divisor_override!r}")
+        divisor_override = check_int(fn, "divisor_override", divisor_override)
+        if divisor_override == 0:
+            raise ValueError(f"{fn}: divisor_override must be non-zero, got 0")
+    return divisor_override
+
+
+def _window_sums(pooled, args, sizes):
+    """The sums of avg pooling's windows from their means with the padding counted
+    (count_include_pad=True): each mean times its window's count, the window clipped to the
+    padded input as PyTorch's divisor is."""
+    stride = args["kernel_size"] if args["stride"] is None else args["stride"]
+    counts = [np.minimum(np.arange(o) * s - p + k, size + p) - (np.arange(o) * s - p)
+              for o, s, p, k, size in zip(pooled.shape[-2:], stride, args["padding"],
+                                          args["kernel_size"], sizes)]
+    return pooled * _constant(np.outer(*counts), pooled)
 
 
 def _pool_layer_args(fn, kernel_size, stride, padding, ceil_mode, count_include_pad=True):
@@ -364,15 +378,21 @@ def _max_pool2d(fn, input, kernel_size, stride=None, padding=0, dilation=1, ceil
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    """Mean over kernel_size windows; stride defaults to kernel_size."""
+    """Mean over kernel_size windows; stride defaults to kernel_size. With divisor_override,
+    the window's sum divided by it instead."""
     fn = "avg_pool2d"
     _pool_input(fn, input)
-    _no_divisor_override(fn, divisor_override)
+    divisor_override = _divisor_override(fn, divisor_override)
     args = _pool_args(fn, input, kernel_size, stride, padding, "avg", ceil_mode, count_include_pad)
     args["count_include_pad"] = check_bool(fn, "count_include_pad", count_include_pad)
     if input.ndim == 3:
-        return AveragePooling2D.apply(input.unsqueeze(0), **args).squeeze(0)
-    return AveragePooling2D.apply(input, **args)
+        return avg_pool2d(input.unsqueeze(0), kernel_size, stride, padding, ceil_mode,
+                          count_include_pad, divisor_override).squeeze(0)
+    if divisor_override is None:
+        return AveragePooling2D.apply(input, **args)
+    args["count_include_pad"] = True
+    sums = _window_sums(AveragePooling2D.apply(input, **args), args, input.shape[-2:])
+    return sums / _constant(divisor_override, sums)
 
 
 def _adaptive_output_size(fn, output_size, input):
@@ -2719,10 +2739,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 def _avg_pool3d(fn, input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    if divisor_override is not None:
-        divisor_override = check_int(fn, "divisor_override", divisor_override)
-        if divisor_override == 0:
-            raise ValueError(f"{fn}: divisor_override must be non-zero, got 0")
+    divisor_override = _divisor_override(fn, divisor_override)
     x, back, (k, s, p), out_d, args = _pool3d(fn, input, kernel_size, stride, padding, 1, "avg",
                                               ceil_mode, count_include_pad)
     d, h, w = x.shape[2:]
@@ -2735,11 +2752,8 @@ def _avg_pool3d(fn, input, kernel_size, stride=None, padding=0, ceil_mode=False,
         counts = end - start if count_include_pad else np.minimum(end, d) - np.maximum(start, 0)
     else:
         # Sums: the 2-D means with the padding counted, times their (padding-clipped) counts.
-        pooled = AveragePooling2D.apply(_planes(x), count_include_pad=True, **args)
-        hw = [np.minimum(np.arange(o) * ss - pp + kk, size + pp) - (np.arange(o) * ss - pp)
-              for o, ss, pp, kk, size in zip(pooled.shape[2:], args["stride"], args["padding"],
-                                             args["kernel_size"], (h, w))]
-        pooled = pooled * _constant(np.outer(*hw), x)
+        pooled = _window_sums(AveragePooling2D.apply(_planes(x), count_include_pad=True, **args),
+                              args, (h, w))
         counts = np.full(out_d, divisor_override)
     windows = _depth_windows(_volumes(pooled, x), k, s, p, out_d, "avg")
     total = windows[0]

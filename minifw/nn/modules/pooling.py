@@ -72,7 +72,7 @@ class AvgPool2d(Module):
         self.kernel_size, self.stride = kernel_size, kernel_size if stride is None else stride
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-        F._no_divisor_override("AvgPool2d", divisor_override)
+        F._divisor_override("AvgPool2d", divisor_override)
         F._pool_layer_args("AvgPool2d", kernel_size, stride, padding, ceil_mode, count_include_pad)
 
     def forward(self, input):
@@ -172,6 +172,7 @@ class AvgPool3d(Module):
         self.kernel_size, self.stride = kernel_size, kernel_size if stride is None else stride
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+        F._divisor_override("AvgPool3d", divisor_override)
         _pool3d_layer_args("AvgPool3d", kernel_size, stride, padding, 1, ceil_mode, count_include_pad)
 
     def forward(self, input):

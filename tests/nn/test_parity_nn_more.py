@@ -1,0 +1,112 @@
+"""Behaviour PyTorch's nn layers have and minifw's must match: avg_pool2d's divisor_override.
+
+Expected values are written with NumPy or by hand; where torch is installed (it is not a
+dependency), the same cases are also compared with PyTorch's."""
+import numpy as np
+import pytest
+
+import minifw
+import minifw.nn.functional as F
+from minifw import nn
+from gradcheck import gradcheck
+
+
+def rand(shape, seed=0):
+    return np.random.default_rng(seed).uniform(-1.0, 1.0, shape)
+
+
+def ref_avg_pool2d(x, k, s, p, ceil_mode, count_include_pad, divisor_override):
+    """A naive float64 avg_pool2d of x (N, C, H, W): PyTorch's windows and divisors."""
+    (kh, kw), (sh, sw), (ph, pw) = k, s, p
+    n, c, h, w = x.shape
+
+    def out_len(size, k, s, p):
+        length = (size + 2 * p - k + (s - 1 if ceil_mode else 0)) // s + 1
+        if ceil_mode and (length - 1) * s >= size + p:
+            length -= 1
+        return length
+
+    oh, ow = out_len(h, kh, sh, ph), out_len(w, kw, sw, pw)
+    out = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            h0, w0 = i * sh - ph, j * sw - pw
+            h1, w1 = min(h0 + kh, h + ph), min(w0 + kw, w + pw)
+            pool_size = (h1 - h0) * (w1 - w0)
+            a0, b0, a1, b1 = max(h0, 0), max(w0, 0), min(h1, h), min(w1, w)
+            total = x[:, :, a0:a1, b0:b1].sum(axis=(2, 3))
+            if divisor_override is not None:
+                divisor = divisor_override
+            elif count_include_pad:
+                divisor = pool_size
+            else:
+                divisor = (a1 - a0) * (b1 - b0)
+            out[:, :, i, j] = total / divisor
+    return out
+
+
+DIVISOR_CASES = [
+    # kernel, stride, padding, ceil_mode, count_include_pad, divisor_override
+    ((3, 3), (3, 3), (0, 0), False, True, 2),
+    ((3, 3), (2, 2), (1, 1), True, True, 4),
+    ((2, 3), (3, 1), (1, 0), False, False, -3),
+    ((4, 4), (3, 3), (0, 0), True, True, 7),
+    ((3, 3), (2, 2), (1, 1), True, False, 1),
+]
+
+
+@pytest.mark.parametrize("k,s,p,ceil_mode,count_include_pad,divisor", DIVISOR_CASES)
+def test_avg_pool2d_divisor_override_divides_the_window_sum(k, s, p, ceil_mode,
+                                                            count_include_pad, divisor):
+    x = rand((2, 3, 9, 10))
+    got = F.avg_pool2d(minifw.tensor(x), k, s, p, ceil_mode, count_include_pad, divisor)
+    np.testing.assert_allclose(got.numpy(), ref_avg_pool2d(x, k, s, p, ceil_mode,
+                                                           count_include_pad, divisor),
+                               rtol=1e-12, atol=1e-13)
+    layer = nn.AvgPool2d(k, s, p, ceil_mode, count_include_pad, divisor)
+    np.testing.assert_allclose(layer(minifw.tensor(x)).numpy(), got.numpy(), rtol=0, atol=0)
+
+
+def test_avg_pool2d_divisor_override_unbatched_float32_and_gradient():
+    x = rand((3, 7, 7), seed=1)
+    got = F.avg_pool2d(minifw.tensor(x, dtype=minifw.float32), 3, 2, 1, divisor_override=5)
+    assert got.dtype == np.float32 and got.shape == (3, 4, 4)
+    np.testing.assert_allclose(got.numpy(), ref_avg_pool2d(x[None], (3, 3), (2, 2), (1, 1),
+                                                           False, True, 5)[0], rtol=1e-6, atol=1e-6)
+    # Every input element reaches each window it is in with weight 1 / divisor.
+    t = minifw.tensor(x[None], requires_grad=True)
+    F.avg_pool2d(t, 2, divisor_override=3).sum().backward()
+    expected = np.zeros((1, 3, 7, 7))
+    expected[..., :6, :6] = 1 / 3
+    np.testing.assert_allclose(t.grad.numpy(), expected, rtol=1e-15)
+    gradcheck(lambda a: F.avg_pool2d(a, 3, 2, 1, True, False, 4),
+              [minifw.tensor(rand((1, 2, 6, 5), seed=2), requires_grad=True)])
+
+
+def test_avg_pool_divisor_override_refuses_zero_and_floats():
+    with pytest.raises(ValueError, match="avg_pool2d: divisor_override must be non-zero, got 0"):
+        F.avg_pool2d(minifw.ones(1, 1, 4, 4), 2, divisor_override=0)
+    with pytest.raises(TypeError, match="divisor_override"):
+        F.avg_pool2d(minifw.ones(1, 1, 4, 4), 2, divisor_override=1.5)
+    # The layers check it when built.
+    with pytest.raises(ValueError, match="AvgPool2d: divisor_override must be non-zero"):
+        nn.AvgPool2d(2, divisor_override=0)
+    with pytest.raises(ValueError, match="AvgPool3d: divisor_override must be non-zero"):
+        nn.AvgPool3d(2, divisor_override=0)
+
+
+def test_avg_pool2d_divisor_override_equals_torchs():
+    torch = pytest.importorskip("torch")
+    x = rand((2, 3, 9, 10)).astype(np.float32)
+    for k, s, p, ceil_mode, count_include_pad, divisor in DIVISOR_CASES:
+        a = minifw.tensor(x, requires_grad=True)
+        b = torch.tensor(x, requires_grad=True)
+        out_a = F.avg_pool2d(a, k, s, p, ceil_mode, count_include_pad, divisor)
+        out_b = torch.nn.functional.avg_pool2d(b, k, s, p, ceil_mode, count_include_pad, divisor)
+        np.testing.assert_allclose(out_a.detach().numpy(), out_b.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+        g = rand(out_a.shape, seed=4).astype(np.float32)
+        out_a.backward(minifw.tensor(g))
+        out_b.backward(torch.tensor(g))
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-6)
+
