@@ -1,4 +1,5 @@
-"""Behaviour PyTorch's nn layers have and minifw's must match: avg_pool2d's divisor_override.
+"""Behaviour PyTorch's nn layers have and minifw's must match: avg_pool2d's divisor_override,
+the reprs of Embedding and EmbeddingBag.
 
 Expected values are written with NumPy or by hand; where torch is installed (it is not a
 dependency), the same cases are also compared with PyTorch's."""
@@ -110,3 +111,29 @@ def test_avg_pool2d_divisor_override_equals_torchs():
         out_b.backward(torch.tensor(g))
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-6)
 
+
+# ---- reprs ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("make,expected", [
+    (lambda: nn.Embedding(5, 3, scale_grad_by_freq=True), "Embedding(5, 3, scale_grad_by_freq=True)"),
+    (lambda: nn.Embedding(5, 3, max_norm=0.5, norm_type=1.0),
+     "Embedding(5, 3, max_norm=0.5, norm_type=1.0)"),
+    (lambda: nn.Embedding(5, 3, padding_idx=0, max_norm=1.0, norm_type=3.0, scale_grad_by_freq=True),
+     "Embedding(5, 3, padding_idx=0, max_norm=1.0, norm_type=3.0, scale_grad_by_freq=True)"),
+    (lambda: nn.Embedding(5, 3), "Embedding(5, 3)"),
+    (lambda: nn.EmbeddingBag(10, 3, mode="sum", include_last_offset=True),
+     "EmbeddingBag(10, 3, mode='sum')"),
+    (lambda: nn.EmbeddingBag(10, 3, norm_type=1.0, max_norm=2.0, padding_idx=1),
+     "EmbeddingBag(10, 3, max_norm=2.0, norm_type=1.0, mode='mean', padding_idx=1)"),
+])
+def test_embedding_reprs_are_pytorchs(make, expected):
+    assert repr(make()) == expected
+
+
+
+def test_embedding_reprs_equal_torchs():
+    torch = pytest.importorskip("torch")
+    for build in ["Embedding(5, 3, padding_idx=1, max_norm=0.5, norm_type=1.0, "
+                  "scale_grad_by_freq=True)",
+                  "EmbeddingBag(5, 3, mode='max', include_last_offset=True, norm_type=3.0)"]:
+        assert repr(eval("nn." + build, {"nn": nn})) == repr(eval("nn." + build, {"nn": torch.nn}))

@@ -60,6 +60,10 @@ class Embedding(Module):
             s += f", padding_idx={self.padding_idx}"
         if self.max_norm is not None:
             s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += ", scale_grad_by_freq=True"
         return s
 
 
@@ -123,8 +127,6 @@ class EmbeddingBag(Module):
         if self.scale_grad_by_freq:
             s += ", scale_grad_by_freq=True"
         s += f", mode={self.mode!r}"
-        if self.include_last_offset:
-            s += ", include_last_offset=True"
         if self.padding_idx is not None:
             s += f", padding_idx={self.padding_idx}"
         return s
