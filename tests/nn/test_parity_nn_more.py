@@ -1,5 +1,5 @@
 """Behaviour PyTorch's nn layers have and minifw's must match: avg_pool2d's divisor_override,
-the reprs of Embedding and EmbeddingBag.
+the reprs of Embedding, EmbeddingBag and ModuleList.
 
 Expected values are written with NumPy or by hand; where torch is installed (it is not a
 dependency), the same cases are also compared with PyTorch's."""
@@ -137,3 +137,36 @@ def test_embedding_reprs_equal_torchs():
                   "scale_grad_by_freq=True)",
                   "EmbeddingBag(5, 3, mode='max', include_last_offset=True, norm_type=3.0)"]:
         assert repr(eval("nn." + build, {"nn": nn})) == repr(eval("nn." + build, {"nn": torch.nn}))
+
+
+def test_module_list_repr_folds_runs_of_equal_modules():
+    layers = nn.ModuleList([nn.Linear(2, 3), nn.Linear(2, 3), nn.ReLU(), nn.Linear(2, 3)])
+    assert repr(layers) == (
+        "ModuleList(\n"
+        "  (0-1): 2 x Linear(in_features=2, out_features=3, bias=True)\n"
+        "  (2): ReLU()\n"
+        "  (3): Linear(in_features=2, out_features=3, bias=True)\n"
+        ")")
+    assert repr(nn.ModuleList()) == "ModuleList()"
+    blocks = nn.Sequential(nn.ModuleList([nn.Sequential(nn.Linear(2, 2), nn.Tanh())
+                                          for _ in range(3)]))
+    assert repr(blocks) == (
+        "Sequential(\n"
+        "  (0): ModuleList(\n"
+        "    (0-2): 3 x Sequential(\n"
+        "      (0): Linear(in_features=2, out_features=2, bias=True)\n"
+        "      (1): Tanh()\n"
+        "    )\n"
+        "  )\n"
+        ")")
+
+
+
+def test_module_list_reprs_equal_torchs():
+    torch = pytest.importorskip("torch")
+    for build in ["ModuleList([{0}.Linear(2, 3), {0}.Linear(2, 3), {0}.ReLU(), {0}.Linear(2, 3)])",
+                  "ModuleList([{0}.Sequential({0}.Linear(2, 2), {0}.ReLU()) for _ in range(3)])",
+                  "ModuleList([{0}.ModuleList([{0}.ReLU(), {0}.ReLU()])])"]:
+        ours = eval("nn." + build.format("nn"), {"nn": nn})
+        theirs = eval("nn." + build.format("nn"), {"nn": torch.nn})
+        assert repr(ours) == repr(theirs)

@@ -107,6 +107,25 @@ class ModuleList(Module):
         self._modules.clear()
         self.extend(modules)
 
+    def __repr__(self):
+        """As PyTorch's: a run of consecutive modules with the same repr is one line,
+        "(0-5): 6 x Block(...)"."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return f"{self._get_name()}()"
+        runs = []  # [first index, last index, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
+        lines = []
+        for first, last, r in runs:
+            r = r.replace("\n", "\n  ")
+            lines.append(f"({first}): {r}" if first == last else
+                         f"({first}-{last}): {last - first + 1} x {r}")
+        return f"{self._get_name()}(\n  " + "\n  ".join(lines) + "\n)"
+
     def forward(self, *args):
         raise NotImplementedError("ModuleList has no forward(); iterate over it in your own forward")
 
