@@ -1,8 +1,10 @@
 """Behaviour PyTorch's nn layers have and minifw's must match: avg_pool2d's divisor_override,
-the reprs of Embedding, EmbeddingBag and ModuleList.
+the reprs of Embedding, EmbeddingBag and ModuleList, the containers' list methods.
 
 Expected values are written with NumPy or by hand; where torch is installed (it is not a
 dependency), the same cases are also compared with PyTorch's."""
+import collections
+
 import numpy as np
 import pytest
 
@@ -170,3 +172,80 @@ def test_module_list_reprs_equal_torchs():
         ours = eval("nn." + build.format("nn"), {"nn": nn})
         theirs = eval("nn." + build.format("nn"), {"nn": torch.nn})
         assert repr(ours) == repr(theirs)
+
+
+# ---- containers ----------------------------------------------------------------------------
+
+def widths(container):
+    return [m.in_features for m in container]
+
+
+def test_sequential_delete_renumbers_as_pytorchs():
+    seq = nn.Sequential(collections.OrderedDict([("a", nn.Linear(1, 1)), ("b", nn.Linear(2, 2)),
+                                                 ("c", nn.Linear(3, 3))]))
+    del seq[0]
+    assert list(seq._modules) == ["0", "1"]
+    assert list(seq.state_dict()) == ["0.weight", "0.bias", "1.weight", "1.bias"]
+    seq = nn.Sequential(*(nn.Linear(i, i) for i in range(1, 6)))
+    del seq[1:3]
+    assert list(seq._modules) == ["0", "1", "2"] and widths(seq) == [1, 4, 5]
+    assert seq.pop(-1).in_features == 5 and widths(seq) == [1, 4]
+    layers = nn.ModuleList(nn.Linear(i, i) for i in range(1, 5))
+    del layers[1:3]
+    assert list(layers._modules) == ["0", "1"] and widths(layers) == [1, 4]
+    assert layers.pop(0).in_features == 1 and list(layers._modules) == ["0"]
+
+
+def test_sequential_insert_extend_add_and_multiply():
+    seq = nn.Sequential(nn.Linear(1, 1), nn.Linear(2, 2), nn.Linear(3, 3))
+    assert seq.insert(1, nn.Linear(4, 4)) is seq
+    seq.insert(-1, nn.Linear(5, 5))
+    seq.insert(5, nn.Linear(6, 6))
+    assert widths(seq) == [1, 4, 2, 5, 3, 6] and list(seq._modules) == [str(i) for i in range(6)]
+    assert seq.extend(nn.Sequential(nn.Linear(7, 7))) is seq and len(seq) == 7
+    joined = nn.Sequential(nn.Linear(1, 1)) + nn.Sequential(nn.Linear(2, 2))
+    assert type(joined) is nn.Sequential and widths(joined) == [1, 2]
+    joined += nn.Sequential(nn.Linear(3, 3))
+    assert widths(joined) == [1, 2, 3]
+    relu = nn.ReLU()
+    twice = nn.Sequential(nn.Linear(1, 1), relu) * 2
+    assert list(twice._modules) == ["0", "1", "2", "3"] and twice[3] is relu
+    assert len(3 * nn.Sequential(relu)) == 3
+    tripled = nn.Sequential(nn.Linear(1, 1), nn.Linear(2, 2))
+    tripled *= 3
+    assert widths(tripled) == [1, 2] * 3
+    with pytest.raises(IndexError, match="index 3 is out of range for 1 modules"):
+        nn.Sequential(relu).insert(3, relu)
+    with pytest.raises(TypeError, match="module must be a Module, got int"):
+        nn.Sequential(relu).insert(0, 3)
+    with pytest.raises(ValueError, match="the factor must be positive, got 0"):
+        nn.Sequential(relu) * 0
+    with pytest.raises(TypeError, match="the factor must be an int, got float"):
+        nn.Sequential(relu) * 1.5
+    with pytest.raises(ValueError, match="must be a Sequential, got ModuleList"):
+        nn.Sequential(relu) + nn.ModuleList()
+
+
+def test_module_list_add_and_iadd():
+    layers = nn.ModuleList([nn.Linear(1, 1)])
+    joined = layers + [nn.Linear(2, 2)]
+    assert type(joined) is nn.ModuleList and widths(joined) == [1, 2] and len(layers) == 1
+    layers += [nn.Linear(3, 3), nn.Linear(4, 4)]
+    assert list(layers._modules) == ["0", "1", "2"] and widths(layers) == [1, 3, 4]
+
+
+def test_containers_equal_torchs():
+    torch = pytest.importorskip("torch")
+
+    def edits(nn):
+        seq = nn.Sequential(*(nn.Linear(i, i) for i in range(1, 5)))
+        seq.insert(-2, nn.Linear(9, 9))
+        del seq[0:2]
+        seq = seq * 2 + nn.Sequential(nn.Linear(8, 8))
+        seq.pop(1)
+        named = nn.Sequential(collections.OrderedDict([("a", nn.Linear(1, 1)),
+                                                       ("b", nn.Linear(2, 2))]))
+        del named[0]
+        return [list(seq.state_dict()), widths(seq), list(named.state_dict())]
+
+    assert edits(nn) == edits(torch.nn)

@@ -41,7 +41,16 @@ class Sequential(Module):
         self.add_module(name, module)
 
     def __delitem__(self, index):
-        del self._modules[list(self._modules)[_list_index("Sequential", index, len(self))]]
+        """Deletes a module (or a slice of them); the rest are numbered 0, 1, ... again, as
+        PyTorch's (named ones too)."""
+        names = list(self._modules)
+        if isinstance(index, slice):
+            doomed = names[index]
+        else:
+            doomed = [names[_list_index("Sequential", index, len(names))]]
+        for name in doomed:
+            del self._modules[name]
+        _renumber(self)
 
     def __len__(self):
         return len(self._modules)
@@ -52,6 +61,70 @@ class Sequential(Module):
     def append(self, module):
         self.add_module(str(len(self)), module)
         return self
+
+    def insert(self, index, module):
+        """Puts module at index (-len <= index <= len); those from there on move up one."""
+        if not isinstance(module, Module):
+            raise TypeError(f"Sequential.insert: module must be a Module, got "
+                            f"{type(module).__name__}")
+        n = len(self)
+        if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+            raise TypeError(f"Sequential.insert: index must be an int, got {type(index).__name__}")
+        if not -n <= index <= n:
+            raise IndexError(f"Sequential.insert: index {index} is out of range for {n} modules")
+        modules = list(self._modules.values())
+        modules.insert(index + n if index < 0 else index, module)
+        self._modules.clear()
+        for i, m in enumerate(modules):
+            self.add_module(str(i), m)
+        return self
+
+    def extend(self, sequential):
+        for m in sequential:
+            self.append(m)
+        return self
+
+    def pop(self, index):
+        module = self[index]
+        del self[index]
+        return module
+
+    def __add__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"Sequential + : the other operand must be a Sequential, got "
+                             f"{type(other).__name__}")
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"Sequential += : the other operand must be a Sequential, got "
+                             f"{type(other).__name__}")
+        return self.extend(list(other))
+
+    def __mul__(self, other):
+        return Sequential(*(list(self) * _repeats("Sequential *", other)))
+
+    def __rmul__(self, other):
+        return self.__mul__(other)
+
+    def __imul__(self, other):
+        return self.extend(list(self) * (_repeats("Sequential *=", other) - 1))
+
+
+def _renumber(container):
+    """Names the container's modules 0, 1, ... in their order (after a deletion)."""
+    modules = list(container._modules.values())
+    container._modules.clear()
+    for i, m in enumerate(modules):
+        container._modules[str(i)] = m
+
+
+def _repeats(op, n):
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"{op}: the factor must be an int, got {type(n).__name__}")
+    if n <= 0:
+        raise ValueError(f"{op}: the factor must be positive, got {n}")
+    return int(n)
 
 
 def _list_index(cls, index, n):
@@ -82,9 +155,23 @@ class ModuleList(Module):
 
     def __delitem__(self, index):
         modules = list(self._modules.values())
-        del modules[_list_index("ModuleList", index, len(modules))]
+        if isinstance(index, slice):
+            del modules[index]
+        else:
+            del modules[_list_index("ModuleList", index, len(modules))]
         self._modules.clear()
         self.extend(modules)
+
+    def pop(self, index):
+        module = self[index]
+        del self[index]
+        return module
+
+    def __add__(self, other):
+        return ModuleList(list(self) + list(other))
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
 
     def __len__(self):
         return len(self._modules)
