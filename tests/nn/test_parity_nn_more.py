@@ -1,5 +1,5 @@
 """Behaviour PyTorch's nn layers have and minifw's must match: avg_pool2d's divisor_override,
-the reprs of Embedding, EmbeddingBag and ModuleList, the containers' list methods.
+the reprs of Embedding, EmbeddingBag and ModuleList, the containers' list methods, load_state_dict's printed result.
 
 Expected values are written with NumPy or by hand; where torch is installed (it is not a
 dependency), the same cases are also compared with PyTorch's."""
@@ -249,3 +249,14 @@ def test_containers_equal_torchs():
         return [list(seq.state_dict()), widths(seq), list(named.state_dict())]
 
     assert edits(nn) == edits(torch.nn)
+
+
+def test_load_state_dict_result_prints_as_pytorchs():
+    model = nn.Linear(2, 3)
+    result = model.load_state_dict(model.state_dict())
+    assert repr(result) == str(result) == "<All keys matched successfully>"
+    assert result == ([], []) and not result.missing_keys and not result.unexpected_keys
+    state = {"weight": model.weight.detach(), "extra": minifw.zeros(1)}
+    result = model.load_state_dict(state, strict=False)
+    assert result.missing_keys == ["bias"] and result.unexpected_keys == ["extra"]
+    assert repr(result) == "IncompatibleKeys(missing_keys=['bias'], unexpected_keys=['extra'])"

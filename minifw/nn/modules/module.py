@@ -33,7 +33,17 @@ from ...checks import check_tensor_dtype
 from ...tensor import Tensor, _cuda_device
 from ..parameter import Parameter
 
-IncompatibleKeys = collections.namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")
+class IncompatibleKeys(collections.namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")):
+    """load_state_dict's result; printed as PyTorch's ("<All keys matched successfully>" when
+    both lists are empty)."""
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 _loading = threading.local()  # .copies: the copies a load_state_dict in progress makes at its end
 
 
