@@ -1,5 +1,6 @@
 """Behaviour PyTorch's nn layers have and minifw's must match: avg_pool2d's divisor_override,
-the reprs of Embedding, EmbeddingBag and ModuleList, the containers' list methods, load_state_dict's printed result.
+the reprs of Embedding, EmbeddingBag, ModuleList and the recurrent layers, the containers'
+list methods, load_state_dict's printed result.
 
 Expected values are written with NumPy or by hand; where torch is installed (it is not a
 dependency), the same cases are also compared with PyTorch's."""
@@ -260,3 +261,10 @@ def test_load_state_dict_result_prints_as_pytorchs():
     result = model.load_state_dict(state, strict=False)
     assert result.missing_keys == ["bias"] and result.unexpected_keys == ["extra"]
     assert repr(result) == "IncompatibleKeys(missing_keys=['bias'], unexpected_keys=['extra'])"
+
+
+def test_recurrent_reprs_are_pytorchs():
+    # PyTorch's RNN does not show its nonlinearity; its RNNCell shows it unquoted.
+    assert repr(nn.RNN(3, 4, nonlinearity="relu", bias=False)) == "RNN(3, 4, bias=False)"
+    assert repr(nn.RNNCell(3, 4, nonlinearity="relu")) == "RNNCell(3, 4, nonlinearity=relu)"
+    assert repr(nn.RNNCell(3, 4)) == "RNNCell(3, 4)"

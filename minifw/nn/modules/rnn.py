@@ -325,10 +325,6 @@ class RNN(RNNBase):
         super().__init__(f"RNN_{nonlinearity.upper()}", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, 0, device, dtype)
 
-    def extra_repr(self):
-        s = super().extra_repr()
-        return s if self.nonlinearity == "tanh" else s + ", nonlinearity='relu'"
-
 
 # ---- one step ------------------------------------------------------------------------------------
 
@@ -355,7 +351,7 @@ class RNNCellBase(_FlatWeights):
         if not self.bias:
             s += ", bias=False"
         if getattr(self, "nonlinearity", "tanh") != "tanh":
-            s += f", nonlinearity={self.nonlinearity!r}"
+            s += f", nonlinearity={self.nonlinearity}"  # unquoted, as PyTorch's
         return s
 
     def forward(self, input, hx=None):
