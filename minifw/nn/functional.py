@@ -882,15 +882,38 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return loss.reshape(loss_shape) if reduction == "none" else loss
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """Mean (or sum, or elementwise) squared difference; shapes broadcast."""
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean (or sum, or elementwise) squared difference; shapes broadcast. With weight (of
+    input's shape), each squared difference times its weight; the mean is then their sum over
+    the weights' sum."""
     fn = "mse_loss"
     _tensor(fn, "input", input)
     _tensor(fn, "target", target)
     _same_dtype(fn, input, target=target)
     reduction = _reduction(fn, reduction, size_average, reduce)
     _regression_shapes(fn, input, target)
+    if weight is not None:
+        return _weighted_loss(fn, SquaredError.apply(input, target, reduction="none"), weight,
+                              input, reduction, by_weight=True)
     return SquaredError.apply(input, target, reduction=reduction)
+
+
+def _weighted_loss(fn, losses, weight, input, reduction, by_weight):
+    """PyTorch's weighted regression losses: the elementwise losses times weight (a tensor of
+    input's shape, which may require grad), summed, or their mean: the sum over weight's sum
+    (by_weight) or over the number of elements."""
+    _tensor(fn, "weight", weight)
+    _same_dtype(fn, input, weight=weight)
+    _same_device(fn, input, weight=weight)
+    if weight.shape != input.shape:
+        raise ValueError(f"{fn}: weight must have input's shape {tuple(input.shape)}; got "
+                         f"{tuple(weight.shape)}")
+    weighted = losses * weight
+    if reduction == "none":
+        return weighted
+    if reduction == "sum" or not by_weight:
+        return weighted.sum() if reduction == "sum" else weighted.mean()
+    return weighted.sum() / weight.sum()
 
 
 def _regression_shapes(fn, input, target):
@@ -914,12 +937,17 @@ def _pair_of_tensors(fn, input, target):
     _same_dtype(fn, input, target=target)
 
 
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """Mean (or sum, or elementwise) absolute difference; shapes broadcast."""
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean (or sum, or elementwise) absolute difference; shapes broadcast. With weight (of
+    input's shape), each difference times its weight; the mean is then their sum over the
+    weights' sum."""
     fn = "l1_loss"
     _pair_of_tensors(fn, input, target)
     reduction = _reduction(fn, reduction, size_average, reduce)
     _regression_shapes(fn, input, target)
+    if weight is not None:
+        return _weighted_loss(fn, AbsoluteError.apply(input, target, reduction="none"), weight,
+                              input, reduction, by_weight=True)
     return AbsoluteError.apply(input, target, reduction=reduction)
 
 
@@ -937,9 +965,11 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return SmoothAbsoluteError.apply(input, target, beta=beta, reduction=reduction)
 
 
-def huber_loss(input, target, reduction="mean", delta=1.0):
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta), for d = input - target;
-    shapes broadcast. Equals delta * smooth_l1_loss(input, target, beta=delta)."""
+    shapes broadcast. Equals delta * smooth_l1_loss(input, target, beta=delta). With weight
+    (of input's shape), each loss times its weight; the mean is still over the elements, as
+    PyTorch's."""
     fn = "huber_loss"
     _pair_of_tensors(fn, input, target)
     reduction = _reduction(fn, reduction)
@@ -947,6 +977,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     if delta <= 0:
         raise ValueError(f"{fn}: delta must be > 0, got {delta}")
     _regression_shapes(fn, input, target)
+    if weight is not None:
+        losses = SmoothAbsoluteError.apply(input, target, beta=delta, huber=True, reduction="none")
+        return _weighted_loss(fn, losses, weight, input, reduction, by_weight=False)
     return SmoothAbsoluteError.apply(input, target, beta=delta, huber=True, reduction=reduction)
 
 

@@ -343,7 +343,7 @@ SIGNATURES = {
                      "reduce=None, reduction='mean', label_smoothing=0.0)",
     F.nll_loss: "(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, "
                 "reduction='mean')",
-    F.mse_loss: "(input, target, size_average=None, reduce=None, reduction='mean')",
+    F.mse_loss: "(input, target, size_average=None, reduce=None, reduction='mean', weight=None)",
     F.local_response_norm: "(input, size, alpha=0.0001, beta=0.75, k=1.0)",
     F.batch_norm: "(input, running_mean, running_var, weight=None, bias=None, training=False, "
                   "momentum=0.1, eps=1e-05)",

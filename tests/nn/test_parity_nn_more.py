@@ -1,6 +1,6 @@
 """Behaviour PyTorch's nn layers have and minifw's must match: avg_pool2d's divisor_override,
 the reprs of Embedding, EmbeddingBag, ModuleList and the recurrent layers, the containers'
-list methods, load_state_dict's printed result.
+list methods, load_state_dict's printed result, the regression losses' weight.
 
 Expected values are written with NumPy or by hand; where torch is installed (it is not a
 dependency), the same cases are also compared with PyTorch's."""
@@ -268,3 +268,51 @@ def test_recurrent_reprs_are_pytorchs():
     assert repr(nn.RNN(3, 4, nonlinearity="relu", bias=False)) == "RNN(3, 4, bias=False)"
     assert repr(nn.RNNCell(3, 4, nonlinearity="relu")) == "RNNCell(3, 4, nonlinearity=relu)"
     assert repr(nn.RNNCell(3, 4)) == "RNNCell(3, 4)"
+
+
+# ---- weighted regression losses ------------------------------------------------------------
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_l1_huber_losses_take_an_elementwise_weight(reduction):
+    x, y, w = rand((4, 5), seed=1), rand((4, 5), seed=2), rand((4, 5), seed=3) + 1.5
+    d = x - y
+    huber = np.where(np.abs(d) < 0.5, 0.5 * d * d, 0.5 * (np.abs(d) - 0.25))
+    for fn, losses, mean_by_weight in [(F.mse_loss, d * d, True), (F.l1_loss, np.abs(d), True),
+                                       (lambda *a, **k: F.huber_loss(*a, delta=0.5, **k), huber,
+                                        False)]:
+        weight = minifw.tensor(w, requires_grad=True)
+        got = fn(minifw.tensor(x), minifw.tensor(y), reduction=reduction, weight=weight)
+        weighted = losses * w
+        if reduction == "none":
+            expected = weighted
+        elif reduction == "sum":
+            expected = weighted.sum()
+        else:  # PyTorch's: over the weights' sum for mse and l1, the elements' count for huber
+            expected = weighted.sum() / (w.sum() if mean_by_weight else w.size)
+        np.testing.assert_allclose(got.detach().numpy(), expected, rtol=1e-12)
+        got.sum().backward()
+        assert weight.grad is not None
+    gradcheck(lambda a, b: F.mse_loss(a, minifw.tensor(y), weight=b),
+              [minifw.tensor(x, requires_grad=True), minifw.tensor(w, requires_grad=True)])
+
+
+def test_weighted_losses_refuse_a_weight_of_another_shape():
+    with pytest.raises(ValueError, match=r"mse_loss: weight must have input's shape \(3, 2\); "
+                                         r"got \(2,\)"):
+        F.mse_loss(minifw.ones(3, 2), minifw.ones(3, 2), weight=minifw.ones(2))
+    with pytest.raises(TypeError, match="weight"):
+        F.l1_loss(minifw.ones(3, 2), minifw.ones(3, 2), weight=np.ones((3, 2)))
+
+
+def test_weighted_losses_equal_torchs():
+    torch = pytest.importorskip("torch")
+    x, y, w = (rand((4, 5), seed=s).astype(np.float32) for s in (1, 2, 3))
+    w = np.abs(w)
+    for name, kwargs in [("mse_loss", {}), ("l1_loss", {}), ("huber_loss", {"delta": 0.5})]:
+        for reduction in ["mean", "sum", "none"]:
+            ours = getattr(F, name)(minifw.tensor(x), minifw.tensor(y), reduction=reduction,
+                                    weight=minifw.tensor(w), **kwargs)
+            theirs = getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(y),
+                                                        reduction=reduction,
+                                                        weight=torch.tensor(w), **kwargs)
+            np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
