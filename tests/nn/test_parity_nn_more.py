@@ -1,6 +1,7 @@
 """Behaviour PyTorch's nn layers have and minifw's must match: avg_pool2d's divisor_override,
 the reprs of Embedding, EmbeddingBag, ModuleList and the recurrent layers, the containers'
-list methods, load_state_dict's printed result, the regression losses' weight.
+list methods, load_state_dict's printed result, the regression losses' weight, the lazy
+norms' bias=False.
 
 Expected values are written with NumPy or by hand; where torch is installed (it is not a
 dependency), the same cases are also compared with PyTorch's."""
@@ -316,3 +317,25 @@ def test_weighted_losses_equal_torchs():
                                                         reduction=reduction,
                                                         weight=torch.tensor(w), **kwargs)
             np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# ---- lazy norms ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("make,shape", [(lambda **k: nn.LazyBatchNorm2d(**k), (2, 3, 4, 4)),
+                                        (lambda **k: nn.LazyBatchNorm1d(**k), (4, 3)),
+                                        (lambda **k: nn.LazyInstanceNorm2d(affine=True, **k),
+                                         (2, 3, 4, 4))])
+def test_lazy_norms_take_bias_false(make, shape):
+    layer = make(bias=False)
+    assert layer.bias is None and "bias=False" in repr(layer)
+    x = rand(shape, seed=5)
+    out = layer(minifw.tensor(x, dtype=minifw.float32))
+    assert layer.bias is None and tuple(layer.weight.shape) == (3,)
+    assert list(layer.state_dict()) == ["weight", "running_mean", "running_var",
+                                        "num_batches_tracked"]
+    axes = (0,) + tuple(range(2, len(shape))) if "Batch" in type(layer).__name__ else \
+        tuple(range(2, len(shape)))
+    mean, var = x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
+    np.testing.assert_allclose(out.detach().numpy(), (x - mean) / np.sqrt(var + 1e-5), rtol=1e-4,
+                               atol=1e-5)
+    assert make().bias is not None

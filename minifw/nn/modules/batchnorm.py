@@ -95,15 +95,15 @@ class _LazyNormBase(LazyModuleMixin):
     every one of them, the instance norms' too, as in PyTorch."""
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
-                 dtype=None):
+                 dtype=None, *, bias=True):
         Module.__init__(self)
         dtype, dev = _factory(type(self).__name__, dtype, device)
         self.num_features = 0
         self.eps, self.momentum = eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        for name in ("weight", "bias"):
+        for name, made in (("weight", affine), ("bias", affine and bias)):  # bias=False: no bias
             self.register_parameter(name, UninitializedParameter(device=dev, dtype=dtype)
-                                    if affine else None)
+                                    if made else None)
         for name in ("running_mean", "running_var"):
             self.register_buffer(name, UninitializedBuffer(device=dev, dtype=dtype)
                                  if track_running_stats else None)
