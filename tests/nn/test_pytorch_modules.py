@@ -125,9 +125,9 @@ FUNCTIONAL_SIGNATURES = {
     F.dropout2d: "(input, p=0.5, training=True, inplace=False)",
     F.adaptive_avg_pool2d: "(input, output_size)",
     F.adaptive_max_pool2d: "(input, output_size, return_indices=False)",
-    F.l1_loss: "(input, target, size_average=None, reduce=None, reduction='mean')",
+    F.l1_loss: "(input, target, size_average=None, reduce=None, reduction='mean', weight=None)",
     F.smooth_l1_loss: "(input, target, size_average=None, reduce=None, reduction='mean', beta=1.0)",
-    F.huber_loss: "(input, target, reduction='mean', delta=1.0)",
+    F.huber_loss: "(input, target, reduction='mean', delta=1.0, weight=None)",
     F.binary_cross_entropy: "(input, target, weight=None, size_average=None, reduce=None, "
                             "reduction='mean')",
     F.binary_cross_entropy_with_logits: "(input, target, weight=None, size_average=None, "
