@@ -33,6 +33,7 @@ from ...checks import check_tensor_dtype
 from ...tensor import Tensor, _cuda_device
 from ..parameter import Parameter
 
+
 class IncompatibleKeys(collections.namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")):
     """load_state_dict's result; printed as PyTorch's ("<All keys matched successfully>" when
     both lists are empty)."""
@@ -44,6 +45,8 @@ class IncompatibleKeys(collections.namedtuple("IncompatibleKeys", "missing_keys 
         return super().__repr__()
 
     __str__ = __repr__
+
+
 _loading = threading.local()  # .copies: the copies a load_state_dict in progress makes at its end
 
 
