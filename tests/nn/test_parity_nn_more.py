@@ -261,7 +261,7 @@ def test_load_state_dict_result_prints_as_pytorchs():
     state = {"weight": model.weight.detach(), "extra": minifw.zeros(1)}
     result = model.load_state_dict(state, strict=False)
     assert result.missing_keys == ["bias"] and result.unexpected_keys == ["extra"]
-    assert repr(result) == "IncompatibleKeys(missing_keys=['bias'], unexpected_keys=['extra'])"
+    assert repr(result) == "_IncompatibleKeys(missing_keys=['bias'], unexpected_keys=['extra'])"
 
 
 def test_recurrent_reprs_are_pytorchs():

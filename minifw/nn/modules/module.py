@@ -34,9 +34,9 @@ from ...tensor import Tensor, _cuda_device
 from ..parameter import Parameter
 
 
-class IncompatibleKeys(collections.namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")):
-    """load_state_dict's result; printed as PyTorch's ("<All keys matched successfully>" when
-    both lists are empty)."""
+class _IncompatibleKeys(collections.namedtuple("IncompatibleKeys", "missing_keys unexpected_keys")):
+    """load_state_dict's result: (missing_keys, unexpected_keys), shown as PyTorch shows it
+    ("<All keys matched successfully>" when both are empty)."""
     __slots__ = ()
 
     def __repr__(self):
@@ -47,8 +47,8 @@ class IncompatibleKeys(collections.namedtuple("IncompatibleKeys", "missing_keys 
     __str__ = __repr__
 
 
+IncompatibleKeys = _IncompatibleKeys
 _loading = threading.local()  # .copies: the copies a load_state_dict in progress makes at its end
-
 
 
 def _array_of(value):
