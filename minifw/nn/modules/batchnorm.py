@@ -19,9 +19,26 @@ def register_running_stats(module, num_features, dtype, dev, track):
         module.register_buffer(name, tensor(value, dtype=kind, device=dev) if track else None)
 
 
+def _load_running_stats(module, state_dict, prefix, local_metadata, strict, missing_keys,
+                        unexpected_keys, error_msgs):
+    """Module._load_from_state_dict for a norm with running stats, as PyTorch's (whose norms'
+    state dicts are at version 2): a state dict from before version 2, or without metadata
+    (a plain dict), may lack num_batches_tracked, which then keeps the module's own value
+    rather than being a missing key."""
+    version = local_metadata.get("version", None)
+    if (version is None or version < 2) and module.track_running_stats:
+        key = prefix + "num_batches_tracked"
+        if key not in state_dict and module.num_batches_tracked is not None:
+            state_dict[key] = module.num_batches_tracked.detach().clone()
+    Module._load_from_state_dict(module, state_dict, prefix, local_metadata, strict,
+                                 missing_keys, unexpected_keys, error_msgs)
+
+
 class _BatchNorm(Module):
     _input_dims = ()
     _input_desc = ""
+    _version = 2
+    _load_from_state_dict = _load_running_stats
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  device=None, dtype=None, *, bias=True):

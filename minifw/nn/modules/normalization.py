@@ -145,6 +145,8 @@ class _InstanceNorm(Module):
         register_running_stats(self, num_features, dtype, dev, track_running_stats)
 
     reset_running_stats = _BatchNorm.reset_running_stats
+    _version = _BatchNorm._version
+    _load_from_state_dict = _BatchNorm._load_from_state_dict
 
     def reset_parameters(self):
         self.reset_running_stats()
