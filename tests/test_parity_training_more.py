@@ -85,3 +85,101 @@ def test_module_api_against_torch():
         {k: v for k, v in lib.nn.BatchNorm1d(2).state_dict().items() if "num" not in k}))
         for lib in (torch, minifw)]
     assert results[0] == results[1]
+
+
+# ---- utils.data ----------------------------------------------------------------------------
+from minifw.utils.data import (DataLoader, Dataset, IterableDataset, ChainDataset, Subset,  # noqa: E402
+                               TensorDataset, default_collate, default_convert)
+
+
+class _Stream(IterableDataset):
+    def __iter__(self):
+        return iter(range(4))
+
+
+def test_iterable_dataset_has_no_len_and_lists():
+    """No __len__ on Dataset, as in PyTorch: len() is a TypeError, which list() (its length
+    hint) and DataLoader's len() take for "unknown"."""
+    assert list(_Stream()) == [0, 1, 2, 3]
+    assert list(ChainDataset([_Stream(), _Stream()])) == [0, 1, 2, 3] * 2
+    with pytest.raises(TypeError):
+        len(_Stream())
+    with pytest.raises(TypeError):
+        len(DataLoader(_Stream(), batch_size=2))
+    assert [b.tolist() for b in DataLoader(_Stream(), batch_size=3)] == [[0, 1, 2], [3]]
+
+
+@pytest.mark.parametrize("scalar, dtype", [(np.float32, np.float32), (np.float64, np.float64),
+                                           (np.int32, np.int32), (np.int64, np.int64),
+                                           (np.bool_, np.bool_)])
+def test_default_collate_keeps_numpy_scalars_dtype(scalar, dtype):
+    batch = default_collate([scalar(1), scalar(0)])
+    assert batch.dtype == dtype and batch.tolist() == [1, 0]
+    assert default_collate([(np.ones(2, np.float32), scalar(1))])[1].dtype == dtype
+
+
+def test_default_collate_numpy_float32_label_trains_with_float32_outputs():
+    class Pairs(Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return np.full(3, i, np.float32), np.float32(i) / 2
+
+    x, y = next(iter(DataLoader(Pairs(), batch_size=4)))
+    assert x.dtype == y.dtype == np.float32
+    loss = nn.functional.mse_loss(nn.Linear(3, 1)(x).squeeze(1), y)
+    assert loss.dtype == np.float32
+
+
+def test_default_convert_as_pytorch():
+    assert default_convert((1, 2)) == [1, 2]
+    converted = default_convert((np.float32(2), np.arange(3)))
+    assert isinstance(converted, list)
+    assert converted[0].dtype == np.float32 and converted[0].shape == ()
+    assert converted[1].tolist() == [0, 1, 2]
+
+
+@pytest.mark.parametrize("prefetch", [0, 2])
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_len_of_an_epoch_iterator(prefetch, num_workers):
+    data = TensorDataset(minifw.arange(10.))
+    kwargs = dict(prefetch=prefetch) if num_workers == 0 else dict(num_workers=num_workers)
+    if num_workers and prefetch == 0:
+        kwargs["persistent_workers"] = True
+    loader = DataLoader(data, batch_size=3, **kwargs)
+    epoch = iter(loader)
+    assert len(epoch) == len(loader) == 4
+    assert len(list(epoch)) == 4
+
+
+def test_getitems_fetches_a_batch_in_one_call():
+    class Batched(Dataset):
+        def __init__(self):
+            self.calls = []
+
+        def __len__(self):
+            return 6
+
+        def __getitem__(self, i):
+            raise AssertionError("a batch is fetched through __getitems__")
+
+        def __getitems__(self, indices):
+            self.calls.append(list(indices))
+            return [np.float32(i) for i in indices]
+
+    data = Batched()
+    assert [b.tolist() for b in DataLoader(data, batch_size=4, prefetch=0)] == [[0, 1, 2, 3], [4, 5]]
+    assert data.calls == [[0, 1, 2, 3], [4, 5]]
+    subset = Subset(data, [5, 3, 1])
+    assert [b.tolist() for b in DataLoader(subset, batch_size=2, prefetch=0)] == [[5, 3], [1]]
+    assert data.calls[-2:] == [[5, 3], [1]]
+    plain = Subset(TensorDataset(minifw.arange(4.)), [3, 0])
+    assert [s[0].item() for s in plain.__getitems__([0, 1])] == [3.0, 0.0]
+
+
+def test_data_against_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, minifw):
+        assert str(lib.utils.data.default_collate([np.float32(1)]).dtype).endswith("float32")
+    assert torch.utils.data.default_convert((1, 2)) == default_convert((1, 2))

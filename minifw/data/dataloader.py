@@ -49,6 +49,8 @@ def default_collate(batch):
         return Tensor._make(devices.to_device(np.stack([t._data for t in batch]), first.device))
     if isinstance(first, np.ndarray):
         return tensor(np.stack(batch))
+    if isinstance(first, np.generic) and not isinstance(first, (np.str_, np.bytes_)):
+        return tensor(np.asarray(batch))  # NumPy scalars keep their dtype (np.float32: float32)
     if isinstance(first, (bool, np.bool_)):
         return tensor(batch)
     if isinstance(first, numbers.Integral):
@@ -69,16 +71,19 @@ def default_collate(batch):
 
 
 def default_convert(sample):
-    """One sample as batch_size=None hands it out: NumPy arrays (not of strings) become
-    Tensors, inside tuples, lists and dicts too; everything else is left as it is."""
+    """One sample as batch_size=None hands it out: NumPy arrays (not of strings) and NumPy
+    scalars become Tensors, inside tuples, lists and dicts too; a tuple (not a namedtuple)
+    becomes a list, as PyTorch's; everything else is left as it is."""
     if isinstance(sample, np.ndarray):
         return sample if sample.dtype.kind in "USO" else tensor(sample)
+    if isinstance(sample, np.generic) and not isinstance(sample, (np.str_, np.bytes_)):
+        return tensor(sample)
     if isinstance(sample, collections.abc.Mapping):
         return {key: default_convert(value) for key, value in sample.items()}
     if isinstance(sample, tuple) and hasattr(sample, "_fields"):  # namedtuple
         return type(sample)(*(default_convert(v) for v in sample))
     if isinstance(sample, (tuple, list)):
-        return type(sample)(default_convert(v) for v in sample)
+        return [default_convert(v) for v in sample]
     return sample
 
 
@@ -230,16 +235,19 @@ class DataLoader:
                 previous.close()
             epoch = _ThreadedIterator(self._pool, self._epochs, self._tasks(), self._depth(),
                                       self.timeout, close_pool=False)
+            epoch._length = self.__len__
             self._current = weakref.ref(epoch)
             return epoch
         base_seed = (self.generator or _random.default_generator).random_seed()
         if self.num_workers == 0 and self.prefetch == 0:
-            return _main_thread_batches(self._fetcher(), self._tasks(),
-                                        _random.Generator().manual_seed(base_seed))
+            return _Batches(_main_thread_batches(self._fetcher(), self._tasks(),
+                                                 _random.Generator().manual_seed(base_seed)),
+                            self.__len__)
         pool = _WorkerPool(self._fetcher(), max(self.num_workers, 1), self.num_workers, base_seed,
                            self.worker_init_fn)
         epoch = _ThreadedIterator(pool, self._epochs, self._tasks(), self._depth(), self.timeout,
                                   close_pool=not self.persistent_workers)
+        epoch._length = self.__len__
         if self.persistent_workers:
             self._pool, self._current = pool, weakref.ref(epoch)
         return epoch
@@ -268,7 +276,9 @@ class _Fetcher:
 
     def fetch(self, task):
         if self.batched:
-            return self.collate_fn([self.dataset[i] for i in task])
+            getitems = getattr(self.dataset, "__getitems__", None)  # a batch in one call, as
+            samples = getitems(task) if getitems else [self.dataset[i] for i in task]  # PyTorch's
+            return self.collate_fn(samples)
         return self.collate_fn(self.dataset[task])
 
     def next_batch(self, source):
@@ -287,6 +297,23 @@ class _Fetcher:
 
 
 _END = object()
+
+
+class _Batches:
+    """An epoch's batches fetched in the loop's own thread; len() is the loader's, as
+    PyTorch's iterators have it."""
+
+    def __init__(self, batches, length):
+        self._batches, self._length = batches, length
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._batches)
+
+    def __len__(self):
+        return self._length()
 
 
 def _main_thread_batches(fetcher, tasks, generator):
@@ -418,6 +445,10 @@ class _ThreadedIterator:
 
     def __iter__(self):
         return self
+
+    def __len__(self):
+        """The loader's length (set by DataLoader), as PyTorch's iterators have it."""
+        return self._length()
 
     def __next__(self):
         while not self._finished and self._pending:

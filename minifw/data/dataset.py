@@ -13,12 +13,11 @@ from ..tensor import Tensor
 
 class Dataset:
     """Base class of map-style datasets: subclass it and define __getitem__ and __len__.
-    `a + b` is ConcatDataset([a, b])."""
+    `a + b` is ConcatDataset([a, b]). There is no __len__ here, as in PyTorch: len() of a
+    dataset without one is a TypeError, which list() and DataLoader's len() expect of a
+    dataset of unknown length (an IterableDataset's)."""
 
     def __getitem__(self, index):
-        raise NotImplementedError
-
-    def __len__(self):
         raise NotImplementedError
 
     def __add__(self, other):
@@ -70,6 +69,14 @@ class Subset(Dataset):
         if isinstance(index, list):  # the dataset's own batch indexing, as PyTorch's Subset
             return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
+
+    def __getitems__(self, indices):
+        """The samples at `indices` (a list), as DataLoader fetches a batch: through the
+        dataset's own __getitems__ where it has one, as PyTorch's Subset."""
+        getitems = getattr(self.dataset, "__getitems__", None)
+        if callable(getitems):
+            return getitems([self.indices[i] for i in indices])
+        return [self.dataset[self.indices[i]] for i in indices]
 
     def __len__(self):
         return len(self.indices)

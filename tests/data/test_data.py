@@ -79,7 +79,8 @@ def test_order_without_shuffle(batch_size, drop_last, expected, prefetch):
 
 
 def test_batch_size_none_yields_samples():
-    assert list(DataLoader(Squares(3), batch_size=None)) == [(0, 0), (1, 1), (2, 4)]
+    # default_convert makes a tuple sample a list, as PyTorch's
+    assert list(DataLoader(Squares(3), batch_size=None)) == [[0, 0], [1, 1], [2, 4]]
 
 
 def test_shuffle_with_a_seeded_generator_is_reproducible():
