@@ -183,3 +183,115 @@ def test_data_against_torch():
     for lib in (torch, minifw):
         assert str(lib.utils.data.default_collate([np.float32(1)]).dtype).endswith("float32")
     assert torch.utils.data.default_convert((1, 2)) == default_convert((1, 2))
+
+
+# ---- optim ---------------------------------------------------------------------------------
+from minifw import optim  # noqa: E402
+
+
+def _model():
+    minifw.manual_seed(0)
+    return nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+
+
+def test_optimizer_takes_named_parameters():
+    model = _model()
+    opt = optim.SGD(model.named_parameters(), lr=0.1, momentum=0.9)
+    assert opt.param_groups[0]["param_names"] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert all(isinstance(p, minifw.Tensor) for p in opt.param_groups[0]["params"])
+    model(minifw.randn(5, 3)).sum().backward()
+    opt.step()
+    saved = opt.state_dict()
+    assert saved["param_groups"][0]["param_names"] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert saved["param_groups"][0]["params"] == [0, 1, 2, 3]
+    fresh = optim.SGD(model.parameters(), lr=0.5, momentum=0.9)  # names come with the dict
+    fresh.load_state_dict(saved)
+    assert fresh.param_groups[0]["param_names"] == saved["param_groups"][0]["param_names"]
+    assert fresh.param_groups[0]["lr"] == 0.1
+    grouped = optim.Adam([{"params": model[0].named_parameters(), "lr": 0.01},
+                          {"params": model[2].named_parameters()}], lr=0.1)
+    assert [g["param_names"] for g in grouped.param_groups] == [["weight", "bias"], ["weight", "bias"]]
+    with pytest.raises(ValueError, match="with names or all without"):
+        grouped.add_param_group({"params": [minifw.zeros(1, requires_grad=True)]})
+    with pytest.raises(ValueError, match="some names are missing"):
+        optim.SGD([("a", minifw.zeros(1, requires_grad=True)), minifw.zeros(1, requires_grad=True)],
+                  lr=0.1)
+    with pytest.raises(TypeError, match="ordered"):
+        optim.SGD([{"params": set(model.parameters())}], lr=0.1)
+
+
+def test_optimizer_state_is_a_defaultdict():
+    p = minifw.zeros(2, requires_grad=True)
+    for opt in (optim.Adam([p]), optim.Adagrad([p], lr=0.1), optim.SGD([p], lr=0.1, momentum=0.5)):
+        assert opt.state[p] == {} or "sum" in opt.state[p]  # reading an entry makes it, as PyTorch's
+        p.grad = minifw.ones(2)
+        opt.step()
+        assert opt.state[p]
+        opt.load_state_dict(opt.state_dict())
+        opt.state[minifw.zeros(1)]["note"] = 1  # as a script keeps something of its own there
+
+
+def test_optimizer_step_hooks():
+    p = minifw.zeros(1, requires_grad=True)
+    opt = optim.SGD([p], lr=1.0)
+    calls = []
+    pre = opt.register_step_pre_hook(lambda o, args, kwargs: calls.append(("pre", o is opt, args, kwargs)))
+    post = opt.register_step_post_hook(lambda o, args, kwargs: calls.append(("post", args, kwargs)))
+    glob = optim.optimizer.register_optimizer_step_pre_hook(lambda o, a, k: calls.append(("global",)))
+    gpost = optim.optimizer.register_optimizer_step_post_hook(lambda o, a, k: calls.append(("gpost",)))
+    try:
+        p.grad = minifw.ones(1)
+        opt.step()
+        assert calls == [("global",), ("pre", True, (), {}), ("post", (), {}), ("gpost",)]
+        assert p.item() == -1.0
+    finally:
+        glob.remove()
+        gpost.remove()
+    pre.remove()
+    post.remove()
+    calls.clear()
+    opt.step()
+    assert calls == [] and p.item() == -2.0
+
+    def closure():
+        calls.append("closure")
+        return minifw.tensor(3.0)
+    # a pre-hook may change step's arguments: here, give it a closure
+    opt.register_step_pre_hook(lambda o, args, kwargs: ((), {"closure": closure}))
+    assert opt.step().item() == 3.0 and calls == ["closure"]
+    opt.register_step_pre_hook(lambda o, args, kwargs: "wrong")
+    with pytest.raises(RuntimeError, match="must return None or a tuple"):
+        opt.step()
+
+
+def test_optimizer_state_dict_hooks():
+    p = minifw.zeros(2, requires_grad=True)
+    opt = optim.Adam([p], lr=0.1)
+    p.grad = minifw.ones(2)
+    opt.step()
+    seen = []
+    opt.register_state_dict_pre_hook(lambda o: seen.append("pre"))
+    opt.register_state_dict_post_hook(lambda o, sd: {**sd, "extra": 1})
+    opt.register_state_dict_pre_hook(lambda o: seen.append("first"), prepend=True)
+    saved = opt.state_dict()
+    assert seen == ["first", "pre"] and saved["extra"] == 1
+
+    def drop_extra(o, sd):
+        assert sd is not saved  # a shallow copy, as PyTorch's
+        sd.pop("extra")
+        sd["param_groups"] = [dict(g, lr=0.5) for g in sd["param_groups"]]
+    opt.register_load_state_dict_pre_hook(drop_extra)
+    opt.register_load_state_dict_post_hook(lambda o: seen.append("loaded"))
+    opt.load_state_dict(saved)
+    assert "extra" in saved and opt.param_groups[0]["lr"] == 0.5 and seen[-1] == "loaded"
+
+
+def test_optim_against_torch():
+    torch = pytest.importorskip("torch")
+    names = []
+    for lib in (torch, minifw):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.Linear(2, 1))
+        opt = lib.optim.AdamW(model.named_parameters(), lr=0.1)
+        names.append(opt.state_dict()["param_groups"][0]["param_names"])
+    assert names[0] == names[1]

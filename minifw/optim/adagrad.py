@@ -53,7 +53,7 @@ class Adagrad(Optimizer):
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                if p not in self.state:  # a state dict loaded without this parameter's entry
+                if not self.state.get(p):  # a state dict loaded without this parameter's entry
                     self._init_state(p, group)
                 state = self.state[p]
                 state["step"] += 1

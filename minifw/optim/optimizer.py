@@ -1,6 +1,8 @@
 """Optimizer: parameter groups, per-parameter state, zero_grad, state_dict (as torch.optim)."""
+import collections
 import copy
 import functools
+import itertools
 import math
 import numbers
 
@@ -8,6 +10,7 @@ import numpy as np
 
 from .. import devices
 from ..autograd import enable_grad, increment_version
+from ..nn.modules.module import RemovableHandle
 from ..tensor import Tensor
 
 
@@ -41,11 +44,26 @@ class Optimizer:
 
         @functools.wraps(step)
         def counted_step(self, *args, **kwargs):
+            # PyTorch's step hooks: the global pre-hooks, then this optimizer's, each of which
+            # may return new (args, kwargs); the post-hooks after the step, the global ones last
+            for hook in itertools.chain(tuple(_global_step_pre_hooks.values()),
+                                        tuple(getattr(self, "_optimizer_step_pre_hooks", {}).values())):
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"{type(self).__name__}.step: a step pre-hook must "
+                                           f"return None or a tuple (new_args, new_kwargs), got "
+                                           f"{result!r}")
+                    args, kwargs = result
+            self._opt_called = True  # (what an lr scheduler checks: its step came after one)
             result = step(self, *args, **kwargs)
             for group in self.param_groups:
                 for p in group["params"]:
                     if p.grad is not None:
                         increment_version(p)
+            for hook in itertools.chain(tuple(getattr(self, "_optimizer_step_post_hooks", {}).values()),
+                                        tuple(_global_step_post_hooks.values())):
+                hook(self, args, kwargs)
             return result
 
         cls.step = counted_step
@@ -53,7 +71,13 @@ class Optimizer:
     def __init__(self, params, defaults):
         self._check_hypers(defaults)
         self.defaults = defaults
-        self.state = {}
+        self._optimizer_step_pre_hooks = collections.OrderedDict()
+        self._optimizer_step_post_hooks = collections.OrderedDict()
+        self._optimizer_state_dict_pre_hooks = collections.OrderedDict()
+        self._optimizer_state_dict_post_hooks = collections.OrderedDict()
+        self._optimizer_load_state_dict_pre_hooks = collections.OrderedDict()
+        self._optimizer_load_state_dict_post_hooks = collections.OrderedDict()
+        self.state = collections.defaultdict(dict)  # as PyTorch's: state[p] is {} until a step
         self.param_groups = []
         if isinstance(params, Tensor):
             raise TypeError(f"{type(self).__name__}: params must be an iterable of Tensors or of "
@@ -71,7 +95,17 @@ class Optimizer:
             raise TypeError(f"add_param_group: a param group must be a dict, got {type(group).__name__}")
         group = dict(group)
         params = group["params"]
+        if isinstance(params, set):
+            raise TypeError(f"{type(self).__name__}: parameters must be in an ordered collection "
+                            f"(a set's order changes between runs); use a list")
         params = [params] if isinstance(params, Tensor) else list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        if names:  # (name, parameter) pairs, as named_parameters() yields them
+            if len(names) != len(params):
+                raise ValueError(f"{type(self).__name__}: all parameters of a group should be "
+                                 f"with names or all without; some names are missing")
+            params = [p[1] for p in params]
+            group["param_names"] = names
         for p in params:
             if not isinstance(p, Tensor):
                 raise TypeError(f"{type(self).__name__} can only optimize Tensors, got "
@@ -86,6 +120,10 @@ class Optimizer:
             group.setdefault(name, default)
         self._check_hypers(group)
         _check_implementation_switches(type(self).__name__, group)
+        if any(("param_names" in g) != ("param_names" in group) for g in self.param_groups):
+            raise ValueError(f"{type(self).__name__}: all param groups should be with names or all "
+                             f"without; cannot add a param group "
+                             f"{'with' if 'param_names' in group else 'without'} names")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
@@ -140,10 +178,41 @@ class Optimizer:
             state["step"] += 1
             yield p, (-p.grad._data if group.get("maximize", False) else p.grad._data), state
 
+    # ---- hooks --------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook):
+        """hook(optimizer, args, kwargs) runs before each step(); it may return None or a tuple
+        (new_args, new_kwargs) that step is then called with."""
+        return _add_hook(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook):
+        """hook(optimizer, args, kwargs) runs after each step()."""
+        return _add_hook(self._optimizer_step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer) runs at the start of state_dict()."""
+        return _add_hook(self._optimizer_state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) runs at the end of state_dict(); a dict it returns is
+        what state_dict() returns."""
+        return _add_hook(self._optimizer_state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """hook(optimizer, state_dict) runs at the start of load_state_dict(), on a shallow copy
+        of the dict given; a dict it returns is loaded instead."""
+        return _add_hook(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """hook(optimizer) runs at the end of load_state_dict()."""
+        return _add_hook(self._optimizer_load_state_dict_post_hooks, hook, prepend)
+
     # ---- state ------------------------------------------------------------------------
     def state_dict(self):
         """{'state': {index: {name: Tensor or number}}, 'param_groups': [{..., 'params': [index]}]};
-        parameters are numbered in group order, as in PyTorch."""
+        parameters are numbered in group order, as in PyTorch (and a group made from
+        named_parameters() keeps their names, 'param_names')."""
+        for hook in tuple(self._optimizer_state_dict_pre_hooks.values()):
+            hook(self)
         index = {}
         groups = []
         for group in self.param_groups:
@@ -156,9 +225,24 @@ class Optimizer:
                 if p in self.state:
                     state[index[id(p)]] = {k: (Tensor._make(v.copy()) if devices.is_array(v) else v)
                                            for k, v in self.state[p].items()}
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for hook in tuple(self._optimizer_state_dict_post_hooks.values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict):
+        """Load state_dict() of an optimizer with as many parameters in each group: the state of
+        each parameter (by position) and each group's hyper-parameters. A group's
+        'param_names' come from the dict where it has them, else the group keeps its own, as in
+        PyTorch, and do not take part in matching parameters."""
+        if isinstance(state_dict, dict):
+            state_dict = dict(state_dict)  # shallow, as PyTorch's: for the pre-hooks to change
+        for hook in tuple(self._optimizer_load_state_dict_pre_hooks.values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         if not isinstance(state_dict, dict) or not {"state", "param_groups"} <= state_dict.keys():
             got = sorted(state_dict) if isinstance(state_dict, dict) else type(state_dict).__name__
             raise ValueError(f"{type(self).__name__}.load_state_dict: expected a dict with 'state' "
@@ -186,7 +270,7 @@ class Optimizer:
                         _check_step(cls, index, v.item())
                 else:
                     _check_step(cls, index, v)
-        self.state = {}
+        self.state = collections.defaultdict(dict)
         for saved, own in zip(groups, self.param_groups):
             for index, p in zip(saved["params"], own["params"]):
                 if int(index) not in saved_state:
@@ -211,6 +295,8 @@ class Optimizer:
                 if k != "params":
                     own[k] = copy.deepcopy(v)
             _check_implementation_switches(type(self).__name__, own)
+        for hook in tuple(self._optimizer_load_state_dict_post_hooks.values()):
+            hook(self)
 
     def _state_shape(self, name, p):
         """The shape state entry `name` of parameter p has (checked when loading): p's own,
@@ -223,6 +309,31 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines += [f"    {k}: {v}" for k, v in sorted(group.items()) if k != "params"]
         return "\n".join(lines) + "\n)"
+
+
+# Step hooks of every optimizer (register_optimizer_step_pre_hook / _post_hook).
+_global_step_pre_hooks = collections.OrderedDict()
+_global_step_post_hooks = collections.OrderedDict()
+
+
+def _add_hook(hooks, hook, prepend=False):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+def register_optimizer_step_pre_hook(hook):
+    """hook(optimizer, args, kwargs) runs before every optimizer's step(), before the
+    optimizer's own pre-hooks; it may return (new_args, new_kwargs)."""
+    return _add_hook(_global_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """hook(optimizer, args, kwargs) runs after every optimizer's step(), after the
+    optimizer's own post-hooks."""
+    return _add_hook(_global_step_post_hooks, hook)
 
 
 # PyTorch's words for each hyper-parameter in its "Invalid ...: value" messages.
