@@ -187,6 +187,7 @@ def test_data_against_torch():
 
 # ---- optim ---------------------------------------------------------------------------------
 from minifw import optim  # noqa: E402
+from minifw.optim import lr_scheduler  # noqa: E402
 
 
 def _model():
@@ -284,6 +285,25 @@ def test_optimizer_state_dict_hooks():
     opt.register_load_state_dict_post_hook(lambda o: seen.append("loaded"))
     opt.load_state_dict(saved)
     assert "extra" in saved and opt.param_groups[0]["lr"] == 0.5 and seen[-1] == "loaded"
+
+
+def test_scheduler_stepped_before_the_optimizer_warns_once():
+    p = minifw.zeros(1, requires_grad=True)
+    opt = optim.SGD([p], lr=1.0)
+    sched = lr_scheduler.StepLR(opt, 2)
+    with pytest.warns(UserWarning, match="before `optimizer.step\\(\\)`"):
+        sched.step()
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sched.step()
+        opt2 = optim.SGD([p], lr=1.0)
+        sched2 = lr_scheduler.ExponentialLR(opt2, 0.5)
+        for _ in range(3):
+            opt2.step()
+            sched2.step()
+        plateau = lr_scheduler.ReduceLROnPlateau(optim.SGD([p], lr=1.0))
+        plateau.step(1.0)  # (PyTorch's ReduceLROnPlateau does not check the order)
 
 
 def test_optim_against_torch():

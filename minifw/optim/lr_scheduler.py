@@ -21,6 +21,11 @@ _EPOCH_DEPRECATION = ("The epoch parameter in `scheduler.step()` was not necessa
                       "deprecated where possible. Please use `scheduler.step()` to step the "
                       "scheduler. During the deprecation, if epoch is different from None, the "
                       "closed form is used instead of the new chainable form, where available.")
+_STEP_ORDER = ("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 "
+               "and later, you should call them in the opposite order: `optimizer.step()` before "
+               "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
+               "value of the learning rate schedule. See more details at "
+               "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate")
 
 
 def _check_optimizer(scheduler, optimizer):
@@ -77,6 +82,9 @@ class LRScheduler:
         return list(self._last_lr)
 
     def step(self, epoch=None):
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+            # the first step after the constructor's, with no optimizer step yet: as PyTorch's
+            warnings.warn(_STEP_ORDER, UserWarning, stacklevel=2)
         if epoch is not None:
             warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=2)
         self._step_count += 1

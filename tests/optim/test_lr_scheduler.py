@@ -291,6 +291,7 @@ def test_sequence_steps_emit_no_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for _ in range(3):
+            optimizer.step()  # (a schedule stepped first warns, as PyTorch's)
             scheduler.step()
 
 
