@@ -315,3 +315,106 @@ def test_optim_against_torch():
         opt = lib.optim.AdamW(model.named_parameters(), lr=0.1)
         names.append(opt.state_dict()["param_groups"][0]["param_names"])
     assert names[0] == names[1]
+
+
+# ---- more Module API: Sequential's list methods, set_submodule, load_state_dict(assign=True) ----
+def _names(seq):
+    return [name for name, _ in seq.named_children()]
+
+
+def test_sequential_delitem_renumbers_and_takes_slices():
+    seq = nn.Sequential(nn.Linear(1, 2), nn.ReLU(), nn.Linear(2, 1))
+    del seq[1]
+    assert _names(seq) == ["0", "1"]
+    assert list(seq.state_dict()) == ["0.weight", "0.bias", "1.weight", "1.bias"]
+    seq = nn.Sequential(nn.ReLU(), nn.Tanh(), nn.Sigmoid(), nn.Identity())
+    del seq[1:3]
+    assert _names(seq) == ["0", "1"] and isinstance(seq[1], nn.Identity)
+    import collections
+    named = nn.Sequential(collections.OrderedDict([("a", nn.ReLU()), ("b", nn.Tanh())]))
+    del named[0]
+    assert _names(named) == ["0"]  # renumbered, as PyTorch's
+
+
+def test_sequential_insert_extend_pop_add_mul():
+    def four():
+        return nn.Sequential(nn.ReLU(), nn.Tanh(), nn.Sigmoid(), nn.Identity())
+
+    def kinds(seq):
+        return [type(m).__name__ for m in seq]
+    for index, at in ((0, 0), (2, 2), (4, 4), (-1, 3), (-4, 0)):
+        seq = four().insert(index, nn.GELU())
+        assert kinds(seq)[at] == "GELU" and _names(seq) == ["0", "1", "2", "3", "4"]
+    for index in (5, -5):
+        with pytest.raises(IndexError):
+            four().insert(index, nn.GELU())
+    seq = four()
+    assert isinstance(seq.pop(0), nn.ReLU) and kinds(seq) == ["Tanh", "Sigmoid", "Identity"]
+    assert len(four().extend(four())) == 8 and len(four() + four()) == 8
+    seq = four()
+    seq += four()
+    assert _names(seq) == [str(i) for i in range(8)]
+    with pytest.raises(ValueError):
+        four() + nn.ModuleList([nn.ReLU()])
+    layer = nn.Linear(1, 1)
+    tripled = nn.Sequential(layer) * 3
+    assert len(tripled) == 3 and tripled[2] is layer and len(list(tripled.parameters())) == 2
+    assert kinds(2 * nn.Sequential(nn.ReLU(), nn.Tanh())) == ["ReLU", "Tanh"] * 2
+    seq = nn.Sequential(nn.ReLU(), nn.Tanh())
+    seq *= 3
+    assert kinds(seq) == ["ReLU", "Tanh"] * 3
+    with pytest.raises(ValueError):
+        nn.Sequential(nn.ReLU()) * 0
+    with pytest.raises(TypeError):
+        nn.Sequential(nn.ReLU()) * 1.5
+
+
+def test_set_submodule():
+    model = nn.Sequential(nn.Linear(1, 1), nn.Sequential(nn.ReLU()))
+    model.set_submodule("1.0", nn.Tanh())
+    assert isinstance(model[1][0], nn.Tanh)
+    model.set_submodule("head", nn.Identity())
+    assert _names(model) == ["0", "1", "head"]
+    with pytest.raises(AttributeError):
+        model.set_submodule("1.x", nn.ReLU(), strict=True)
+    with pytest.raises(AttributeError):
+        model.set_submodule("0.weight", nn.ReLU())  # not a module there
+    with pytest.raises(AttributeError):
+        model.set_submodule("9.a", nn.ReLU())
+    with pytest.raises(ValueError):
+        model.set_submodule("0", 3)
+    assert model.compile() is None
+
+
+def test_load_state_dict_assign():
+    model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    model[0].bias.requires_grad_(False)
+    loaded = {k: v.clone() for k, v in model.state_dict().items()}
+    loaded["0.weight"] = loaded["0.weight"].double()
+    assert repr(model.load_state_dict(loaded, assign=True)) == "<All keys matched successfully>"
+    weight = model[0].weight
+    assert isinstance(weight, nn.Parameter) and weight.dtype == np.float64 and weight.requires_grad
+    assert not model[0].bias.requires_grad  # the module's requires_grad, the loaded values
+    assert model[1].running_mean is loaded["1.running_mean"]
+    loaded["0.bias"].add_(5.0)  # the memory is shared
+    np.testing.assert_array_equal(model[0].bias.detach().numpy(), loaded["0.bias"].numpy())
+    assert [n for n, _ in model.named_parameters()] == ["0.weight", "0.bias", "1.weight", "1.bias"]
+
+    layer = nn.Linear(2, 3)
+    result = layer.load_state_dict({"weight": nn.Parameter(minifw.ones(3, 2), requires_grad=False)},
+                                   strict=False, assign=True)
+    assert result.missing_keys == ["bias"] and layer.weight.requires_grad
+    opt = optim.SGD(layer.parameters(), lr=0.1)
+    layer(minifw.ones(1, 2)).sum().backward()
+    opt.step()
+    np.testing.assert_allclose(layer.weight.detach().numpy(), np.full((3, 2), 0.9), rtol=1e-6)
+
+    before = layer.weight
+    with pytest.raises(RuntimeError, match="size mismatch"):
+        layer.load_state_dict({"weight": minifw.zeros(3, 2), "bias": minifw.zeros(4)}, assign=True)
+    assert layer.weight is before  # a failed load changes nothing (minifw's rule)
+    norm = nn.BatchNorm1d(3)  # a module whose class loads its own entries assigns at once
+    old_mean = norm.running_mean
+    with pytest.raises(RuntimeError, match="size mismatch"):
+        norm.load_state_dict({**norm.state_dict(), "running_var": minifw.ones(4)}, assign=True)
+    assert norm.running_mean is old_mean

@@ -20,6 +20,7 @@ post-hooks.
 """
 import collections
 import collections.abc
+import functools
 import itertools
 import threading
 import warnings
@@ -60,6 +61,20 @@ def _array_of(value):
 def _copy_into(target, array):
     with no_grad():
         devices.assign(target._data, Ellipsis, array.astype(target.dtype, copy=False))
+
+
+def _assign(module, name, target, value):
+    """load_state_dict(assign=True)'s change of member `name` (now `target`) to `value`."""
+    if not isinstance(value, Tensor):
+        value = Tensor._make(_array_of(value))
+    if name in module._parameters:
+        if isinstance(value, Parameter):
+            value.requires_grad_(target.requires_grad)
+        else:
+            value = Parameter(value, requires_grad=target.requires_grad)
+        module._parameters[name] = value
+    else:
+        module._buffers[name] = value
 
 
 def _raise_load_errors(module, errors, missing, unexpected):
@@ -652,6 +667,27 @@ class Module:
             module = module._modules[item]
         return module
 
+    def set_submodule(self, target, module, strict=False):
+        """Put `module` at dotted path `target` ("features.0"), as PyTorch's: the parent must
+        exist; with strict=True the name must already be a member of it; a member there that
+        is not a module is an AttributeError either way."""
+        if not isinstance(target, str) or target == "":
+            raise ValueError(f"set_submodule: target must be a dotted path, got {target!r}")
+        if not isinstance(module, Module):
+            raise ValueError(f"set_submodule: module must be an nn.Module, got {type(module).__name__}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def compile(self, *args, **kwargs):
+        """Module.compile, as minifw.compile: accepted (any arguments) and changes nothing;
+        returns None, as PyTorch's in-place form."""
+        return None
+
     def _get_member(self, target, store, kind):
         module_path, _, name = target.rpartition(".")
         module = self.get_submodule(module_path)
@@ -869,6 +905,7 @@ class Module:
             if value is not None}
         copies = getattr(_loading, "copies", None)
         at_once = copies is None or type(self)._load_from_state_dict is not Module._load_from_state_dict
+        assign = local_metadata.get("assign_to_params_buffers", False)
         for name, target in own.items():
             key = prefix + name
             if key not in state_dict:
@@ -880,6 +917,15 @@ class Module:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{tuple(array.shape)} from checkpoint, the shape in current "
                                   f"model is {tuple(target.shape)}")
+            elif assign:
+                put = functools.partial(_assign, self, name, target, state_dict[key])
+                if not at_once:
+                    copies.append(put)
+                else:
+                    if copies is not None:  # the member it had, should the load fail
+                        store = self._parameters if name in self._parameters else self._buffers
+                        _loading.undo.append(functools.partial(store.__setitem__, name, target))
+                    put()
             elif not at_once:
                 copies.append((target, array))
             else:
@@ -893,11 +939,15 @@ class Module:
                     if (name[0] not in self._modules) if len(name) > 1 else (name[0] not in own):
                         unexpected_keys.append(key)
 
-    def load_state_dict(self, state_dict, strict=True):
+    def load_state_dict(self, state_dict, strict=True, assign=False):
         """Copy values into this module's parameters and buffers (in place, so onto the
         module's device whatever device a value is on, as PyTorch's copy_). Every shape
         must match; with strict=True the keys must match exactly as well. Returns
         (missing_keys, unexpected_keys).
+
+        assign=True puts the state dict's tensors themselves in the module instead, as
+        PyTorch's: a parameter becomes a Parameter sharing the loaded tensor's memory (with
+        its dtype and device, and the module's requires_grad), a buffer the loaded tensor.
 
         The walk is PyTorch's: each module's load pre-hooks and entries, then its children
         (each seeing only the keys under its prefix), then its post-hooks. Unlike PyTorch, a
@@ -915,6 +965,8 @@ class Module:
 
         def load(module, local_state_dict, prefix=""):
             local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            if assign:
+                local_metadata = dict(local_metadata, assign_to_params_buffers=True)
             module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing,
                                          unexpected, errors)
             for name, child in module._modules.items():
@@ -935,8 +987,8 @@ class Module:
             for entry in reversed(undo):  # (target, old array), or a function that undoes a
                 entry() if callable(entry) else _copy_into(*entry)  # lazy layer's materialize
             _raise_load_errors(self, errors, missing if strict else [], unexpected if strict else [])
-        for target, array in copies:
-            _copy_into(target, array)
+        for entry in copies:  # (target, array), or a function that assigns (assign=True)
+            entry() if callable(entry) else _copy_into(*entry)
         incompatible = IncompatibleKeys(missing, unexpected)
         for module in walked:
             for hook in list(module._load_state_dict_post_hooks.values()):
