@@ -418,3 +418,11 @@ def test_load_state_dict_assign():
     with pytest.raises(RuntimeError, match="size mismatch"):
         norm.load_state_dict({**norm.state_dict(), "running_var": minifw.ones(4)}, assign=True)
     assert norm.running_mean is old_mean
+
+
+def test_default_collate_ints_then_a_float_is_not_truncated():
+    batch = default_collate([1, 2.5])
+    assert batch.dtype == np.float32 and batch.tolist() == [1.0, 2.5]  # as torch.tensor([1, 2.5])
+    batch = default_collate([1, 2])
+    assert batch.dtype == np.int64 and batch.tolist() == [1, 2]
+    assert default_collate([1.0, 2]).dtype == np.float64

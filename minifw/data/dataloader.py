@@ -54,7 +54,7 @@ def default_collate(batch):
     if isinstance(first, (bool, np.bool_)):
         return tensor(batch)
     if isinstance(first, numbers.Integral):
-        return tensor(np.asarray(batch, dtype=np.int64))
+        return tensor(batch)  # int64, or the default float dtype where a later sample is a float
     if isinstance(first, numbers.Real):
         return tensor(np.asarray(batch, dtype=np.float64))
     if isinstance(first, str):
