@@ -17,15 +17,13 @@ from collections import Counter
 
 from .optimizer import Optimizer
 
-_EPOCH_DEPRECATION = ("The epoch parameter in `scheduler.step()` was not necessary and is being "
-                      "deprecated where possible. Please use `scheduler.step()` to step the "
-                      "scheduler. During the deprecation, if epoch is different from None, the "
-                      "closed form is used instead of the new chainable form, where available.")
-_STEP_ORDER = ("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 "
-               "and later, you should call them in the opposite order: `optimizer.step()` before "
-               "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
-               "value of the learning rate schedule. See more details at "
-               "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate")
+_EPOCH_DEPRECATION = ("scheduler.step(epoch) is deprecated: call `scheduler.step()` with no "
+                      "argument. While it lasts, a given epoch takes the schedule's closed form, "
+                      "where it has one, rather than its chained form.")
+# Its first words are PyTorch's, so that warning filters written for PyTorch's apply.
+_STEP_ORDER = ("Detected call of `lr_scheduler.step()` before `optimizer.step()`: the schedule's "
+               "first value was passed over before the optimizer used it. Step the optimizer "
+               "first, then the scheduler.")
 
 
 def _check_optimizer(scheduler, optimizer):

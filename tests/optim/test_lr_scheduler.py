@@ -269,7 +269,7 @@ def test_combined_schedulers_bad_arguments(make, error, message):
 def test_step_with_an_epoch_uses_the_closed_form_and_warns():
     optimizer = make_optimizer()
     scheduler = L.StepLR(optimizer, step_size=2, gamma=0.1)
-    with pytest.warns(UserWarning, match="epoch parameter in `scheduler.step\\(\\)`"):
+    with pytest.warns(UserWarning, match=r"scheduler.step\(epoch\) is deprecated"):
         scheduler.step(5)
     assert scheduler.last_epoch == 5 and optimizer.param_groups[0]["lr"] == pytest.approx(0.01)
 
