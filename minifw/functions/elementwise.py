@@ -510,6 +510,20 @@ def _fmax_mask(a, b, smallest):
     return ((a <= b) if smallest else (a >= b)) | np.isnan(b)
 
 
+def _atan2_scale(a, b):
+    """1 / (a^2 + b^2), 0 where that is 0: atan2's gradient at the origin is 0, as PyTorch's."""
+    r2 = a * a + b * b
+    return np.where(r2 == 0, 0.0, 1.0 / np.where(r2 == 0, 1.0, r2)).astype(np.result_type(a, b),
+                                                                          copy=False)
+
+
+def _atan2_scale_graph(a, b, av, bv):
+    """_atan2_scale as a recorded Tensor operation of the Tensors (or numbers) a and b."""
+    zero = np.asarray(av * av + bv * bv == 0)
+    r2 = a * a + b * b + constant(zero.astype(np.result_type(av, bv)))
+    return masked(~zero, 1.0 / r2) if zero.any() else 1.0 / r2
+
+
 def _xlogy(a, b):
     """a * log(b), 0 where a is 0 (unless b is nan), as torch.xlogy."""
     return np.where((a == 0) & ~np.isnan(b), 0.0, a * np.log(b)).astype(np.result_type(a, b),
@@ -519,7 +533,8 @@ def _xlogy(a, b):
 # Binary pointwise functions of two float operands (broadcast): name -> (forward, derivative
 # in a, derivative in b), the derivatives of (a, b, out); None: no gradient (zero).
 BINARY = {
-    "atan2": (np.arctan2, lambda a, b, out: b / (a * a + b * b), lambda a, b, out: -a / (a * a + b * b)),
+    # 0 at a = b = 0, as PyTorch's
+    "atan2": (np.arctan2, lambda a, b, out: b * _atan2_scale(a, b), lambda a, b, out: -a * _atan2_scale(a, b)),
     "hypot": (np.hypot, lambda a, b, out: a / out, lambda a, b, out: b / out),
     "fmod": (np.fmod, lambda a, b, out: 1.0, lambda a, b, out: -np.trunc(a / b)),
     # in a, as PyTorch 2.13: log(b), except 0 where a is 0 and b <= 0 (not -inf or nan)
@@ -553,7 +568,8 @@ BINARY = {
 # (derivative in a, in b) of Tensors (a, b, out), a number standing for a constant factor;
 # av and bv are the arrays, for piecewise-constant factors and masks.
 GRAPH_BINARY = {
-    "atan2": (lambda a, b, out, av, bv: b / (a * a + b * b), lambda a, b, out, av, bv: -a / (a * a + b * b)),
+    "atan2": (lambda a, b, out, av, bv: _atan2_scale_graph(a, b, av, bv) * b,
+              lambda a, b, out, av, bv: -_atan2_scale_graph(a, b, av, bv) * a),
     "hypot": (lambda a, b, out, av, bv: a / out, lambda a, b, out, av, bv: b / out),
     "fmod": (lambda a, b, out, av, bv: 1.0,
              lambda a, b, out, av, bv: constant(-np.trunc(av / bv))),
