@@ -501,6 +501,14 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self.shape[0]))
 
+    def __contains__(self, element):
+        """`element in t`: whether some element of t equals it (a number or a tensor,
+        broadcast), as PyTorch's."""
+        if not isinstance(element, (Tensor, numbers.Number, np.bool_)):
+            raise TypeError(f"Tensor.__contains__ only supports a Tensor or a number, got "
+                            f"{type(element).__name__}")
+        return bool((self == element).any())
+
     # ---- conversions ---------------------------------------------------------------
     def item(self):
         if self.numel() != 1:
@@ -695,6 +703,9 @@ class Tensor:
             dtype = _result_dtype(self, other)
         if true_div and dtype.kind != "f":
             dtype = _default_dtype
+        elif dtype.kind == "b" and function is _elementwise.Pow:
+            raise TypeError("pow: not implemented for bool tensors (both operands bool); "
+                            "convert one to an integer or float dtype")
         a = self._cast(dtype)
         b = other._cast(dtype) if isinstance(other, Tensor) else _scalar(other, dtype)
         return function.apply(b, a) if reverse else function.apply(a, b)
@@ -2062,6 +2073,17 @@ class Tensor:
 
     # ---- indexing ------------------------------------------------------------------
     def _index(self, index):
+        """`index` as NumPy's index of self._data, with PyTorch's meaning: a 0-d integer
+        tensor is an int (a select, so the result is a view); a short list holding a list,
+        tensor, slice, None or Ellipsis is a tuple (x[[[0, 1], [1, 0]]] is x[[0, 1], [1, 0]]);
+        ints do not separate index arrays (_shape.torch_order)."""
+        if isinstance(index, list) and len(index) < 32 and any(
+                isinstance(i, (Tensor, list, tuple, slice, np.ndarray)) or i is None or i is Ellipsis
+                for i in index):
+            warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated "
+                          "(as in PyTorch); use x[tuple(seq)] instead of x[seq]", UserWarning,
+                          stacklevel=3)
+            index = tuple(index)
         items = index if isinstance(index, tuple) else (index,)
         out = []
         for i in items:
@@ -2072,9 +2094,11 @@ class Tensor:
                     raise IndexError(f"indices should be either on cpu or on the same device as "
                                      f"the indexed tensor ({self.device}); got indices on "
                                      f"{i.device}")
-                i = i._data
+                i = int(i._data) if i.ndim == 0 and i.dtype.kind == "i" else i._data
             out.append(i)
-        return tuple(out) if isinstance(index, tuple) else out[0]
+        if not isinstance(index, tuple):
+            return out[0]
+        return _shape.torch_order(tuple(out), self.shape)
 
     def __getitem__(self, index):
         index = self._index(index)
@@ -2524,8 +2548,9 @@ class Tensor:
             raise ValueError(f"fliplr: input must have at least 2 dimensions, got shape {self.shape}")
         return self.flip(1)
 
-    def broadcast_to(self, size):
-        return self.expand(*size)
+    def broadcast_to(self, *size):
+        """self expanded to `size` (a tuple, or the sizes as arguments, as expand)."""
+        return self.expand(*_shape_args("broadcast_to", size))
 
     def tensor_split(self, indices_or_sections, dim=0):
         """Views along `dim`: `sections` pieces of nearly equal size (the first size % sections

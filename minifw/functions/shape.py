@@ -57,6 +57,88 @@ def _is_basic_index(index):
     return all(i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice)) for i in items)
 
 
+def _is_int(i):
+    return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
+
+
+def torch_order(index, shape):
+    """`index` (NumPy's items: ints, slices, None, Ellipsis, arrays) for an array of `shape`,
+    as an index that puts the result's dims where PyTorch puts them. PyTorch applies an int
+    as a select before the advanced indexing, so ints do not separate index arrays:
+    x[0, :, [1, 2]] is (x[0])[:, [1, 2]], of shape (x.shape[1], 2), where NumPy, taking
+    the int as advanced too, puts the indexed dim first; nor does an Ellipsis that stands
+    for no dims (NumPy's arrays then go first). Where the two differ, every item
+    becomes an index array, shaped so that their broadcast is PyTorch's result; elsewhere
+    `index` is returned as it is."""
+    if not isinstance(index, tuple):
+        return index
+    if any(isinstance(i, list) for i in index):  # as the arrays NumPy makes of them
+        listed = tuple(np.asarray(i, dtype=np.int64 if len(i) == 0 else None)
+                       if isinstance(i, list) else i for i in index)
+        converted = torch_order(listed, shape)
+        return index if converted is listed else converted
+    arrays = [k for k, i in enumerate(index) if devices.is_array(i) and i.ndim > 0]
+    ints = [k for k, i in enumerate(index) if _is_int(i)]
+    if not arrays or any(isinstance(i, (bool, np.bool_)) or
+                         (devices.is_array(i) and i.ndim == 0) for i in index):
+        return index
+    advanced = sorted(arrays + ints)
+    if advanced[-1] - advanced[0] == len(advanced) - 1:
+        return index  # adjacent for NumPy too: the same placement
+    consumed = sum(i.ndim if devices.is_array(i) and i.dtype == np.bool_ else 1 for i in index
+                   if i is not None and i is not Ellipsis)
+    # for PyTorch, neither an int nor an Ellipsis that stands for no dims separates arrays
+    between = [k for k in range(arrays[0], arrays[-1]) if k not in arrays and k not in ints
+               and not (index[k] is Ellipsis and consumed == len(shape))]
+    if between:
+        return index  # a slice or None between the arrays: their dims go first for both
+    dev = devices.of(index[arrays[0]])
+    items = []
+    for i in index:  # a bool array as the int arrays of its True elements' positions
+        if devices.is_array(i) and i.dtype == np.bool_:
+            items.append((i.shape, tuple(devices.to_device(i, devices.CPU).nonzero())))
+        elif devices.is_array(i):
+            items.append(devices.to_device(i, devices.CPU))
+        else:
+            items.append(i)
+    if any(i is Ellipsis for i in items):
+        e = next(k for k, i in enumerate(items) if i is Ellipsis)
+        items[e:e + 1] = [slice(None)] * (len(shape) - consumed)
+    picks = [a for i in items for a in (i[1] if isinstance(i, tuple) else (i,))
+             if isinstance(a, np.ndarray)]
+    block = np.broadcast_shapes(*(a.shape for a in picks))
+    # the result's dims in PyTorch's order: one for each slice and None, and the arrays'
+    # broadcast block where the first array stands
+    rank, at, block_at = 0, [], None
+    for i in items:
+        if block_at is None and isinstance(i, (np.ndarray, tuple)):
+            block_at, rank = rank, rank + len(block)
+        at.append(rank)
+        if isinstance(i, slice) or i is None:
+            rank += 1
+    out, dim = [], 0
+    for i, k in zip(items, at):
+        if i is None:
+            continue
+        if isinstance(i, tuple):
+            mask, i = i
+            if mask != tuple(shape[dim:dim + len(mask)]):
+                raise IndexError(f"the shape of the mask {list(mask)} does not match the shape "
+                                 f"{list(shape[dim:dim + len(mask)])} of the indexed dims, "
+                                 f"starting at dim {dim}")
+        for a in (i if isinstance(i, tuple) else (i,)):
+            if isinstance(a, slice):
+                r = np.arange(*a.indices(shape[dim]))
+                out.append(r.reshape((1,) * k + r.shape + (1,) * (rank - k - 1)))
+            elif isinstance(a, np.ndarray):
+                lead = (1,) * (block_at + len(block) - a.ndim)
+                out.append(a.reshape(lead + a.shape + (1,) * (rank - len(lead) - a.ndim)))
+            else:
+                out.append(int(a))
+            dim += 1
+    return tuple(devices.to_device(a, dev) if isinstance(a, np.ndarray) else a for a in out)
+
+
 def _index_on(index, dev):
     """`index` with its arrays on `dev`: a scatter on a GPU takes indices in its memory."""
     def move(i):

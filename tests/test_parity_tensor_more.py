@@ -1,0 +1,185 @@
+"""PyTorch parity of Tensor indexing and operations found to differ: where an int or an
+empty Ellipsis stands among index arrays (PyTorch selects first, so it does not separate
+them), a short list of lists as a tuple of indices, a 0-d integer tensor as an int,
+`in`, atan2's gradient at the origin, broadcast_to's sizes as arguments and pow of two
+bool operands.
+
+Expectations are NumPy's or hand-computed; where torch is importable a companion test
+compares with it too (it is not a dependency)."""
+import numpy as np
+import pytest
+
+import minifw
+from minifw import devices
+from targets import cuda_available, emulate_cuda
+
+
+@pytest.fixture(params=["cpu", "cuda"])
+def dev(request, monkeypatch):
+    if request.param == "cuda" and not cuda_available():
+        emulate_cuda(monkeypatch)
+    return devices.get(request.param)
+
+
+def host(t):
+    return devices.to_device(t.detach()._data, devices.CPU)
+
+
+def base(dev=None):
+    return minifw.arange(120.0, device=dev).reshape(3, 4, 5, 2)
+
+
+A = np.arange(120.0, dtype=np.float32).reshape(3, 4, 5, 2)
+
+
+# ---- ints and index arrays ----------------------------------------------------------------
+
+def test_int_before_a_slice_does_not_separate_index_arrays(dev):
+    # PyTorch: x[0, :, [2, 1, 0]] is x[0][:, [2, 1, 0]] (NumPy would put the 3 first)
+    got = base(dev)[0, :, [2, 1, 0]]
+    assert got.shape == (4, 3, 2)
+    np.testing.assert_array_equal(host(got), A[0][:, [2, 1, 0]])
+    img = minifw.arange(24.0, device=dev).reshape(2, 3, 4)
+    np.testing.assert_array_equal(host(img[0, ..., [2, 1, 0]]),
+                                  np.arange(24.0).reshape(2, 3, 4)[0][..., [2, 1, 0]])
+
+
+@pytest.mark.parametrize("index, expected", [
+    ((0, slice(1, 3), [0, 3]), A[0][1:3, [0, 3]]),
+    ((slice(None), 1, slice(None), [1, 0]), A[:, 1][:, :, [1, 0]]),
+    ((None, [0, 1], None, 1), A[None, [0, 1], None][:, :, :, 1]),
+    ((1, slice(None), [[0], [3]], [1, 0]), np.moveaxis(A[1, :, [[0], [3]], [1, 0]], 2, 0)),
+    ((2, slice(None), np.array([True, False, True, False, True])), A[2][:, [0, 2, 4]]),
+    # an Ellipsis that stands for no dims separates nothing either
+    ((slice(None), [0, 2], Ellipsis, [1, 3], [0, 1]), np.moveaxis(A[:, [0, 2], ..., [1, 3], [0, 1]], 0, 1)),
+])
+def test_mixed_index_places_the_indexed_dims_as_pytorch(index, expected):
+    got = base()[index]
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(host(got), expected)
+
+
+def test_mixed_index_assignment_and_gradient():
+    x = base().requires_grad_()
+    y = x * 1
+    picked = y[0, :, [1, 0]]
+    assert picked.shape == (4, 2, 2)
+    weight = minifw.arange(16.0).reshape(4, 2, 2)
+    (picked * weight).sum().backward()
+    expected = np.zeros_like(A)
+    expected[0][:, [1, 0]] = np.arange(16.0).reshape(4, 2, 2)
+    np.testing.assert_array_equal(host(x.grad), expected)
+
+    z = base()
+    z[0, :, [1, 0]] = minifw.tensor([10.0, 20.0])  # broadcast over PyTorch's (4, 2, 2)
+    want = A.copy()
+    want[0][:, [1, 0]] = [10.0, 20.0]
+    np.testing.assert_array_equal(host(z), want)
+
+    v = minifw.zeros(4, 2, 2, requires_grad=True)
+    w = (base() * 1)
+    w[0, :, [1, 0]] = v * 3
+    w.sum().backward()
+    np.testing.assert_array_equal(host(v.grad), np.full((4, 2, 2), 3.0))
+
+
+def test_mixed_index_checks_a_mask_against_its_dims():
+    with pytest.raises(IndexError):
+        base()[0, :, np.array([True, False, True])]  # dim 2 has 5 elements
+
+
+def test_indices_numpy_places_alike_are_unchanged():
+    x = base()
+    for index in [(0, [1, 2]), ([1, 2], 0), (slice(None), 0, [1, 2]), ([0, 1], slice(None), 0),
+                  ([0, 1], slice(None), [1, 0]), (0, slice(None), 1)]:
+        np.testing.assert_array_equal(host(x[index]), A[index])
+    for index in [(slice(None), [0, 1], 2, [1, 0]), (slice(0, 3, 2), [[0], [3]], 1, [1, 0])]:
+        np.testing.assert_array_equal(host(x[index]), A[index])
+
+
+def test_short_list_holding_lists_is_a_tuple_of_indices():
+    x = base()
+    with pytest.warns(UserWarning, match="non-tuple sequence"):  # deprecated, as PyTorch warns
+        np.testing.assert_array_equal(host(x[[[0, 1], [1, 0]]]), A[[0, 1], [1, 0]])
+    with pytest.warns(UserWarning, match="non-tuple sequence"):
+        np.testing.assert_array_equal(host(x[[0, slice(1, 3)]]), A[0, 1:3])
+    np.testing.assert_array_equal(host(x[[0, 1]]), A[[0, 1]])  # ints only: an index array
+    y = base()
+    with pytest.warns(UserWarning, match="non-tuple sequence"):
+        y[[[0, 2], [3, 1]]] = -1.0
+    assert (host(y)[[0, 2], [3, 1]] == -1).all() and (host(y) == -1).sum() == 20
+
+
+def test_zero_dim_integer_tensor_index_is_a_view():
+    x = minifw.zeros(3, 2)
+    x[minifw.tensor(1)].fill_(5.0)
+    np.testing.assert_array_equal(host(x), [[0, 0], [5, 5], [0, 0]])
+    np.testing.assert_array_equal(host(base()[minifw.tensor(0), :, [1, 0]]), A[0][:, [1, 0]])
+
+
+# ---- other operations ---------------------------------------------------------------------
+
+def test_contains():
+    x = minifw.arange(6).reshape(2, 3)
+    assert 5 in x and 2.0 in x and 7 not in x
+    assert minifw.tensor([0, 1, 2]) in x and minifw.tensor([9, 1, 9]) in x
+    assert minifw.tensor([9, 9, 9]) not in x
+    with pytest.raises(TypeError):
+        "a" in x
+
+
+def test_atan2_gradient_is_zero_at_the_origin():
+    y = minifw.tensor([0.0, 0.0, 1.0, 3.0], dtype=minifw.float64, requires_grad=True)
+    x = minifw.tensor([0.0, -0.0, 0.0, 4.0], dtype=minifw.float64, requires_grad=True)
+    minifw.atan2(y, x).sum().backward()
+    np.testing.assert_allclose(host(y.grad), [0.0, 0.0, 0.0, 4 / 25])
+    np.testing.assert_allclose(host(x.grad), [0.0, 0.0, -1.0, -3 / 25])
+    y2 = minifw.tensor([0.0, 3.0], dtype=minifw.float64, requires_grad=True)
+    x2 = minifw.tensor([0.0, 4.0], dtype=minifw.float64, requires_grad=True)
+    gy, = minifw.autograd.grad(minifw.atan2(y2, x2).sum(), y2, create_graph=True)
+    np.testing.assert_allclose(host(gy), [0.0, 4 / 25])
+    gy.sum().backward()  # finite: the origin's zero is a constant there
+    assert np.isfinite(host(y2.grad)).all() and np.isfinite(host(x2.grad)).all()
+
+
+def test_broadcast_to_takes_sizes_as_arguments():
+    x = minifw.arange(4.0)
+    assert x.broadcast_to(3, 4).shape == (3, 4)
+    assert x.broadcast_to((3, 4)).shape == (3, 4)
+    assert minifw.broadcast_to(x, (2, 4)).shape == (2, 4)
+    with pytest.raises(ValueError):
+        x.broadcast_to(3, 5)
+
+
+def test_pow_of_two_bool_operands_is_refused():
+    b = minifw.tensor([True, False])
+    for f in (lambda: b ** b, lambda: True ** b, lambda: b.pow(b)):
+        with pytest.raises(TypeError, match="bool"):
+            f()
+    assert (b ** 2).dtype == minifw.int64 and (b ** 2.5).dtype == minifw.float32
+    np.testing.assert_array_equal(host(2 ** b), [2, 1])
+
+
+# ---- against torch ------------------------------------------------------------------------
+
+@pytest.mark.filterwarnings("ignore:Using a non-tuple sequence")
+def test_mixed_indices_against_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    indices = [
+        lambda T: (0, slice(None), [1, 0]), lambda T: (slice(None), 2, slice(1, 4), T.tensor([1, 0])),
+        lambda T: (None, [0, 1], None, 1), lambda T: (T.tensor(1), slice(None), [[0], [2]], [1, 0]),
+        lambda T: (slice(None), [0, 2], Ellipsis, [1, 3], [0, 1]),
+        lambda T: (1, Ellipsis, T.tensor([True, False])), lambda T: [[0, 1], [1, 0]],
+        lambda T: (-1, slice(None, None, 2), slice(None), [-1, 0]),
+    ]
+    data = rng.standard_normal((3, 4, 5, 2))
+    for index in indices:
+        t = torch.tensor(data)[index(torch)]
+        m = minifw.tensor(data)[index(minifw)]
+        assert tuple(t.shape) == m.shape
+        np.testing.assert_array_equal(t.numpy(), host(m))
+        tx, mx = torch.tensor(data), minifw.tensor(data)
+        tx[index(torch)] = torch.arange(t.numel(), dtype=tx.dtype).reshape(t.shape)
+        mx[index(minifw)] = minifw.arange(m.numel(), dtype=mx.dtype).reshape(m.shape)
+        np.testing.assert_array_equal(tx.numpy(), host(mx))
