@@ -920,7 +920,7 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     """How tensors print, as torch.set_printoptions: `profile` ('default', 'short', 'full')
     sets every option first, the others override it; threshold = the element count above
     which the middle is elided (inf: never); sci_mode True/False forces or forbids
-    scientific notation, None lets NumPy choose."""
+    scientific notation, None chooses it as PyTorch does (by the values' magnitudes)."""
     from .tensor import _PRINT_OPTIONS
     options = dict(_PRINT_OPTIONS)
     if profile is not None:

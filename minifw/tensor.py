@@ -3836,17 +3836,19 @@ class Tensor:
     # ---- printing ------------------------------------------------------------------
     def __repr__(self):
         options = _PRINT_OPTIONS
-        sci = options["sci_mode"]
-        formatter = None if sci is None else {
-            "float_kind": (lambda v, p=options["precision"]: f"{v:.{p}e}") if sci else
-            (lambda v, p=options["precision"]: f"{v:.{p}f}")}
-        body = np.array2string(devices.to_device(self._data, devices.CPU).view(np.ndarray), separator=", ",
-                               prefix="tensor(", precision=options["precision"],
-                               threshold=options["threshold"], edgeitems=options["edgeitems"],
-                               max_line_width=options["linewidth"], formatter=formatter)
+        a = devices.to_device(self._data, devices.CPU).view(np.ndarray)
+        indent = len("tensor(")
         extras = []
         if type(self._data) is not np.ndarray:
             extras.append(f"device='{self.device}'")  # as PyTorch shows device='cuda:0'
+        if a.size == 0:
+            body = "[]"
+            if a.ndim != 1:
+                extras.append(f"size={a.shape}")
+        else:
+            summarize = a.size > options["threshold"]
+            formatter = _Formatter(_summarized(a, options["edgeitems"]) if summarize else a, options)
+            body = _array_str(a, indent, summarize, formatter, options)
         if self.dtype not in (_default_dtype, int64, bool_) or (self._data.size == 0 and
                                                                 self.dtype != _default_dtype):
             extras.append(f"dtype=minifw.{self.dtype.name}")
@@ -3854,7 +3856,94 @@ class Tensor:
             extras.append(f"grad_fn={self.grad_fn!r}")
         elif self._requires_grad:
             extras.append("requires_grad=True")
-        return "tensor(" + ", ".join([body] + extras) + ")"
+        # each suffix on the last line while it fits in linewidth, else on a line of its own
+        text = "tensor(" + body
+        last = len(text) - text.rfind("\n") + 1
+        for extra in extras:
+            if last + len(extra) + 2 > options["linewidth"]:
+                text += ",\n" + " " * indent + extra
+                last = indent + len(extra)
+            else:
+                text += ", " + extra
+                last += len(extra) + 2
+        return text + ")"
+
+
+# ---- printing, as PyTorch's torch/_tensor_str.py ---------------------------------------
+
+class _Formatter:
+    """How every element of a tensor prints: floats all with `precision` decimals, all in
+    scientific notation (when the nonzero finite magnitudes span more than 1000x, or pass
+    1e8, or fall below 1e-4, unless sci_mode says), or as integers with a point where every
+    value is one; every element right-aligned to the widest."""
+
+    def __init__(self, a, options):
+        self.precision = options["precision"]
+        self.floating = a.dtype.kind == "f"
+        self.int_mode, self.sci_mode, self.width = True, False, 1
+        if not self.floating:
+            for value in a.reshape(-1).tolist():
+                self.width = max(self.width, len(f"{value}"))
+            return
+        flat = a.reshape(-1)
+        values = flat[np.isfinite(flat) & (flat != 0)]
+        if values.size == 0:
+            return
+        magnitude = np.abs(values).astype(np.float64)
+        low, high = magnitude.min(), magnitude.max()
+        self.int_mode = bool((values == np.ceil(values)).all())
+        self.sci_mode = (high / low > 1000.0 or high > 1.0e8 or low < 1.0e-4) \
+            if options["sci_mode"] is None else options["sci_mode"]
+        p = self.precision
+        for value in values.tolist():
+            if self.sci_mode:
+                self.width = max(self.width, len(f"{value:.{p}e}"))
+            elif self.int_mode:
+                self.width = max(self.width, len(f"{value:.0f}") + 1)
+            else:
+                self.width = max(self.width, len(f"{value:.{p}f}"))
+
+    def format(self, value):
+        if not self.floating:
+            text = f"{value}"
+        elif self.sci_mode:
+            text = f"{value:{self.width}.{self.precision}e}"
+        elif self.int_mode:
+            text = f"{value:.0f}" + ("" if math.isinf(value) or math.isnan(value) else ".")
+        else:
+            text = f"{value:.{self.precision}f}"
+        return " " * (self.width - len(text)) + text
+
+
+def _summarized(a, edge):
+    """The elements a summarized print shows (edge items at each end of every dim)."""
+    if a.ndim == 0:
+        return a
+    if a.shape[0] > 2 * edge:
+        a = np.concatenate([a[:edge], a[-edge:]])
+    return a if a.ndim == 1 else np.stack([_summarized(row, edge) for row in a])
+
+
+def _array_str(a, indent, summarize, formatter, options):
+    edge = options["edgeitems"]
+    if a.ndim == 0:
+        return formatter.format(a.item())
+    if a.ndim == 1:
+        per_line = max(1, (options["linewidth"] - indent) // (formatter.width + 2))
+        if summarize and a.shape[0] > 2 * edge:
+            data = [formatter.format(v) for v in a[:edge].tolist()] + [" ..."] + \
+                [formatter.format(v) for v in a[-edge:].tolist()]
+        else:
+            data = [formatter.format(v) for v in a.tolist()]
+        lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    if summarize and a.shape[0] > 2 * edge:
+        rows = [_array_str(a[i], indent + 1, summarize, formatter, options) for i in range(edge)] + \
+            ["..."] + [_array_str(a[i], indent + 1, summarize, formatter, options)
+                       for i in range(a.shape[0] - edge, a.shape[0])]
+    else:
+        rows = [_array_str(row, indent + 1, summarize, formatter, options) for row in a]
+    return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(rows) + "]"
 
 
 _shared = {}  # id -> weak reference of the tensors share_memory_() marked (Tensor's == is elementwise)
@@ -3862,7 +3951,7 @@ FrexpResult = collections.namedtuple("FrexpResult", "mantissa exponent")
 HistogramResult = collections.namedtuple("HistogramResult", "hist bin_edges")
 
 
-# How tensors print (set by minifw.set_printoptions): NumPy's array2string with these.
+# How tensors print (set by minifw.set_printoptions), as PyTorch's (_Formatter, _array_str).
 _PRINT_OPTIONS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80,
                   "sci_mode": None}
 

@@ -710,12 +710,12 @@ def test_uniform_and_normal_fill_in_place():
 # ---- printing -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("t, text", [
-    pytest.param(minifw.tensor([1.0, 2.5]), "tensor([1. , 2.5])", id="float32"),
+    pytest.param(minifw.tensor([1.0, 2.5]), "tensor([1.0000, 2.5000])", id="float32"),
     pytest.param(minifw.tensor([[1, 2], [3, 4]]), "tensor([[1, 2],\n        [3, 4]])", id="int64_2d"),
-    pytest.param(minifw.tensor(3.5), "tensor(3.5)", id="scalar"),
+    pytest.param(minifw.tensor(3.5), "tensor(3.5000)", id="scalar"),
     pytest.param(minifw.tensor([1.0], dtype=minifw.float64), "tensor([1.], dtype=minifw.float64)",
                  id="float64_shows_dtype"),
-    pytest.param(minifw.tensor([True]), "tensor([ True])", id="bool"),
+    pytest.param(minifw.tensor([True]), "tensor([True])", id="bool"),
     pytest.param(minifw.tensor([1.0], requires_grad=True), "tensor([1.], requires_grad=True)",
                  id="requires_grad"),
     pytest.param(minifw.tensor([1.0], requires_grad=True) * 2, "tensor([2.], grad_fn=<MulBackward>)",
