@@ -1502,8 +1502,10 @@ class Tensor:
                                                keepdim=bool(keepdim))
 
     def logsumexp(self, dim, keepdim=False):
-        """log(sum(exp(x))) over `dim`, computed without overflow, as torch.logsumexp."""
-        self._check_float("logsumexp")
+        """log(sum(exp(x))) over `dim`, computed without overflow, as torch.logsumexp (an
+        integer or bool input in the default float dtype, as PyTorch's)."""
+        if self.dtype.kind != "f":
+            return self._cast(_default_dtype).logsumexp(dim, keepdim)
         axes = self._axes("logsumexp", dim)
         if self.numel() == 0:  # an empty sum: log(0) = -inf, as PyTorch
             shift = zeros((), dtype=self.dtype, device=self.device)

@@ -183,3 +183,87 @@ def test_mixed_indices_against_torch():
         tx[index(torch)] = torch.arange(t.numel(), dtype=tx.dtype).reshape(t.shape)
         mx[index(minifw)] = minifw.arange(m.numel(), dtype=mx.dtype).reshape(m.shape)
         np.testing.assert_array_equal(tx.numpy(), host(mx))
+
+
+# ---- printing -----------------------------------------------------------------------------
+
+@pytest.fixture
+def print_options():
+    from minifw.tensor import _PRINT_OPTIONS
+    saved = dict(_PRINT_OPTIONS)
+    yield
+    _PRINT_OPTIONS.update(saved)
+
+
+@pytest.mark.parametrize("make, text", [
+    (lambda: minifw.tensor([1.0, 2.5, 3.0]), "tensor([1.0000, 2.5000, 3.0000])"),
+    (lambda: minifw.tensor([0.1, 0.25]), "tensor([0.1000, 0.2500])"),
+    (lambda: minifw.tensor([1e-5, 1.0]), "tensor([1.0000e-05, 1.0000e+00])"),
+    (lambda: minifw.tensor([1e10, 1.0]), "tensor([1.0000e+10, 1.0000e+00])"),
+    (lambda: minifw.tensor([float("nan"), float("inf"), -float("inf"), 1.0]),
+     "tensor([nan, inf, -inf, 1.])"),
+    (lambda: minifw.tensor([-0.0, 0.0]), "tensor([-0., 0.])"),
+    (lambda: minifw.tensor([1.23456789, 100.5]), "tensor([  1.2346, 100.5000])"),
+    (lambda: minifw.tensor(2.5, dtype=minifw.float64), "tensor(2.5000, dtype=minifw.float64)"),
+    (lambda: minifw.tensor(1e-8), "tensor(1.0000e-08)"),
+    (lambda: minifw.tensor([True]), "tensor([True])"),
+    (lambda: minifw.tensor([True, False]), "tensor([ True, False])"),
+    (lambda: minifw.tensor([-3, 20]), "tensor([-3, 20])"),
+    (lambda: minifw.zeros(2, 0), "tensor([], size=(2, 0))"),
+    (lambda: minifw.ones(2, 2) / 3, "tensor([[0.3333, 0.3333],\n        [0.3333, 0.3333]])"),
+    (lambda: minifw.arange(2000).reshape(40, 50),
+     "tensor([[   0,    1,    2,  ...,   47,   48,   49],\n"
+     "        [  50,   51,   52,  ...,   97,   98,   99],\n"
+     "        [ 100,  101,  102,  ...,  147,  148,  149],\n"
+     "        ...,\n"
+     "        [1850, 1851, 1852,  ..., 1897, 1898, 1899],\n"
+     "        [1900, 1901, 1902,  ..., 1947, 1948, 1949],\n"
+     "        [1950, 1951, 1952,  ..., 1997, 1998, 1999]])"),
+    (lambda: minifw.arange(30.0),
+     "tensor([ 0.,  1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10., 11., 12., 13.,\n"
+     "        14., 15., 16., 17., 18., 19., 20., 21., 22., 23., 24., 25., 26., 27.,\n"
+     "        28., 29.])"),
+])
+def test_repr_as_pytorch(make, text):
+    assert repr(make()) == text
+
+
+def test_repr_follows_print_options_as_pytorch(print_options):
+    minifw.set_printoptions(precision=2)
+    assert repr(minifw.tensor([1.23456, 2.5])) == "tensor([1.23, 2.50])"
+    minifw.set_printoptions(threshold=5)
+    assert repr(minifw.arange(10)) == "tensor([0, 1, 2,  ..., 7, 8, 9])"
+    minifw.set_printoptions(sci_mode=True, precision=1)
+    assert repr(minifw.tensor([1.5, 200.0])) == "tensor([1.5e+00, 2.0e+02])"
+    minifw.set_printoptions(profile="default", linewidth=20)
+    assert repr(minifw.arange(6.0)) == "tensor([0., 1., 2.,\n        3., 4., 5.])"
+
+
+def test_repr_against_torch(print_options):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal((3, 4)), rng.standard_normal(7) * 1e6, rng.standard_normal(5) * 1e-6,
+              rng.integers(-9, 9, (2, 3)).astype(float), rng.standard_normal((30, 40)),
+              np.where(rng.random(6) < 0.5, np.nan, rng.standard_normal(6)), rng.integers(-500, 500, (4, 5)),
+              rng.random((2, 3)) < 0.5, np.zeros((3, 2)), rng.standard_normal(1001)]
+    try:
+        for options in [dict(), dict(precision=2), dict(linewidth=40), dict(sci_mode=False)]:
+            torch.set_printoptions(profile="default", **options)
+            minifw.set_printoptions(profile="default", **options)
+            for a in arrays:
+                ours = repr(minifw.tensor(a, dtype=minifw.float32 if a.dtype == float else None))
+                theirs = repr(torch.tensor(a, dtype=torch.float32 if a.dtype == float else None))
+                assert ours == theirs
+    finally:
+        torch.set_printoptions(profile="default")
+
+
+# ---- reductions ---------------------------------------------------------------------------
+
+def test_logsumexp_of_integers_is_in_the_default_float_dtype():
+    got = minifw.tensor([1, 2]).logsumexp(0)
+    assert got.dtype == minifw.float32
+    np.testing.assert_allclose(host(got), np.log(np.e + np.e ** 2), rtol=1e-6)
+    got = minifw.logsumexp(minifw.tensor([[True, False]]), 1, keepdim=True)
+    assert got.shape == (1, 1) and got.dtype == minifw.float32
+    np.testing.assert_allclose(host(got), [[np.log(np.e + 1)]], rtol=1e-6)
