@@ -5,6 +5,7 @@ masks, DataLoader shuffling without an explicit generator) draws from
 `default_generator` unless given a `Generator`, so a seed makes a run
 reproducible and saving `get_rng_state()` in a checkpoint makes it resumable.
 """
+import contextlib
 import numbers
 
 import numpy as np
@@ -75,6 +76,23 @@ def get_rng_state():
 
 def set_rng_state(state):
     default_generator.set_state(state)
+
+
+@contextlib.contextmanager
+def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="devices",
+             device_type="cuda"):
+    """As torch.random.fork_rng: the global generator's state is put back when the block
+    ends, so draws inside it leave later ones as they would have been. Every device draws
+    from the global generator, so `devices` and `device_type` change nothing; enabled=False
+    forks nothing."""
+    if not enabled:
+        yield
+        return
+    state = get_rng_state()
+    try:
+        yield
+    finally:
+        set_rng_state(state)
 
 
 def _numpy_rng(generator=None):

@@ -1491,9 +1491,14 @@ class Tensor:
     def norm(self, p="fro", dim=None, keepdim=False):
         """The vector p-norm over `dim` (all elements by default): p 2 or "fro", 1, inf, -inf,
         0 (the count of non-zeros) or any other number, with PyTorch's gradient (zero where
-        the norm is zero)."""
+        the norm is zero); p "nuc" is the nuclear norm of the matrices spanned by the two
+        dims `dim` (by default a 2-D tensor's), as torch.norm."""
         if self.dtype.kind != "f":
             raise TypeError(f"norm: input must be a floating point tensor, got {self.dtype}")
+        if isinstance(p, str) and p == "nuc":
+            from . import linalg
+            return linalg.matrix_norm(self, "nuc", tuple(range(self.ndim)) if dim is None else dim,
+                                      keepdim)
         if p == "fro":
             p = 2.0
         if not isinstance(p, numbers.Real) or isinstance(p, bool):

@@ -267,3 +267,39 @@ def test_logsumexp_of_integers_is_in_the_default_float_dtype():
     got = minifw.logsumexp(minifw.tensor([[True, False]]), 1, keepdim=True)
     assert got.shape == (1, 1) and got.dtype == minifw.float32
     np.testing.assert_allclose(host(got), [[np.log(np.e + 1)]], rtol=1e-6)
+
+
+def test_norm_nuc_is_the_nuclear_norm():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 3, 4))
+    x = minifw.tensor(a[0], requires_grad=True)
+    n = x.norm(p="nuc")
+    np.testing.assert_allclose(n.item(), np.linalg.svd(a[0], compute_uv=False).sum(), rtol=1e-12)
+    n.backward()
+    u, _, vt = np.linalg.svd(a[0], full_matrices=False)
+    np.testing.assert_allclose(host(x.grad), u @ vt, rtol=1e-10, atol=1e-12)  # d|A|_* / dA = U V^T
+    batched = minifw.norm(minifw.tensor(a), p="nuc", dim=(1, 2))
+    np.testing.assert_allclose(host(batched), np.linalg.svd(a, compute_uv=False).sum(-1), rtol=1e-12)
+    assert minifw.tensor(a).norm(p="nuc", dim=(0, 2), keepdim=True).shape == (1, 3, 1)
+    with pytest.raises(ValueError):
+        minifw.tensor(a).norm(p="nuc")  # three dims: name the two
+
+
+# ---- random -------------------------------------------------------------------------------
+
+def test_fork_rng_puts_the_global_state_back():
+    state = minifw.get_rng_state()
+    try:
+        minifw.manual_seed(0)
+        first = minifw.rand(3)
+        minifw.manual_seed(0)
+        with minifw.random.fork_rng():
+            minifw.rand(5)
+            minifw.randn(2)
+        np.testing.assert_array_equal(host(minifw.rand(3)), host(first))
+        minifw.manual_seed(0)
+        with minifw.random.fork_rng(devices=[], enabled=False):
+            minifw.rand(3)
+        assert not np.array_equal(host(minifw.rand(3)), host(first))
+    finally:
+        minifw.set_rng_state(state)
