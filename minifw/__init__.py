@@ -111,12 +111,16 @@ def matmul(a, b):
     return a @ b
 
 
-def add(input, other, *, alpha=1):
-    return input.add(other, alpha=alpha) if isinstance(input, Tensor) else other.__radd__(input)
+def add(input, other, *args, alpha=1):
+    if isinstance(input, Tensor):
+        return input.add(other, *args, alpha=alpha)
+    return (other if alpha == 1 else other * alpha).__radd__(input)
 
 
-def sub(input, other, *, alpha=1):
-    return input.sub(other, alpha=alpha) if isinstance(input, Tensor) else other.__rsub__(input)
+def sub(input, other, *args, alpha=1):
+    if isinstance(input, Tensor):
+        return input.sub(other, *args, alpha=alpha)
+    return (other if alpha == 1 else other * alpha).__rsub__(input)
 
 
 def mul(input, other):
@@ -571,12 +575,12 @@ def index_add(input, dim, index, source, *, alpha=1):
     return input.index_add(dim, index, source, alpha=alpha)
 
 
-def addcmul(input, tensor1, tensor2, *, value=1):
-    return input.addcmul(tensor1, tensor2, value=value)
+def addcmul(input, tensor1, tensor2, *args, value=1):
+    return input.addcmul(tensor1, tensor2, *args, value=value)
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1):
-    return input.addcdiv(tensor1, tensor2, value=value)
+def addcdiv(input, tensor1, tensor2, *args, value=1):
+    return input.addcdiv(tensor1, tensor2, *args, value=value)
 
 
 def lerp(input, end, weight):

@@ -190,6 +190,21 @@ def _category(dtype):
     return {"b": 0, "i": 1, "u": 1, "f": 2}[dtype.kind]
 
 
+def _scalar_first(fn, name, first, rest):
+    """The operands of PyTorch's deprecated overloads that put a number first (x.add_(alpha,
+    other), x.addcmul_(value, tensor1, tensor2)), with its warning: (the tensors, the number);
+    one tensor alone, not in a tuple."""
+    tensors = ", ".join(f"Tensor {n}" for n in (["other"] if len(rest) == 1 else ["tensor1", "tensor2"]))
+    if not isinstance(first, (numbers.Number, np.bool_)) or len(rest) > 2 or \
+            not all(isinstance(t, Tensor) for t in rest):
+        raise TypeError(f"{fn}: takes ({tensors.replace('Tensor ', '')}, *, {name}=1), or the "
+                        f"deprecated ({name}, {tensors.replace('Tensor ', '')}) with {name} a number")
+    warnings.warn(f"This overload of {fn} is deprecated:\n\t{fn}(Number {name}, {tensors})\n"
+                  f"Consider using {fn}({tensors}, *, Number {name}=1) instead",
+                  UserWarning, stacklevel=3)
+    return (rest[0] if len(rest) == 1 else tuple(rest)), first
+
+
 def _promote(a, b):
     """PyTorch's promotion of two dtypes (None: nothing yet): the higher category wins,
     within one the wider (int64 with float32 is float32, not NumPy's float64)."""
@@ -762,10 +777,14 @@ class Tensor:
     def __rmatmul__(self, other):
         return tensor(other).__matmul__(self) if isinstance(other, np.ndarray) else NotImplemented
 
-    def add(self, other, *, alpha=1):
+    def add(self, other, *args, alpha=1):
+        if args:  # the deprecated add(alpha, other)
+            other, alpha = _scalar_first("add", "alpha", other, args)
         return self + (other if alpha == 1 else other * alpha)
 
-    def sub(self, other, *, alpha=1):
+    def sub(self, other, *args, alpha=1):
+        if args:
+            other, alpha = _scalar_first("sub", "alpha", other, args)
         return self - (other if alpha == 1 else other * alpha)
 
     mul = multiply = __mul__
@@ -1034,11 +1053,15 @@ class Tensor:
             raise TypeError(f"{name}: expected a Tensor or a number, got {type(other).__name__}")
         return other
 
-    def add_(self, other, *, alpha=1):
+    def add_(self, other, *args, alpha=1):
+        if args:  # the deprecated add_(alpha, other), as in p.data.add_(-lr, p.grad)
+            other, alpha = _scalar_first("add_", "alpha", other, args)
         other = self._operand("add_", other)
         return self._apply_inplace("add_", lambda: self.add(other, alpha=alpha), other)
 
-    def sub_(self, other, *, alpha=1):
+    def sub_(self, other, *args, alpha=1):
+        if args:
+            other, alpha = _scalar_first("sub_", "alpha", other, args)
         other = self._operand("sub_", other)
         return self._apply_inplace("sub_", lambda: self.sub(other, alpha=alpha), other)
 
@@ -1139,11 +1162,15 @@ class Tensor:
         return self._apply_inplace("index_add_", lambda: self._index_add(
             "index_add_", dim, index, source, alpha, inplace=True), index, source)
 
-    def addcmul_(self, tensor1, tensor2, *, value=1):
+    def addcmul_(self, tensor1, tensor2, *args, value=1):
+        if args:  # the deprecated addcmul_(value, tensor1, tensor2)
+            (tensor1, tensor2), value = _scalar_first("addcmul_", "value", tensor1, (tensor2,) + args)
         return self._apply_inplace("addcmul_", lambda: self._addc(
             "addcmul_", tensor1, tensor2, value, divide=False), tensor1, tensor2)
 
-    def addcdiv_(self, tensor1, tensor2, *, value=1):
+    def addcdiv_(self, tensor1, tensor2, *args, value=1):
+        if args:
+            (tensor1, tensor2), value = _scalar_first("addcdiv_", "value", tensor1, (tensor2,) + args)
         return self._apply_inplace("addcdiv_", lambda: self._addc(
             "addcdiv_", tensor1, tensor2, value, divide=True), tensor1, tensor2)
 
@@ -1174,13 +1201,17 @@ class Tensor:
         value = _scalar(fill_value, self.dtype)
         return self._apply_inplace(fn, lambda: _indexing.IndexPut.apply(self, value, index=where))
 
-    def addcmul(self, tensor1, tensor2, *, value=1):
+    def addcmul(self, tensor1, tensor2, *args, value=1):
         """self + value * tensor1 * tensor2 (broadcast), as torch.addcmul."""
+        if args:
+            (tensor1, tensor2), value = _scalar_first("addcmul", "value", tensor1, (tensor2,) + args)
         return self._addc("addcmul", tensor1, tensor2, value, divide=False)
 
-    def addcdiv(self, tensor1, tensor2, *, value=1):
+    def addcdiv(self, tensor1, tensor2, *args, value=1):
         """self + value * tensor1 / tensor2 (broadcast), as torch.addcdiv; integer tensor1
         and tensor2 are refused, as PyTorch refuses them."""
+        if args:
+            (tensor1, tensor2), value = _scalar_first("addcdiv", "value", tensor1, (tensor2,) + args)
         return self._addc("addcdiv", tensor1, tensor2, value, divide=True)
 
     def _addc(self, fn, tensor1, tensor2, value, divide):

@@ -303,3 +303,31 @@ def test_fork_rng_puts_the_global_state_back():
         assert not np.array_equal(host(minifw.rand(3)), host(first))
     finally:
         minifw.set_rng_state(state)
+
+
+# ---- deprecated overloads -----------------------------------------------------------------
+
+def test_deprecated_scalar_first_overloads_work_with_a_warning():
+    ones = minifw.ones(3)
+    p = minifw.zeros(3)
+    with pytest.warns(UserWarning, match="This overload of add_ is deprecated"):
+        p.add_(-0.5, ones)  # as older training loops write p.data.add_(-lr, p.grad)
+    np.testing.assert_array_equal(host(p), [-0.5] * 3)
+    with pytest.warns(UserWarning, match="sub_"):
+        p.sub_(2, ones)
+    np.testing.assert_array_equal(host(p), [-2.5] * 3)
+    with pytest.warns(UserWarning, match="add"):
+        np.testing.assert_array_equal(host(minifw.add(minifw.zeros(2), 3, minifw.ones(2))), [3, 3])
+    with pytest.warns(UserWarning, match="addcmul_"):
+        q = minifw.zeros(2).addcmul_(2, minifw.full((2,), 3.0), minifw.full((2,), 4.0))
+    np.testing.assert_array_equal(host(q), [24, 24])
+    with pytest.warns(UserWarning, match="addcdiv"):
+        q = minifw.addcdiv(minifw.zeros(2), 2, minifw.ones(2), minifw.full((2,), 4.0))
+    np.testing.assert_array_equal(host(q), [0.5, 0.5])
+    with pytest.raises(TypeError):
+        minifw.zeros(2).add(ones[:2], ones[:2])  # two tensors: not the old overload
+
+
+def test_add_and_sub_of_a_number_and_a_tensor_apply_alpha():
+    np.testing.assert_array_equal(host(minifw.add(2, minifw.ones(2), alpha=3)), [5, 5])
+    np.testing.assert_array_equal(host(minifw.sub(2, minifw.ones(2), alpha=3)), [-1, -1])
