@@ -199,9 +199,8 @@ def _scalar_first(fn, name, first, rest):
             not all(isinstance(t, Tensor) for t in rest):
         raise TypeError(f"{fn}: takes ({tensors.replace('Tensor ', '')}, *, {name}=1), or the "
                         f"deprecated ({name}, {tensors.replace('Tensor ', '')}) with {name} a number")
-    warnings.warn(f"This overload of {fn} is deprecated:\n\t{fn}(Number {name}, {tensors})\n"
-                  f"Consider using {fn}({tensors}, *, Number {name}=1) instead",
-                  UserWarning, stacklevel=3)
+    warnings.warn(f"{fn}({name}, {tensors.replace('Tensor ', '')}) with the number first is deprecated; "
+                  f"write {fn}({tensors.replace('Tensor ', '')}, {name}={name})", UserWarning, stacklevel=3)
     return (rest[0] if len(rest) == 1 else tuple(rest)), first
 
 
@@ -2118,9 +2117,10 @@ class Tensor:
         if isinstance(index, list) and len(index) < 32 and any(
                 isinstance(i, (Tensor, list, tuple, slice, np.ndarray)) or i is None or i is Ellipsis
                 for i in index):
-            warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated "
-                          "(as in PyTorch); use x[tuple(seq)] instead of x[seq]", UserWarning,
-                          stacklevel=3)
+            warnings.warn("an index list holding lists, slices, None or ... is taken as a tuple of "
+                          "indices (one per dimension), as PyTorch still does, but that reading is "
+                          "deprecated: write x[tuple(seq)] for it, x[tensor(seq)] for one index array",
+                          UserWarning, stacklevel=3)
             index = tuple(index)
         items = index if isinstance(index, tuple) else (index,)
         out = []

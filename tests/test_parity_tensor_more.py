@@ -99,13 +99,13 @@ def test_indices_numpy_places_alike_are_unchanged():
 
 def test_short_list_holding_lists_is_a_tuple_of_indices():
     x = base()
-    with pytest.warns(UserWarning, match="non-tuple sequence"):  # deprecated, as PyTorch warns
+    with pytest.warns(UserWarning, match="is taken as a tuple of indices"):  # deprecated, as PyTorch warns
         np.testing.assert_array_equal(host(x[[[0, 1], [1, 0]]]), A[[0, 1], [1, 0]])
-    with pytest.warns(UserWarning, match="non-tuple sequence"):
+    with pytest.warns(UserWarning, match="is taken as a tuple of indices"):
         np.testing.assert_array_equal(host(x[[0, slice(1, 3)]]), A[0, 1:3])
     np.testing.assert_array_equal(host(x[[0, 1]]), A[[0, 1]])  # ints only: an index array
     y = base()
-    with pytest.warns(UserWarning, match="non-tuple sequence"):
+    with pytest.warns(UserWarning, match="is taken as a tuple of indices"):
         y[[[0, 2], [3, 1]]] = -1.0
     assert (host(y)[[0, 2], [3, 1]] == -1).all() and (host(y) == -1).sum() == 20
 
@@ -310,7 +310,8 @@ def test_fork_rng_puts_the_global_state_back():
 def test_deprecated_scalar_first_overloads_work_with_a_warning():
     ones = minifw.ones(3)
     p = minifw.zeros(3)
-    with pytest.warns(UserWarning, match="This overload of add_ is deprecated"):
+    with pytest.warns(UserWarning, match=r"add_\(alpha, other\) with the number first is deprecated; "
+                                         r"write add_\(other, alpha=alpha\)"):
         p.add_(-0.5, ones)  # as older training loops write p.data.add_(-lr, p.grad)
     np.testing.assert_array_equal(host(p), [-0.5] * 3)
     with pytest.warns(UserWarning, match="sub_"):
