@@ -104,7 +104,7 @@ def functions_in_graph(outputs):
         node = stack.pop()
         if isinstance(node, Node) and node.function not in found:
             found.add(node.function)
-            stack.extend(node.next_functions)
+            stack.extend(f for f, _ in node.next_functions)
     return found
 
 

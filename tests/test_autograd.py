@@ -279,10 +279,32 @@ def test_grad_fn_names_and_edges():
     x = leaf([1.0, 2.0])
     y = (x * 2).sum()
     assert repr(y.grad_fn) == "<SumBackward>"
-    (mul,) = y.grad_fn.next_functions
-    assert repr(mul) == "<MulBackward>"
-    assert mul.next_functions[0] is x  # the leaf itself, then None for the constant
+    ((mul, index),) = y.grad_fn.next_functions
+    assert repr(mul) == "<MulBackward>" and index == 0
+    (acc, index), (none, none_index) = mul.next_functions  # the leaf's node, then the constant
+    assert isinstance(acc, minifw.autograd.AccumulateGrad) and acc.variable is x and index == 0
+    assert acc.name() == "AccumulateGrad" and acc.next_functions == ()
+    assert none is None and none_index == 0
+    assert (x * 3).grad_fn.next_functions[0][0] is acc  # one node per leaf, as PyTorch's
     assert x.is_leaf and not y.is_leaf
+
+
+def test_next_functions_name_each_output_of_a_node_they_take():
+    x = leaf([1.0, 2.0, 3.0, 4.0])
+    a, b = x.split(2)
+    z = b * a
+    (first, i), (second, j) = z.grad_fn.next_functions
+    assert first is second is a.grad_fn and (i, j) == (1, 0)
+
+
+def test_a_leafs_accumulate_grad_node_does_not_keep_it_alive():
+    import gc
+    x = leaf([1.0])
+    acc = (x * 2).grad_fn.next_functions[0][0]
+    ref = weakref.ref(x)
+    del x
+    gc.collect()
+    assert ref() is None and acc.variable is None
 
 
 # ---- graph shapes --------------------------------------------------------------------------

@@ -53,7 +53,7 @@ def _nodes(outputs):
         node = stack.pop()
         if isinstance(node, Node) and id(node) not in found:
             found[id(node)] = node
-            stack.extend(node.next_functions)
+            stack.extend(f for f, _ in node.next_functions)
     return found.values()
 
 

@@ -583,10 +583,43 @@ class Node:
 
     @property
     def next_functions(self):
-        return tuple(e[0] if isinstance(e, tuple) else e for e in self.edges)
+        """As PyTorch's: one (node, output index) pair per input: the node that made it, a
+        leaf's AccumulateGrad, or (None, 0) for an input that needs no gradient."""
+        return tuple((None, 0) if e is None else e if isinstance(e, tuple) else (_accumulator(e), 0)
+                     for e in self.edges)
 
     def __repr__(self):
         return f"<{self.name()}>"
+
+
+class AccumulateGrad:
+    """Where a leaf's gradient goes, as PyTorch's graph shows it: the node next_functions
+    names for a leaf that requires grad (one per leaf). `variable` is the leaf; it has no
+    inputs. minifw's backward adds into the leaf's .grad itself: this node is for reading
+    the graph."""
+
+    __slots__ = ("_variable", "__weakref__")
+    next_functions = ()
+
+    def __init__(self, variable):
+        self._variable = weakref.ref(variable)  # the leaf holds its node, not the other way
+
+    @property
+    def variable(self):
+        return self._variable()
+
+    def name(self):
+        return "AccumulateGrad"
+
+    def __repr__(self):
+        return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+def _accumulator(leaf):
+    node = getattr(leaf, "_grad_accumulator", None)
+    if node is None:
+        node = leaf._grad_accumulator = AccumulateGrad(leaf)
+    return node
 
 
 def _is_minifw_module(module):
