@@ -2650,7 +2650,7 @@ class Tensor:
 
     def unfold(self, dimension, size, step):
         """Every window of `size` elements along `dimension`, `step` apart, as a new last dim
-        (dimension then counts the windows)."""
+        (dimension then counts the windows): a view, as PyTorch's."""
         fn = "unfold"
         x = self.reshape(1) if self.ndim == 0 else self
         d = _dim(fn, dimension, x.ndim, "dimension")
@@ -2658,10 +2658,7 @@ class Tensor:
         if size > x.shape[d]:
             raise ValueError(f"{fn}: size ({size}) must not exceed the size of dimension "
                              f"{dimension} ({x.shape[d]})")
-        windows = (x.shape[d] - size) // step + 1
-        index = (np.arange(windows)[:, None] * step + np.arange(size)).reshape(-1)
-        picked = x.index_select(d, Tensor._make(devices.to_device(index, self.device)))
-        out = picked.reshape(x.shape[:d] + (windows, size) + x.shape[d + 1:]).movedim(d + 1, -1)
+        out = _shape.Unfold.apply(x, dim=d, size=size, step=step)
         return out.reshape(size) if self.ndim == 0 else out
 
     def take(self, index):

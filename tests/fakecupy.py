@@ -1397,6 +1397,18 @@ cuda = _module("cupy.cuda", "The emulated CUDA device (one device, id 0).",
                MemoryPointer=MemoryPointer, UnownedMemory=UnownedMemory, alloc=alloc,
                get_device_id=runtime.getDevice, is_available=is_available,
                OutOfMemoryError=OutOfMemoryError, MemoryHook=MemoryHook)
+
+
+def _as_strided(x, shape=None, strides=None):
+    """cupy.lib.stride_tricks.as_strided: a view of x's memory with these shape and strides."""
+    if not isinstance(x, ndarray):
+        raise TypeError(f"Unsupported type {type(x)}")
+    view = _np.lib.stride_tricks.as_strided(x._a, shape, strides)
+    return ndarray._of(view, x._mem, x._base if x._base is not None else x)
+
+
+lib = _module("cupy.lib", "Array tools.", stride_tricks=_module(
+    "cupy.lib.stride_tricks", "Views with given strides.", as_strided=_as_strided))
 linalg = _module("cupy.linalg", "numpy.linalg on device arrays.",
                  LinAlgError=_np.linalg.LinAlgError,
                  **{n: _forward(getattr(_np.linalg, n), n) for n in _LINALG_NAMES})

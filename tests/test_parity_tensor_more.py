@@ -332,3 +332,41 @@ def test_deprecated_scalar_first_overloads_work_with_a_warning():
 def test_add_and_sub_of_a_number_and_a_tensor_apply_alpha():
     np.testing.assert_array_equal(host(minifw.add(2, minifw.ones(2), alpha=3)), [5, 5])
     np.testing.assert_array_equal(host(minifw.sub(2, minifw.ones(2), alpha=3)), [-1, -1])
+
+
+# ---- unfold: a view of overlapping windows ------------------------------------------------
+
+@pytest.mark.parametrize("device", ["cpu", "cudasim", "cuda"])
+def test_unfold_is_a_view(device, monkeypatch):
+    if device == "cuda" and not cuda_available():
+        emulate_cuda(monkeypatch)
+    x = minifw.arange(12.0, device=device).reshape(3, 4)
+    windows = x.unfold(1, 2, 2)
+    assert windows.shape == (3, 2, 2) and windows.stride() == (4, 2, 1) and windows.is_contiguous()
+    assert windows.device == x.device
+    windows.mul_(-1)  # written through the view: the tensor changes, as in PyTorch
+    np.testing.assert_array_equal(host(x), -np.arange(12.0).reshape(3, 4))
+    overlapping = x.unfold(0, 2, 1)  # windows share elements
+    assert overlapping.shape == (2, 4, 2) and overlapping.stride() == (4, 1, 4)
+    x.add_(100)
+    np.testing.assert_array_equal(host(overlapping)[1, :, 0], host(x)[1])
+    assert overlapping._version == x._version
+
+
+def test_unfold_gradient_adds_every_window_an_element_is_in():
+    from gradcheck import gradcheck
+    x = minifw.tensor(np.random.default_rng(0).standard_normal((2, 7, 3)), requires_grad=True)
+    gradcheck(lambda t: t.unfold(1, 3, 2).sin(), [x])
+    gradcheck(lambda t: t.unfold(1, 3, 1) * 2, [x])
+    gradcheck(lambda t: t.unfold(-1, 2, 3), [x])
+    y = minifw.ones(5, requires_grad=True)
+    y.unfold(0, 3, 1).sum().backward()  # element i is in min(i + 1, 3, 5 - i) windows
+    np.testing.assert_array_equal(host(y.grad), [1, 2, 3, 2, 1])
+
+
+def test_unfold_in_place_on_a_saved_input_is_caught():
+    x = minifw.arange(6.0, requires_grad=True) * 1
+    y = x * x
+    x.unfold(0, 2, 2).mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

@@ -1110,10 +1110,14 @@ def _accumulate_leaf_graph(t, g):
 
 
 def storage(array):
-    """The array that owns `array`'s memory (itself, or the end of its chain of bases)."""
+    """The array that owns `array`'s memory (itself, or the last array in its chain of bases;
+    the chain may pass through an object that is no array, as NumPy's as_strided views'
+    does)."""
     base = array.base
-    while base is not None and devices.is_array(base):
-        array, base = base, base.base
+    while base is not None:
+        if devices.is_array(base):
+            array = base
+        base = getattr(base, "base", None)
     return array
 
 

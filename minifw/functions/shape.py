@@ -204,6 +204,31 @@ class IndexScatter(Function):
         return Index.apply(dx, index=ctx.index)
 
 
+class Unfold(Function):
+    """Every window of `size` elements along `dim`, `step` apart, as a new last dim: a view
+    of a's memory (torch.Tensor.unfold), windows overlapping where step < size."""
+
+    @staticmethod
+    def forward(ctx, a, *, dim, size, step):
+        ctx.args = a.shape, dim, size, step
+        windows = (a.shape[dim] - size) // step + 1
+        shape = a.shape[:dim] + (windows,) + a.shape[dim + 1:] + (size,)
+        strides = a.strides[:dim] + (a.strides[dim] * step,) + a.strides[dim + 1:] + (a.strides[dim],)
+        if type(a) is np.ndarray or devices.of(a).type != "cuda":  # host memory; "cudasim" keeps its type
+            return np.lib.stride_tricks.as_strided(a, shape, strides, subok=True)
+        return devices.array_module(devices.of(a)).lib.stride_tricks.as_strided(a, shape, strides)
+
+    @staticmethod
+    def backward(ctx, g):
+        shape, dim, size, step = ctx.args
+        dx = devices.zeros(shape, g.dtype, devices.of(g))
+        windows = g.shape[dim]
+        for k in range(size):  # the k-th element of every window, added where it came from
+            at = (slice(None),) * dim + (slice(k, k + step * (windows - 1) + 1, step),)
+            dx[at] += g[..., k]
+        return dx
+
+
 class Flip(Function):
     """The order of the elements reversed along `dims` (a copy, as torch.flip)."""
 
