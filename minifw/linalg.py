@@ -627,6 +627,7 @@ def pinverse(A, rcond=1e-15):
 
 
 Tensor.det = det
+Tensor._nuclear_norm = lambda self, dim, keepdim: matrix_norm(self, "nuc", dim, keepdim)  # norm(p="nuc")
 Tensor.inverse = inv
 Tensor.logdet = logdet
 Tensor.slogdet = slogdet
