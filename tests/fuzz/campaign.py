@@ -3,7 +3,7 @@
     python -m tests.fuzz.campaign                      # every single mutation, plus 2000 pairs
     python -m tests.fuzz.campaign --pairs 20000 --seed 7 --workers 2
     python -m tests.fuzz.campaign --sample 3 --seed 1  # CI's kind of plan, another seed
-    python -m tests.fuzz.campaign --repro 'ops.conv2d_forward|stride:int_2**63'
+    python -m tests.fuzz.campaign --repro 'ops.conv2d_forward|stride:2**63'
 
 Run from the repository root. Prints a summary (calls, verdicts by kind, per function) and
 one reproducer line per failure; exits 1 when any call fails.
