@@ -35,7 +35,9 @@ RECIPE_OPTIONS = ("lr", "momentum", "weight_decay", "lr_schedule", "shift", "seq
                   "dropout", "tie_weights", "min_count")
 
 
-MAX_THREADS = 1024  # --threads: more than any CPU minifw runs on; beyond, OpenMP may fail to start
+# --threads: what minifw.set_num_threads takes (max(256, 4 x the CPUs), within OMP_THREAD_LIMIT);
+# beyond it OpenMP may fail to start
+MAX_THREADS = minifw.backends.max_num_threads()
 MAX_SHIFT = 27       # --shift: 28 pixels or more could move a 28x28 digit out of its image
 
 

@@ -191,8 +191,8 @@ def test_plot_without_matplotlib_says_so_and_still_trains(capsys, digits, tmp_pa
                  id="momentum-text"),
     pytest.param(["train", "lenet", "--device", "tpu"], "argument --device: invalid choice: 'tpu'",
                  id="unknown-device"),
-    pytest.param(["train", "lenet", "--threads", "0"], "argument --threads: expected an integer from 1 to 1024, got '0'",
-                 id="threads-0"),
+    pytest.param(["train", "lenet", "--threads", "0"],
+                 f"argument --threads: expected an integer from 1 to {cli.MAX_THREADS}, got '0'", id="threads-0"),
     pytest.param(["train", "lenet", "--bogus"], "unrecognized arguments: --bogus", id="unknown-option"),
 ])
 def test_bad_arguments_are_usage_errors(argv, message, capsys):

@@ -75,6 +75,13 @@ def train(capsys, *options):
                  f"--threads: expected an integer from 1 to {cli.MAX_THREADS}, got '100000000000'",
                  id="threads-huge"),
     pytest.param(["bench", "lenet", "--threads", "0"], "--threads: expected an integer from 1 to", id="bench-threads-0"),
+    # above set_num_threads' limit: a usage error, not set_num_threads' traceback once parsed
+    pytest.param(["train", "lenet", "--threads", str(minifw.backends.max_num_threads() + 1)],
+                 f"--threads: expected an integer from 1 to {minifw.backends.max_num_threads()}, got",
+                 id="threads-over-the-library-limit"),
+    pytest.param(["bench", "lenet", "--threads", str(minifw.backends.max_num_threads() + 1)],
+                 f"--threads: expected an integer from 1 to {minifw.backends.max_num_threads()}, got",
+                 id="bench-threads-over-the-library-limit"),
     pytest.param(["train", "lenet", "--shift", "100000"],
                  f"--shift: expected an integer from 0 to {cli.MAX_SHIFT}, got '100000'", id="shift-huge"),
     pytest.param(["sample", "c.npz", "--temperature", "inf"], "--temperature: expected a finite number > 0.0",
