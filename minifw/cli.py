@@ -384,8 +384,9 @@ def _check_writable(option, path):
     """Refuse, before any training, an output path that cannot be written: a directory, or a
     file in a directory that does not exist or that this process cannot write to."""
     if os.path.isdir(path):
+        example = {"--checkpoint": "run.npz", "--json": "run.json"}.get(option, "run.png")
         raise CommandError(f"{option} {path}: is a directory; give a file name, e.g. "
-                           f"{os.path.join(path, 'run.npz' if option == '--checkpoint' else 'run.png')}")
+                           f"{os.path.join(path, example)}")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         what = "is not a directory" if os.path.exists(folder) else "does not exist"
@@ -498,13 +499,21 @@ def run_bench(args):
         parser.error(f"--device {args.device} is not available: {reason}")
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         parser.error(f"--plot {args.plot} needs matplotlib (pip install matplotlib)")
+    batch_size = args.batch_size or benchmark.DEFAULT_BATCH_SIZES.get(args.model, 64)
+    try:  # what the benchmark itself refuses (the torch engine on "cudasim"), before any timing
+        benchmark.check_arguments(args.model, engines, batch_size, args.iterations, args.warmup,
+                                  args.device)
+    except benchmark.BenchmarkError as e:
+        parser.error(str(e))
+    for option, path in (("--json", args.json), ("--plot", args.plot)):
+        if path:
+            _check_writable(option, path)
     for variable in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
         if os.environ.get(variable):
             print(f"minifw bench: warning: {variable} is set, which slows NumPy's OpenBLAS and so "
                   f"the caffe engine; unset it for a fair comparison", file=sys.stderr)
     if args.threads is not None:
         minifw.set_num_threads(args.threads)
-    batch_size = args.batch_size or benchmark.DEFAULT_BATCH_SIZES.get(args.model, 64)
     blocks = 3
     bar = _bench_progress(len(engines) * blocks * (args.warmup + -(-args.iterations // blocks)))
     result = benchmark.run(args.model, engines, batch_size=batch_size, iterations=args.iterations,

@@ -133,6 +133,30 @@ def test_an_output_path_that_cannot_be_written_is_refused_before_training(where,
     assert message in err and "epoch" not in out
 
 
+@pytest.mark.parametrize("option", ["--json", "--plot"])
+@pytest.mark.parametrize("where", ["a-directory", "in-a-missing-directory"])
+def test_a_bench_output_path_that_cannot_be_written_is_refused_before_timing(where, option, capsys,
+                                                                              tmp_path, monkeypatch):
+    monkeypatch.setattr(cli.benchmark, "run", lambda *a, **k: pytest.fail("the benchmark ran"))
+    path, message = {
+        "a-directory": (str(tmp_path), f"{option} {tmp_path}: is a directory; give a file name, e.g. "),
+        "in-a-missing-directory": (f"{tmp_path}/no/b.out", f"{tmp_path}/no does not exist"),
+    }[where]
+    status = cli.main(["bench", "lenet", "--iterations", "1", option, path])
+    err = capsys.readouterr().err
+    assert status == 2 and err.startswith(f"minifw bench: error: {option} {path}: ") and message in err, err
+
+
+def test_bench_refuses_what_the_benchmark_cannot_run_as_a_usage_error(capsys, monkeypatch):
+    monkeypatch.setattr(cli.benchmark, "run", lambda *a, **k: pytest.fail("the benchmark ran"))
+    monkeypatch.setattr(cli.benchmark, "torch_missing", lambda: None)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["bench", "lenet", "--engine", "torch", "--device", "cudasim"])
+    assert exit_info.value.code == 2
+    assert "minifw bench: error: engine torch runs on cpu or cuda, not on device 'cudasim'" in \
+        capsys.readouterr().err
+
+
 @pytest.mark.parametrize("make, message", [
     pytest.param(lambda p: p.mkdir(), "--resume {p}: Is a directory", id="a-directory"),
     pytest.param(lambda p: p.write_text("not a checkpoint"), "--resume: load: not a valid minifw checkpoint: {p}: "
