@@ -329,7 +329,7 @@ def run_train(args):
             return 0
     print(run.describe() + ("" if args.engine == "primitives" else f", {args.engine} engine"))
     if world_size > 1:
-        print(f"data-parallel on {world_size} processes x {minifw.get_num_threads()} threads: "
+        print(f"data-parallel on {world_size} processes x {training.counted(minifw.get_num_threads(), 'thread')}: "
               f"global batch {run.settings['batch_size']} per process x {world_size} = "
               f"{run.settings['batch_size'] * world_size}")
 
@@ -371,7 +371,7 @@ def run_train(args):
     per_second = sum(r.samples for r in results) / sum(r.seconds for r in results)
     score = (f"validation perplexity {last.perplexity:.2f}" if result_is_text else
              f"test accuracy {100 * last.correct / last.total:.2f}%")
-    print(f"done: {score} after {epochs} epochs; "
+    print(f"done: {score} after {training.counted(epochs, 'epoch')}; "
           f"{elapsed:.1f} s, {per_second:,.0f} training {unit}/s"
           + (f"; checkpoint {args.checkpoint}" if args.checkpoint else ""))
     if args.plot:
@@ -522,7 +522,7 @@ def run_bench(args):
     if bar is not None:
         bar.close()
     print(f"{args.model}, batch {batch_size}, {args.iterations} iterations per engine; "
-          f"{result['cpu']}, {result['isa']}, {result['threads']} threads")
+          f"{result['cpu']}, {result['isa']}, {training.counted(result['threads'], 'thread')}")
     print(benchmark.format_table(result))
     if args.json:
         with open(args.json, "w") as f:

@@ -150,6 +150,11 @@ class Recipe:
 RECIPES = {}
 
 
+def counted(n, noun):
+    """"1 thread", "2 threads": n and the noun, plural unless n is 1."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def register(recipe):
     """Make `recipe` (a Recipe instance) available under recipe.name; returns it."""
     missing = [name for name in LOOP_SETTINGS if name not in recipe.defaults]
@@ -466,7 +471,7 @@ class LeNetRecipe(Recipe):
         return (f"LeNet on {len(run.train_set):,} training and {len(run.test_set):,} test digits "
                 f"from {source}; SGD lr {s['lr']} ({schedule}), momentum {s['momentum']}, weight "
                 f"decay {s['weight_decay']}, batch {s['batch_size']}, {shift}, seed {s['seed']}, "
-                f"{minifw.get_num_threads()} threads")
+                f"{counted(minifw.get_num_threads(), 'thread')}")
 
 
 register(LeNetRecipe())
@@ -604,7 +609,7 @@ class CharLSTMRecipe(Recipe):
                 f"training and {len(run.test_set):,} validation characters of {plays} (vocabulary "
                 f"{len(run.train_set.vocab)}); Adam lr {s['lr']}, clip {s['clip']}, batch "
                 f"{s['batch_size']}, sequence {s['seq_len']}, seed {s['seed']}, "
-                f"{minifw.get_num_threads()} threads")
+                f"{counted(minifw.get_num_threads(), 'thread')}")
 
 
 register(CharLSTMRecipe())
@@ -659,7 +664,7 @@ class WordLMRecipe(CharLSTMRecipe):
                 f"validation words of {plays} (vocabulary {len(run.train_set.vocab):,}, min count "
                 f"{s['min_count']}); Adam lr {s['lr']}, clip {s['clip']}, batch "
                 f"{s['batch_size']}, sequence {s['seq_len']}, seed {s['seed']}, "
-                f"{minifw.get_num_threads()} threads")
+                f"{counted(minifw.get_num_threads(), 'thread')}")
 
 
 register(WordLMRecipe())

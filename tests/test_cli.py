@@ -94,7 +94,7 @@ def test_train_reports_progress_accuracy_and_writes_a_checkpoint(capsys, digits,
                              "--threads", "1")
     assert status == 0, err
     lines = out.splitlines()
-    assert "48 training and 20 test digits" in lines[0] and "1 threads" in lines[0]
+    assert "48 training and 20 test digits" in lines[0] and "1 thread" in lines[0] and "1 threads" not in lines[0]
     assert lines[1].startswith("epoch 1/2: train loss ")
     assert "test accuracy" in lines[1] and "/20)" in lines[1]
     assert lines[2].startswith("epoch 2/2: ")

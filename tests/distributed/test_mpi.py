@@ -105,7 +105,7 @@ def test_minifw_train_under_mpiexec(tmp_path):
               "--lr-schedule", "constant"]
     done = launch(*common, "--epochs", "1", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.count("data-parallel on 2 processes x 1 threads: global batch 32 per "
+    assert done.stdout.count("data-parallel on 2 processes x 1 thread: global batch 32 per "
                              "process x 2 = 64") == 1, done.stdout
     assert done.stdout.count("done: test accuracy") == 1, done.stdout
     assert (tmp_path / "lenet.npz").exists()
