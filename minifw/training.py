@@ -649,7 +649,7 @@ class WordLMRecipe(CharLSTMRecipe):
             raise ValueError(f"wordlm: dropout must be in [0, 1); got {settings['dropout']!r}")
         if settings["tie_weights"] and settings["embedding_dim"] != settings["hidden_size"]:
             raise ValueError(f"wordlm: tied weights share the embedding matrix with the decoder, "
-                             f"so embedding_dim must equal hidden_size; got "
+                             f"so embedding_dim (--embedding-dim) must equal hidden_size (--hidden-size); got "
                              f"{settings['embedding_dim']} and {settings['hidden_size']}")
         return super().datasets(settings, generators)
 

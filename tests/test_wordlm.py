@@ -89,7 +89,7 @@ def test_tied_weights_train_one_matrix(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("options, message", [
-    (["--tie-weights"], "embedding_dim must equal hidden_size; got 8 and 16"),
+    (["--tie-weights"], "embedding_dim (--embedding-dim) must equal hidden_size (--hidden-size); got 8 and 16"),
     (["--dropout", "1"], "--dropout: expected a number >= 0.0 and < 1.0, got '1'"),
     (["--momentum", "0.5"], "--momentum does not apply to wordlm"),
     (["--batch-size", "400"], "too short for a validation tail"),
