@@ -1552,15 +1552,25 @@ class Tensor:
 
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
         """The distinct values in ascending order (with the inverse indices and counts on
-        request), as torch.unique; dim= is not supported."""
-        if dim is not None:
-            raise NotImplementedError("unique: dim= is not supported; flatten or index first")
-        values, inverse, counts = np.unique(devices.to_device(self._data, devices.CPU),
-                                            return_inverse=True, return_counts=True)
+        request), as torch.unique; with dim, the distinct slices along dim in lexicographic
+        order, the inverse then giving each slice's place among them."""
+        data = devices.to_device(self._data, devices.CPU)
+        if dim is None:
+            values, inverse, counts = np.unique(data, return_inverse=True, return_counts=True)
+            inverse = inverse.reshape(self.shape)
+        else:
+            if self.ndim == 0:
+                raise IndexError(f"unique: a 0-d tensor has no dimension {dim}")
+            d = _dim("unique", dim, self.ndim)
+            if data.size == 0 and data.shape[d] != 0:
+                raise ValueError(f"unique: the slices along dim {dim} of a tensor of shape "
+                                 f"{self.shape} are empty, so they cannot be told apart")
+            values, inverse, counts = np.unique(data, return_inverse=True, return_counts=True, axis=d)
+            inverse = inverse.reshape(-1)
+            values = np.ascontiguousarray(values)
         out = [Tensor._make(_autograd.on_device(values, self.device))]
         if return_inverse:
-            out.append(Tensor._make(_autograd.on_device(
-                inverse.reshape(self.shape).astype(np.int64), self.device)))
+            out.append(Tensor._make(_autograd.on_device(inverse.astype(np.int64), self.device)))
         if return_counts:
             out.append(Tensor._make(_autograd.on_device(counts.astype(np.int64), self.device)))
         return out[0] if len(out) == 1 else tuple(out)
@@ -2010,9 +2020,8 @@ class Tensor:
         return _indexing.Gather.apply(self, index, dim=d)
 
     def _scatter(self, fn, dim, index, src, value, reduce, inplace=False):
-        if reduce not in (None, "add"):
-            raise NotImplementedError(f"{fn}: reduce={reduce!r} is not supported; scatter_add_ "
-                                      f"adds")
+        if reduce not in (None, "add", "multiply"):
+            raise ValueError(f"{fn}: reduce must be None, 'add' or 'multiply', got {reduce!r}")
         if (src is None) == (value is None):
             raise TypeError(f"{fn}: give one of src (a tensor or a number) and value")
         src = value if src is None else src
@@ -2029,12 +2038,19 @@ class Tensor:
                                  f"dimensions and be at least as large ({index.shape})")
         else:
             src = self._fill_value(fn, src)
+        if reduce == "multiply":  # each place times every src value sent to it
+            if isinstance(src, Tensor):
+                src = src[tuple(slice(0, n) for n in index.shape)]
+            else:
+                src = full(index.shape, src, dtype=self.dtype, device=self.device)
+            return self._scatter_reduce(fn, d, index, src, "prod", True)
         return _indexing.Scatter.apply(self, index, src, dim=d, accumulate=reduce == "add",
                                        inplace=inplace)
 
     def scatter(self, dim, index, src=None, *, value=None, reduce=None):
         """A copy of this tensor with src's values written at the places index names along
-        dim (self[index[i][j]][j] = src[i][j] for dim 0); src may be a number."""
+        dim (self[index[i][j]][j] = src[i][j] for dim 0); src may be a number. reduce 'add'
+        or 'multiply' combines them with what is there instead."""
         return self._scatter("scatter", dim, index, src, value, reduce)
 
     def scatter_add(self, dim, index, src):

@@ -370,3 +370,35 @@ def test_unfold_in_place_on_a_saved_input_is_caught():
     x.unfold(0, 2, 2).mul_(2)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+# ---- scatter's reduce='multiply', unique over a dim -------------------------------------------
+
+def test_scatter_multiply_multiplies_every_value_sent_to_a_place():
+    x = minifw.full((2, 4), 2.0)
+    index = minifw.tensor([[0, 1, 2, 0]])
+    got = x.scatter(1, index, minifw.tensor([[3.0, 4.0, 5.0, 6.0]]), reduce="multiply")
+    np.testing.assert_array_equal(host(got), [[2 * 3 * 6, 8, 10, 2], [2, 2, 2, 2]])
+    np.testing.assert_array_equal(host(x.scatter(1, index, 1.5, reduce="multiply")),
+                                  [[4.5, 3, 3, 2], [2, 2, 2, 2]])
+    y = x.clone()
+    y.scatter_(0, minifw.tensor([[1, 1]]), minifw.tensor([[10.0, 10.0, 9.0]]), reduce="multiply")
+    np.testing.assert_array_equal(host(y), [[2, 2, 2, 2], [20, 20, 2, 2]])  # src beyond index unused
+    w = minifw.tensor([[1.0, 2.0, 3.0]], dtype=minifw.float64, requires_grad=True)
+    from gradcheck import gradcheck
+    gradcheck(lambda s: minifw.ones(2, 3, dtype=minifw.float64).scatter(
+        0, minifw.tensor([[1, 0, 1]]), s, reduce="multiply"), [w])
+
+
+def test_unique_over_a_dim_gives_the_distinct_slices():
+    a = np.array([[1, 2, 3], [1, 2, 3], [0, 5, 1], [1, 2, 3]])
+    values, inverse, counts = minifw.tensor(a).unique(dim=0, return_inverse=True, return_counts=True)
+    assert values.tolist() == [[0, 5, 1], [1, 2, 3]]
+    assert inverse.tolist() == [1, 1, 0, 1] and counts.tolist() == [1, 3]
+    values, inverse = minifw.unique(minifw.tensor(a.T), dim=-1, return_inverse=True)
+    assert values.tolist() == [[0, 1], [5, 2], [1, 3]] and inverse.tolist() == [1, 1, 0, 1]
+    assert minifw.zeros(0, 3).unique(dim=0).shape == (0, 3)
+    with pytest.raises(ValueError, match="slices along dim 0 of a tensor of shape \\(2, 0\\) are empty"):
+        minifw.zeros(2, 0).unique(dim=0)
+    with pytest.raises(IndexError, match="a 0-d tensor has no dimension 0"):
+        minifw.tensor(3.0).unique(dim=0)

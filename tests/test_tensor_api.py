@@ -544,8 +544,8 @@ def test_scatter_gradients():
                  "index 3 is out of bounds for dimension 1 with size 3", id="index_range"),
     pytest.param(lambda x: x.scatter(1, minifw.tensor([[0]])), TypeError,
                  "give one of src .* and value", id="no_source"),
-    pytest.param(lambda x: x.scatter_(1, minifw.tensor([[0]]), 1.0, reduce="multiply"),
-                 NotImplementedError, "reduce='multiply' is not supported", id="reduce"),
+    pytest.param(lambda x: x.scatter_(1, minifw.tensor([[0]]), 1.0, reduce="max"),
+                 ValueError, "reduce must be None, 'add' or 'multiply', got 'max'", id="reduce"),
 ])
 def test_scatter_errors(call, error, message):
     with pytest.raises(error, match=message):
