@@ -426,3 +426,13 @@ def test_default_collate_ints_then_a_float_is_not_truncated():
     batch = default_collate([1, 2])
     assert batch.dtype == np.int64 and batch.tolist() == [1, 2]
     assert default_collate([1.0, 2]).dtype == np.float64
+
+
+def test_module_share_memory_half_and_bfloat16():
+    model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    assert model.share_memory() is model
+    assert all(t.is_shared() for t in list(model.parameters()) + list(model.buffers()))
+    with pytest.raises(TypeError, match="Module.half: minifw has no float16 tensors"):
+        model.half()
+    with pytest.raises(TypeError, match="Module.bfloat16: minifw has no bfloat16 tensors"):
+        model.bfloat16()

@@ -794,6 +794,25 @@ class Module:
     def double(self):
         return self.to(np.float64)
 
+    def half(self):
+        """Refused, as Tensor.half is: minifw computes in float32 and float64 only."""
+        raise TypeError("Module.half: minifw has no float16 tensors (float32 and float64 only); "
+                        "keep the model in float32")
+
+    def bfloat16(self):
+        """Refused, as Tensor.bfloat16 is: minifw computes in float32 and float64 only."""
+        raise TypeError("Module.bfloat16: minifw has no bfloat16 tensors (float32 and float64 "
+                        "only); keep the model in float32")
+
+    def share_memory(self):
+        """share_memory_() on every parameter and buffer (see Tensor.share_memory_)."""
+        for m in self.modules():
+            for store in (m._parameters, m._buffers):
+                for t in store.values():
+                    if t is not None:
+                        t.share_memory_()
+        return self
+
     # ---- state ------------------------------------------------------------------------
     _version = 1  # a layout version for state dicts, as PyTorch's (its local_metadata["version"])
 
