@@ -119,7 +119,9 @@ class PackedSequence(_PackedSequenceFields):
     were given sorted); unsorted_indices is its inverse. As in PyTorch, batch_sizes is
     always on the CPU and the index tensors on data's device."""
 
-    def __new__(cls, data, batch_sizes, sorted_indices=None, unsorted_indices=None):
+    def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        if batch_sizes is None and isinstance(data, (tuple, list)) and len(data) == 2:
+            data, batch_sizes = data  # the older form: PackedSequence((data, batch_sizes))
         if unsorted_indices is None:
             _check_indices("PackedSequence", "sorted_indices", sorted_indices, None)
             unsorted_indices = invert_permutation(sorted_indices)
@@ -128,21 +130,50 @@ class PackedSequence(_PackedSequenceFields):
 
     def to(self, *args, **kwargs):
         """data moved or cast as Tensor.to; the index tensors follow data's device."""
-        data = self.data.to(*args, **kwargs)
-        if data is self.data:
-            return self
-        indices = [None if i is None else i.to(data.device)
-                   for i in (self.sorted_indices, self.unsorted_indices)]
-        return type(self)(data, self.batch_sizes, *indices)
+        return self._with_data(self.data.to(*args, **kwargs))
 
     def cpu(self):
         return self.to("cpu")
+
+    def cuda(self, device=None, non_blocking=False):
+        """data (and the index tensors) on "cuda", as Tensor.cuda."""
+        return self._with_data(self.data.cuda(device))
+
+    def pin_memory(self):
+        """This PackedSequence itself: pinning has no effect in minifw."""
+        return self
 
     def double(self):
         return self.to(dtype=np.float64)
 
     def float(self):
         return self.to(dtype=np.float32)
+
+    def long(self):
+        return self.to(dtype=np.int64)
+
+    def int(self):
+        return self.to(dtype=np.int32)
+
+    # dtypes minifw does not have: Tensor's methods say so
+    def half(self):
+        return self._with_data(self.data.half())
+
+    def short(self):
+        return self._with_data(self.data.short())
+
+    def char(self):
+        return self._with_data(self.data.char())
+
+    def byte(self):
+        return self._with_data(self.data.byte())
+
+    def _with_data(self, data):
+        if data is self.data:
+            return self
+        indices = [None if i is None else i.to(data.device)
+                   for i in (self.sorted_indices, self.unsorted_indices)]
+        return type(self)(data, self.batch_sizes, *indices)
 
     @property
     def is_cuda(self):
@@ -269,9 +300,10 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     lengths = np.array([s.shape[0] for s in sequences], dtype=np.int64)
     steps, batch = int(lengths.max()), len(sequences)
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-    joined = cat(list(sequences) + [full((1,) + tuple(sequences[0].shape[1:]), padding_value,
-                                         dtype=np.result_type(*(s.dtype for s in sequences)),
-                                         device=sequences[0].device)])
+    dtype = sequences[0].dtype  # as PyTorch: the first sequence's dtype, the others cast to it
+    joined = cat([s if s.dtype == dtype else s.to(dtype) for s in sequences]
+                 + [full((1,) + tuple(sequences[0].shape[1:]), padding_value, dtype=dtype,
+                         device=sequences[0].device)])
     pad_row = int(lengths.sum())
     source = np.full((batch, steps), pad_row, dtype=np.int64)
     for b in range(batch):
