@@ -20,10 +20,31 @@ def _grads(fn, parameters):
         if not isinstance(p, Tensor):
             raise TypeError(f"{fn}: parameters must be a Tensor or an iterable of Tensors; element {i} "
                             f"is a {type(p).__name__}")
-    return [p.grad for p in params if p.grad is not None]
+    grads = [p.grad for p in params if p.grad is not None]
+    _check_floating(fn, "gradients", grads)
+    return grads
+
+
+def _check_floating(fn, what, tensors):
+    """A norm of integer values would be truncated to an integer: refused, as PyTorch does."""
+    for i, t in enumerate(tensors):
+        if not t.is_floating_point():
+            raise TypeError(f"{fn}: the {what} must be floating-point tensors; element {i} has "
+                            f"dtype {t.dtype}")
+
+
+def _number(fn, name, value):
+    """A one-element Tensor given for a number (as PyTorch's arithmetic takes it) -> its value."""
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise ValueError(f"{fn}: {name} must be a number or a one-element Tensor; got a "
+                             f"Tensor of shape {tuple(value.shape)}")
+        return value.item()
+    return value
 
 
 def _norm_order(fn, norm_type):
+    norm_type = _number(fn, "norm_type", norm_type)
     if isinstance(norm_type, str):  # PyTorch accepts 'inf' as well as float('inf')
         try:
             norm_type = float(norm_type)
@@ -40,7 +61,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     the total norm before clipping, as a 0-d Tensor. `foreach` is accepted for PyTorch
     compatibility; minifw has one implementation."""
     fn = "clip_grad_norm_"
-    max_norm = checks.check_real(fn, "max_norm", max_norm, finite=False)
+    max_norm = checks.check_real(fn, "max_norm", _number(fn, "max_norm", max_norm), finite=False)
     norm_type = _norm_order(fn, norm_type)
     checks.check_bool(fn, "error_if_nonfinite", error_if_nonfinite)
     grads = _grads(fn, parameters)
@@ -104,6 +125,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
                             f"{i} is a {type(t).__name__}")
     if not tensors:
         return tensor(0.0)
+    _check_floating(fn, "tensors", tensors)
     return _total_norm(fn, tensors, norm_type, error_if_nonfinite)
 
 
@@ -111,7 +133,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     """Scale the gradients of `parameters` in place by min(1, max_norm / (total_norm +
     1e-6)), with a total norm computed beforehand (get_total_norm); returns None."""
     fn = "clip_grads_with_norm_"
-    max_norm = checks.check_real(fn, "max_norm", max_norm, finite=False)
+    max_norm = checks.check_real(fn, "max_norm", _number(fn, "max_norm", max_norm), finite=False)
     if isinstance(total_norm, Tensor):
         if total_norm.numel() != 1:
             raise ValueError(f"{fn}: total_norm must be a single number (a 0-d Tensor); got "
