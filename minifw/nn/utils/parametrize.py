@@ -43,25 +43,39 @@ class ParametrizationList(ModuleList):
         super().__init__(modules)
         self.unsafe = unsafe
         first = modules[0]
-        with no_grad():
-            new = first.right_inverse(original) if hasattr(first, "right_inverse") else original
+        new = original
+        if hasattr(first, "right_inverse"):
+            with no_grad():
+                try:
+                    new = first.right_inverse(original)
+                except NotImplementedError:  # as PyTorch: taken to be the identity
+                    new = original
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
+        # a parameter stays a parameter and a buffer a buffer, as in PyTorch
+        is_parameter = isinstance(original, Parameter)
         if self.is_tensor:
             if not unsafe and (new.dtype != original.dtype or tuple(new.shape) != tuple(original.shape)):
                 raise ValueError(f"register_parametrization: right_inverse must keep the tensor's "
                                  f"shape {tuple(original.shape)} and dtype {original.dtype} (or pass "
                                  f"unsafe=True), got {tuple(new.shape)} {new.dtype}")
-            if new is original and isinstance(original, Parameter):
-                self.original = original
-            else:
-                self.original = Parameter(new.detach(), requires_grad=original.requires_grad)
+            if new is not original and new.dtype == original.dtype \
+                    and tuple(new.shape) == tuple(original.shape):
+                with no_grad():  # the same object keeps the value: an optimizer holding it still sees it
+                    original.copy_(new)
+                new = original
+            if new is not original:
+                new = Parameter(new.detach(), requires_grad=original.requires_grad) if is_parameter \
+                    else new.detach()
+            _register_tensor(self, "original", new, is_parameter)
         else:
             for i, t in enumerate(new):
                 if not isinstance(t, Tensor):
                     raise TypeError(f"register_parametrization: right_inverse must return a Tensor "
                                     f"or a sequence of Tensors, got a {type(t).__name__} at {i}")
-                setattr(self, f"original{i}", Parameter(t.detach(), requires_grad=original.requires_grad))
+                t = Parameter(t.detach(), requires_grad=original.requires_grad) if is_parameter \
+                    else t.detach()
+                _register_tensor(self, f"original{i}", t, is_parameter)
         if not unsafe:
             value = self()
             if not isinstance(value, Tensor) or tuple(value.shape) != tuple(original.shape) \
@@ -88,11 +102,10 @@ class ParametrizationList(ModuleList):
         parametrization's right_inverse, last first; one without it passes value on)."""
         with no_grad():
             for m in reversed(list(self._modules.values())):
-                if hasattr(m, "right_inverse"):
-                    value = m.right_inverse(value)
-                elif m is not next(iter(self._modules.values())):
+                if not hasattr(m, "right_inverse"):
                     raise RuntimeError(f"parametrization {type(m).__name__} has no right_inverse: "
                                        f"the parametrized tensor cannot be assigned")
+                value = m.right_inverse(value)
             values = (value,) if self.is_tensor else tuple(value)
             if len(values) != self.ntensors:
                 raise ValueError(f"right_inverse must return {self.ntensors} tensors, got {len(values)}")
@@ -101,6 +114,13 @@ class ParametrizationList(ModuleList):
                     raise ValueError(f"right_inverse gave shape {tuple(v.shape)} for an original of "
                                      f"shape {tuple(original.shape)}")
                 original.copy_(v)
+
+
+def _register_tensor(module, name, value, is_parameter):
+    if is_parameter:
+        module.register_parameter(name, value)
+    else:
+        module.register_buffer(name, value)
 
 
 def _give_class(module, original, names):
@@ -135,16 +155,25 @@ def is_parametrized(module, tensor_name=None):
     return len(plists) > 0 if tensor_name is None else tensor_name in plists._modules
 
 
+def type_before_parametrizations(module):
+    """The module's class as it was before register_parametrization swapped it (its class
+    when it has no parametrizations)."""
+    return type(module)._original_class if is_parametrized(module) else type(module)
+
+
 def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
     """Make module.<tensor_name> the output of `parametrization` (a Module) applied to the
     tensor's original value, or chain it after the parametrizations the tensor has. With
-    unsafe=False the parametrization must keep the tensor's shape and dtype. Returns module."""
+    unsafe=False the parametrization must keep the tensor's shape and dtype. The original
+    stays a parameter (the same object, where right_inverse keeps its shape and dtype) or a
+    buffer, as it was; the parametrization takes the module's training mode. Returns module."""
     fn = "register_parametrization"
     if not isinstance(module, Module):
         raise TypeError(f"{fn}: module must be a minifw.nn.Module, got {type(module).__name__}")
     if not isinstance(parametrization, Module):
         raise TypeError(f"{fn}: parametrization must be a minifw.nn.Module, got "
                         f"{type(parametrization).__name__}")
+    parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
         plist = module.parametrizations[tensor_name]
         if not unsafe:
@@ -180,6 +209,8 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
         raise ValueError(f"{fn}: module {type(module).__name__} has no parametrization on "
                          f"{tensor_name!r}")
     plist = module.parametrizations[tensor_name]
+    is_parameter = any(n in plist._parameters for n in
+                       (["original"] if plist.is_tensor else [f"original{i}" for i in range(plist.ntensors)]))
     with no_grad():
         if leave_parametrized:
             value = getattr(module, tensor_name).detach()
@@ -188,8 +219,10 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
                     and value.dtype == plist.original.dtype:
                 plist.original.copy_(value)
                 param = plist.original
-            else:
+            elif is_parameter:
                 param = Parameter(value.clone(), requires_grad=requires_grad)
+            else:
+                param = value.clone()
         elif plist.is_tensor:
             param = plist.original
         else:
@@ -202,5 +235,5 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
     else:
         delattr(module, "parametrizations")
         module.__class__ = original_class
-    module.register_parameter(tensor_name, param)
+    _register_tensor(module, tensor_name, param, is_parameter)
     return module
