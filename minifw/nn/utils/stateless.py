@@ -3,6 +3,7 @@ torch.nn.utils.stateless.functional_call (and torch.func.functional_call)."""
 import contextlib
 import warnings
 
+from ...autograd import no_grad
 from ...tensor import Tensor
 
 __all__ = ["functional_call"]
@@ -85,7 +86,14 @@ def _reparametrized(fn, module, values, tie_weights, strict):
                     registry[name] = value
                     break
             else:
-                restore.append((owner, name, owner.__dict__.get(name, _MISSING)))
+                if isinstance(getattr(type(owner), name, None), property):
+                    # a parametrized tensor: assigned through its right_inverse, as PyTorch
+                    # does, and its value now assigned back afterwards
+                    with no_grad():
+                        old = getattr(owner, name)
+                else:
+                    old = owner.__dict__.get(name, _MISSING)
+                restore.append((owner, name, old))
                 object.__setattr__(owner, name, value)
         yield
     finally:
