@@ -8,7 +8,7 @@ each access, and the originals are what the optimizer trains.
 from ...autograd import no_grad
 from ...tensor import Tensor, randn
 from .. import functional as F
-from ..modules.conv import ConvTranspose2d
+from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..modules.module import Module
 from .parametrize import register_parametrization
 
@@ -23,6 +23,7 @@ def _norm_except_dim(v, dim):
 
 
 def _weight_norm_dim(fn, dim, ndim):
+    """The kept dim in [0, ndim), or -1 (dim None) for one norm over the whole tensor."""
     if dim is None:
         return -1
     if not isinstance(dim, int) or isinstance(dim, bool):
@@ -48,13 +49,31 @@ class _WeightNorm(Module):
 
 def weight_norm(module, name="weight", dim=0):
     """Reparametrize module.<name> as g * v / ||v|| (g: original0, v: original1); dim is the
-    dim kept by the norm (None: one norm over the whole tensor). Returns module."""
+    dim kept by the norm (None, or -1 as in PyTorch: one norm over the whole tensor). A state
+    dict of the older hook-based weight_norm (<name>_g, <name>_v) loads into it. Returns
+    module."""
     fn = "weight_norm"
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
         raise ValueError(f"{fn}: module {type(module).__name__} has no parameter or buffer named {name!r}")
+    if dim == -1:  # as PyTorch's weight norms: the whole tensor, not its last dim
+        dim = None
     register_parametrization(module, name, _WeightNorm(_weight_norm_dim(fn, dim, weight.ndim)), unsafe=True)
+
+    def load_older_keys(state_dict, prefix, *args):
+        g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
+
+    module._register_load_state_dict_pre_hook(load_older_keys)
     return module
+
+
+def _output_dim(module):
+    """The dim of a layer's weight that holds its outputs: 1 for the transposed convolutions,
+    0 for the others."""
+    return 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
 
 
 class _SpectralNorm(Module):
@@ -104,7 +123,8 @@ class _SpectralNorm(Module):
 
 def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
     """Reparametrize module.<name> as weight / sigma (its spectral norm, by power iteration).
-    dim: the output dim, 1 for ConvTranspose2d and 0 otherwise by default. Returns module."""
+    dim: the output dim, 1 for the transposed convolutions and 0 otherwise by default. Returns
+    module."""
     fn = "spectral_norm"
     weight = getattr(module, name, None)
     if not isinstance(weight, Tensor):
@@ -113,7 +133,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
             or n_power_iterations <= 0:
         raise ValueError(f"{fn}: n_power_iterations must be a positive int, got {n_power_iterations!r}")
     if dim is None:
-        dim = 1 if isinstance(module, ConvTranspose2d) else 0
+        dim = _output_dim(module)
     dim = _weight_norm_dim(fn, dim, weight.ndim)
     register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module

@@ -8,9 +8,8 @@ import warnings
 from ...autograd import no_grad
 from ...tensor import Tensor, randn
 from .. import functional as F
-from ..modules.conv import ConvTranspose2d
 from ..parameter import Parameter
-from .parametrizations import _norm_except_dim, _weight_norm_dim
+from .parametrizations import _norm_except_dim, _output_dim, _weight_norm_dim
 
 
 def _take_parameter(fn, module, name):
@@ -49,11 +48,14 @@ class _WeightNormHook:
 
 def weight_norm(module, name="weight", dim=0):
     """module.<name> = g * v / ||v|| with parameters <name>_g and <name>_v, recomputed before
-    each forward (dim: the dim the norm keeps; None for one norm over the whole tensor)."""
+    each forward (dim: the dim the norm keeps; None, or -1 as in PyTorch, for one norm over the
+    whole tensor)."""
     fn = "weight_norm"
     warnings.warn("minifw.nn.utils.weight_norm is deprecated in favour of "
                   "minifw.nn.utils.parametrizations.weight_norm", FutureWarning, stacklevel=2)
     weight = _take_parameter(fn, module, name)
+    if dim == -1:  # as PyTorch's weight norms: the whole tensor, not its last dim
+        dim = None
     hook = _WeightNormHook(name, _weight_norm_dim(fn, dim, weight.ndim))
     with no_grad():
         module.register_parameter(name + "_g", Parameter(_norm_except_dim(weight, hook.dim).detach()))
@@ -113,7 +115,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
         module._parameters[name] = weight
         raise ValueError(f"{fn}: {name!r} must have at least one dim, got a 0-d tensor")
     if dim is None:
-        dim = 1 if isinstance(module, ConvTranspose2d) else 0
+        dim = _output_dim(module)
     hook = _SpectralNormHook(name, n_power_iterations, _weight_norm_dim(fn, dim, weight.ndim), eps)
     h, w = hook.matrix(weight).shape
     with no_grad():
