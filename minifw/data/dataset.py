@@ -36,6 +36,10 @@ class IterableDataset(Dataset):
         raise TypeError(f"{type(self).__name__} is an IterableDataset: read it by iterating, "
                         f"not by index")
 
+    def __add__(self, other):
+        """The two streams one after the other, as PyTorch's: a ChainDataset."""
+        return ChainDataset([self, other])
+
 
 class TensorDataset(Dataset):
     """Sample i is (t[i] for t in tensors); every tensor has the same first dim."""
