@@ -376,7 +376,8 @@ class ToTensor:
 
 class Normalize:
     """(image - mean) / std per channel, on a float Tensor or array (..., C, H, W); mean and std
-    are sequences of one value per channel (or one for all). inplace=True overwrites the input."""
+    are sequences of one value per channel (or one for all). inplace=True overwrites the input.
+    On a Tensor that requires grad the operations are recorded (differentiable)."""
 
     def __init__(self, mean, std, inplace=False):
         self.mean, self.std, self.inplace = mean, std, bool(inplace)
@@ -408,6 +409,10 @@ class Normalize:
             raise ValueError(f"Normalize: std evaluated to zero after conversion to {array.dtype}, "
                              f"leading to division by zero")
         mean, std = (devices.asarray(v.reshape(-1, 1, 1), dev=dev) for v in (mean, std))
+        if isinstance(img, Tensor) and img.requires_grad:
+            # recorded, as torchvision's: the gradient reaches the image
+            mean, std = Tensor._make(mean), Tensor._make(std)
+            return img.sub_(mean).div_(std) if self.inplace else (img - mean) / std
         if self.inplace:
             array -= mean
             array /= std
