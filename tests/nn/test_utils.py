@@ -201,17 +201,18 @@ def test_gradients_flow_through_pad_sequence():
 
 
 @pytest.mark.parametrize("call, exc, pattern", [
-    (lambda x: pack_padded_sequence(x, [2, 3, 1]), RuntimeError, "must be sorted in decreasing order"),
-    (lambda x: pack_padded_sequence(x, [3, 2, 0]), RuntimeError, "greater than 0"),
+    (lambda x: pack_padded_sequence(x, [2, 3, 1]), RuntimeError,
+     "with enforce_sorted=True the lengths must not increase"),
+    (lambda x: pack_padded_sequence(x, [3, 2, 0]), RuntimeError, "every length must be >= 1"),
     (lambda x: pack_padded_sequence(x, [5, 2, 1]), ValueError, "exceeds the 4 time steps"),
-    (lambda x: pack_padded_sequence(x, [3, 2]), RuntimeError, r"got 2 \(batch_size=3\)"),
+    (lambda x: pack_padded_sequence(x, [3, 2]), RuntimeError, "one length per sequence, batch_size=3; got 2"),
     (lambda x: pack_padded_sequence(x, [[3, 2, 1]]), ValueError, "lengths must be 1-D"),
     (lambda x: pack_padded_sequence(x, [3.0, 2.0, 1.0]), TypeError, "lengths must be a list of ints"),
     (lambda x: pack_padded_sequence(x[0, 0], [1]), ValueError, "at least 2-D"),
     (lambda x: pad_packed_sequence(pack_padded_sequence(x, [3, 2, 1]), total_length=2), ValueError,
-     "total_length=2 and max sequence length being 3"),
+     "total_length must be at least the longest sequence's length 3, got 2"),
     (lambda x: pad_packed_sequence(x), TypeError, "must be a PackedSequence"),
-    (lambda x: pad_sequence([]), RuntimeError, "empty list of sequences"),
+    (lambda x: pad_sequence([]), RuntimeError, "sequences is empty"),
     (lambda x: pad_sequence([x[0], x[0, 0]]), ValueError, "same trailing dims"),
     (lambda x: pad_sequence([x[0]], padding_side="middle"), ValueError, "one of left or right"),
 ], ids=["unsorted", "zero-length", "too-long", "batch-mismatch", "2-D-lengths", "float-lengths",

@@ -202,27 +202,26 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         raise ValueError(f"{fn}: input must be at least 2-D ({'(B, T, *)' if batch_first else '(T, B, *)'});"
                          f" got a {input.ndim}-D tensor of shape {tuple(input.shape)}")
     if input.numel() == 0:
-        raise RuntimeError(f"{fn}: Cannot pack empty tensors. input has shape "
-                           f"{tuple(input.shape)}")
+        raise RuntimeError(f"{fn}: input of shape {tuple(input.shape)} is empty; there is "
+                           f"nothing to pack")
     lengths = _as_lengths(fn, lengths)
     steps, batch = (input.shape[1], input.shape[0]) if batch_first else input.shape[:2]
     if lengths.size != batch:
-        raise RuntimeError(f"{fn}: expected `len(lengths)` to be equal to batch_size, but got "
-                           f"{lengths.size} (batch_size={batch})")
+        raise RuntimeError(f"{fn}: lengths must hold one length per sequence, batch_size={batch}; "
+                           f"got {lengths.size}")
     if enforce_sorted:
         if np.any(lengths[1:] > lengths[:-1]):
-            raise RuntimeError(f"{fn}: `lengths` array must be sorted in decreasing order when "
-                               f"`enforce_sorted` is True, got {lengths.tolist()}. You can pass "
-                               f"`enforce_sorted=False` to pack_padded_sequence and/or pack_sequence "
-                               f"to sidestep this requirement if you do not need ONNX exportability.")
+            raise RuntimeError(f"{fn}: with enforce_sorted=True the lengths must not increase "
+                               f"(longest sequence first), got {lengths.tolist()}; pass "
+                               f"enforce_sorted=False to have them sorted here")
         order = np.arange(batch, dtype=np.int64)
         sorted_indices = None
     else:
         order = np.argsort(-lengths, kind="stable")  # ties keep their order, as PyTorch's CPU sort
         sorted_indices = tensor(order, device=input.device)
     if np.any(lengths <= 0):
-        raise RuntimeError(f"{fn}: length of all samples has to be greater than 0, but found an "
-                           f"element in 'lengths' that is <= 0: {lengths.tolist()}")
+        raise RuntimeError(f"{fn}: every length must be >= 1 (an empty sequence cannot be "
+                           f"packed), got {lengths.tolist()}")
     if lengths.max() > steps:
         raise ValueError(f"{fn}: a length exceeds the {steps} time steps of input (shape "
                          f"{tuple(input.shape)}, batch_first={batch_first}); got lengths {lengths.tolist()}")
@@ -253,9 +252,8 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         if isinstance(total_length, bool) or not isinstance(total_length, numbers.Integral):
             raise TypeError(f"{fn}: total_length must be an int or None, got {total_length!r}")
         if total_length < steps:
-            raise ValueError(f"{fn}: expected total_length to be at least the length of the longest "
-                             f"sequence in input, but got total_length={total_length} and max "
-                             f"sequence length being {steps}")
+            raise ValueError(f"{fn}: total_length must be at least the longest sequence's length "
+                             f"{steps}, got {total_length}")
         steps = int(total_length)
     batch = int(batch_sizes[0])
     sorted_lengths = (batch_sizes[None, :] > np.arange(batch)[:, None]).sum(1)
@@ -286,7 +284,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
         sequences = list(sequences)
     sequences = list(sequences)
     if not sequences:
-        raise RuntimeError(f"{fn}: received an empty list of sequences")
+        raise RuntimeError(f"{fn}: sequences is empty; give at least one tensor")
     for i, s in enumerate(sequences):
         if not isinstance(s, Tensor):
             raise TypeError(f"{fn}: sequences must be Tensors; element {i} is a {type(s).__name__}")
