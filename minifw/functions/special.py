@@ -164,14 +164,33 @@ def _lgamma_right(x):
     return 0.5 * math.log(2 * math.pi) + (z + 0.5) * np.log(t) - t + np.log(series)
 
 
+def _lgamma_near_one(z):
+    """log Gamma(1 + z) for |z| <= 1/2, from its Taylor series about 1 written with
+    zeta(k) - 1 (which falls like 2**-k): -log1p(z) + (1 - gamma) z + sum_k (-1)**k
+    (zeta(k) - 1) z**k / k. Relative to the result it is exact to float64 near z = 0, where
+    Lanczos's sum keeps only an absolute error of about 1e-15 and lgamma(1) is 0."""
+    total = np.zeros_like(z)
+    for k in range(len(_ZETA_MINUS_ONE) + 1, 1, -1):  # Horner's rule from the last term
+        total = (total + (-1) ** k * _ZETA_MINUS_ONE[k - 2] / k) * z
+    return -np.log1p(z) + z * ((1.0 - _EULER_GAMMA) + total)
+
+
 def lgamma(x):
     """log |Gamma(x)|, elementwise: inf at 0 and the negative integers. Below 1/2 from the
-    reflection Gamma(x) Gamma(1 - x) = pi / sin(pi x)."""
+    reflection Gamma(x) Gamma(1 - x) = pi / sin(pi x); within 1/2 of its zeros 1 and 2 from
+    the series about 1 (lgamma(2 + z) = log1p(z) + lgamma(1 + z)), exact there to the last
+    digits, and exactly 0 at 1 and 2."""
     x64 = x.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         right = _lgamma_right(np.maximum(x64, 0.5))
         left = np.log(math.pi / _sin_pi(x64)) - _lgamma_right(np.maximum(1.0 - x64, 0.5))
         out = np.where(x64 >= 0.5, right, left)
+        near_one = np.abs(x64 - 1.0) <= 0.5
+        near_two = (np.abs(x64 - 2.0) <= 0.5) & ~near_one
+        if bool(np.any(near_one | near_two)):
+            z = np.where(near_one, x64 - 1.0, np.where(near_two, x64 - 2.0, 0.0))
+            series = _lgamma_near_one(z)
+            out = np.where(near_one, series, np.where(near_two, np.log1p(z) + series, out))
         out = np.where(np.isinf(x64), np.inf, out)
     return out.astype(x.dtype, copy=False)
 
@@ -201,8 +220,8 @@ def _shifted(x, asymptotic, term):
 
 
 def digamma(x):
-    """psi(x) = d/dx log Gamma(x), elementwise: -inf at 0, nan at the negative integers (as
-    PyTorch's). Below 1/2 from the reflection psi(1 - x) - psi(x) = pi / tan(pi x)."""
+    """psi(x) = d/dx log Gamma(x), elementwise: -inf at 0 and inf at -0, nan at the negative
+    integers (as PyTorch's). Below 1/2 from the reflection psi(1 - x) - psi(x) = pi / tan(pi x)."""
     x64 = x.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.maximum(x64, 0.5)
@@ -212,7 +231,8 @@ def digamma(x):
         far, near = _shifted(b, _asymptotic_digamma, lambda v: 1.0 / v)
         left = far - near - math.pi / np.tan(math.pi * (x64 - np.round(x64)))
         out = np.where(x64 >= 0.5, right, left)
-        out = np.where(x64 == 0, -np.inf, np.where((x64 < 0) & (x64 == np.round(x64)), np.nan, out))
+        zero = np.where(np.signbit(x64), np.inf, -np.inf)  # the limit from zero's side
+        out = np.where(x64 == 0, zero, np.where((x64 < 0) & (x64 == np.round(x64)), np.nan, out))
         out = np.where(x64 == np.inf, np.inf, np.where(x64 == -np.inf, np.nan, out))
     return out.astype(x.dtype, copy=False)
 
@@ -254,6 +274,12 @@ def _hurwitz_zeta(s, x):
         factorial *= (2 * k + 1) * (2 * k + 2)
     return total + tail
 
+
+
+_EULER_GAMMA = 0.57721566490153286061
+# zeta(k) - 1 = zeta(k, 2) for k = 2..40, for lgamma's series about 1 (|z| <= 1/2: the 40th
+# term is below 1e-25)
+_ZETA_MINUS_ONE = tuple(float(_hurwitz_zeta(k, np.array([2.0]))[0]) for k in range(2, 41))
 
 def polygamma(n, x):
     """psi^(n)(x), the n-th derivative of digamma, elementwise: digamma for n = 0, else
