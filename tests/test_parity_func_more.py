@@ -47,3 +47,45 @@ def test_digamma_at_negative_zero_is_plus_infinity():
     assert x.digamma().tolist() == [-math.inf, math.inf]
     assert special.psi(x).tolist() == [-math.inf, math.inf]
     assert special.polygamma(0, x).tolist() == [-math.inf, math.inf]
+
+
+def test_transforms_with_equal_parameters_are_equal():
+    from minifw.distributions import transforms
+
+    t = minifw.tensor
+    assert transforms.PowerTransform(t([-1.0, -1.0])) == transforms.PowerTransform(t([-1.0, -1.0]))
+    assert transforms.PowerTransform(t([2.0, 2.0])) == transforms.PowerTransform(2.0)
+    assert transforms.PowerTransform(t([2.0, 3.0])) != transforms.PowerTransform(2.0)
+    assert transforms.AffineTransform(t([1.0, 1.0]), 2.0) == transforms.AffineTransform(1.0, t(2.0))
+    assert transforms.AffineTransform(t([1.0, 2.0]), 2.0) != transforms.AffineTransform(t([1.0, 3.0]), 2.0)
+    # shapes that do not broadcast hold different values
+    assert transforms.AffineTransform(t([1.0, 2.0]), 2.0) != transforms.AffineTransform(t([1.0, 2.0, 3.0]), 2.0)
+    assert transforms.AffineTransform(0.0, 1.0, event_dim=1) != transforms.AffineTransform(0.0, 1.0)
+
+
+def test_kl_divergence_of_two_inverse_gammas_is_that_of_their_gammas():
+    from minifw import distributions as D
+
+    c1, r1, c2, r2 = [minifw.tensor(v, dtype=F64) for v in
+                      ([2.0, 3.0], [1.0, 2.0], [2.5, 3.0], [1.0, 4.0])]
+    kl = D.kl_divergence(D.InverseGamma(c1, r1), D.InverseGamma(c2, r2))
+    want = D.kl_divergence(D.Gamma(c1, r1), D.Gamma(c2, r2))
+    np.testing.assert_allclose(kl.numpy(), want.numpy(), rtol=1e-12)
+    # by hand: (a-b) psi(a) - lgamma(a) + lgamma(b) + b log(r/s) + a (s - r) / r
+    a, r, b, s = 2.0, 1.0, 2.5, 1.0
+    psi_a = 1.0 - EULER_GAMMA  # psi(2)
+    by_hand = (a - b) * psi_a - math.lgamma(a) + math.lgamma(b) + b * math.log(r / s) + a * (s - r) / r
+    assert kl[0].item() == pytest.approx(by_hand, rel=1e-12)
+
+
+def test_kl_divergence_of_transformed_distributions_with_equal_affine_maps():
+    from minifw import distributions as D
+    from minifw.distributions import transforms
+
+    def make(loc):
+        shift = minifw.tensor([1.0, 2.0], dtype=F64)  # a separate tensor for each
+        base = D.Normal(minifw.tensor(loc, dtype=F64), minifw.ones(2, dtype=F64))
+        return D.TransformedDistribution(base, [transforms.AffineTransform(shift, 3.0)])
+
+    kl = D.kl_divergence(make([0.0, 1.0]), make([1.0, 1.0]))
+    np.testing.assert_allclose(kl.numpy(), [0.5, 0.0], rtol=1e-12)

@@ -24,6 +24,21 @@ def _softplus(x):
     return SmoothRectifier.apply(x, beta=1.0, threshold=20.0)
 
 
+def _same_values(a, b):
+    """Whether two parameters (numbers or Tensors) hold the same values everywhere: a Tensor
+    equals a number, or a Tensor of another shape, that all its elements equal once
+    broadcast. Two transforms with equal parameters are equal, as PyTorch's, so that
+    TransformedDistributions built from separate but equal tensors share their transforms."""
+    if a is b:
+        return True
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        try:
+            return bool((a == b).all())
+        except (ValueError, RuntimeError):  # shapes that do not broadcast
+            return False
+    return a == b
+
+
 def _sum_rightmost(value, dims):
     for _ in range(dims):
         value = value.sum(-1)
@@ -451,9 +466,7 @@ class PowerTransform(Transform):
     def __eq__(self, other):
         if not isinstance(other, PowerTransform):
             return False
-        if isinstance(self.exponent, Tensor) or isinstance(other.exponent, Tensor):
-            return self.exponent is other.exponent
-        return self.exponent == other.exponent
+        return _same_values(self.exponent, other.exponent)
 
     __hash__ = object.__hash__
 
@@ -611,13 +624,8 @@ class AffineTransform(Transform):
     def __eq__(self, other):
         if not isinstance(other, AffineTransform):
             return False
-        for mine, theirs in ((self.loc, other.loc), (self.scale, other.scale)):
-            if isinstance(mine, Tensor) or isinstance(theirs, Tensor):
-                if mine is not theirs:
-                    return False
-            elif mine != theirs:
-                return False
-        return self._event_dim == other._event_dim
+        return (_same_values(self.loc, other.loc) and _same_values(self.scale, other.scale)
+                and self._event_dim == other._event_dim)
 
     __hash__ = object.__hash__
 
