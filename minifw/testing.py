@@ -22,6 +22,9 @@ __all__ = ["assert_close", "assert_allclose", "make_tensor"]
 # of computing it by a few ulp relative, and by 1e-5 where values are near zero.
 _TOLERANCES = {np.dtype(np.float16): (1e-3, 1e-5), np.dtype(np.float32): (1.3e-6, 1e-5),
                np.dtype(np.float64): (1e-7, 1e-7)}
+# assert_allclose's (deprecated in PyTorch) defaults, from before assert_close
+_ALLCLOSE_TOLERANCES = {np.dtype(np.float16): (1e-3, 1e-3), np.dtype(np.float32): (1e-4, 1e-5),
+                        np.dtype(np.float64): (1e-5, 1e-8)}
 
 
 def _tolerances(dtype, rtol, atol):
@@ -140,6 +143,11 @@ def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, chec
 
 
 def _compare(actual, expected, path, options):
+    if actual is None or expected is None:  # None matches only None
+        if actual is not None or expected is not None:
+            _fail(f"Only one of the inputs is None: actual is {type(actual).__name__}, expected "
+                  f"is {type(expected).__name__}.", options["msg"], path)
+        return
     if _is_tensor_like(actual) and _is_tensor_like(expected):
         if type(actual) is not type(expected) and not (
                 options["allow_subclasses"] and (isinstance(actual, type(expected)) or
@@ -201,12 +209,19 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
 
 def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
     """Deprecated in PyTorch (use assert_close): the same comparison, NaNs equal by default,
-    a number or list compared with a tensor after converting it to the tensor's dtype."""
+    with the older, looser default tolerances (float32: rtol 1e-4, atol 1e-5; float64: 1e-5
+    and 1e-8; the looser of the two inputs' dtypes); a number or list is made a tensor first
+    (`expected` in `actual`'s dtype)."""
     import warnings
     warnings.warn("assert_allclose is deprecated: use minifw.testing.assert_close",
                   FutureWarning, stacklevel=2)
-    if isinstance(actual, Tensor) and not isinstance(expected, Tensor):
+    if not isinstance(actual, Tensor):
+        actual = tensor(actual)
+    if not isinstance(expected, Tensor):
         expected = tensor(expected, dtype=actual.dtype, device=actual.device)
+    if rtol is None and atol is None:
+        pairs = [_ALLCLOSE_TOLERANCES.get(np.dtype(t.dtype), (0.0, 0.0)) for t in (actual, expected)]
+        rtol, atol = (max(values) for values in zip(*pairs))
     assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_dtype=False,
                  msg=msg or None)
 

@@ -89,3 +89,30 @@ def test_kl_divergence_of_transformed_distributions_with_equal_affine_maps():
 
     kl = D.kl_divergence(make([0.0, 1.0]), make([1.0, 1.0]))
     np.testing.assert_allclose(kl.numpy(), [0.5, 0.0], rtol=1e-12)
+
+
+def test_assert_close_takes_none_as_equal_to_none_only():
+    minifw.testing.assert_close(None, None)
+    minifw.testing.assert_close([None, minifw.tensor([1.0])], [None, minifw.tensor([1.0])])
+    with pytest.raises(AssertionError, match="None"):
+        minifw.testing.assert_close(None, minifw.tensor([1.0]))
+    with pytest.raises(AssertionError, match="None"):
+        minifw.testing.assert_close({"a": 1}, {"a": None})
+
+
+@pytest.mark.filterwarnings("ignore:assert_allclose is deprecated")
+def test_assert_allclose_keeps_its_older_default_tolerances():
+    check = minifw.testing.assert_allclose
+    check(minifw.tensor([1.0], dtype=F64), minifw.tensor([1.0 + 1e-6], dtype=F64))  # rtol 1e-5
+    with pytest.raises(AssertionError):
+        check(minifw.tensor([1.0], dtype=F64), minifw.tensor([1.0 + 2e-5], dtype=F64))
+    check(minifw.tensor([1.0]), minifw.tensor([1.0 + 5e-5]))  # float32: rtol 1e-4
+    with pytest.raises(AssertionError):
+        check(minifw.tensor([1.0]), minifw.tensor([1.0 + 5e-4]))
+    check(minifw.tensor([1.0]), minifw.tensor([1.0 + 5e-5], dtype=F64))  # the looser dtype's
+    check(1.0, 1.0 + 1e-6)  # numbers and lists become tensors
+    check([1.0, 2.0], [1.0, 2.00001])
+    with pytest.raises(AssertionError):
+        check(minifw.tensor([1, 2]), [1, 3])
+    with pytest.raises(AssertionError):
+        check(minifw.tensor([float("nan")]), minifw.tensor([float("nan")]), equal_nan=False)
