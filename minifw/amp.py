@@ -3,6 +3,7 @@
 float32 (float64 where asked), never float16 or bfloat16, so autocast changes no dtype and the
 GradScaler scales nothing; asked to be enabled, each warns once that it does nothing."""
 import contextlib
+import functools
 import warnings
 
 _DEVICE_TYPES = ("cpu", "cuda", "cudasim")
@@ -45,8 +46,29 @@ class GradScaler:
     def __init__(self, device="cuda", init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5,
                  growth_interval=2000, enabled=True):
         _check_device_type("GradScaler", device)
+        self._growth_factor, self._backoff_factor = growth_factor, backoff_factor
+        self._growth_interval = growth_interval
         if enabled:
             _warn_enabled("GradScaler")
+
+    # the schedule's settings are kept and reported, though no scale ever follows them
+    def get_growth_factor(self):
+        return self._growth_factor
+
+    def set_growth_factor(self, new_factor):
+        self._growth_factor = new_factor
+
+    def get_backoff_factor(self):
+        return self._backoff_factor
+
+    def set_backoff_factor(self, new_factor):
+        self._backoff_factor = new_factor
+
+    def get_growth_interval(self):
+        return self._growth_interval
+
+    def set_growth_interval(self, new_interval):
+        self._growth_interval = new_interval
 
     def is_enabled(self):
         return False  # nothing is ever scaled
@@ -73,3 +95,38 @@ class GradScaler:
         if not isinstance(state_dict, dict):
             raise TypeError(f"GradScaler.load_state_dict: expected a dict, got "
                             f"{type(state_dict).__name__}")
+
+
+def is_autocast_available(device_type):
+    """Whether autocast accepts `device_type` (a string such as "cpu" or "cuda")."""
+    if not isinstance(device_type, str):
+        raise TypeError(f"is_autocast_available: device_type must be a str, got "
+                        f"{type(device_type).__name__}")
+    return device_type in _DEVICE_TYPES
+
+
+def _device_type_arg(fn, device_type):
+    if not isinstance(device_type, str):
+        raise ValueError(f"{fn}: device_type must be a str such as 'cuda' or 'cpu', got "
+                         f"{type(device_type).__name__}")
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorator for the forward of an autograd.Function under autocast (used as
+    @custom_fwd(device_type="cuda") or @custom_fwd(device_type="cuda", cast_inputs=...)).
+    minifw's autocast casts nothing, so forward runs as written and cast_inputs has nothing
+    to undo: the function comes back unchanged."""
+    _device_type_arg("custom_fwd", device_type)
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+    return fwd
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorator for the backward of an autograd.Function whose forward has custom_fwd: the
+    backward runs with the forward's autocast state, which in minifw is always float32, so the
+    function comes back unchanged."""
+    _device_type_arg("custom_bwd", device_type)
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+    return bwd

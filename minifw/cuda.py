@@ -94,3 +94,13 @@ class amp:
         from .amp import GradScaler
         return GradScaler("cuda", init_scale, growth_factor, backoff_factor, growth_interval,
                           enabled)
+
+    @staticmethod
+    def custom_fwd(fwd=None, *, cast_inputs=None):
+        from .amp import custom_fwd
+        return custom_fwd(fwd, device_type="cuda", cast_inputs=cast_inputs)
+
+    @staticmethod
+    def custom_bwd(bwd=None):
+        from .amp import custom_bwd
+        return custom_bwd(bwd, device_type="cuda")

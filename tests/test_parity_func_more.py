@@ -116,3 +116,40 @@ def test_assert_allclose_keeps_its_older_default_tolerances():
         check(minifw.tensor([1, 2]), [1, 3])
     with pytest.raises(AssertionError):
         check(minifw.tensor([float("nan")]), minifw.tensor([float("nan")]), equal_nan=False)
+
+
+def test_amp_custom_fwd_and_custom_bwd_leave_a_function_as_written():
+    class Square(minifw.autograd.Function):
+        @staticmethod
+        @minifw.amp.custom_fwd(device_type="cpu", cast_inputs=minifw.float32)
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @minifw.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    x = minifw.tensor([1.0, 3.0], requires_grad=True)
+    with minifw.autocast("cpu", enabled=False):
+        Square.apply(x).sum().backward()
+    assert x.grad.tolist() == [2.0, 6.0]
+    assert minifw.cuda.amp.custom_fwd(len) is len
+    assert minifw.amp.custom_bwd(len, device_type="cuda") is len
+    with pytest.raises(ValueError, match="device_type"):
+        minifw.amp.custom_fwd(len, device_type=None)
+    assert minifw.amp.is_autocast_available("cpu")
+
+
+@pytest.mark.filterwarnings("ignore:GradScaler")
+def test_grad_scaler_reports_its_schedule_settings():
+    scaler = minifw.amp.GradScaler("cpu", growth_factor=3.0, backoff_factor=0.25, growth_interval=7)
+    assert (scaler.get_growth_factor(), scaler.get_backoff_factor(),
+            scaler.get_growth_interval()) == (3.0, 0.25, 7)
+    scaler.set_growth_factor(4.0)
+    scaler.set_backoff_factor(0.5)
+    scaler.set_growth_interval(9)
+    assert (scaler.get_growth_factor(), scaler.get_backoff_factor(),
+            scaler.get_growth_interval()) == (4.0, 0.5, 9)
