@@ -1591,11 +1591,10 @@ def test_unique(dev):
     np.testing.assert_array_equal(host(values[inverse]), [[3, 1], [3, 2]])
 
 
-def test_unique_refuses_dim():
-    with pytest.raises(NotImplementedError):
-        minifw.tensor([[1, 2], [1, 2]]).unique(dim=0)
-    with pytest.raises(NotImplementedError):
-        minifw.unique(minifw.tensor([1, 2]), dim=0)
+def test_unique_over_a_dim():
+    values, counts = minifw.tensor([[1, 2], [1, 2]]).unique(dim=0, return_counts=True)
+    assert values.tolist() == [[1, 2]] and counts.tolist() == [2]
+    assert minifw.unique(minifw.tensor([2, 1, 2]), dim=0).tolist() == [1, 2]
 
 
 def test_unique_as_torch():
