@@ -2137,8 +2137,12 @@ class Tensor:
                           UserWarning, stacklevel=3)
             index = tuple(index)
         items = index if isinstance(index, tuple) else (index,)
-        out = []
+        out, basic = [], True
         for i in items:
+            if type(i) is slice or type(i) is int or i is None or i is Ellipsis:
+                out.append(i)
+                continue
+            basic = False
             if isinstance(i, Tensor):
                 if i.dtype.kind not in "bi":
                     raise IndexError(f"tensors used as indices must be int64 or bool, got {i.dtype}")
@@ -2150,7 +2154,7 @@ class Tensor:
             out.append(i)
         if not isinstance(index, tuple):
             return out[0]
-        return _shape.torch_order(tuple(out), self.shape)
+        return tuple(out) if basic else _shape.torch_order(tuple(out), self.shape)
 
     def __getitem__(self, index):
         index = self._index(index)

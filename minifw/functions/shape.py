@@ -72,15 +72,27 @@ def torch_order(index, shape):
     `index` is returned as it is."""
     if not isinstance(index, tuple):
         return index
-    if any(isinstance(i, list) for i in index):  # as the arrays NumPy makes of them
-        listed = tuple(np.asarray(i, dtype=np.int64 if len(i) == 0 else None)
-                       if isinstance(i, list) else i for i in index)
-        converted = torch_order(listed, shape)
-        return index if converted is listed else converted
-    arrays = [k for k, i in enumerate(index) if devices.is_array(i) and i.ndim > 0]
-    ints = [k for k, i in enumerate(index) if _is_int(i)]
-    if not arrays or any(isinstance(i, (bool, np.bool_)) or
-                         (devices.is_array(i) and i.ndim == 0) for i in index):
+    arrays, ints = [], []
+    for k, i in enumerate(index):  # one pass: most indices are slices and ints alone
+        kind = type(i)
+        if kind is slice or i is None or i is Ellipsis:
+            continue
+        if kind is int:
+            ints.append(k)
+        elif isinstance(i, list):  # as the arrays NumPy makes of them
+            listed = tuple(np.asarray(i, dtype=np.int64 if len(i) == 0 else None)
+                           if isinstance(i, list) else i for i in index)
+            converted = torch_order(listed, shape)
+            return index if converted is listed else converted
+        elif isinstance(i, (bool, np.bool_)):
+            return index
+        elif devices.is_array(i):
+            if i.ndim == 0:
+                return index
+            arrays.append(k)
+        elif _is_int(i):
+            ints.append(k)
+    if not arrays:
         return index
     advanced = sorted(arrays + ints)
     if advanced[-1] - advanced[0] == len(advanced) - 1:
