@@ -312,7 +312,7 @@ class Tensor:
     # count of recorded in-place operations on that memory this tensor's history includes,
     # and the tensor this one is a view of (None if it is not a view).
     __slots__ = ("_data", "_grad", "grad_fn", "_output_nr", "_requires_grad", "_version_counter",
-                 "_history", "_base", "_post_accumulate_grad_hooks", "_grad_accumulator", "__weakref__")
+                 "_history", "_base", "_post_accumulate_grad_hooks", "__weakref__")
     __array_ufunc__ = None  # ndarray (op) Tensor defers to Tensor's reflected operator
     __hash__ = object.__hash__  # __eq__ is elementwise
 

@@ -1404,7 +1404,7 @@ def _as_strided(x, shape=None, strides=None):
     if not isinstance(x, ndarray):
         raise TypeError(f"Unsupported type {type(x)}")
     view = _np.lib.stride_tricks.as_strided(x._a, shape, strides)
-    return ndarray._of(view, x._mem, x._base if x._base is not None else x)
+    return ndarray._of(view, x._mem, None)  # as CuPy's: made from a memory pointer, no base
 
 
 lib = _module("cupy.lib", "Array tools.", stride_tricks=_module(

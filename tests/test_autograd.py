@@ -919,3 +919,26 @@ def test_augmented_assignment_into_an_index_is_recorded():
     np.testing.assert_allclose(y.detach().numpy(), want)
     np.testing.assert_allclose(x.grad.numpy(), 2 * want * scale)
     np.testing.assert_allclose(v.grad.numpy(), (2 * want * scale)[1])
+
+
+def test_a_leaf_whose_accumulate_grad_node_was_read_pickles_and_copies():
+    import copy
+    import pickle
+    x = leaf([1.0, 2.0])
+    acc = (x * 2).grad_fn.next_functions[0][0]
+    y = pickle.loads(pickle.dumps(x))
+    z = copy.deepcopy(x)
+    assert y.tolist() == z.tolist() == [1.0, 2.0]
+    assert (z * 2).grad_fn.next_functions[0][0].variable is z and acc.variable is x
+
+
+def test_accumulate_grad_nodes_are_forgotten_with_their_leaves():
+    import gc
+    from minifw.autograd import _accumulators
+    before = len(_accumulators)
+    for _ in range(50):
+        x = leaf([1.0])
+        (x * 2).grad_fn.next_functions[0][0]
+    del x
+    gc.collect()
+    assert len(_accumulators) == before

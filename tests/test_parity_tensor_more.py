@@ -350,7 +350,13 @@ def test_unfold_is_a_view(device, monkeypatch):
     assert overlapping.shape == (2, 4, 2) and overlapping.stride() == (4, 1, 4)
     x.add_(100)
     np.testing.assert_array_equal(host(overlapping)[1, :, 0], host(x)[1])
-    assert overlapping._version == x._version
+    assert overlapping._version == x._version and overlapping._base is x._base  # arange's
+    b = minifw.arange(6.0, device=device, requires_grad=True) * 1
+    v = b.unfold(0, 2, 2)
+    w = v * v  # saves v
+    b.mul_(2)  # changes v's memory
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        w.sum().backward()
 
 
 def test_unfold_gradient_adds_every_window_an_element_is_in():

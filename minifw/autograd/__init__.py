@@ -100,6 +100,7 @@ docs/anomaly.md says where minifw differs from PyTorch (it checks forward too,
 and counts inf as an anomaly).
 """
 import contextlib
+import functools
 import inspect
 import linecache
 import os
@@ -601,8 +602,8 @@ class AccumulateGrad:
     __slots__ = ("_variable", "__weakref__")
     next_functions = ()
 
-    def __init__(self, variable):
-        self._variable = weakref.ref(variable)  # the leaf holds its node, not the other way
+    def __init__(self, variable, on_release=None):
+        self._variable = weakref.ref(variable, on_release)  # the node must not keep its leaf alive
 
     @property
     def variable(self):
@@ -615,11 +616,25 @@ class AccumulateGrad:
         return f"<AccumulateGrad object at {id(self):#x}>"
 
 
+# id(leaf) -> its AccumulateGrad while the leaf lives, kept out of the tensor (which pickles and
+# copies without it). Not a WeakKeyDictionary: its lookups compare keys with ==, which is
+# elementwise for tensors.
+_accumulators = {}
+
+
 def _accumulator(leaf):
-    node = getattr(leaf, "_grad_accumulator", None)
-    if node is None:
-        node = leaf._grad_accumulator = AccumulateGrad(leaf)
+    key = id(leaf)
+    node = _accumulators.get(key)
+    if node is None or node.variable is not leaf:  # none yet, or a dead leaf's with this id
+        node = _accumulators[key] = AccumulateGrad(leaf, functools.partial(_release_accumulator, key))
     return node
+
+
+def _release_accumulator(key, ref):
+    """The leaf behind `ref` died: forget its node (not a newer leaf's that took its id)."""
+    node = _accumulators.get(key)
+    if node is not None and node._variable is ref:
+        del _accumulators[key]
 
 
 def _is_minifw_module(module):
@@ -1110,9 +1125,12 @@ def _accumulate_leaf_graph(t, g):
 
 
 def storage(array):
-    """The array that owns `array`'s memory (itself, or the last array in its chain of bases;
-    the chain may pass through an object that is no array, as NumPy's as_strided views'
-    does)."""
+    """What owns `array`'s memory, for identity comparisons: on the host the array that owns
+    it (itself, or the last array in its chain of bases; the chain may pass through an object
+    that is no array, as NumPy's as_strided views' does); a CuPy array's allocation (its
+    as_strided views have no base)."""
+    if not isinstance(array, np.ndarray):
+        return array.data.mem
     base = array.base
     while base is not None:
         if devices.is_array(base):
@@ -1126,8 +1144,8 @@ def _share_storage(inputs, outputs):
     and history, and has the input's base (or the input itself) as its _base."""
     candidates = None
     for t in outputs:
-        if t._data.base is None:  # memory of its own: the common case
-            continue
+        if t._data.base is None and isinstance(t._data, np.ndarray):  # memory of its own: the
+            continue  # common case (a CuPy view made by as_strided has no base either)
         if candidates is None:
             candidates = [(storage(a._data), a) for a in inputs
                           if isinstance(a, Tensor) and devices.is_array(a._data)]
