@@ -2,8 +2,9 @@
 
     python tests/gpu_check.py OUTDIR [--budget SECONDS] [--steps a,b,...] [--jobs N]
 
-run from the source tree. Steps, in order (each stops at its own time limit, and none
-starts past the budget):
+run from the source tree. Steps, in order, the most wanted first (each stops at its own time
+limit, LIMITS, and none starts past the budget; a step that runs out of time is cut short
+and the next one starts):
 
   environment  nvidia-smi, nvcc, CuPy and PyTorch as the machine has them
   build        the developer build with the CUDA kernels for this GPU's architecture
@@ -16,23 +17,27 @@ starts past the budget):
   memcheck     compute-sanitizer --tool memcheck over the kernel tests on "cuda" (a few
                shapes per family, CuPy's memory pool off, so every array is its own
                allocation and an access past it is caught)
-  racecheck    compute-sanitizer --tool racecheck over the convolution and recurrent
-               tests on "cuda" (shared-memory races)
   layers       benchmarks/conv.py on "cuda", AlexNet b128 and LeNet b64 per layer: each
                algorithm, the caffe engine (im2col + cuBLAS) and cuDNN; GEMMs against
                cuBLAS
+  racecheck    compute-sanitizer --tool racecheck over the convolution and recurrent
+               tests on "cuda" (shared-memory races)
 
-Into OUTDIR: log.txt (every step's output), summary.md and summary.json (the steps:
-status, seconds, the line that says how each command went), bench_<model>.json and
-layers.md. The summary is printed last. Exit status: 0 when every step ran and passed.
+Into OUTDIR: log.txt (every command's output, written as it comes; pytest names each test
+and its result), summary.md and summary.json (the steps: status, seconds, what each command
+said last, a bench's speedups; rewritten after every step), bench_<model>.json and
+layers.md. The summary is printed last. Exit status: 0 when every step ran and passed. A
+command stopped at its limit is stopped with every process it started.
 """
 import argparse
 import importlib.util
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -40,8 +45,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_sanitizers import CUDASIM_FILES  # noqa: E402  (the kernel families' test files)
 
-# The GPU's tests: those on device "cuda" (the GPU here), not those on the emulator.
-GPU_TESTS = "cuda and not cudasim and not emulator"
+# The GPU's tests: those on device "cuda" (the GPU here), not those on the emulator, nor the
+# tests of the CuPy stand-in (which the folder tests/cuda would bring in).
+GPU_TESTS = "cuda and not cudasim and not emulator and not test_fakecupy.py"
 # Under the sanitizers: float32, a few shapes per family.
 SANITIZE_SELECTION = (
     f"{GPU_TESTS} and (float32 or test_tf32.py) and not threaded and not 521 and not alexnet"
@@ -54,9 +60,11 @@ KERNEL_TEST_FILES = [f for f in CUDASIM_FILES if "test_cudasim" not in f]
 RACE_TEST_FILES = ["tests/ops/test_conv.py", "tests/ops/test_rnn.py"]
 BENCH = [("lenet", 64, 20), ("alexnet", 128, 6), ("charlstm", 32, 10)]  # model, batch, iterations
 
-# Seconds each step may take at most (the budget may leave it less).
-LIMITS = {"environment": 60, "build": 420, "tests": 600, "bench": 420, "memcheck": 300,
-          "racecheck": 240, "layers": 300}
+# Seconds each step may take at most (the budget may leave it less), in the order the steps
+# run: the most wanted first, sized so that a 10-minute command gets through them all when
+# the machine is quick, and through the first ones when it is not.
+LIMITS = {"environment": 30, "build": 240, "tests": 150, "bench": 150, "memcheck": 90,
+          "layers": 90, "racecheck": 60}
 STEPS = list(LIMITS)
 
 
@@ -68,7 +76,9 @@ def _python_with_plain_cupy_allocations(pytest_args):
 
 
 def _pytest_args(files, selection, *extra):
-    return ["-q", "-p", "no:cacheprovider", "-rf", *files, "-k", selection, *extra]
+    """pytest naming each test and its result as it ends (-v), so that a run stopped at its
+    time limit still says which ran and which failed."""
+    return ["-v", "-p", "no:cacheprovider", "-rfE", "--maxfail", "100", *files, "-k", selection, *extra]
 
 
 def _compute_capability():
@@ -117,17 +127,49 @@ def commands(step, outdir, jobs):
     if step == "layers":
         script = str(ROOT / "benchmarks" / "conv.py")
         return [("alexnet b128", [py, script, "--device", "cuda", "--torch", "--batch", "128", "--layers",
-                                  "alexnet conv", "--repeats", "7", "--gemm-sizes", "1024,2048,4096"], {}),
+                                  "alexnet conv", "--repeats", "5", "--gemm-sizes", "1024,4096"], {}),
                 ("lenet b64", [py, script, "--device", "cuda", "--torch", "--layers", "lenet",
-                               "--skip-gemm", "--repeats", "7"], {})]
+                               "--skip-gemm", "--repeats", "5"], {})]
     raise ValueError(f"unknown step {step!r}; the steps are {', '.join(STEPS)}")
 
 
 def _verdict(lines):
-    """The line of a command's output that says how it went (pytest's last line, a bench's
-    speedup, ...): the last non-empty line."""
+    """The lines of a command's output that say how it went: a bench's speedups, else the
+    last non-empty line (pytest's summary, ...)."""
     lines = [line.strip() for line in lines if line.strip()]
+    speedups = [line for line in lines if line.startswith("primitives vs ")]
+    if speedups:
+        return "; ".join(speedups)[:240]
     return lines[-1][:160] if lines else ""
+
+
+def _run(argv, env, limit, log):
+    """Run argv, its output copied line by line into `log` as it comes; stop it, and every
+    process it started (pytest's workers, the program under compute-sanitizer), after
+    `limit` seconds. Returns (return code or None when stopped, output lines)."""
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, errors="replace", start_new_session=True)
+    lines = []
+
+    def copy():
+        for line in proc.stdout:
+            lines.append(line)
+            log.write(line)
+            log.flush()
+    reader = threading.Thread(target=copy, daemon=True)
+    reader.start()
+    try:
+        proc.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        reader.join(timeout=10)
+        return None, lines
+    reader.join(timeout=10)
+    return proc.returncode, lines
 
 
 def run_step(step, outdir, jobs, deadline, log):
@@ -144,29 +186,19 @@ def run_step(step, outdir, jobs, deadline, log):
         log.write(f"\n===== {step}: {label}\n$ {' '.join(argv)}\n")
         log.flush()
         try:
-            proc = subprocess.Popen(argv, cwd=ROOT, env={**env, **extra}, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT, text=True, errors="replace")
+            rc, output = _run(argv, {**env, **extra}, left, log)
         except OSError as e:
             status = "failed"
             verdicts.append(f"{label}: {e}")
             log.write(f"{e}\n")
             continue
-        try:
-            out, _ = proc.communicate(timeout=left)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, _ = proc.communicate()
+        if rc is None:
             status = "timeout"
-        output = out.splitlines()
-        log.write(out)
-        log.flush()
-        if proc.returncode not in (0, None) and status != "timeout":
+        elif rc != 0:
             status = "failed"
-        verdicts.append(f"{label}: {'rc ' + str(proc.returncode) + ', ' if proc.returncode else ''}"
-                        f"{_verdict(output)}")
-        if status == "timeout":
-            break
-        if step == "build" and status == "failed":
+        verdicts.append(f"{label}: {'stopped at the time limit, ' if rc is None else ''}"
+                        f"{'rc ' + str(rc) + ', ' if rc else ''}{_verdict(output)}")
+        if status == "timeout" or (step == "build" and status == "failed"):
             break
     return {"step": step, "status": status, "seconds": round(time.monotonic() - start, 1),
             "result": " / ".join(verdicts)}
@@ -196,17 +228,21 @@ def main(argv=None):
         for step in steps:
             if step != "build" and any(r["step"] == "build" and r["status"] != "ok" for r in results):
                 results.append({"step": step, "status": "skipped", "seconds": 0, "result": "the build failed"})
-                continue
-            results.append(run_step(step, args.outdir, args.jobs, deadline, log))
+            else:
+                results.append(run_step(step, args.outdir, args.jobs, deadline, log))
             if step == "layers":
                 log_text = (args.outdir / "log.txt").read_text(errors="replace")
                 tables = log_text[log_text.find("===== layers"):]
                 (args.outdir / "layers.md").write_text(tables)
+            _write_summary(args.outdir, results)  # after every step: a run cut short keeps it
     table = summary_table(results)
-    (args.outdir / "summary.md").write_text(table + "\n")
-    (args.outdir / "summary.json").write_text(json.dumps(results, indent=1))
     print(table)
     return 0 if all(r["status"] == "ok" for r in results) else 1
+
+
+def _write_summary(outdir, results):
+    (outdir / "summary.md").write_text(summary_table(results) + "\n")
+    (outdir / "summary.json").write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":

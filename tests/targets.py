@@ -50,7 +50,9 @@ def emulate_cuda(monkeypatch):
     emulated = {(family, direction, dtype, "cuda"): _on_emulated_gpu(entry)
                 for (family, direction, dtype, dev), entry in devices._kernels.items() if dev == "cudasim"}
     monkeypatch.setattr(devices, "_kernels", {**devices._kernels, **emulated})
-    devices.workspace("cuda").clear()  # nothing of another test's (or the real) CuPy
+    # the stand-in's arrays go to workspaces of their own, dropped with the emulation, so that
+    # none reaches a later test on a real GPU; nothing of another test's (or the real) CuPy
+    monkeypatch.setattr(devices, "_workspaces", {})
 
 
 def place(device, *arrays):

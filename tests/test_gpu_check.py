@@ -4,6 +4,7 @@ GPU here)."""
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -61,7 +62,7 @@ def test_the_sanitizers_select_kernel_tests_on_the_gpu(tmp_path):
 def test_the_gpu_tests_are_those_on_the_gpu(tmp_path):
     # The whole suite collects where "cuda" is available (a collection error would stop the run).
     selected = _collected(["tests"], gpu_check.GPU_TESTS, tmp_path)
-    assert not [line for line in selected if "cudasim" in line or "emulator" in line]
+    assert not [line for line in selected if "cudasim" in line or "emulator" in line or "fakecupy" in line]
     files = {line.split("::")[0] for line in selected}
     assert {"tests/ops/test_conv.py", "tests/ops/test_rnn.py", "tests/ops/test_pooling.py",
             "tests/test_device_tensors.py"} <= files
@@ -98,11 +99,24 @@ def test_a_failing_step_fails_the_run_and_a_failed_build_skips_the_rest(tmp_path
     assert "never" not in (tmp_path / "log.txt").read_text()
 
 
-def test_the_budget_and_the_step_limits_stop_commands(tmp_path, monkeypatch):
-    _fake(monkeypatch, {"tests": ["import time; time.sleep(60)"]})
-    monkeypatch.setitem(gpu_check.LIMITS, "tests", 6)
-    assert gpu_check.main([str(tmp_path), "--steps", "tests"]) == 1
-    assert "| tests | timeout |" in (tmp_path / "summary.md").read_text()
+def test_the_budget_and_the_step_limits_stop_commands_and_what_they_started(tmp_path, monkeypatch):
+    # the command starts a child that outlives it unless stopped too (as pytest's workers, or
+    # the program compute-sanitizer runs); its output so far is in the log
+    marker = f"gpu_check_grandchild_{os.getpid()}"
+    code = ("import subprocess, sys, time; print('started', flush=True); "
+            f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)  # {marker}']); "
+            "time.sleep(60)")
+    _fake(monkeypatch, {"tests": [code], "bench": ["print('primitives vs torch: 2.00x the speed'); print('json: x')"]})
+    monkeypatch.setitem(gpu_check.LIMITS, "tests", 7)
+    start = time.monotonic()
+    assert gpu_check.main([str(tmp_path), "--steps", "tests,bench"]) == 1
+    assert time.monotonic() - start < 13  # 7 s, not the grandchild's 60 (nor a wait for its pipe)
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
+    assert not left, f"processes left running: {left}"
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| tests | timeout |" in summary and "stopped at the time limit" in summary
+    assert "| bench | ok |" in summary and "primitives vs torch: 2.00x the speed" in summary
+    assert "started" in (tmp_path / "log.txt").read_text()
     assert gpu_check.main([str(tmp_path), "--steps", "tests", "--budget", "1"]) == 1
     assert "no time left" in (tmp_path / "summary.md").read_text()
 
