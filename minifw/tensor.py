@@ -192,7 +192,7 @@ def _category(dtype):
 
 def _scalar_first(fn, name, first, rest):
     """The operands of PyTorch's deprecated overloads that put a number first (x.add_(alpha,
-    other), x.addcmul_(value, tensor1, tensor2)), with its warning: (the tensors, the number);
+    other), x.addcmul_(value, tensor1, tensor2)), with a warning: (the tensors, the number);
     one tensor alone, not in a tuple."""
     tensors = ", ".join(f"Tensor {n}" for n in (["other"] if len(rest) == 1 else ["tensor1", "tensor2"]))
     if not isinstance(first, (numbers.Number, np.bool_)) or len(rest) > 2 or \

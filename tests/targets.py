@@ -50,9 +50,19 @@ def emulate_cuda(monkeypatch):
     emulated = {(family, direction, dtype, "cuda"): _on_emulated_gpu(entry)
                 for (family, direction, dtype, dev), entry in devices._kernels.items() if dev == "cudasim"}
     monkeypatch.setattr(devices, "_kernels", {**devices._kernels, **emulated})
-    # the stand-in's arrays go to workspaces of their own, dropped with the emulation, so that
-    # none reaches a later test on a real GPU; nothing of another test's (or the real) CuPy
-    monkeypatch.setattr(devices, "_workspaces", {})
+    # the stand-in's arrays go to a "cuda" workspace of the emulation's own, dropped with it, so
+    # that none reaches a later test on a real GPU, and nothing of another test's (or the real)
+    # CuPy reaches this one; the other devices' workspaces are the usual ones
+    emulated, usual = {}, devices.workspace
+
+    def workspace(dev=devices.CPU):
+        dev = devices.get(dev, "workspace")
+        if dev.type != "cuda":
+            return usual(dev)
+        if dev not in emulated:
+            emulated[dev] = devices.Workspace(dev)
+        return emulated[dev]
+    monkeypatch.setattr(devices, "workspace", workspace)
 
 
 def place(device, *arrays):
