@@ -9,6 +9,7 @@ import time
 import pytest
 
 import gpu_check
+from childenv import child_env
 
 
 # Collecting as on a machine with a GPU: "cuda" is taken for available (nothing runs).
@@ -20,7 +21,8 @@ d.unavailable_reason = lambda t: None if t == "cuda" else _real(t)
 
 def _collected(files, selection, tmp_path):
     (tmp_path / "pretend_gpu.py").write_text(PRETEND_GPU)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(gpu_check.ROOT)])}
+    env = child_env()  # this test's own minifw (the installed one in CI), then the plugin's folder
+    env["PYTHONPATH"] = os.pathsep.join([env["PYTHONPATH"], str(tmp_path)])
     done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                            "-p", "pretend_gpu", *files, "-k", selection], cwd=gpu_check.ROOT, env=env,
                           capture_output=True, text=True)
