@@ -20,6 +20,7 @@ exact erf (a few ulp; tests/nn/test_pytorch_modules.py checks it against math.er
 enough for finite-difference gradient checks, which an approximation such as Abramowitz and
 Stegun's 7.1.26 (error 1.5e-7) is not.
 """
+import functools
 import math
 
 import numpy as np
@@ -169,9 +170,10 @@ def _lgamma_near_one(z):
     zeta(k) - 1 (which falls like 2**-k): -log1p(z) + (1 - gamma) z + sum_k (-1)**k
     (zeta(k) - 1) z**k / k. Relative to the result it is exact to float64 near z = 0, where
     Lanczos's sum keeps only an absolute error of about 1e-15 and lgamma(1) is 0."""
+    zeta_minus_one = _zeta_minus_one()
     total = np.zeros_like(z)
-    for k in range(len(_ZETA_MINUS_ONE) + 1, 1, -1):  # Horner's rule from the last term
-        total = (total + (-1) ** k * _ZETA_MINUS_ONE[k - 2] / k) * z
+    for k in range(len(zeta_minus_one) + 1, 1, -1):  # Horner's rule from the last term
+        total = (total + (-1) ** k * zeta_minus_one[k - 2] / k) * z
     return -np.log1p(z) + z * ((1.0 - _EULER_GAMMA) + total)
 
 
@@ -275,11 +277,15 @@ def _hurwitz_zeta(s, x):
     return total + tail
 
 
-
 _EULER_GAMMA = 0.57721566490153286061
-# zeta(k) - 1 = zeta(k, 2) for k = 2..40, for lgamma's series about 1 (|z| <= 1/2: the 40th
-# term is below 1e-25)
-_ZETA_MINUS_ONE = tuple(float(_hurwitz_zeta(k, np.array([2.0]))[0]) for k in range(2, 41))
+
+
+@functools.lru_cache(maxsize=None)
+def _zeta_minus_one():
+    """zeta(k) - 1 = zeta(k, 2) for k = 2..40, for lgamma's series about 1 (|z| <= 1/2: the
+    40th term is below 1e-25); made on first use, not at import."""
+    return tuple(float(_hurwitz_zeta(k, np.array([2.0]))[0]) for k in range(2, 41))
+
 
 def polygamma(n, x):
     """psi^(n)(x), the n-th derivative of digamma, elementwise: digamma for n = 0, else
