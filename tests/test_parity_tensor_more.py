@@ -1,6 +1,7 @@
 """PyTorch parity of Tensor indexing and operations found to differ: where an int or an
 empty Ellipsis stands among index arrays (PyTorch selects first, so it does not separate
-them), a short list of lists as a tuple of indices, a 0-d integer tensor as an int,
+them), where a bool scalar stands among them (an index array for PyTorch, beside its
+selects), a short list of lists as a tuple of indices, a 0-d integer tensor as an int,
 `in`, atan2's gradient at the origin, broadcast_to's sizes as arguments and pow of two
 bool operands.
 
@@ -115,6 +116,71 @@ def test_zero_dim_integer_tensor_index_is_a_view():
     x[minifw.tensor(1)].fill_(5.0)
     np.testing.assert_array_equal(host(x), [[0, 0], [5, 5], [0, 0]])
     np.testing.assert_array_equal(host(base()[minifw.tensor(0), :, [1, 0]]), A[0][:, [1, 0]])
+
+
+# ---- bool scalars among the indices ---------------------------------------------------------
+# For PyTorch a bool scalar (True, False, a 0-d bool tensor) is an index array over a new dim of
+# size 1 (or 0): advanced like a mask, while an int stays a select; so neither an int nor a
+# 0-d integer tensor separates it from the other advanced indices.
+
+BOOL_SCALAR_INDICES = [
+    # (index for minifw, with "T"/"F" for 0-d bool tensors; expected result from A)
+    ((1, slice(None), "T"), A[1][:, None]),
+    ((1, slice(None), True), A[1][:, None]),
+    ((1, slice(None), "F"), A[1][:, None][:, :0]),
+    ((slice(None), 1, None, np.zeros(5, bool), False), A[:, 1][:, None, :0]),
+    ((0, slice(1, None), "T", 1, [1, 0]), A[0][1:, 1, [1, 0]]),
+    ((None, [2, 2], "T", Ellipsis, 1), A[[2, 2], :, :, 1][None]),
+    ((slice(None), 2, "T", np.array([False, True, True, False, False])), A[:, 2][:, [1, 2]]),
+]
+
+
+def _bool_scalar_index(index, lib, dev=None):
+    def item(i):
+        if isinstance(i, str):
+            return lib.tensor(i == "T", device=dev) if dev is not None else lib.tensor(i == "T")
+        if isinstance(i, np.ndarray):
+            return lib.tensor(i, device=dev) if dev is not None else lib.tensor(i)
+        return i
+    return tuple(item(i) for i in index)
+
+
+@pytest.mark.parametrize("index, expected", BOOL_SCALAR_INDICES)
+def test_bool_scalar_among_indices_is_placed_as_pytorch(dev, index, expected):
+    got = base(dev)[_bool_scalar_index(index, minifw, dev)]
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(host(got), expected)
+
+
+def test_bool_scalar_among_indices_assignment_and_gradient(dev):
+    index = _bool_scalar_index((1, slice(None), "T", 0, [1, 0]), minifw, dev)
+    x = base(dev).requires_grad_()
+    picked = (x * 1)[index]  # PyTorch: x[1][:, None][:, [0], 0, [1, 0]], of shape (4, 2)
+    assert picked.shape == (4, 2)
+    np.testing.assert_array_equal(host(picked), A[1][:, 0, [1, 0]])
+    weight = minifw.arange(8.0, device=dev).reshape(4, 2)
+    (picked * weight).sum().backward()
+    expected = np.zeros_like(A)
+    expected[1][:, 0, [1, 0]] = np.arange(8.0).reshape(4, 2)
+    np.testing.assert_array_equal(host(x.grad), expected)
+
+    v = minifw.zeros(4, 1, requires_grad=True, device=dev)
+    w = base(dev) * 1
+    w[index] = v * 3 + minifw.arange(4.0, device=dev).reshape(4, 1)  # broadcast over (4, 2)
+    want = A.copy()
+    want[1][:, 0, [1, 0]] = np.arange(4.0).reshape(4, 1)
+    np.testing.assert_array_equal(host(w), want)
+    w.sum().backward()
+    np.testing.assert_array_equal(host(v.grad), np.full((4, 1), 6.0))
+
+
+@pytest.mark.parametrize("index, expected", BOOL_SCALAR_INDICES)
+def test_bool_scalar_among_indices_matches_torch(index, expected):
+    torch = pytest.importorskip("torch")
+    want = torch.tensor(A)[_bool_scalar_index(index, torch)]
+    got = base()[_bool_scalar_index(index, minifw)]
+    assert got.shape == tuple(want.shape)
+    np.testing.assert_array_equal(host(got), want.numpy())
 
 
 # ---- other operations ---------------------------------------------------------------------

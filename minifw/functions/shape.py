@@ -61,18 +61,27 @@ def _is_int(i):
     return isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_))
 
 
+def _is_bool_scalar(i):
+    """A Python or NumPy bool, or a 0-d bool array: for PyTorch an index array over a new dim
+    of size 1, holding [0] when True and nothing when False."""
+    return isinstance(i, (bool, np.bool_)) or (devices.is_array(i) and i.ndim == 0
+                                                and i.dtype == np.bool_)
+
+
 def torch_order(index, shape):
-    """`index` (NumPy's items: ints, slices, None, Ellipsis, arrays) for an array of `shape`,
-    as an index that puts the result's dims where PyTorch puts them. PyTorch applies an int
-    as a select before the advanced indexing, so ints do not separate index arrays:
+    """`index` (NumPy's items: ints, slices, None, Ellipsis, arrays, bools) for an array of
+    `shape`, as an index that puts the result's dims where PyTorch puts them. PyTorch applies
+    an int as a select before the advanced indexing, so ints do not separate index arrays:
     x[0, :, [1, 2]] is (x[0])[:, [1, 2]], of shape (x.shape[1], 2), where NumPy, taking
     the int as advanced too, puts the indexed dim first; nor does an Ellipsis that stands
-    for no dims (NumPy's arrays then go first). Where the two differ, every item
-    becomes an index array, shaped so that their broadcast is PyTorch's result; elsewhere
-    `index` is returned as it is."""
+    for no dims (NumPy's arrays then go first). A bool mask stands for the int arrays of its
+    True elements' positions, and a bool scalar (True, False, a 0-d bool array) for an index
+    array over a new dim of size 1, so both are advanced for PyTorch as for NumPy. Where the
+    two placements differ, every item becomes an index array, shaped so that their broadcast
+    is PyTorch's result; elsewhere `index` is returned as it is."""
     if not isinstance(index, tuple):
         return index
-    arrays, ints = [], []
+    arrays, ints, flags = [], [], []
     for k, i in enumerate(index):  # one pass: most indices are slices and ints alone
         kind = type(i)
         if kind is slice or i is None or i is Ellipsis:
@@ -84,31 +93,38 @@ def torch_order(index, shape):
                            if isinstance(i, list) else i for i in index)
             converted = torch_order(listed, shape)
             return index if converted is listed else converted
-        elif isinstance(i, (bool, np.bool_)):
-            return index
+        elif _is_bool_scalar(i):
+            flags.append(k)
         elif devices.is_array(i):
-            if i.ndim == 0:
-                return index
-            arrays.append(k)
+            (arrays if i.ndim else ints).append(k)
         elif _is_int(i):
             ints.append(k)
-    if not arrays:
+    advanced = sorted(arrays + flags)  # PyTorch's advanced items
+    if not advanced:
         return index
-    advanced = sorted(arrays + ints)
-    if advanced[-1] - advanced[0] == len(advanced) - 1:
+    numpys = sorted(advanced + ints)  # NumPy's: ints too
+    if numpys[-1] - numpys[0] == len(numpys) - 1:
         return index  # adjacent for NumPy too: the same placement
-    consumed = sum(i.ndim if devices.is_array(i) and i.dtype == np.bool_ else 1 for i in index
-                   if i is not None and i is not Ellipsis)
+    consumed = sum(0 if k in flags else i.ndim if devices.is_array(i) and i.dtype == np.bool_
+                   else 1 for k, i in enumerate(index) if i is not None and i is not Ellipsis)
     # for PyTorch, neither an int nor an Ellipsis that stands for no dims separates arrays
-    between = [k for k in range(arrays[0], arrays[-1]) if k not in arrays and k not in ints
+    between = [k for k in range(advanced[0], advanced[-1]) if k not in advanced and k not in ints
                and not (index[k] is Ellipsis and consumed == len(shape))]
     if between:
         return index  # a slice or None between the arrays: their dims go first for both
-    dev = devices.of(index[arrays[0]])
-    items = []
-    for i in index:  # a bool array as the int arrays of its True elements' positions
-        if devices.is_array(i) and i.dtype == np.bool_:
+    if all(i is Ellipsis and consumed == len(shape) or k in ints
+           for k, i in enumerate(index[:advanced[0]])):
+        return index  # no dims before PyTorch's arrays: their dims go first for both
+    dev = devices.of(next((i for i in index if devices.is_array(i)), np.empty(0)))
+    items, scalars = [], []
+    for k, i in enumerate(index):  # a bool array as the int arrays of its True elements' positions
+        if k in flags:
+            scalars.append(np.zeros(int(bool(i)), dtype=np.int64))  # over no dim of `shape`
+            items.append(scalars[-1])
+        elif devices.is_array(i) and i.dtype == np.bool_:
             items.append((i.shape, tuple(devices.to_device(i, devices.CPU).nonzero())))
+        elif devices.is_array(i) and i.ndim == 0:
+            items.append(int(i))
         elif devices.is_array(i):
             items.append(devices.to_device(i, devices.CPU))
         else:
@@ -129,8 +145,8 @@ def torch_order(index, shape):
         if isinstance(i, slice) or i is None:
             rank += 1
     out, dim = [], 0
-    for i, k in zip(items, at):
-        if i is None:
+    for i, r in zip(items, at):
+        if i is None or any(i is a for a in scalars):  # neither picks along a dim of `shape`
             continue
         if isinstance(i, tuple):
             mask, i = i
@@ -140,15 +156,28 @@ def torch_order(index, shape):
                                  f"starting at dim {dim}")
         for a in (i if isinstance(i, tuple) else (i,)):
             if isinstance(a, slice):
-                r = np.arange(*a.indices(shape[dim]))
-                out.append(r.reshape((1,) * k + r.shape + (1,) * (rank - k - 1)))
+                s = np.arange(*a.indices(shape[dim]))
+                out.append(s.reshape((1,) * r + s.shape + (1,) * (rank - r - 1)))
             elif isinstance(a, np.ndarray):
                 lead = (1,) * (block_at + len(block) - a.ndim)
                 out.append(a.reshape(lead + a.shape + (1,) * (rank - len(lead) - a.ndim)))
             else:
                 out.append(int(a))
             dim += 1
-    return tuple(devices.to_device(a, dev) if isinstance(a, np.ndarray) else a for a in out)
+    # a None's dim is 1 in every array, but a bool scalar's size (1 or 0) and the block's are
+    # in no array when no other array is broadcast with them: one array, broadcast to the
+    # result's shape (a view), or an int as such an array, holds them
+    target = np.broadcast_shapes((1,) * block_at + block + (1,) * (rank - block_at - len(block)),
+                                 *(a.shape for a in out if isinstance(a, np.ndarray)))
+    held = [k for k, a in enumerate(out) if isinstance(a, np.ndarray)] or \
+        [k for k, a in enumerate(out)]
+    if held and (not isinstance(out[held[0]], np.ndarray) or
+                 np.broadcast_shapes(*(a.shape for a in out if isinstance(a, np.ndarray))) != target):
+        out[held[0]] = np.broadcast_to(np.asarray(out[held[0]], dtype=np.int64), target)
+    # (with neither, the tensor is 0-d and every item None, an Ellipsis or a bool scalar: NumPy's
+    # index, which puts the bool scalars' dims first, is the nearest there is)
+    return tuple(devices.to_device(a, dev) if isinstance(a, np.ndarray) else a for a in out) \
+        if held else index
 
 
 def _index_on(index, dev):
