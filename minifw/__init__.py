@@ -295,7 +295,7 @@ def bmm(input, mat2):
                              f"{getattr(t, 'shape', type(t).__name__)}")
     if input.shape[0] != mat2.shape[0]:
         raise ValueError(f"bmm: batch sizes differ: input {input.shape}, mat2 {mat2.shape}")
-    return input @ mat2
+    return autograd.rename(input @ mat2, "BmmBackward0", input, mat2)
 
 
 def neg(t):

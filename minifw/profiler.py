@@ -1,6 +1,7 @@
 """A profiler for minifw programs, under torch.profiler's names: every operation's forward
 (one event per Function call: Convolution2D, MatMul, ...) and every node's backward
-(Convolution2DBackward, ...) is timed, with the ranges a program marks with record_function.
+(named as PyTorch names the node: ConvolutionBackward0, ...) is timed, with the ranges a
+program marks with record_function.
 
     from minifw.profiler import profile, record_function, ProfilerActivity
     with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:

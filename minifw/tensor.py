@@ -734,7 +734,8 @@ class Tensor:
         return self._binary(other, _elementwise.Sub)
 
     def __rsub__(self, other):
-        return self._binary(other, _elementwise.Sub, reverse=True)
+        return _autograd.rename(self._binary(other, _elementwise.Sub, reverse=True), "RsubBackward1",
+                                self)
 
     def __mul__(self, other):
         return self._binary(other, _elementwise.Mul)
@@ -1399,7 +1400,8 @@ class Tensor:
                             f"{getattr(mask, 'dtype', type(mask).__name__)}")
         _same_device("masked_fill", self, mask)
         value = self._fill_value("masked_fill", value)
-        return _elementwise.Where.apply(value, self, condition=mask._data)
+        return _autograd.rename(_elementwise.Where.apply(value, self, condition=mask._data),
+                                "MaskedFillBackward0", self)
 
     def _fill_value(self, fn, value):
         """A fill value (a number, or a 0-d tensor) as an operand of this tensor's dtype."""
@@ -1452,7 +1454,7 @@ class Tensor:
         if dim is None or self.ndim == 0:  # everything: the product of the flattened tensor
             if dim is not None:
                 _dim("prod", dim, 0)
-            out = x.reshape(-1).prod(0)
+            out = _autograd.rename(x.reshape(-1).prod(0), "ProdBackward0", x)
             return out.reshape((1,) * self.ndim) if keepdim and dim is None else out
         axis = _dim("prod", dim, self.ndim)
         if x.dtype.kind != "f":  # no gradient: NumPy's product of the integers
@@ -1507,7 +1509,7 @@ class Tensor:
 
     def square(self):
         x = self._cast(int64) if self.dtype == bool_ else self  # as PyTorch: bools square as int64
-        return x * x
+        return _autograd.rename(x * x, "PowBackward0", x)
 
     def flip(self, *dims):
         """The elements in reverse order along `dims` (a copy), as torch.flip."""
@@ -1675,7 +1677,8 @@ class Tensor:
         """Variance with Bessel's correction by default (correction=1, or unbiased=True), as
         torch.var; var(dim, False) and unbiased=False divide by the count."""
         dim, correction = self._correction("var", dim, unbiased, correction)
-        return self._sum_of_squares("var", dim, keepdim, correction)
+        return _autograd.rename(self._sum_of_squares("var", dim, keepdim, correction), "VarBackward0",
+                                self)
 
     def _check_float(self, fn):
         if self.dtype.kind != "f":
@@ -1882,25 +1885,30 @@ class Tensor:
         order = list(range(self.ndim))
         a, b = _dim("transpose", dim0, self.ndim), _dim("transpose", dim1, self.ndim)
         order[a], order[b] = order[b], order[a]
-        return _shape.Permute.apply(self, dims=tuple(order))
+        return _autograd.rename(_shape.Permute.apply(self, dims=tuple(order)), "TransposeBackward0",
+                                self)
 
     def t(self):
         if self.ndim > 2:
             raise ValueError(f"t: expects a tensor with <= 2 dimensions, got {self.ndim}")
-        return self if self.ndim < 2 else self.transpose(0, 1)
+        return self if self.ndim < 2 else _autograd.rename(self.transpose(0, 1), "TBackward0", self)
 
     T = property(lambda self: self.permute(*reversed(range(self.ndim))))
 
     def unsqueeze(self, dim):
         d = _dim("unsqueeze", dim, self.ndim + 1)
-        return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
+        return _autograd.rename(self.reshape(self.shape[:d] + (1,) + self.shape[d:]),
+                                "UnsqueezeBackward0", self)
 
     def squeeze(self, dim=None):
         axes = _dims("squeeze", dim, self.ndim)
         if axes is None:
             axes = range(self.ndim)
         keep = [n for i, n in enumerate(self.shape) if not (i in axes and n == 1)]
-        return self.reshape(tuple(keep))
+        # PyTorch's node: SqueezeBackward0 for every dim, 1 for one, 2 for several
+        return _autograd.rename(self.reshape(tuple(keep)), "SqueezeBackward0" if dim is None else
+                                "SqueezeBackward2" if isinstance(dim, (tuple, list)) else
+                                "SqueezeBackward1", self)
 
     def expand(self, *sizes):
         sizes = _shape_args("expand", sizes)
@@ -1992,7 +2000,8 @@ class Tensor:
         if self.ndim == 0:
             raise ValueError("unbind: cannot be applied to a 0-d tensor")
         d = _dim("unbind", dim, self.ndim)
-        return tuple(piece.squeeze(d) for piece in self.split(1, d)) if self.shape[d] else ()
+        return tuple(_autograd.rename(piece.squeeze(d), "UnbindBackward0", self)
+                     for piece in self.split(1, d)) if self.shape[d] else ()
 
     # ---- indexing along a dim -------------------------------------------------------
     def _gather_checks(self, fn, dim, index):
@@ -2478,7 +2487,8 @@ class Tensor:
 
     def addmm(self, mat1, mat2, *, beta=1, alpha=1):
         """beta * self + alpha * (mat1 @ mat2) (self broadcast)."""
-        return self._scaled_sum("addmm", _mm_checked("addmm", mat1, mat2), beta, alpha)
+        return _autograd.rename(self._scaled_sum("addmm", _mm_checked("addmm", mat1, mat2), beta, alpha),
+                                "AddmmBackward0", self, mat1, mat2)
 
     def addmv(self, mat, vec, *, beta=1, alpha=1):
         """beta * self + alpha * (mat @ vec)."""
@@ -2486,7 +2496,8 @@ class Tensor:
             raise ValueError(f"addmv: mat must be a 2-D tensor, got {getattr(mat, 'shape', mat)!r}")
         if not isinstance(vec, Tensor) or vec.ndim != 1:
             raise ValueError(f"addmv: vec must be a 1-D tensor, got {getattr(vec, 'shape', vec)!r}")
-        return self._scaled_sum("addmv", _product("addmv", mat, vec), beta, alpha)
+        return _autograd.rename(self._scaled_sum("addmv", _product("addmv", mat, vec), beta, alpha),
+                                "AddmvBackward0", self, mat, vec)
 
     def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
         """beta * self + alpha * the sum over the batch of batch1[i] @ batch2[i]."""
@@ -2494,7 +2505,8 @@ class Tensor:
 
     def baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
         """beta * self + alpha * (batch1 @ batch2), batch by batch."""
-        return self._scaled_sum("baddbmm", _bmm_checked("baddbmm", batch1, batch2), beta, alpha)
+        return _autograd.rename(self._scaled_sum("baddbmm", _bmm_checked("baddbmm", batch1, batch2),
+                                                 beta, alpha), "BaddbmmBackward0", self, batch1, batch2)
 
     # ---- more shapes -----------------------------------------------------------------
     def movedim(self, source, destination):
@@ -3044,7 +3056,7 @@ class Tensor:
 
     def bmm(self, mat2):
         """Batched matrix products of two 3-D tensors with one batch size, as torch.bmm."""
-        return _bmm_checked("bmm", self, mat2)
+        return _autograd.rename(_bmm_checked("bmm", self, mat2), "BmmBackward0", self, mat2)
 
     def mv(self, vec):
         """The product of a matrix (2-D) and a vector (1-D), as torch.mv."""
@@ -3906,7 +3918,7 @@ class Tensor:
                                                                 self.dtype != _default_dtype):
             extras.append(f"dtype=minifw.{self.dtype.name}")
         if self.grad_fn is not None:
-            extras.append(f"grad_fn={self.grad_fn!r}")
+            extras.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self._requires_grad:
             extras.append("requires_grad=True")
         # each suffix on the last line while it fits in linewidth, else on a line of its own

@@ -49,7 +49,7 @@ def test_log_of_zero_in_forward_names_log_and_the_users_line(dev):
     assert re.search(rf'File "{this_file()}", line \d+, in test_log_of_zero_in_forward_names_log\w*\n'
                      r"\s+h\.log\(\)  # the line the error shows", message)
     # where its input was made: the Mul of the line above
-    assert re.search(r"input 0 is output 0 of MulBackward, made at:\n.*\n\s+h = \(x - 2\)\.exp\(\) \* 0",
+    assert re.search(r"input 0 is output 0 of MulBackward0, made at:\n.*\n\s+h = \(x - 2\)\.exp\(\) \* 0",
                      message)
 
 
@@ -117,7 +117,7 @@ def test_a_nan_injected_by_a_users_backward_names_that_function(dev):
                               "output.\nTraceback of forward call that caused the error")
     assert re.search(r"in model_with_injected_nan\n\s+y = InjectNaNInBackward\.apply\(h\)  # the "
                      r"culprit's forward call", message)
-    assert re.search(r"input 0 is output 0 of ExpBackward, made at:\n.*\n\s+h = x\.exp\(\)", message)
+    assert re.search(r"input 0 is output 0 of ExpBackward0, made at:\n.*\n\s+h = x\.exp\(\)", message)
     assert x.grad is None  # raised before any gradient reached the leaf
 
 
@@ -134,7 +134,7 @@ def test_zero_times_inf_in_backward_names_sqrt_backward(dev):
         with pytest.raises(RuntimeError) as caught:
             loss.backward()
     message = str(caught.value)
-    assert message.startswith("Function 'SqrtBackward' returned nan values in its 0th output.\n")
+    assert message.startswith("Function 'SqrtBackward0' returned nan values in its 0th output.\n")
     assert re.search(rf'File "{this_file()}", line \d+, in test_zero_times_inf\w*\n'
                      r"\s+s = x\.sqrt\(\)  # the forward call of the culprit", message)
 
@@ -143,7 +143,7 @@ def test_inf_gradient_is_an_anomaly_too():
     x = leaf([0.0, 4.0])
     with detect_anomaly():
         loss = x.sqrt().sum()
-        with pytest.raises(RuntimeError, match="^Function 'SqrtBackward' returned inf values in its "
+        with pytest.raises(RuntimeError, match="^Function 'SqrtBackward0' returned inf values in its "
                                                "0th output"):
             loss.backward()
 
@@ -185,7 +185,7 @@ def test_pytorch_words_the_backward_error_the_same_way():
         with pytest.raises(RuntimeError) as ours:
             loss.backward()
     # theirs: "Function 'SqrtBackward0' returned nan values in its 0th output."
-    assert str(ours.value).split("\n")[0] == str(theirs.value).split("\n")[0].replace("Backward0", "Backward")
+    assert str(ours.value).split("\n")[0] == str(theirs.value).split("\n")[0]
 
 
 # ---- off, nesting, check_nan=False ------------------------------------------------------
@@ -285,7 +285,7 @@ def test_an_error_inside_backward_is_reported_with_its_forward_call():
 def test_a_graph_made_before_detection_was_on_is_still_checked():
     x = leaf([0.0])
     loss = (x.sqrt() * 0).sum()
-    with detect_anomaly(), pytest.raises(RuntimeError, match=r"'SqrtBackward' returned nan values in its "
+    with detect_anomaly(), pytest.raises(RuntimeError, match=r"'SqrtBackward0' returned nan values in its "
                                                             r"0th output.\n\(it was made before"):
         loss.backward()
 
@@ -314,7 +314,7 @@ def test_on_the_gpu_devices(dev):
         with pytest.raises(RuntimeError, match="^Function 'Log' returned inf values in its 0th output"):
             x.log()
         loss = (x.sqrt() * 0).sum()
-        with pytest.raises(RuntimeError, match="^Function 'SqrtBackward' returned nan values in its 0th"):
+        with pytest.raises(RuntimeError, match="^Function 'SqrtBackward0' returned nan values in its 0th"):
             loss.backward()
     (x * 2).sum().backward()  # off again: nothing checked
     assert x.grad.device == x.device

@@ -1038,3 +1038,92 @@ def test_a_subclass_of_a_minifw_function_keeps_its_convention():
     x = minifw.zeros(2, dtype=minifw.float64, requires_grad=True)
     MyExp.apply(x).sum().backward()
     assert x.grad.tolist() == [1.0, 1.0]
+
+
+# ---- node names ----------------------------------------------------------------------------
+# Each node is named as PyTorch 2.13 names the node of the same operation: its class name,
+# name() and repr; the expectations were read from PyTorch.
+
+def _named_ops(lib, F):
+    x = lib.tensor([[0.5, 1.5, 2.0, 0.25], [1.0, 0.75, 3.0, 2.5], [0.2, 0.4, 0.6, 0.8]],
+                   requires_grad=True)
+    y = x * 1
+    w = lib.ones(5, 4, requires_grad=True)
+    v = lib.ones(4, requires_grad=True)
+    img = lib.ones(1, 2, 5, 5, requires_grad=True)
+    k = lib.ones(3, 2, 3, 3, requires_grad=True)
+    return {
+        "add": (x + y, "AddBackward0"), "sub": (x - 1, "SubBackward0"),
+        "rsub": (1 - x, "RsubBackward1"), "mul": (x * 2, "MulBackward0"),
+        "div": (x / y, "DivBackward0"), "neg": (-x, "NegBackward0"), "pow": (x ** 2, "PowBackward0"),
+        "pow_tensor": (x ** y, "PowBackward1"), "exp": (x.exp(), "ExpBackward0"),
+        "log1p": (x.log1p(), "Log1PBackward0"), "sin": (x.sin(), "SinBackward0"),
+        "tanh": (x.tanh(), "TanhBackward0"), "relu": (F.relu(x), "ReluBackward0"),
+        "sum": (x.sum(), "SumBackward0"), "sum_dim": (x.sum(1), "SumBackward1"),
+        "mean": (x.mean(), "MeanBackward0"), "mean_dim": (x.mean(0), "MeanBackward1"),
+        "max": (x.max(), "MaxBackward1"), "max_dim": (x.max(1)[0], "MaxBackward0"),
+        "mm": (x.mm(w.t()), "MmBackward0"), "mv": (x @ v, "MvBackward0"),
+        "dot": (v @ v, "DotBackward0"), "view": (x.view(12), "ViewBackward0"),
+        "t": (x.t(), "TBackward0"), "transpose": (x.transpose(0, 1), "TransposeBackward0"),
+        "permute": (x.permute(1, 0), "PermuteBackward0"),
+        "unsqueeze": (x.unsqueeze(0), "UnsqueezeBackward0"),
+        "squeeze_dim": (x[None].squeeze(0), "SqueezeBackward1"),
+        "expand": (v.expand(3, 4), "ExpandBackward0"), "select": (x[0], "SelectBackward0"),
+        "slice": (x[1:], "SliceBackward0"), "slice_in_tuple": (x[0, 1:], "SliceBackward0"),
+        "index": (x[[0, 1]], "IndexBackward0"), "cat": (lib.cat([x, y]), "CatBackward0"),
+        "clone": (x.clone(), "CloneBackward0"), "softmax": (x.softmax(1), "SoftmaxBackward0"),
+        "log_softmax": (x.log_softmax(1), "LogSoftmaxBackward0"),
+        "linear": (F.linear(x, w), "MmBackward0"),
+        "linear_bias": (F.linear(x, w, lib.ones(5)), "AddmmBackward0"),
+        "conv2d": (F.conv2d(img, k), "ConvolutionBackward0"),
+        "max_pool2d": (F.max_pool2d(img, 2), "MaxPool2DWithIndicesBackward0"),
+        "mse_loss": (F.mse_loss(x, y.detach()), "MseLossBackward0"),
+        "cross_entropy": (F.cross_entropy(x, lib.tensor([0, 1, 2])), "NllLossBackward0"),
+        "layer_norm": (F.layer_norm(x, (4,)), "NativeLayerNormBackward0"),
+        "clamp": (x.clamp(0.2, 0.8), "ClampBackward1"),
+        "masked_fill": (x.masked_fill(x > 1, 0.0), "MaskedFillBackward0"),
+        "to_double": (x.double(), "ToCopyBackward0"), "std": (x.std(), "StdBackward0"),
+        "square": (x.square(), "PowBackward0"), "unbind": (x.unbind()[0], "UnbindBackward0"),
+        "addmm": (lib.addmm(lib.ones(5), x, w.t()), "AddmmBackward0"),
+        "bmm": (lib.bmm(x[None], w.t()[None]), "BmmBackward0"),
+    }
+
+
+def test_node_names_are_pytorch_s():
+    import re
+    from minifw.nn import functional as F
+    for op, (out, expected) in _named_ops(minifw, F).items():
+        node = out.grad_fn
+        assert (type(node).__name__, node.name()) == (expected, expected), op
+        assert re.fullmatch(rf"<{expected} object at 0x[0-9a-f]+>", repr(node)), op
+        assert isinstance(node, autograd.Node)
+    x = minifw.ones(2, requires_grad=True)
+    y = x * 2
+    assert repr(y).endswith("grad_fn=<MulBackward0>)")
+    acc = y.grad_fn.next_functions[0][0]
+    assert type(acc).__name__ == acc.name() == "AccumulateGrad"
+    # a node is renamed only where it was made: squeeze() that squeezes nothing returns its input
+    assert y.squeeze().grad_fn is y.grad_fn and y.grad_fn.name() == "MulBackward0"
+    assert (y * 1).t().grad_fn.name() == "MulBackward0"  # t() of a 1-D tensor is the tensor
+
+
+def test_a_user_function_s_node_has_no_suffix():
+    class Twice(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    node = Twice.apply(minifw.ones(2, requires_grad=True)).grad_fn
+    assert type(node).__name__ == node.name() == "TwiceBackward"  # as PyTorch names it
+
+
+def test_node_names_match_torch():
+    torch = pytest.importorskip("torch")
+    from minifw.nn import functional as F
+    ours = _named_ops(minifw, F)
+    for op, (out, expected) in _named_ops(torch, torch.nn.functional).items():
+        assert type(out.grad_fn).__name__ == expected == type(ours[op][0].grad_fn).__name__, op

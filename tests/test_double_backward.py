@@ -371,7 +371,7 @@ def test_a_function_without_second_derivatives_refuses_them_by_name():
     x = leaf([0.5, -2.0, 3.0])
     g, = minifw.autograd.grad(x.cumprod(0).sum(), x, create_graph=True)
     np.testing.assert_allclose(g.detach().numpy(), [1 - 2 - 6, 0.5 + 1.5, -1.0])  # first order: right
-    with pytest.raises(RuntimeError, match="CumulativeProductBackward is not differentiable twice"):
+    with pytest.raises(RuntimeError, match="CumprodBackward0 is not differentiable twice"):
         g.sum().backward()
 
 

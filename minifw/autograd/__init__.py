@@ -530,7 +530,8 @@ class FunctionCtx(Context):
 
 def _modified_in_place(what, now, expected):
     dtype, dev, shape, producer, output_nr = what
-    made = "" if producer is None else f", which is output {output_nr} of {producer.__name__}Backward"
+    producer = producer() if producer is not None else None  # a weak reference to the node
+    made = "" if producer is None else f", which is output {output_nr} of {producer.name()}"
     return (f"one of the variables needed for gradient computation has been modified by an inplace "
             f"operation: [{Tensor._type_name(dtype, dev)} [{', '.join(map(str, shape))}]]{made}, "
             f"is at version {now}; expected version {expected} instead. Hint: the in-place "
@@ -550,6 +551,11 @@ class Node:
     __slots__ = ("function", "ctx", "edges", "outputs", "device", "site", "hooks", "pre_hooks",
                  "post_hooks", "__weakref__")
 
+    def __new__(cls, function, ctx, *args):
+        # each node's class is named as PyTorch names the node of that operation (MulBackward0,
+        # ViewBackward0; a user's Function F: FBackward), so type(y.grad_fn).__name__ reads alike
+        return object.__new__(node_type(node_name(function, ctx)) if cls is Node else cls)
+
     def __init__(self, function, ctx, edges, outputs, device):
         self.function, self.ctx, self.edges = function, ctx, edges
         # (shape, dtype) of each output, to fill in missing gradients; for a user's Function
@@ -559,7 +565,7 @@ class Node:
         self.hooks = self.pre_hooks = self.post_hooks = None
 
     def name(self):
-        return f"{self.function.__name__}Backward"
+        return type(self).__name__
 
     def register_prehook(self, hook):
         """As torch's Node.register_prehook: hook(grad_outputs) runs before this node's
@@ -590,7 +596,45 @@ class Node:
                      for e in self.edges)
 
     def __repr__(self):
-        return f"<{self.name()}>"
+        return f"<{self.name()} object at {id(self):#x}>"
+
+
+_node_types = {}
+
+
+def node_type(name):
+    """The Node subclass called `name` (made once)."""
+    kind = _node_types.get(name)
+    if kind is None:
+        kind = _node_types[name] = type(name, (Node,), {"__slots__": (), "__module__": __name__})
+    return kind
+
+
+def node_name(function, ctx):
+    """The name of the node that records a call of `function`: what its forward set as
+    ctx.node_name, else minifw.autograd.names' entry for the Function, else (a user's
+    Function) its class name with "Backward" appended, as PyTorch names them."""
+    name = ctx.__dict__.get("node_name")
+    if name is not None:
+        return name
+    if not _is_minifw_module(function.__module__ or ""):
+        return f"{function.__name__}Backward"
+    from . import names
+    return names.of(function, ctx)
+
+
+def rename(outputs, name, *inputs):
+    """Names the node that made `outputs` (a Tensor or a sequence of them) `name`: for an
+    operation built on a Function that serves several (t() and permute() both permute).
+    A node that made one of `inputs` (an output that is an input, as squeeze() of a tensor
+    with no size-1 dim) keeps its name."""
+    kept = [getattr(t, "grad_fn", None) for t in inputs]
+    for t in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
+        node = getattr(t, "grad_fn", None)
+        if isinstance(node, Node) and type(node).__name__ != name and \
+                not any(node is k for k in kept):
+            node.__class__ = node_type(name)
+    return outputs
 
 
 class AccumulateGrad:
@@ -715,7 +759,7 @@ class Function:
             tensors = tuple([Tensor._make(o) for o in outs])
         _share_storage(args, tensors)
         if node is not None and ctx._saved:
-            ctx._saved_versions = _saved_versions(cls, ctx._saved, args, tensors)
+            ctx._saved_versions = _saved_versions(node, ctx._saved, args, tensors)
             ctx._saved_sources = _saved_sources(ctx._saved, arrays, outs)
         return tensors if isinstance(out, tuple) else tensors[0]
 
@@ -847,7 +891,7 @@ def _apply_on_tensors(cls, args, kwargs):
         made.append(t)
     _share_storage(args, made)
     if node is not None and ctx._saved:
-        ctx._saved_versions = _saved_versions(cls, ctx._saved, args, made)
+        ctx._saved_versions = _saved_versions(node, ctx._saved, args, made)
         ctx._saved_sources = _saved_sources(
             ctx._saved, [a._data if isinstance(a, Tensor) else None for a in args],
             [r._data if isinstance(r, Tensor) and r.grad_fn is node else None for r in results])
@@ -1172,12 +1216,13 @@ def _check_history(fn, t):
     t._history = counter.history  # its elements were not written: its history still holds
 
 
-def _saved_versions(function, saved, inputs, outputs):
+def _saved_versions(node, saved, inputs, outputs):
     """(counter, version, description) of each input or output tensor whose memory one of
-    the arrays a Function saved is (or is a view of): what saved_tensors checks."""
-    tensors = [(t, t.grad_fn.function if t.grad_fn is not None else None, t._output_nr)
+    the arrays a Function saved is (or is a view of): what saved_tensors checks. The node
+    that made the tensor is kept by a weak reference (`node`'s own context holds these)."""
+    tensors = [(t, weakref.ref(t.grad_fn) if t.grad_fn is not None else None, t._output_nr)
                for t in inputs if isinstance(t, Tensor)]
-    tensors += [(t, function, i) for i, t in enumerate(outputs)]
+    tensors += [(t, weakref.ref(node), i) for i, t in enumerate(outputs)]
     owners = [storage(t._data) if devices.is_array(t._data) else None for t, _, _ in tensors]
     records = []
     for s in saved:

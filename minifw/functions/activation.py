@@ -310,7 +310,7 @@ class Shrink(Function):
     @staticmethod
     def forward(ctx, x, *, lambd, soft):
         ctx.save_for_backward(x)
-        ctx.lambd = lambd
+        ctx.lambd, ctx.soft = lambd, soft
         inside = (x >= -lambd) & (x <= lambd)
         moved = x - np.sign(x) * lambd if soft else x
         return np.where(inside, 0.0, moved).astype(x.dtype, copy=False)

@@ -708,6 +708,7 @@ class Triangle(Function):
 
     @staticmethod
     def forward(ctx, a, *, diagonal=0, upper=False):
+        ctx.upper = upper  # names the node (triu or tril)
         rows, cols = a.shape[-2:]
         keep = np.tri(rows, cols, diagonal - 1 if upper else diagonal, dtype=bool)  # on the host
         keep = devices.to_device(~keep if upper else keep, devices.of(a))

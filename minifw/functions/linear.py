@@ -62,6 +62,7 @@ class InnerProduct(Function):
     @staticmethod
     def forward(ctx, x, weight, bias):
         engine = ctx.engine = current_engine()
+        ctx.node_name = "MmBackward0" if bias is None else "AddmmBackward0"  # as PyTorch's linear
         ctx.save_for_backward(x, weight)
         if bias is None:
             return engine.gemm(x, weight, trans_b=True)

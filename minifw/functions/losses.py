@@ -174,6 +174,7 @@ class SmoothAbsoluteError(Function):
 
     @staticmethod
     def forward(ctx, x, t, *, beta, huber=False, reduction="mean"):
+        ctx.huber = huber  # names the node
         d = x - t
         ad = np.abs(d)
         if huber:

@@ -108,6 +108,7 @@ class Amax(Function):
         out = (np.amin if smallest else np.amax)(a, axis=axes, keepdims=keepdim)
         ctx.save_for_backward(a, out)
         ctx.args = a.shape, axes, keepdim
+        ctx.smallest = smallest  # names the node (min or max)
         return out
 
     @staticmethod
@@ -147,6 +148,7 @@ class MaxDim(_SelectedGradient, Function):
 
     @staticmethod
     def forward(ctx, a, *, dim, keepdim=False, smallest=False):
+        ctx.smallest = smallest  # names the node (min or max)
         idx = (np.argmin if smallest else np.argmax)(a, axis=dim, keepdims=True)
         return _selected(ctx, a, idx.astype(np.int64, copy=False), dim, keepdim)
 
@@ -274,6 +276,7 @@ class CumulativeExtreme(Function):
 
     @staticmethod
     def forward(ctx, a, *, dim, smallest=False):
+        ctx.smallest = smallest  # names the node (cummin or cummax)
         dev = devices.of(a)
         x = devices.to_device(a, devices.CPU)
         values = (np.minimum if smallest else np.maximum).accumulate(x, axis=dim)

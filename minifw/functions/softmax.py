@@ -21,6 +21,7 @@ class SoftmaxAlongDim(Function):
     @staticmethod
     def forward(ctx, x, *, dim, log):
         engine = ctx.engine = current_engine()
+        ctx.log = log  # names the node
         if x.size == 0:  # nothing to normalize (and reshape(-1, 0) would be ambiguous)
             ctx.args = None
             return x.copy()
