@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import devices
 from .. import random as _random
-from ..autograd import Function, no_grad
+from ..autograd import Function, no_grad, rename
 from ..checks import (check_bool, check_choice, check_dim, check_float_dtype_ndim, check_int,
                       check_ints, check_no_zero_dims, check_pair, check_real, check_size,
                       check_tensor_dtype, is_int, MAX_SIZE)
@@ -1391,22 +1391,46 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 # ---- linear, embedding ---------------------------------------------------------------------
 
 def linear(input, weight, bias=None):
-    """input (*, in_features) @ weight (out_features, in_features)^T + bias (out_features,)."""
+    """input (*, in_features) @ weight^T + bias: weight (out_features, in_features) gives
+    (*, out_features); a 1-D weight (in_features,) gives (*), the last dim summed away. bias
+    is (out_features,), or any shape that broadcasts to the output's without changing it (a
+    0-d one with a 1-D weight)."""
     fn = "linear"
     _tensor(fn, "input", input)
-    _tensor(fn, "weight", weight, ndim=2, ndim_desc="2-D (out_features, in_features)")
+    _tensor(fn, "weight", weight)
+    if weight.ndim not in (1, 2):
+        raise ValueError(f"{fn}: weight must be 2-D (out_features, in_features) or 1-D "
+                         f"(in_features,); got a {weight.ndim}-D tensor of shape {tuple(weight.shape)}")
     if bias is not None:
-        _tensor(fn, "bias", bias, ndim=1, ndim_desc="1-D (out_features,)")
-        if bias.shape[0] != weight.shape[0]:
-            raise ValueError(f"{fn}: bias must have shape ({weight.shape[0]},) to match weight "
-                             f"{tuple(weight.shape)}; got {tuple(bias.shape)}")
+        _tensor(fn, "bias", bias)
     _same_dtype(fn, input, weight=weight, bias=bias)
-    if input.ndim == 0 or input.shape[-1] != weight.shape[1]:
-        raise ValueError(f"{fn}: input's last dim must be in_features = {weight.shape[1]} to match "
+    if input.ndim == 0 or input.shape[-1] != weight.shape[-1]:
+        raise ValueError(f"{fn}: input's last dim must be in_features = {weight.shape[-1]} to match "
                          f"weight {tuple(weight.shape)}; got input of shape {tuple(input.shape)}")
     lead = input.shape[:-1]
-    y = InnerProduct.apply(input.reshape(-1, weight.shape[1]), weight, bias)
-    return y if len(lead) == 1 else y.reshape(lead + (weight.shape[0],))
+    out_shape = lead + weight.shape[:-1]
+    if bias is not None:
+        try:
+            fits = np.broadcast_shapes(bias.shape, out_shape) == out_shape
+        except ValueError:
+            fits = False
+        if not fits or (weight.ndim == 1 and bias.ndim != 0):
+            raise ValueError(
+                f"{fn}: bias must have shape ({weight.shape[0]},), or a shape that broadcasts to "
+                f"the output's {out_shape} without changing it; got {tuple(bias.shape)}"
+                if weight.ndim == 2 else
+                f"{fn}: with a 1-D weight {tuple(weight.shape)} the output {out_shape} has no "
+                f"feature dim, so bias must be 0-d; got shape {tuple(bias.shape)}")
+    if weight.ndim == 1:  # a dot product over the last dim (a MatMul names its node as PyTorch)
+        y = input @ weight
+        return y if bias is None else y + bias
+    row_bias = bias is None or bias.shape == (weight.shape[0],)
+    y = InnerProduct.apply(input.reshape(-1, weight.shape[1]), weight, bias if row_bias else None)
+    if len(lead) != 1:
+        # PyTorch folds the leading dims, or unsqueezes a 1-D input, and views the product back
+        y = rename(y.reshape(out_shape), "ViewBackward0" if bias is not None else
+                   "SqueezeBackward4" if not lead else "UnsafeViewBackward0", input, weight)
+    return y if row_bias else y + bias
 
 
 def bilinear(input1, input2, weight, bias=None):

@@ -779,3 +779,51 @@ def test_softmax_dtype_argument_and_legacy_default_dim():
 def test_flatten_defaults_to_every_dim():
     assert F.flatten(minifw.ones(2, 3, 4)).shape == (24,)
     assert F.flatten(minifw.ones(2, 3, 4), 1, 1).shape == (2, 3, 4)
+
+
+# ---- linear with a 1-D weight, a 1-D input, a broadcast bias ----------------------------------
+
+def _linear_cases():
+    rng = np.random.RandomState(3)
+    x1, x2, x3 = rng.rand(4), rng.rand(3, 4), rng.rand(2, 3, 4)
+    w1, w2 = rng.rand(4), rng.rand(5, 4)
+    return [("x2_w1", x2, w1, None), ("x1_w1", x1, w1, None), ("x3_w1", x3, w1, None),
+            ("x1_w1_b0", x1, w1, np.array(0.5)), ("x3_w1_b0", x3, w1, np.array(-1.5)),
+            ("x1_w2", x1, w2, None), ("x1_w2_b", x1, w2, rng.rand(5)),
+            ("x2_w2_b0", x2, w2, np.array(2.0)), ("x2_w2_b2", x2, w2, rng.rand(3, 5)),
+            ("x3_w2_b2", x3, w2, rng.rand(3, 5)), ("x3_w2_b", x3, w2, rng.rand(5))]
+
+
+@pytest.mark.parametrize("name, x, w, b", _linear_cases(), ids=[c[0] for c in _linear_cases()])
+def test_linear_with_a_1d_weight_or_input_or_a_broadcast_bias(name, x, w, b):
+    args = [minifw.tensor(a, dtype=minifw.float64, requires_grad=True)
+            for a in (x, w, b) if a is not None]
+    y = F.linear(*args)
+    expected = x @ (w if w.ndim == 1 else w.T) + (0 if b is None else b)
+    assert y.shape == expected.shape  # a 1-D weight drops the last dim
+    np.testing.assert_allclose(y.detach().numpy(), expected)
+    gradcheck(F.linear, args)
+
+
+@pytest.mark.parametrize("name, x, w, b", _linear_cases(), ids=[c[0] for c in _linear_cases()])
+def test_linear_with_a_1d_weight_matches_torch(name, x, w, b):
+    torch = pytest.importorskip("torch")
+    want = torch.nn.functional.linear(*[torch.tensor(a) for a in (x, w, b) if a is not None])
+    got = F.linear(*[minifw.tensor(a, dtype=minifw.float64) for a in (x, w, b) if a is not None])
+    assert got.shape == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("args, message", [
+    ((minifw.ones(3, 4), minifw.ones(2, 5, 4)), r"weight must be 2-D \(out_features, in_features\) "
+     r"or 1-D \(in_features,\); got a 3-D tensor"),
+    ((minifw.ones(3, 4), minifw.ones(())), r"weight must be 2-D .* or 1-D .*; got a 0-D tensor"),
+    ((minifw.ones(3, 4), minifw.ones(5)), r"input's last dim must be in_features = 5"),
+    ((minifw.ones(3, 4), minifw.ones(4), minifw.ones(1)), r"with a 1-D weight \(4,\) the output "
+     r"\(3,\) has no feature dim, so bias must be 0-d; got shape \(1,\)"),
+    ((minifw.ones(3, 4), minifw.ones(5, 4), minifw.ones(2, 5)), r"bias must have shape \(5,\), or "
+     r"a shape that broadcasts to the output's \(3, 5\) without changing it; got \(2, 5\)"),
+])
+def test_linear_refuses_a_weight_or_bias_that_does_not_fit(args, message):
+    with pytest.raises(ValueError, match=message):
+        F.linear(*args)
