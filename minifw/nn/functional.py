@@ -1661,8 +1661,13 @@ def pad(input, pad, mode="constant", value=None):
             axis = input.ndim - 1 - i
             left, right = int(pad[2 * i]), int(pad[2 * i + 1])
             n = input.shape[axis]
-            if n + left + right <= 0:
-                raise ValueError(f"{fn}: pad {tuple(pad)} leaves dim {axis} (size {n}) empty")
+            if n + left + right < 0:
+                raise ValueError(f"{fn}: pad {tuple(pad)} crops dim {axis} (size {n}) by more than "
+                                 f"its size: {n} {left:+d} {right:+d} = {n + left + right} elements")
+            if n + left + right == 0 and mode in ("reflect", "replicate"):
+                # (constant and circular padding may crop a dim to nothing, as PyTorch's do)
+                raise ValueError(f"{fn}: mode={mode!r} with pad {tuple(pad)} leaves dim {axis} "
+                                 f"(size {n}) empty")
             if n == 0 and mode != "constant":
                 raise ValueError(f"{fn}: mode={mode!r} needs a non-empty dim to copy from; dim {axis} "
                                  f"has size 0 (only mode='constant' pads it)")
@@ -1676,15 +1681,15 @@ def pad(input, pad, mode="constant", value=None):
                 # what is left (the m elements from `start`).
                 if max(left, right) > n:
                     raise ValueError(f"{fn}: circular padding of dim {axis} needs pad <= its size "
-                                     f"{n}, got {(left, right)} (padding value causes wrapping "
-                                     f"around more than once)")
+                                     f"{n}, got {(left, right)}: a pad may wrap around the dim "
+                                     f"at most once")
                 start = max(-left, 0)
                 m = n - start - max(-right, 0)
                 if max(left, right) > m:
                     raise ValueError(f"{fn}: circular padding of dim {axis} (size {n}) with pad "
                                      f"{(left, right)}: the negative pad crops it to {m} "
-                                     f"elements, and the positive pad must be <= that (padding "
-                                     f"value causes wrapping around more than once)")
+                                     f"elements, and the positive pad must be <= that (it "
+                                     f"wraps around what is left, at most once)")
                 src = start + (np.arange(-max(left, 0), m + max(right, 0)) % m)
             else:  # reflect: mirror without repeating the edge element
                 if max(left, right) >= n:

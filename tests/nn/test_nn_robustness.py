@@ -300,13 +300,56 @@ def test_circular_pad_matches_pytorch(pad):
 @pytest.mark.parametrize("pad, message", [
     ((-3, 2), r"negative pad crops it to 1 elements, and the positive pad must be <= that"),
     ((3, -2), r"negative pad crops it to 2 elements"),
-    ((5, 0), r"needs pad <= its size 4"),
+    ((5, 0), r"needs pad <= its size 4, got \(5, 0\): a pad may wrap around the dim at most once"),
 ])
 def test_circular_pad_wrapping_more_than_once_is_refused(pad, message):
     # (PyTorch refuses these too: "Padding value causes wrapping around more than once", or
     # an overlapping-memory error for the cropped cases)
     with pytest.raises(ValueError, match="pad: circular padding of dim 2.*" + message):
         F.pad(minifw.arange(4.0).reshape(1, 1, 4), pad, mode="circular")
+
+
+@pytest.mark.parametrize("mode", ["constant", "circular"])
+@pytest.mark.parametrize("pad", [(-2, -2), (0, -4), (-4, 0), (1, 0, -2, 0), (-1, 1, -2, 0, 0, -3)])
+def test_pad_may_crop_a_dim_to_nothing_in_constant_and_circular_modes(mode, pad):
+    # as PyTorch: a dim cropped to exactly 0 elements is an empty result, not an error
+    x = minifw.arange(48.0, dtype=minifw.float64).reshape(2, 3, 2, 4).requires_grad_()
+    y = F.pad(x, pad, mode=mode)
+    expected = list(x.shape)
+    for i in range(len(pad) // 2):
+        expected[-1 - i] += pad[2 * i] + pad[2 * i + 1]
+    assert y.shape == tuple(expected) and y.numel() == 0
+    y.sum().backward()
+    assert x.grad.shape == x.shape and not x.grad.numpy().any()
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_pad_to_nothing_is_refused_in_reflect_and_replicate_modes(mode):
+    with pytest.raises(ValueError, match=rf"pad: mode='{mode}' with pad \(-2, -2\) leaves dim 2 "
+                                         r"\(size 4\) empty"):
+        F.pad(minifw.ones(1, 2, 4), (-2, -2), mode=mode)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+def test_pad_cropping_more_than_the_size_is_refused(mode):
+    with pytest.raises(ValueError, match=r"pad: pad \(-3, -2\) crops dim 2 \(size 4\) by more "
+                                         r"than its size: 4 -3 -2 = -1 elements"):
+        F.pad(minifw.ones(1, 2, 4), (-3, -2), mode=mode)
+
+
+@pytest.mark.parametrize("pad", [(-2, -2), (0, -4), (1, 3), (1, 0, -2, 0), (2, -1, 1, -1),
+                                 (2, -1, 0, -2, 1, 1), (-1, 3, 1, -1, -1, 0), (4, 4, 2, 2, 3, 3),
+                                 (-1, 1, -2, 0, 0, -3)])
+def test_circular_and_empty_pads_match_pytorch(pad):
+    # 1d, 2d and 3d circular padding (PyTorch's takes a 3-D, 4-D, 5-D input for them)
+    torch = _torch()
+    shape = {1: (2, 3, 4), 2: (2, 3, 2, 4), 3: (1, 2, 3, 2, 4)}[len(pad) // 2]
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    for mode in ("constant", "circular"):
+        ours = F.pad(minifw.tensor(a), pad, mode=mode)
+        theirs = torch.nn.functional.pad(torch.tensor(a), pad, mode=mode)
+        assert ours.shape == tuple(theirs.shape)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 # ---- softmax's dtype= ---------------------------------------------------------------
