@@ -277,3 +277,35 @@ def test_binary_second_derivatives():
     s = minifw.tensor([2.5, 3.0, 4.5], dtype=F64)
     q = minifw.tensor([0.7, 1.5, 3.0], dtype=F64, requires_grad=True)
     gradgradcheck(special.zeta, [s, q])
+
+
+INF, NAN = math.inf, math.nan
+ZETA_EDGES = [  # (s, q, zeta(s, q) as torch.special.zeta gives it)
+    (INF, 0.5, INF), (INF, 0.25, INF), (INF, 1e-300, INF), (INF, 1.0, 1.0), (INF, -0.5, INF),
+    (INF, -1.5, INF), (INF, 0.0, INF), (INF, -2.0, INF), (INF, 1.5, NAN), (INF, 2.0, NAN),
+    (1.0, 0.5, INF), (1.0, -3.0, INF), (1.0, NAN, INF),
+    (2.0, 0.0, INF), (2.0, -1.0, INF), (2.5, -2.0, INF), (2.0, -INF, INF), (0.5, -1.0, NAN),
+    (2.5, -0.5, NAN), (2.0, -0.5, 4.0 + math.pi ** 2 / 2),  # (-0.5)**-2 + zeta(2, 0.5)
+    (NAN, 0.0, INF), (NAN, -1.0, INF), (NAN, -INF, INF), (NAN, 0.5, NAN), (NAN, -0.5, NAN),
+    (NAN, 1.0, NAN), (2.0, NAN, NAN), (-INF, 0.5, NAN), (0.5, 0.5, NAN),
+]
+
+
+def test_zeta_edge_values():
+    s = minifw.tensor([e[0] for e in ZETA_EDGES], dtype=F64)
+    q = minifw.tensor([e[1] for e in ZETA_EDGES], dtype=F64)
+    got = special.zeta(s, q).numpy()
+    want = np.array([e[2] for e in ZETA_EDGES])
+    np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+    # q = inf: the limit 0, where PyTorch's gives NaN (docs/pytorch.md)
+    assert special.zeta(minifw.tensor([2.0, INF], dtype=F64), INF).numpy().tolist() == [0.0, 0.0]
+
+
+def test_zeta_edge_values_match_torch():
+    torch = pytest.importorskip("torch")
+    s = [e[0] for e in ZETA_EDGES]
+    q = [e[1] for e in ZETA_EDGES]
+    want = torch.special.zeta(torch.tensor(s, dtype=torch.float64),
+                              torch.tensor(q, dtype=torch.float64)).numpy()
+    got = special.zeta(minifw.tensor(s, dtype=F64), minifw.tensor(q, dtype=F64)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)

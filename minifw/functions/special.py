@@ -514,8 +514,10 @@ def entr(x):
 def hurwitz_zeta(s, q):
     """zeta(s, q) = sum_j (q + j)**-s, elementwise (s, q broadcast, float64): terms summed until
     q + j reaches 15 + 2s (at most 10**4 of them), the rest from the Euler-Maclaurin formula
-    there. inf at s = 1 and at q a non-positive integer, NaN for s < 1 (as torch.special.zeta);
-    a negative q with a non-integer s gives NaN (a negative base's fractional power)."""
+    there. inf at s = 1 and at q a non-positive integer (also for a NaN s), NaN for s < 1 (as
+    torch.special.zeta); a negative q with a non-integer s gives NaN (a negative base's
+    fractional power); at s = inf, 1 for q = 1 and inf for q < 1 (the limits), NaN for q > 1
+    (as PyTorch's); at q = inf, 0 for s > 1 (the limit, where PyTorch's gives NaN)."""
     s64, q64 = np.broadcast_arrays(np.asarray(s, dtype=np.float64), np.asarray(q, dtype=np.float64))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ok = (s64 > 1) & np.isfinite(s64) & np.isfinite(q64) & ~((q64 <= 0) & (q64 == np.floor(q64)))
@@ -532,7 +534,13 @@ def hurwitz_zeta(s, q):
             rising = rising * (ss + 2 * k - 1) * (ss + 2 * k)
             factorial *= (2 * k + 1) * (2 * k + 2)
         out = np.where(ok, total + tail, np.nan)
-        out = np.where((s64 == 1) | ((q64 <= 0) & (q64 == np.floor(q64)) & (s64 > 1)), np.inf, out)
+        # s = inf: the term of the smallest |q + j| decides: 1 for q = 1, inf for q < 1 (some
+        # |q + j| < 1); for q > 1 NaN stays, as torch.special.zeta gives (the limit is 0)
+        out = np.where((s64 == np.inf) & (q64 <= 1), np.where(q64 == 1, 1.0, np.inf), out)
+        out = np.where(np.isnan(q64), np.nan, out)
+        # as torch.special.zeta, in its order: s = 1 gives inf, then s < 1 NaN, then a
+        # non-positive integer q inf (a NaN s included)
+        out = np.where((s64 == 1) | (~(s64 < 1) & (q64 <= 0) & (q64 == np.floor(q64))), np.inf, out)
         out = np.where((q64 == np.inf) & (s64 > 1), 0.0, out)
     return out
 
