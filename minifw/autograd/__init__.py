@@ -113,6 +113,7 @@ import sys
 import numpy as np
 
 from .. import devices
+from . import names
 
 Tensor = None  # minifw.Tensor, set by minifw.tensor when it defines the class (see there)
 stack = None  # minifw.stack, set there too
@@ -554,7 +555,12 @@ class Node:
     def __new__(cls, function, ctx, *args):
         # each node's class is named as PyTorch names the node of that operation (MulBackward0,
         # ViewBackward0; a user's Function F: FBackward), so type(y.grad_fn).__name__ reads alike
-        return object.__new__(node_type(node_name(function, ctx)) if cls is Node else cls)
+        if cls is not Node:
+            return object.__new__(cls)
+        kind = _node_types_of.get(function)
+        if not kind or "node_name" in ctx.__dict__:
+            kind = _node_type_of_call(function, ctx, kind)
+        return object.__new__(kind)
 
     def __init__(self, function, ctx, edges, outputs, device):
         self.function, self.ctx, self.edges = function, ctx, edges
@@ -610,6 +616,11 @@ def node_type(name):
     return kind
 
 
+# Function -> the class of its nodes where their name does not depend on the call (most
+# Functions), False where it does: recording a node then costs a lookup or two
+_node_types_of = {}
+
+
 def node_name(function, ctx):
     """The name of the node that records a call of `function`: what its forward set as
     ctx.node_name, else minifw.autograd.names' entry for the Function, else (a user's
@@ -619,8 +630,17 @@ def node_name(function, ctx):
         return name
     if not _is_minifw_module(function.__module__ or ""):
         return f"{function.__name__}Backward"
-    from . import names
     return names.of(function, ctx)
+
+
+def _node_type_of_call(function, ctx, known):
+    """node_type(node_name(function, ctx)); `known` is _node_types_of's entry for `function`
+    (None: not yet looked at), which this fills in."""
+    kind = node_type(node_name(function, ctx))
+    if known is None and "node_name" not in ctx.__dict__:
+        _node_types_of[function] = kind if names.fixed(function) else False
+    return kind
+
 
 
 def rename(outputs, name, *inputs):

@@ -7,11 +7,14 @@ reads which from its context (Pointwise's op name, Activation's mode, Index's in
 an operation that PyTorch names otherwise renames its node where it is made
 (minifw.autograd.rename: t() is a Permute, named TBackward0). A Function with no entry is
 named after itself: its class name, then "Backward0"."""
+import functools
+
 import numpy as np
 
 from .. import devices
 
 
+@functools.lru_cache(maxsize=None)
 def camel(op):
     """An op's name as PyTorch's node names spell it: log1p -> Log1P, nan_to_num -> NanToNum."""
     out, up = [], True
@@ -141,6 +144,15 @@ NAMES = {
     # a Python Function of PyTorch's own: no suffix
     "BackwardHookFunction": "BackwardHookFunctionBackward",
 }
+
+
+def fixed(function):
+    """Whether every node recording a call of `function` has the same name (when its forward
+    sets no ctx.node_name): a user's Function, or one of minifw's with no entry here or a
+    name, not a function of the call, as its entry."""
+    if not (function.__module__ or "").startswith("minifw"):
+        return True
+    return isinstance(NAMES.get(function.__name__, ""), str)
 
 
 def of(function, ctx):
