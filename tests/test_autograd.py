@@ -230,6 +230,99 @@ def test_set_grad_enabled_as_a_context_manager(training):
         assert not minifw.is_grad_enabled()
 
 
+def test_grad_modes_used_as_bare_decorators():
+    x = leaf([1.0])
+
+    @minifw.no_grad
+    def frozen(t):
+        return t * 2
+
+    @minifw.inference_mode
+    def predict(t):
+        return t * 3
+
+    @minifw.enable_grad
+    def recorded(t):
+        return t * 4
+
+    assert frozen.__name__ == "frozen"
+    assert not frozen(x).requires_grad and not predict(x).requires_grad
+    with minifw.no_grad():
+        assert recorded(x).requires_grad
+    assert minifw.is_grad_enabled()
+    assert isinstance(minifw.no_grad(), minifw.no_grad)
+    assert isinstance(minifw.enable_grad(), minifw.enable_grad)
+
+
+def test_a_decorated_generator_runs_in_the_mode_and_its_caller_does_not():
+    x = leaf([1.0])
+    seen = []
+
+    @minifw.no_grad()
+    def doubles(t, n):
+        for _ in range(n):
+            got = yield t * 2
+            seen.append(minifw.is_grad_enabled())
+            if got is not None:
+                t = got
+        return "done"
+
+    gen = doubles(x, 3)
+    first = next(gen)
+    assert not first.requires_grad and minifw.is_grad_enabled()
+    assert (x * 2).requires_grad  # the caller records between the generator's steps
+    assert gen.send(leaf([5.0])).tolist() == [10.0]
+    with pytest.raises(StopIteration) as stop:
+        next(gen)
+        next(gen)
+    assert stop.value.value == "done" and seen == [False, False, False]
+
+    @minifw.inference_mode()
+    def predictions(t):
+        try:
+            yield t * 3
+        except KeyError:
+            yield minifw.is_grad_enabled()
+
+    gen = predictions(x)
+    assert not next(gen).requires_grad
+    assert gen.throw(KeyError("k")) is False  # the thrown-in exception is handled in the mode
+    gen.close()
+
+    @minifw.enable_grad()
+    def recorded(t):
+        yield t * 4
+
+    with minifw.no_grad():
+        assert next(recorded(x)).requires_grad
+        assert not minifw.is_grad_enabled()
+
+
+def test_set_grad_enabled_as_a_decorator_leaves_the_mode_alone():
+    x = leaf([1.0])
+
+    @minifw.set_grad_enabled(False)
+    def frozen(t):
+        return t * 2
+
+    assert minifw.is_grad_enabled()
+    assert not frozen(x).requires_grad and minifw.is_grad_enabled()
+
+
+@pytest.mark.parametrize("mode", [1, 0, None, "no"])
+def test_grad_mode_switches_refuse_a_mode_that_is_not_a_bool(mode):
+    with pytest.raises(TypeError, match=r"set_grad_enabled: mode must be a bool, got"):
+        minifw.set_grad_enabled(mode)
+    assert minifw.is_grad_enabled()
+    with pytest.raises(TypeError, match=r"inference_mode: mode must be a bool .*got"):
+        minifw.inference_mode(mode)
+    if mode is not None:
+        with pytest.raises(TypeError, match=r"no_grad: takes no argument"):
+            minifw.no_grad(mode)
+    with pytest.raises(TypeError, match=r"no_grad: decorates a function, got int"):
+        minifw.no_grad()(3)
+
+
 def test_grad_mode_is_per_thread():
     x = leaf([1.0])
     seen = []

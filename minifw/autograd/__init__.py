@@ -133,7 +133,56 @@ def is_grad_enabled():
     return _state.enabled
 
 
-class _GradMode(contextlib.ContextDecorator):
+def _check_mode(name, mode):
+    """A grad mode switch's `mode`: a bool (NumPy's too), not anything with a truth value."""
+    if not isinstance(mode, (bool, np.bool_)):
+        raise TypeError(f"{name}: mode must be a bool, got {type(mode).__name__} {mode!r}")
+    return bool(mode)
+
+
+def _in_mode_generator(make_cm, func):
+    """A generator function whose every step (the first, each send, throw and close) runs
+    inside a fresh context manager from make_cm(): the mode holds while the generator's own
+    code runs, and the caller's mode in between."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with make_cm():
+            gen = func(*args, **kwargs)
+        try:
+            with make_cm():
+                item = next(gen)
+            while True:
+                try:
+                    sent = yield item
+                except GeneratorExit:
+                    with make_cm():
+                        gen.close()
+                    raise
+                except BaseException as exc:
+                    with make_cm():
+                        item = gen.throw(exc)
+                else:
+                    with make_cm():
+                        item = gen.send(sent)
+        except StopIteration as stop:
+            return stop.value
+    return wrapper
+
+
+class _ModeDecorator(contextlib.ContextDecorator):
+    """contextlib's decorator, and for a generator function one that holds the mode while
+    the generator runs (not just while it is created)."""
+
+    def __call__(self, func):
+        if not callable(func):
+            raise TypeError(f"{type(self).__name__}: decorates a function, got "
+                            f"{type(func).__name__} {func!r}")
+        if inspect.isgeneratorfunction(func):
+            return _in_mode_generator(self._recreate_cm, func)
+        return super().__call__(func)
+
+
+class _GradMode(_ModeDecorator):
     def __init__(self, mode):
         self.mode = bool(mode)
 
@@ -155,27 +204,66 @@ class set_grad_enabled(_GradMode):
 
         with minifw.set_grad_enabled(training):
             loss = model(x)
-    """
+
+    As a decorator (`@set_grad_enabled(False)`) it switches nothing at the definition: the
+    mode it set is undone, and the function runs in `mode`."""
 
     def __init__(self, mode):
-        super().__init__(mode)
+        super().__init__(_check_mode("set_grad_enabled", mode))
         self.prev = is_grad_enabled()
         _state.enabled = self.mode
+
+    def __call__(self, func):
+        _state.enabled = self.prev
+        return super().__call__(func)
 
     def __enter__(self):
         return self
 
 
-def no_grad():
+class _NoArgumentMode(_GradMode):
+    """no_grad and enable_grad: called with no argument they are context managers (and
+    decorators), and used bare as a decorator (`@minifw.no_grad`) they decorate."""
+    _mode = None
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        if callable(orig_func):
+            return cls()(orig_func)
+        raise TypeError(f"{cls.__name__}: takes no argument (or, as a bare decorator, a "
+                        f"function), got {type(orig_func).__name__} {orig_func!r}")
+
+    def __init__(self, orig_func=None):
+        super().__init__(self._mode)
+
+    def _recreate_cm(self):
+        return type(self)()
+
+
+class no_grad(_NoArgumentMode):
     """Context manager (or decorator) in which no graph is recorded."""
-    return _GradMode(False)
+    _mode = False
 
 
-class inference_mode(contextlib.ContextDecorator):
-    """As torch.inference_mode(mode=True), a context manager or decorator: with mode True no
-    graph is recorded in the block, as under no_grad(); with False nothing changes. PyTorch
-    also marks the tensors made inside as inference tensors, which autograd later refuses;
-    minifw's are ordinary tensors."""
+class enable_grad(_NoArgumentMode):
+    """Context manager (or decorator) in which graphs are recorded, even inside no_grad."""
+    _mode = True
+
+
+class inference_mode(_ModeDecorator):
+    """As torch.inference_mode(mode=True), a context manager or decorator (with or without
+    the call): with mode True no graph is recorded in the block, as under no_grad(); with
+    False nothing changes. PyTorch also marks the tensors made inside as inference tensors,
+    which autograd later refuses; minifw's are ordinary tensors."""
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, (bool, np.bool_)):
+            return super().__new__(cls)
+        if callable(mode):
+            return cls()(mode)
+        raise TypeError(f"inference_mode: mode must be a bool (or, as a bare decorator, a "
+                        f"function), got {type(mode).__name__} {mode!r}")
 
     def __init__(self, mode=True):
         self.mode = bool(mode)
@@ -199,10 +287,6 @@ class inference_mode(contextlib.ContextDecorator):
 def is_inference_mode_enabled():
     """Whether the innermost inference_mode block in this thread has mode True."""
     return _state.inference
-
-
-def enable_grad():
-    return _GradMode(True)
 
 
 # ---- profiling ----------------------------------------------------------------------------
