@@ -226,3 +226,43 @@ def test_reachable_as_in_torch():
     import minifw.nn as nn
     assert nn.utils.clip_grad_norm_ is clip_grad_norm_
     assert nn.utils.rnn.pack_padded_sequence is pack_padded_sequence
+
+
+# ---- nn.modules.utils: a DataParallel checkpoint into the bare model ----------------------
+
+def test_consume_prefix_loads_a_data_parallel_checkpoint_into_the_bare_model():
+    from minifw.nn.modules.utils import consume_prefix_in_state_dict_if_present
+    minifw.manual_seed(0)
+    wrapped = minifw.nn.DataParallel(minifw.nn.Sequential(minifw.nn.Linear(2, 3),
+                                                          minifw.nn.BatchNorm1d(3)))
+    state = wrapped.state_dict()
+    state["extra"] = minifw.ones(1)
+    assert list(state)[0] == "module.0.weight"
+    consume_prefix_in_state_dict_if_present(state, "module.")
+    # the renamed keys move behind the untouched one, in their order
+    assert list(state) == ["extra", "0.weight", "0.bias", "1.weight", "1.bias", "1.running_mean",
+                           "1.running_var", "1.num_batches_tracked"]
+    # the wrapper's own metadata entry ("module") becomes the root's
+    assert list(state._metadata) == ["", "0", "1"] and state._metadata["1"] == {"version": 2}
+    del state["extra"]
+    bare = minifw.nn.Sequential(minifw.nn.Linear(2, 3), minifw.nn.BatchNorm1d(3))
+    bare.load_state_dict(state)
+    np.testing.assert_array_equal(bare[0].weight.detach().numpy(),
+                                  wrapped.module[0].weight.detach().numpy())
+    # nothing to strip: nothing changes; a plain dict has no metadata
+    plain = {"a.b": 1, "c": 2}
+    consume_prefix_in_state_dict_if_present(plain, "module.")
+    assert plain == {"a.b": 1, "c": 2}
+    consume_prefix_in_state_dict_if_present(plain, "a.")
+    assert list(plain) == ["c", "b"]
+    with pytest.raises(TypeError, match=r"prefix must be a str, got int 3"):
+        consume_prefix_in_state_dict_if_present(plain, 3)
+    with pytest.raises(TypeError, match=r"state_dict must be a dict, got list"):
+        consume_prefix_in_state_dict_if_present([], "module.")
+
+
+def test_the_ntuple_helpers_of_custom_layers():
+    from minifw.nn.modules.utils import _ntuple, _pair, _quadruple, _single, _triple
+    assert _single(3) == (3,) and _triple(2) == (2, 2, 2) and _quadruple(0) == (0, 0, 0, 0)
+    assert _triple([1, 2, 3]) == (1, 2, 3) and _single((5,)) == (5,)
+    assert _ntuple(2)(iter([4, 5])) == (4, 5) and _pair(7) == (7, 7)
