@@ -86,13 +86,14 @@ def test_the_dcgan_script_trains(capsys):
     result = script["main"]()
     out = capsys.readouterr().out
     history = result["history"]
-    assert len(history["D"]) == 150
+    assert len(history["D"]) == 100
     assert all(math.isfinite(v) for k in history for v in history[k])
     # at the N(0, 0.02) start the discriminator says 1/2 to everything: 2 ln 2 and ln 2
     assert history["D"][0] == pytest.approx(2 * math.log(2), abs=0.1)
     assert history["G"][0] == pytest.approx(math.log(2), abs=0.1)
     # the fixed-noise samples' pixels move from ~0 (the Tanh of small numbers) towards the
-    # real images' -1/+1: distance 1.00 -> 0.56 measured (PyTorch alike)
+    # real images' -1/+1: distance 1.00 -> 0.68 measured (0.60-0.68 over three seeds; PyTorch
+    # alike)
     assert result["before"] == pytest.approx(1.0, abs=0.02)
     assert result["after"] < 0.75 * result["before"]
     samples = result["samples"]
@@ -100,7 +101,7 @@ def test_the_dcgan_script_trains(capsys):
     assert samples.abs().max().item() <= 1.0
     # the generator is back in training mode after rendering in eval mode
     assert result["netG"].training and all(m.training for m in result["netG"].modules())
-    assert re.search(r"^\[0/150\] Loss_D: \d\.\d{4} Loss_G: \d\.\d{4} D\(x\): 0\.\d{4} "
+    assert re.search(r"^\[0/100\] Loss_D: \d\.\d{4} Loss_G: \d\.\d{4} D\(x\): 0\.\d{4} "
                      r"D\(G\(z\)\): 0\.\d{4} / 0\.\d{4}$", out, re.M), out
 
 
@@ -136,9 +137,11 @@ def test_the_dcgan_script_under_pytorch_gives_the_same_steps(tmp_path):
     for key in mine["history"]:
         assert mine["history"][key] == pytest.approx(theirs["history"][key], rel=1e-4), key
     np.testing.assert_allclose(mine["samples"].numpy(), theirs["samples"].numpy(), atol=1e-5)
-    # the parameters and the running statistics after ten steps
-    _assert_same_state(mine["netG"], theirs["netG"])
-    _assert_same_state(mine["netD"], theirs["netD"])
+    # the parameters and the running statistics after ten steps (Adam divides each gradient by
+    # its running size, so where a gradient is rounding noise its steps differ by more than
+    # rounding: 6e-6 apart at most measured)
+    _assert_same_state(mine["netG"], theirs["netG"], atol=5e-5)
+    _assert_same_state(mine["netD"], theirs["netD"], atol=5e-5)
 
 
 # --- vae.py ------------------------------------------------------------------------------------
@@ -181,7 +184,8 @@ def test_the_vae_checkpoint_round_trip_resumes_the_same_run(monkeypatch):
     assert resumed["losses"] == straight["losses"]
     assert resumed["test_losses"] == straight["test_losses"]
     for k, v in straight["model"].state_dict().items():
-        np.testing.assert_array_equal(resumed["model"].state_dict()[k].numpy(), v.numpy(), err_msg=k)
+        np.testing.assert_array_equal(resumed["model"].state_dict()[k].numpy(), v.numpy(),
+                                      err_msg=k)
 
 
 def test_the_vae_script_under_pytorch_gives_the_same_steps(tmp_path, monkeypatch):
@@ -212,7 +216,7 @@ def test_the_time_sequence_script_trains_and_predicts_ahead(capsys):
     # 0.54 -> 0.019 on the training waves, 0.56 -> 0.005 on the test waves measured
     assert steps[-1] < 0.1 * closures[0]
     assert result["test_losses"][-1] < 0.05 * result["before"]
-    # twelve steps past the input, fed its own predictions: mean error 0.29 -> 0.03 measured
+    # twelve steps past the input, fed its own predictions: mean error 0.66 -> 0.03 measured
     assert result["prediction"].shape == (4, 24 + 12)
     assert result["future_error"] < 0.3 * result["future_before"]
     assert re.search(r"^STEP: 3 loss: \d\.\d{6} test loss: \d\.\d{6}$", out, re.M), out
@@ -248,7 +252,8 @@ def test_the_reinforce_script_learns_to_balance(capsys):
     assert history["entropy"][0] == pytest.approx(math.log(2), abs=0.02)
     assert np.mean(history["entropy"][-10:]) < 0.8 * history["entropy"][0]
     assert all(math.isfinite(v) for v in history["loss"])
-    assert re.search(r"^Episode 20\tLast reward: \d+\.00\tAverage reward: \d+\.\d\d$", out, re.M), out
+    assert re.search(r"^Episode 20\tLast reward: \d+\.00\tAverage reward: \d+\.\d\d$", out,
+                     re.M), out
     # the episode's lists are emptied after each update
     policy = result["policy"]
     assert policy.rewards == [] and policy.saved_log_probs == [] and policy.entropies == []
@@ -375,7 +380,8 @@ def test_the_resnet_checkpoint_resumes_the_same_run(tmp_path):
     assert resumed["lrs"] == straight["lrs"]
     assert resumed["results"] == straight["results"]
     checkpoint = minifw.load(str(tmp_path / "checkpoint.pth"))
-    assert set(checkpoint) == {"epoch", "model", "optimizer", "scheduler"} and checkpoint["epoch"] == 2
+    assert set(checkpoint) == {"epoch", "model", "optimizer", "scheduler"}
+    assert checkpoint["epoch"] == 2
     assert "layer2.0.downsample.1.running_var" in checkpoint["model"]
     assert all("momentum_buffer" in s for s in checkpoint["optimizer"]["state"].values())
 

@@ -87,7 +87,7 @@ def pixel_distance(fake, real):
     return float(np.abs(a - b).mean())
 
 
-def main(steps=150, batch_size=32, lr=2e-3, seed=0, init=None, log=print):
+def main(steps=100, batch_size=16, lr=2e-3, seed=0, init=None, log=print):
     torch.manual_seed(seed)
     rng = np.random.RandomState(seed)
     netG = Generator()
@@ -155,7 +155,7 @@ def main(steps=150, batch_size=32, lr=2e-3, seed=0, init=None, log=print):
         history["D_x"].append(D_x)
         history["D_G_z1"].append(D_G_z1)
         history["D_G_z2"].append(D_G_z2)
-        if step % 50 == 0:
+        if step % 25 == 0:
             log(f"[{step}/{steps}] Loss_D: {errD.item():.4f} Loss_G: {errG.item():.4f} "
                 f"D(x): {D_x:.4f} D(G(z)): {D_G_z1:.4f} / {D_G_z2:.4f}")
 

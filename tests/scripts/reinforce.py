@@ -2,11 +2,12 @@
 environment instead of a gym one, with only its imports renamed: `import torch` became
 `import minifw as torch`.
 The environment is a one-dimensional balancing game: random gusts push a position left or
-right, the agent pushes back, and every step before the position leaves its range pays 1. The policy network's softmax gives a Categorical distribution; each action is sampled and
-its log_prob kept. At the end of an episode the discounted returns are computed backwards,
+right, the agent pushes back, and every step before the position leaves its range pays 1.
+The policy network's softmax gives a Categorical distribution; each action is sampled and its
+log_prob kept. At the end of an episode the discounted returns are computed backwards,
 normalized by their mean and standard deviation (plus the float32 machine epsilon), and the
-policy-gradient loss is the sum of -log_prob * return, concatenated with torch.cat. A running
-reward follows the progress."""
+policy-gradient loss is the sum of -log_prob * return, concatenated with torch.cat (the
+entropies, logged, with torch.stack). A running reward follows the progress."""
 from collections import deque
 
 import numpy as np
@@ -131,7 +132,8 @@ def main(episodes=100, gamma=0.99, lr=2e-2, seed=0, dropout=0.1, init=None, log=
         history["entropy"].append(entropy)
         history["length"].append(t)
         if i_episode % 20 == 0:
-            log(f"Episode {i_episode}\tLast reward: {ep_reward:.2f}\tAverage reward: {running_reward:.2f}")
+            log(f"Episode {i_episode}\tLast reward: {ep_reward:.2f}\t"
+                f"Average reward: {running_reward:.2f}")
     return {"history": history, "initial": initial, "policy": policy}
 
 

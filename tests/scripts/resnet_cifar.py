@@ -212,7 +212,10 @@ def main(epochs=4, batch_size=16, accumulation_steps=2, lr=0.1, seed=0, shuffle=
             # start over from the file, as a new process would
             model = ResNet(BasicBlock, [1, 1])
             optimizer, scheduler = make_training(model, lr, epochs, steps_per_epoch)
-            checkpoint = torch.load(path)
+            checkpoint = torch.load(path, map_location="cpu")
+            # a checkpoint written from a DataParallel wrapper has "module." before each key
+            torch.nn.modules.utils.consume_prefix_in_state_dict_if_present(checkpoint["model"],
+                                                                           "module.")
             model.load_state_dict(checkpoint["model"])
             optimizer.load_state_dict(checkpoint["optimizer"])
             scheduler.load_state_dict(checkpoint["scheduler"])

@@ -111,7 +111,8 @@ def main(epochs=4, upscale_factor=2, batch_size=8, lr=5e-3, seed=0, init=None, l
         avg_loss, epoch_losses = train(model, train_loader, criterion, optimizer)
         losses += epoch_losses
         psnrs.append(test(model, test_loader, criterion))
-        log(f"===> Epoch {epoch} Complete: Avg. Loss: {avg_loss:.4f}  Avg. PSNR: {psnrs[-1]:.4f} dB")
+        log(f"===> Epoch {epoch} Complete: Avg. Loss: {avg_loss:.4f}  "
+            f"Avg. PSNR: {psnrs[-1]:.4f} dB")
 
     # the naive baseline: each low-resolution pixel repeated upscale_factor times each way
     with torch.no_grad():

@@ -2,10 +2,14 @@
 its imports renamed: `import torch` became `import minifw as torch`.
 Two stacked nn.LSTMCell layers and a Linear read a batch of sine waves one time step at a time
 (the input split into steps with torch.chunk, the hidden states carried by hand), then keep
-going past the input's end by feeding each prediction back in as the next input. The model is
+going past the input's end by feeding each prediction back in as the next input (under a bare
+@torch.no_grad decorator). The model is
 in float64 (model.double()) and is trained with L-BFGS, whose step() calls a closure that
 recomputes the loss and its gradients. The waves (shifted by random phases) are made with
-NumPy."""
+NumPy and go through torch.save/torch.load as a NumPy array."""
+import os
+import tempfile
+
 import numpy as np
 
 import minifw as torch
@@ -47,11 +51,20 @@ class Sequence(nn.Module):
         return torch.cat(outputs, dim=1)
 
 
+@torch.no_grad
+def predict(seq, input, future):
+    return seq(input, future=future)
+
+
 def main(steps=4, length=24, future=12, seed=0, init=None, log=print):
     np.random.seed(seed)
     torch.manual_seed(seed)
     rng = np.random.RandomState(seed)
-    data = make_waves(24, length + 1 + future, rng)
+    with tempfile.TemporaryDirectory() as tmp:
+        # written once and read back, as a script that generates its data separately does
+        with open(os.path.join(tmp, "traindata.pt"), "wb") as f:
+            torch.save(make_waves(24, length + 1 + future, rng), f)
+        data = torch.load(os.path.join(tmp, "traindata.pt"), weights_only=False)
     input = torch.from_numpy(data[4:, :length])
     target = torch.from_numpy(data[4:, 1:length + 1])
     test_input = torch.from_numpy(data[:4, :length])
@@ -67,9 +80,8 @@ def main(steps=4, length=24, future=12, seed=0, init=None, log=print):
     closure_losses, step_losses, test_losses = [], [], []
 
     def evaluate():
-        with torch.no_grad():
-            pred = seq(test_input, future=future)
-            loss = criterion(pred[:, :-future], test_target[:, :-future])
+        pred = predict(seq, test_input, future)
+        loss = criterion(pred[:, :-future], test_target[:, :-future])
         return loss.item(), pred.detach().numpy()
 
     before, prediction = evaluate()

@@ -2,11 +2,11 @@
 images, with only its imports renamed: `import torch` became `import minifw as torch`.
 The encoder gives a mean and a log-variance, the reparameterization trick draws
 z = mu + eps * std with torch.randn_like, and the loss is the summed binary cross-entropy of the
-reconstruction plus the KL divergence to N(0, I). Samples are decoded from N(0, I) under
-torch.no_grad(). Halfway through, the model's and the optimizer's state_dicts are saved with
-torch.save into an in-memory buffer, loaded back with torch.load into a new model and a new
-Adam, and training resumes from there. The images (a horizontal or vertical bar, or both, with a
-few flipped pixels) are drawn with NumPy."""
+reconstruction plus the KL divergence to N(0, I). Samples are decoded from N(0, I) by a
+generator function decorated with torch.no_grad(). Halfway through, the model's and the
+optimizer's state_dicts are saved with torch.save into an in-memory buffer, loaded back with
+torch.load into a new model and a new Adam, and training resumes from there. The images (a
+horizontal or vertical bar, or both, with a few flipped pixels) are drawn with NumPy."""
 import io
 
 import numpy as np
@@ -93,6 +93,14 @@ def test(model, loader):
     return test_loss / len(loader.dataset)
 
 
+@torch.no_grad()
+def decoded_samples(model, batches, n=8):
+    """Batches of images decoded from N(0, I), one batch per step of the generator."""
+    for _ in range(batches):
+        sample = torch.randn(n, LATENT)
+        yield model.decode(sample).view(n, 1, 8, 8)
+
+
 def checkpoint_roundtrip(model, optimizer, epoch, lr):
     """Save both state_dicts into a buffer and rebuild the model and optimizer from it."""
     buffer = io.BytesIO()
@@ -130,9 +138,7 @@ def main(epochs=6, batch_size=32, lr=1e-2, seed=0, resume_at=3, init=None, log=p
         if epoch == resume_at:
             model, optimizer, epoch = checkpoint_roundtrip(model, optimizer, epoch, lr)
         epoch += 1
-    with torch.no_grad():
-        sample = torch.randn(16, LATENT)
-        sample = model.decode(sample).view(16, 1, 8, 8)
+    sample = torch.cat(list(decoded_samples(model, 2)))
     return {"losses": losses, "before": before, "test_losses": test_losses, "sample": sample,
             "model": model, "optimizer": optimizer, "initial": initial}
 
