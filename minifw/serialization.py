@@ -40,6 +40,7 @@ import json
 import math
 import numbers
 import os
+import pickle
 import re
 import socket
 import threading
@@ -468,10 +469,33 @@ def _remove_stale_temp_files(folder, base):
                 pass
 
 
-def save(obj, path):
+def _check_pickle_module(fn, pickle_module):
+    if pickle_module is not None and not callable(getattr(pickle_module, "dumps", None)):
+        raise TypeError(f"{fn}: pickle_module must be None or a module like pickle, got "
+                        f"{type(pickle_module).__name__} {pickle_module!r}")
+
+
+def save(obj, path, pickle_module=None, pickle_protocol=None, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
     """Write `obj` to `path`, a file name (str, bytes or os.PathLike; written atomically: the
     file is replaced only once fully written) or an open binary file (written from its
-    current position)."""
+    current position).
+
+    pickle_module, pickle_protocol and the two underscored flags are accepted for torch.save's
+    signature and checked; minifw's files hold no pickle (and always one archive format), so
+    they change nothing."""
+    _check_pickle_module("save", pickle_module)
+    if pickle_protocol is not None and (isinstance(pickle_protocol, bool)
+                                        or not isinstance(pickle_protocol, numbers.Integral)):
+        raise TypeError(f"save: pickle_protocol must be an int, got "
+                        f"{type(pickle_protocol).__name__} {pickle_protocol!r}")
+    if pickle_protocol is not None and not 0 <= pickle_protocol <= pickle.HIGHEST_PROTOCOL:
+        raise ValueError(f"save: pickle_protocol must be between 0 and {pickle.HIGHEST_PROTOCOL}, "
+                         f"got {pickle_protocol}")
+    for name, flag in (("_use_new_zipfile_serialization", _use_new_zipfile_serialization),
+                       ("_disable_byteorder_record", _disable_byteorder_record)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise TypeError(f"save: {name} must be a bool, got {type(flag).__name__} {flag!r}")
     arrays = {}
     header = {"format": FORMAT, "version": VERSION, "object": _encode(obj, arrays, "obj")}
     arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
@@ -535,13 +559,19 @@ def save(obj, path):
         pass
 
 
-def load(path, map_location=None, *, weights_only=None):
+_PICKLE_LOAD_ARGS = ("encoding", "errors", "fix_imports")
+
+
+def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
+         **pickle_load_args):
     """Read what save() wrote, from a file name or an open binary file: Tensors come back as
     Tensors (NumPy arrays as arrays), each on the device it was saved from, or as
     `map_location` says: a device for all of them (a name such as 'cpu' or a minifw.device),
     or a dict from saved device names to devices, e.g. {'cudasim': 'cpu'}, as torch.load's
     map_location. weights_only (None, True or False) is accepted for torch.load's signature:
     minifw's files hold no pickled objects, so every load is weights-only whatever it says.
+    So are pickle_module, mmap (None, True or False) and the unpickler's keywords torch.load
+    passes on (encoding, errors, fix_imports): checked, and without effect.
 
     map_location may also be a function, as old PyTorch scripts pass it: as torch.load calls
     map_location(storage, location) with each storage deserialized on the CPU, minifw calls
@@ -566,6 +596,14 @@ def load(path, map_location=None, *, weights_only=None):
                         f"{type(map_location).__name__}")
     if weights_only not in (None, True, False):
         raise TypeError(f"load: weights_only must be None, True or False, got {weights_only!r}")
+    _check_pickle_module("load", pickle_module)
+    if not (mmap is None or isinstance(mmap, (bool, np.bool_))):
+        raise TypeError(f"load: mmap must be None, True or False, got {mmap!r}")
+    unknown = sorted(set(pickle_load_args) - set(_PICKLE_LOAD_ARGS))
+    if unknown:
+        raise TypeError(f"load: unexpected keyword argument {unknown[0]!r} (besides map_location, "
+                        f"pickle_module, weights_only and mmap, torch.load's keywords are the "
+                        f"unpickler's: {', '.join(_PICKLE_LOAD_ARGS)})")
     if _is_file(path, "read", "seek"):
         name = getattr(path, "name", "the file")
         if isinstance(path, io.TextIOBase):

@@ -240,3 +240,32 @@ def test_an_uninitialized_lazy_parameter_is_refused_by_name(tmp_path):
     m(minifw.ones(2, 4))
     minifw.save(m.state_dict(), tmp_path / "m.npz")
     assert minifw.load(tmp_path / "m.npz")["0.weight"].shape == (3, 4)
+
+
+def test_save_and_load_take_torchs_pickle_arguments(tmp_path):
+    import io
+    import pickle
+    state = {"w": minifw.arange(3.0), "epoch": 2}
+    buffer = io.BytesIO()
+    minifw.save(state, buffer, pickle_module=pickle, pickle_protocol=4,
+                _use_new_zipfile_serialization=True)
+    minifw.save(state, tmp_path / "ckpt.pt", pickle, 2)  # torch.save's positional order
+    buffer.seek(0)
+    for loaded in (minifw.load(buffer, "cpu", pickle, weights_only=True, mmap=False,
+                               encoding="latin1"),
+                   minifw.load(tmp_path / "ckpt.pt", pickle_module=pickle, mmap=True)):
+        assert loaded["epoch"] == 2 and loaded["w"].tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match=r"save: pickle_protocol must be between 0 and \d, got 99"):
+        minifw.save(state, io.BytesIO(), pickle_protocol=99)
+    with pytest.raises(TypeError, match=r"save: pickle_protocol must be an int, got str '4'"):
+        minifw.save(state, io.BytesIO(), pickle_protocol="4")
+    with pytest.raises(TypeError, match=r"save: pickle_module must be None or a module like "
+                                        r"pickle, got int"):
+        minifw.save(state, io.BytesIO(), pickle_module=3)
+    with pytest.raises(TypeError, match=r"save: _use_new_zipfile_serialization must be a bool, "
+                                        r"got int 1"):
+        minifw.save(state, io.BytesIO(), _use_new_zipfile_serialization=1)
+    with pytest.raises(TypeError, match=r"load: mmap must be None, True or False, got 1"):
+        minifw.load(tmp_path / "ckpt.pt", mmap=1)
+    with pytest.raises(TypeError, match=r"load: unexpected keyword argument 'fix_import' "):
+        minifw.load(tmp_path / "ckpt.pt", fix_import=True)
