@@ -1,6 +1,7 @@
 // Bindings for bias add / bias gradient and the cuDNN-style tensor ops.
 // Bias arrays are seen as (outer, C, inner); the tensor ops read their shapes
 // from the arrays themselves, so shape and data cannot disagree.
+#include <string>
 #include <vector>
 
 #include "bind_util.h"
@@ -86,6 +87,26 @@ void scale_tensor_entry(Array<Device> x, Array<Device> y, double alpha) {
     MINIFW_ON_GPU(Device, scale_tensor<T>(xp, yp, n, static_cast<T>(alpha), stream));
 }
 
+// The host only (embedding_backward_f32 / _f64): dw = 0, then dw[indices[p]] += g[p].
+template <typename T>
+void embedding_backward_entry(py::array indices, py::array g, py::array dw) {
+  require(g.ndim() == 2 && dw.ndim() == 2 && indices.ndim() == 1,
+          "embedding_backward: indices must be 1-D, g and dw 2-D");
+  const int64_t P = indices.shape(0), E = g.shape(1), V = dw.shape(0);
+  require(g.shape(0) == P, "embedding_backward: g must have a row per index");
+  require(dw.shape(1) == E, "embedding_backward: dw must have g's columns");
+  const int64_t* ip = in_ptr<int64_t>(indices, P, "indices");
+  const T* gp = in_ptr<T>(g, checked_product({P, E}, "g"), "g");
+  T* dwp = out_ptr<T>(dw, checked_product({V, E}, "dw"), "dw");
+  require_disjoint({{&dw, "dw"}}, {{&indices, "indices"}, {&g, "g"}});
+  py::gil_scoped_release release;
+  for (int64_t p = 0; p < P; ++p)
+    if (ip[p] < 0 || ip[p] >= V)
+      throw py::value_error("embedding_backward: indices[" + std::to_string(p) + "] = " + std::to_string(ip[p]) +
+                            " is outside [0, " + std::to_string(V) + ")");
+  rows_summed_by_index<T>(P, E, V, ip, gp, dwp, get_num_threads());
+}
+
 template <typename Device>
 void bind_on(py::module_& m) {
   def_kernel(m, {"bias", "add", Device::name}, &bias_add_entry<float, Device>, &bias_add_entry<double, Device>);
@@ -100,5 +121,7 @@ void bind_on(py::module_& m) {
 
 MINIFW_BINDINGS(bind_tensor_ops) {
   MINIFW_BIND_ON_EVERY_DEVICE(bind_on, m);
+  m.def("embedding_backward_f32", &embedding_backward_entry<float>);
+  m.def("embedding_backward_f64", &embedding_backward_entry<double>);
 }
 }  // namespace minifw

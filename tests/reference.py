@@ -529,6 +529,16 @@ def scale_tensor_ref(x, alpha):
     return alpha * np.asarray(x, np.float64)
 
 
+def embedding_backward_ref(indices, g, num_embeddings):
+    """dw (num_embeddings, E): row v the sum of the rows p of g with indices[p] == v, one
+    pick at a time."""
+    g = np.asarray(g, np.float64)
+    dw = np.zeros((num_embeddings, g.shape[1]))
+    for p, v in enumerate(indices):
+        dw[v] += g[p]
+    return dw
+
+
 # ---- optimizer updates -------------------------------------------------------
 
 

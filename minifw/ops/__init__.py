@@ -28,6 +28,6 @@ from .pooling import PoolProblem, pool2d_backward, pool2d_forward
 from .lrn import lrn_backward, lrn_forward
 from .batchnorm import batch_norm_backward, batch_norm_forward_inference, batch_norm_forward_training
 from .dropout import dropout_backward, dropout_forward
-from .tensor_ops import add_tensor, bias_add, bias_backward, scale_tensor
+from .tensor_ops import add_tensor, bias_add, bias_backward, embedding_backward, scale_tensor
 from .optim import sgd_step
 from .rnn import RNNDescriptor, rnn_backward_data, rnn_backward_weights, rnn_forward

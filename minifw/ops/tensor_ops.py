@@ -5,6 +5,7 @@ cudnnScaleTensor).
     db = bias_backward(dy)                 # sum of dy over every axis but 1
     out = add_tensor(a, c, alpha=1.0, beta=1.0)   # alpha * a + beta * c
     y = scale_tensor(x, 0.5)               # 0.5 * x
+    dw = embedding_backward(indices, g, V) # dw[indices[p]] += g[p] into zeros (V, E); host only
 
 In add_tensor, a has c's rank and may be broadcast along any axis where its
 size is 1, e.g. a (1, C, 1, 1) bias onto an (N, C, H, W) tensor. With beta == 0
@@ -13,8 +14,9 @@ the result. The bias gradient is accumulated in double.
 """
 import numpy as np
 
-from .. import devices
-from ..checks import check_channel_vector, check_float_array, check_real, check_same_device
+from .. import _native, devices
+from ..checks import (MAX_SIZE, check_channel_vector, check_float_array, check_int, check_real,
+                      check_same_device)
 
 _NDIM_DESC = "2-D (N, C) or 4-D (N, C, H, W)"
 _MAX_NDIM = 8  # as cuDNN's tensor descriptors
@@ -79,3 +81,33 @@ def scale_tensor(x, alpha):
     y = np.empty_like(x)
     devices.kernel_for("tensor", "scale", x)(x, y, alpha)
     return y
+
+
+def embedding_backward(indices, g, num_embeddings):
+    """An embedding's weight gradient: dw of shape (num_embeddings, E), zero but for
+    dw[indices[p]] += g[p], the rows of g (P, E) added in the order of p, as numpy.add.at
+    adds them (a row picked k times gets k rows of g, summed in that order, whatever the
+    thread count). indices: int64 (P,) in [0, num_embeddings). On the host only."""
+    fn = "embedding_backward"
+    num_embeddings = check_int(fn, "num_embeddings", num_embeddings, minimum=0, maximum=MAX_SIZE)
+    g = check_float_array(fn, "g", g, ndim=2, ndim_desc="2-D (P, E)")
+    if type(g) is not np.ndarray:
+        raise TypeError(f"{fn}: g must be a numpy.ndarray (the kernel runs on the host), got "
+                        f"{type(g).__name__}")
+    if type(indices) is not np.ndarray or indices.dtype != np.int64 or indices.ndim != 1:
+        raise TypeError(f"{fn}: indices must be a 1-D int64 numpy.ndarray, got "
+                        f"{getattr(indices, 'dtype', type(indices).__name__)} of "
+                        f"{getattr(indices, 'ndim', 0)} dimensions")
+    if indices.shape[0] != g.shape[0]:
+        raise ValueError(f"{fn}: g must have one row per index: {indices.shape[0]} indices, g of shape "
+                         f"{tuple(g.shape)}")
+    if indices.size and (indices.min() < 0 or indices.max() >= num_embeddings):
+        bad = indices[(indices < 0) | (indices >= num_embeddings)][0]
+        raise IndexError(f"{fn}: indices holds {bad}, outside [0, {num_embeddings})")
+    if g.shape[1] and num_embeddings * g.shape[1] > MAX_SIZE:
+        raise ValueError(f"{fn}: dw would have {num_embeddings} x {g.shape[1]} elements, more than "
+                         f"{MAX_SIZE}")
+    dw = np.empty((num_embeddings, g.shape[1]), g.dtype)
+    native = _native.embedding_backward_f32 if g.dtype == np.float32 else _native.embedding_backward_f64
+    native(np.ascontiguousarray(indices), g, dw)
+    return dw

@@ -2,6 +2,8 @@
 // threads where the tensor is large.
 #include "tensor_ops.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -133,11 +135,43 @@ void scale_tensor(const T* x, T* y, int64_t n, T alpha, int nthreads) {
   });
 }
 
+template <typename T>
+void rows_summed_by_index(int64_t P, int64_t E, int64_t V, const int64_t* idx, const T* g, T* dw, int nthreads) {
+  // The threads zero dw in contiguous parts, then share its columns, in blocks of
+  // a cache line, so no two threads write to one line: each adds its columns of
+  // the rows of g in order. (NumPy's add.at took 1.7 ms for a char-LSTM's 2048 x
+  // 128 gradient; a stable sort of the indices and add.reduceat 0.4 ms.)
+  constexpr int64_t kBlock = 64 / sizeof(T);
+  const int64_t blocks = (E + kBlock - 1) / kBlock;
+  int64_t threads = std::min<int64_t>(nthreads, blocks);
+  if ((V + P) * E < kParallelGrain) threads = 1;
+  auto share = [&](int t, int parts) {
+    int64_t z0, z1, b0, b1;
+    split_range(V * E, parts, t, z0, z1);
+    std::fill(dw + z0, dw + z1, T(0));
+    if (parts > 1) {
+#pragma omp barrier
+    }
+    split_range(blocks, parts, t, b0, b1);
+    const int64_t c0 = b0 * kBlock, w = std::min(E, b1 * kBlock) - c0;
+    for (int64_t p = 0; p < P && w > 0; ++p) {
+      T* d = dw + idx[p] * E + c0;
+      const T* s = g + p * E + c0;
+#pragma omp simd
+      for (int64_t j = 0; j < w; ++j) d[j] += s[j];
+    }
+  };
+  if (threads <= 1) return share(0, 1);
+#pragma omp parallel num_threads(static_cast<int>(threads))
+  share(omp_get_thread_num(), omp_get_num_threads());
+}
+
 #define MINIFW_TENSOR_OPS_INSTANTIATE(T)                                                                   \
   template void bias_add<T>(int64_t, int64_t, int64_t, const T*, const T*, T*, int);                      \
   template void bias_backward<T>(int64_t, int64_t, int64_t, const T*, T*, int);                            \
   template void add_tensor<T>(int, const int64_t*, const int64_t*, const T*, const T*, T*, T, T, int);    \
-  template void scale_tensor<T>(const T*, T*, int64_t, T, int);
+  template void scale_tensor<T>(const T*, T*, int64_t, T, int);                                          \
+  template void rows_summed_by_index<T>(int64_t, int64_t, int64_t, const int64_t*, const T*, T*, int);
 MINIFW_TENSOR_OPS_INSTANTIATE(float)
 MINIFW_TENSOR_OPS_INSTANTIATE(double)
 #undef MINIFW_TENSOR_OPS_INSTANTIATE

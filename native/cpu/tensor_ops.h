@@ -25,4 +25,12 @@ void add_tensor(int ndim, const int64_t* shape, const int64_t* a_shape, const T*
 template <typename T>
 void scale_tensor(const T* x, T* y, int64_t n, T alpha, int nthreads);
 
+// An embedding's weight gradient: dw (V x E) = 0, then dw[idx[p]] += g[p] for
+// p = 0 .. P-1 in that order (g: P x E), as NumPy's add.at sums, so a row picked
+// k times gets its k rows of g added in the order they were picked. The threads
+// share dw's columns, so every element is summed by one thread in one order:
+// the result does not depend on the thread count. idx must lie in [0, V).
+template <typename T>
+void rows_summed_by_index(int64_t P, int64_t E, int64_t V, const int64_t* idx, const T* g, T* dw, int nthreads);
+
 }  // namespace minifw

@@ -3,7 +3,8 @@ reference: 2-D and 4-D, odd sizes, N = 1, empty batches, broadcasting in
 add_tensor along every kind of axis, beta == 0 never reading c, sizes large
 enough to split over threads (one long row included), float32 and float64, on
 the CPU and the CUDA emulator; finite differences for the bias gradient; bad
-input."""
+input. The embedding gradient (host only): against the reference, bit for bit
+against numpy.add.at on any thread count, and bad input."""
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ import pytest
 import minifw
 from minifw import ops
 from reference import (add_tensor_ref, assert_within_bound, bias_add_ref, bias_backward_ref, binding_tests,
-                       numerical_grad, scale_tensor_ref)
+                       embedding_backward_ref, numerical_grad, scale_tensor_ref)
 from targets import assert_on, cuda_available, place
 
 DTYPES = (np.float32, np.float64)
@@ -169,8 +170,67 @@ def test_results_do_not_depend_on_thread_count(target, rng):
         np.testing.assert_array_equal(a, b)
 
 
+# (picks P, columns E, rows V): a row of dw picked many times, rows never picked, one
+# column, a width that is not a whole cache line, more columns than one thread's share,
+# nothing picked, no rows at all, the char-LSTM's and a word model's sizes
+EMBEDDING_SHAPES = {
+    "p1_e1_v1": (1, 1, 1),
+    "p7_e3_v2": (7, 3, 2),
+    "p50_e17_v9": (50, 17, 9),
+    "p33_e70_v1000": (33, 70, 1000),
+    "p0_e5_v4": (0, 5, 4),
+    "p6_e0_v3": (6, 0, 3),
+    "p0_e3_v0": (0, 3, 0),
+    "charlstm_p2048_e128_v65": (2048, 128, 65),
+    "wordlm_p700_e650_v10000": (700, 650, 10000),
+}
+
+
+@pytest.mark.parametrize("shape", EMBEDDING_SHAPES.values(), ids=EMBEDDING_SHAPES.keys())
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.__name__)
+def test_embedding_backward_matches_reference_and_add_at(rng, dtype, shape):
+    P, E, V = shape
+    indices = rng.integers(0, max(V, 1), P).astype(np.int64) if V else np.zeros(0, np.int64)
+    if P > 4 and V > 2:
+        indices[::3] = V - 1  # one row picked many times
+    g = rng.standard_normal((P, E)).astype(dtype)
+    dw = ops.embedding_backward(indices, g, V)
+    assert dw.shape == (V, E) and dw.dtype == dtype and dw.flags.c_contiguous
+    ref = embedding_backward_ref(indices, g, V)
+    picks = np.bincount(indices, minlength=V)[:, None] if P else np.zeros((V, 1))
+    # a row summed from k picks: k - 1 roundings of at most the sum of their magnitudes
+    bound = np.maximum(picks - 1, 0) * RTOL[dtype] * embedding_backward_ref(indices, np.abs(g), V)
+    assert np.all(np.abs(dw - ref) <= bound)
+    expected = np.zeros((V, E), dtype)
+    np.add.at(expected, indices, g)  # the same sums in the same order
+    np.testing.assert_array_equal(dw, expected)
+
+
+def test_embedding_backward_does_not_depend_on_thread_count(rng):
+    indices = rng.integers(0, 50, 3000).astype(np.int64)
+    g = rng.standard_normal((3000, 300)).astype(np.float32)
+    before = minifw.get_num_threads()
+    try:
+        out = []
+        for n in (1, 2, 3, 7):
+            minifw.set_num_threads(n)
+            out.append(ops.embedding_backward(indices, g, 50))
+    finally:
+        minifw.set_num_threads(before)
+    for a in out[1:]:
+        np.testing.assert_array_equal(a, out[0])
+
+
+def test_embedding_backward_reads_strided_gradients_and_indices(rng):
+    indices = rng.integers(0, 6, 40).astype(np.int64)
+    g = rng.standard_normal((40, 10))
+    dw = ops.embedding_backward(indices[::2], g[::2, ::3], 6)
+    np.testing.assert_allclose(dw, embedding_backward_ref(indices[::2], g[::2, ::3], 6), rtol=1e-14)
+
+
 X = np.ones((2, 3, 4, 4), np.float32)
 B = np.ones(3, np.float32)
+I3 = np.array([0, 2, 1], np.int64)
 BAD_CALLS = {
     "bias_add_x_3d": (lambda: ops.bias_add(np.ones((3, 4, 4)), np.ones(3)), ValueError, "bias_add: x must be 2-D"),
     "bias_add_x_int": (lambda: ops.bias_add(np.ones((2, 3), np.int32), B), TypeError, "bias_add: x"),
@@ -200,6 +260,27 @@ BAD_CALLS = {
     "scale_alpha_bool": (lambda: ops.scale_tensor(X, True), TypeError, "scale_tensor: alpha"),
     "scale_alpha_inf": (lambda: ops.scale_tensor(X, float("inf")), ValueError, "scale_tensor: alpha"),
     "scale_x_tuple": (lambda: ops.scale_tensor((1.0, 2.0), 2.0), TypeError, "scale_tensor: x"),
+    "embedding_index_too_large": (lambda: ops.embedding_backward(I3, np.ones((3, 2)), 2), IndexError,
+                                  r"embedding_backward: indices holds 2, outside \[0, 2\)"),
+    "embedding_index_negative": (lambda: ops.embedding_backward(-I3, np.ones((3, 2)), 5), IndexError,
+                                 "embedding_backward: indices holds -2"),
+    "embedding_indices_int32": (lambda: ops.embedding_backward(I3.astype(np.int32), np.ones((3, 2)), 5), TypeError,
+                                "embedding_backward: indices must be a 1-D int64"),
+    "embedding_indices_2d": (lambda: ops.embedding_backward(I3[None], np.ones((3, 2)), 5), TypeError,
+                             "embedding_backward: indices must be a 1-D int64"),
+    "embedding_indices_list": (lambda: ops.embedding_backward([0, 1], np.ones((2, 2)), 5), TypeError,
+                               "embedding_backward: indices"),
+    "embedding_rows_differ": (lambda: ops.embedding_backward(I3, np.ones((4, 2)), 5), ValueError,
+                              "embedding_backward: g must have one row per index: 3 indices"),
+    "embedding_g_1d": (lambda: ops.embedding_backward(I3, np.ones(3), 5), ValueError, "embedding_backward: g must be 2-D"),
+    "embedding_g_int": (lambda: ops.embedding_backward(I3, np.ones((3, 2), np.int64), 5), TypeError,
+                        "embedding_backward: g"),
+    "embedding_count_negative": (lambda: ops.embedding_backward(I3, np.ones((3, 2)), -1), ValueError,
+                                 "embedding_backward: num_embeddings"),
+    "embedding_count_float": (lambda: ops.embedding_backward(I3, np.ones((3, 2)), 5.0), TypeError,
+                              "embedding_backward: num_embeddings must be an int"),
+    "embedding_too_large": (lambda: ops.embedding_backward(I3, np.ones((3, 2 ** 20)), 2 ** 40), ValueError,
+                            "embedding_backward: dw would have"),
 }
 
 
@@ -249,6 +330,26 @@ BINDING_CASES = {
     "scale_y_too_small": ("_native.tensor_scale_f32(x, y[:7], 2.0)", ValueError, "y: expected 8 elements"),
     "scale_y_overlaps_x": ("_native.tensor_scale_f32(buf[:8], buf[4:12], 2.0)", ValueError,
                            "y: must not share memory with x"),
+    "embedding_valid": ("_native.embedding_backward_f32(np.array([1, 0, 1]), np.ones((3, 4), f32), "
+                        "np.empty((2, 4), f32))", None, ""),
+    "embedding_index_past_end": ("_native.embedding_backward_f32(np.array([1, 2]), np.ones((2, 4), f32), "
+                                 "np.empty((2, 4), f32))", ValueError, r"indices\[1\] = 2 is outside \[0, 2\)"),
+    "embedding_index_negative": ("_native.embedding_backward_f32(np.array([-1]), np.ones((1, 4), f32), "
+                                 "np.empty((2, 4), f32))", ValueError, "is outside"),
+    "embedding_indices_int32": ("_native.embedding_backward_f32(np.array([0], np.int32), np.ones((1, 4), f32), "
+                                "np.empty((2, 4), f32))", TypeError, "indices: expected dtype int64"),
+    "embedding_g_rows": ("_native.embedding_backward_f32(np.array([0, 1]), np.ones((3, 4), f32), "
+                         "np.empty((2, 4), f32))", ValueError, "g must have a row per index"),
+    "embedding_dw_columns": ("_native.embedding_backward_f32(np.array([0]), np.ones((1, 4), f32), "
+                             "np.empty((2, 3), f32))", ValueError, "dw must have g's columns"),
+    "embedding_dw_dtype": ("_native.embedding_backward_f32(np.array([0]), np.ones((1, 4), f32), "
+                           "np.empty((2, 4)))", TypeError, "dw: expected dtype float32"),
+    "embedding_dw_strided": ("_native.embedding_backward_f32(np.array([0]), np.ones((1, 4), f32), "
+                             "np.empty((2, 8), f32)[:, ::2])", ValueError, "dw: expected a C-contiguous array"),
+    "embedding_dw_is_g": ("_native.embedding_backward_f32(np.array([0, 1]), buf[:8].reshape(2, 4), "
+                          "buf[:8].reshape(2, 4))", ValueError, "dw: must not share memory with g"),
+    "embedding_dw_read_only": ("_native.embedding_backward_f32(np.array([0]), np.ones((1, 4), f32), "
+                               "np.broadcast_to(np.empty(4, f32), (2, 4)))", ValueError, "dw"),
     # the entry points of device "cudasim" make the same checks
     "cudasim_valid": ("on_cudasim(_native.bias_add_cudasim_f32)(2, 4, 1, x, bias, y)", None, ""),
     "cudasim_bias_add_outer_wraps": ("on_cudasim(_native.bias_add_cudasim_f32)(2 ** 62 + 2, 4, 1, x, bias, y)", ValueError,
