@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from ..autograd import no_grad
-from .optimizer import Optimizer, _check_hyper
+from .optimizer import Optimizer, _check_hyper, _lr_value
 
 
 def _check_eps(cls, eps):
@@ -78,7 +78,7 @@ class Adafactor(Optimizer):
     def step(self, closure=None):
         loss = self._evaluate(closure)
         for group in self.param_groups:
-            lr, beta2_decay, (eps1, eps2) = group["lr"], group["beta2_decay"], group["eps"]
+            lr, beta2_decay, (eps1, eps2) = _lr_value(group["lr"]), group["beta2_decay"], group["eps"]
             d, weight_decay = group["d"], group["weight_decay"]
             for p, g, state in self._with_grads(group, self._new_state):
                 x = p._data

@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from ..autograd import no_grad
-from .optimizer import Optimizer, _check_betas, _check_hyper
+from .optimizer import Optimizer, _check_betas, _check_hyper, _lr_value
 
 
 def decay_and_moments(p, g, state, decoupled, lr, weight_decay, beta1, beta2):
@@ -55,7 +55,7 @@ class Adam(Optimizer):
     def step(self, closure=None):
         loss = self._evaluate(closure)
         for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+            lr, (beta1, beta2), eps = _lr_value(group["lr"]), group["betas"], group["eps"]
             weight_decay, amsgrad = group["weight_decay"], group["amsgrad"]
             for p, g, state in self._with_grads(group, lambda p: {
                     "exp_avg": np.zeros_like(p._data),

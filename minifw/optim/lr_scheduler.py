@@ -7,6 +7,11 @@ schedules compose (ChainedScheduler, two schedules stepping one optimizer, an lr
 hand); _get_closed_form_lr(), where PyTorch has one, is the lr as a function of the epoch
 alone, which step(epoch) and SequentialLR's milestones use. Both agree to rounding when
 nothing else touches the lr.
+
+An lr given to the optimizer as a one-element Tensor (PyTorch 2's form) stays that Tensor:
+each step writes the new value into it in place (so every holder of it sees the change),
+and the lrs a scheduler keeps or returns (base_lrs, get_last_lr()) are copies of it, never
+the Tensor itself.
 """
 import bisect
 import math
@@ -15,6 +20,7 @@ import types
 import warnings
 from collections import Counter
 
+from ..tensor import Tensor
 from .optimizer import Optimizer
 
 _EPOCH_DEPRECATION = ("scheduler.step(epoch) is deprecated: call `scheduler.step()` with no "
@@ -34,14 +40,36 @@ def _check_optimizer(scheduler, optimizer):
 
 def _per_group(scheduler, name, value, optimizer):
     """value as one entry per param group: a list or tuple must have one per group; anything
-    else is repeated (PyTorch's rule for max_lr, min_lr, momenta and lr_lambda)."""
+    else is repeated (PyTorch's rule for max_lr, min_lr, momenta and lr_lambda). A Tensor
+    entry is copied, so that no group shares it with the caller or another group."""
     n = len(optimizer.param_groups)
     if isinstance(value, (list, tuple)):
         if len(value) != n:
             raise ValueError(f"{type(scheduler).__name__}: {name} must have one value per param "
                              f"group ({n}), got {len(value)}")
-        return list(value)
-    return [value] * n
+        return [_copy(v) for v in value]
+    return [_copy(value) for _ in range(n)]
+
+
+def _copy(value):
+    """value, or a copy of it if it is a Tensor (an lr held as a Tensor)."""
+    return value.clone() if isinstance(value, Tensor) else value
+
+
+def _group_values(optimizer, key):
+    """group[key] of every param group, Tensors copied: what a scheduler keeps must not change
+    when the groups' Tensors are updated in place (nor change them if modified)."""
+    return [_copy(group[key]) for group in optimizer.param_groups]
+
+
+def _set_group_value(group, key, value):
+    """group[key] = value, except that a Tensor held there keeps its identity and takes the
+    new value in place."""
+    held = group[key]
+    if isinstance(held, Tensor):
+        held.fill_(value.item() if isinstance(value, Tensor) else value)
+    else:
+        group[key] = value
 
 
 class LRScheduler:
@@ -56,11 +84,11 @@ class LRScheduler:
         self.optimizer = optimizer
         for group in optimizer.param_groups:
             if last_epoch == -1:
-                group.setdefault("initial_lr", group["lr"])
+                group.setdefault("initial_lr", _copy(group["lr"]))
             elif "initial_lr" not in group:
                 raise KeyError(f"{type(self).__name__}: param group has no 'initial_lr' to resume "
                                f"from (last_epoch={last_epoch})")
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.base_lrs = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._initial_step()
 
@@ -97,8 +125,8 @@ class LRScheduler:
             closed_form = getattr(self, "_get_closed_form_lr", None)
             values = closed_form() if closed_form is not None else self.get_lr()
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+            _set_group_value(group, "lr", lr)
+        self._last_lr = _group_values(self.optimizer, "lr")
 
     def state_dict(self):
         """Everything but the optimizer (whose own state_dict holds the lrs)."""
@@ -425,7 +453,7 @@ class ReduceLROnPlateau(LRScheduler):
         else:
             self.default_min_lr = min_lr
             self.min_lrs = [min_lr] * len(optimizer.param_groups)
-        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+        self._last_lr = _group_values(optimizer, "lr")
         self.patience, self.cooldown, self.cooldown_counter = patience, cooldown, 0
         self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
         self.best = self.num_bad_epochs = self.mode_worse = None
@@ -479,7 +507,7 @@ class ReduceLROnPlateau(LRScheduler):
             self._reduce_lr()
             self.cooldown_counter = self.cooldown
             self.num_bad_epochs = 0
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._last_lr = _group_values(self.optimizer, "lr")
 
     def _reduce_lr(self):
         groups = self.optimizer.param_groups
@@ -494,7 +522,7 @@ class ReduceLROnPlateau(LRScheduler):
             old_lr = float(group["lr"])
             new_lr = max(old_lr * self.factor, min_lr)
             if old_lr - new_lr > self.eps:
-                group["lr"] = new_lr
+                _set_group_value(group, "lr", new_lr)
 
     def load_state_dict(self, state_dict):
         super().load_state_dict(state_dict)
@@ -534,7 +562,7 @@ class SequentialLR(LRScheduler):
         # Each scheduler took its first step when it was made; start again from the initial
         # lrs, with only the first scheduler's first step taken.
         for group in optimizer.param_groups:
-            group["lr"] = group["initial_lr"]
+            _set_group_value(group, "lr", group["initial_lr"])
         self._undo_first_steps(self)
         schedulers[0]._initial_step()
         self._last_lr = schedulers[0].get_last_lr()
@@ -583,12 +611,12 @@ class ChainedScheduler(LRScheduler):
         _check_schedulers(self, schedulers, optimizer)
         self._schedulers = schedulers
         self.optimizer = optimizer
-        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+        self._last_lr = _group_values(optimizer, "lr")
 
     def step(self):
         for scheduler in self._schedulers:
             scheduler.step()
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._last_lr = _group_values(self.optimizer, "lr")
 
     state_dict = SequentialLR.state_dict
     load_state_dict = SequentialLR.load_state_dict
@@ -648,7 +676,7 @@ class CyclicLR(LRScheduler):
         base_lrs = _per_group(self, "base_lr", base_lr, optimizer)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
-                group["lr"] = lr
+                _set_group_value(group, "lr", lr)
         self.max_lrs = _per_group(self, "max_lr", max_lr, optimizer)
         _check_number("CyclicLR", "step_size_up", step_size_up, minimum=0, exclusive=True)
         if step_size_down is not None:
@@ -781,5 +809,5 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self._step_count += 1
         self.last_epoch = math.floor(epoch)
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            group["lr"] = lr
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+            _set_group_value(group, "lr", lr)
+        self._last_lr = _group_values(self.optimizer, "lr")

@@ -6,7 +6,7 @@ import numbers
 import numpy as np
 
 from ..autograd import no_grad
-from .optimizer import Optimizer, _check_hyper
+from .optimizer import Optimizer, _check_hyper, _lr_value
 
 # the quintic iteration's coefficients from Keller Jordan's post, as PyTorch's defaults
 DEFAULT_NS_COEFFICIENTS = (3.4445, -4.7750, 2.0315)
@@ -99,7 +99,7 @@ class Muon(Optimizer):
     def step(self, closure=None):
         loss = self._evaluate(closure)
         for group in self.param_groups:
-            lr, weight_decay, momentum = group["lr"], group["weight_decay"], group["momentum"]
+            lr, weight_decay, momentum = _lr_value(group["lr"]), group["weight_decay"], group["momentum"]
             for p, g, state in self._with_grads(group, lambda p: {
                     "momentum_buffer": np.zeros_like(p._data)}):
                 if g.ndim != 2:

@@ -352,7 +352,17 @@ def _check_hyper(cls, name, value, minimum=0.0, maximum=None, exclusive_max=Fals
     """value, if it is a finite real number in [minimum, maximum] (or [minimum, maximum) with
     exclusive_max); else TypeError or ValueError naming cls and name. NaN and infinity are
     refused as PyTorch does ("Invalid learning rate: nan"): a step would turn every parameter
-    into NaN."""
+    into NaN. A Tensor is taken for the lr alone, as PyTorch 2 takes one (an lr scheduler
+    then updates it in place): it must hold one element, whose value is checked."""
+    if name == "lr" and isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise ValueError(f"{cls}: lr given as a Tensor must hold exactly one element, got a "
+                             f"Tensor of shape {tuple(value.shape)}")
+        if value.dtype == np.bool_:
+            raise TypeError(f"{cls}: lr must be a real number or a one-element Tensor of numbers, "
+                            f"got a bool Tensor")
+        _check_hyper(cls, name, value.item(), minimum, maximum, exclusive_max)
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{cls}: {name} must be a real number, got {type(value).__name__} {value!r}")
     hi = "" if maximum is None else f" and {'<' if exclusive_max else '<='} {maximum}"
@@ -367,6 +377,12 @@ def _check_hyper(cls, name, value, minimum=0.0, maximum=None, exclusive_max=Fals
         raise ValueError(f"{cls}: {name} must be >= {minimum}{hi}, got {value} "
                          f"(Invalid {_LABELS.get(name, name + ' value')}: {value})")
     return value
+
+
+def _lr_value(lr):
+    """A group's lr as the number a step uses: a Tensor lr (see _check_hyper) by its current
+    value, read once per group and step."""
+    return lr.item() if isinstance(lr, Tensor) else lr
 
 
 def _check_betas(cls, betas):

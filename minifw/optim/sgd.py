@@ -5,7 +5,7 @@ import numpy as np
 from .. import devices, engines
 from ..autograd import no_grad
 from ..checks import FLOAT_DTYPES
-from .optimizer import Optimizer, _check_hyper
+from .optimizer import Optimizer, _check_hyper, _lr_value
 
 
 def _fused_step_applies(p, g, buf):
@@ -71,6 +71,7 @@ class SGD(Optimizer):
     def step(self, closure=None):
         loss = self._evaluate(closure)
         for group in self.param_groups:
+            lr = _lr_value(group["lr"])
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -83,16 +84,16 @@ class SGD(Optimizer):
                     if first_step:
                         buf = state["momentum_buffer"] = devices.empty(p.shape, p.dtype, p.device)
                     engines.current_engine().sgd_step(
-                        p._data, p.grad._data, buf, lr=group["lr"], momentum=group["momentum"],
+                        p._data, p.grad._data, buf, lr=lr, momentum=group["momentum"],
                         dampening=group["dampening"], weight_decay=group["weight_decay"],
                         nesterov=group["nesterov"], maximize=group["maximize"], first_step=first_step)
                 else:
-                    self._numpy_step(p, group)
+                    self._numpy_step(p, group, lr)
         return loss
 
-    def _numpy_step(self, p, group):
+    def _numpy_step(self, p, group, lr):
         """The step in NumPy operations, a pass over the parameter's size per operation."""
-        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        momentum, dampening = group["momentum"], group["dampening"]
         weight_decay, nesterov = group["weight_decay"], group["nesterov"]
         g = -p.grad._data if group["maximize"] else p.grad._data
         scratch = self._scratch(p._data)
