@@ -9,7 +9,10 @@ Module is refused with a message to save its state_dict() instead, and
 
 The .npz holds each array as "a0", "a1", ... and a "header" entry: UTF-8 JSON
 describing the structure, where an array appears as {"__array__": "a3"} (or
-{"__tensor__": ...} with requires_grad) and dict keys keep their types. An array
+{"__tensor__": ...} with requires_grad, and "parameter": true for an nn.Parameter, which
+load() gives back as an nn.Parameter, as torch.load does) and dict keys keep their types.
+A file holding a Parameter is written as format version 2 (so that a minifw older than
+that says the file is newer rather than malformed); any other as version 1. An array
 of a device other than the CPU is written as a host copy, with its device
 (e.g. "device": "cudasim"), and loaded back onto that device unless
 load(map_location=...) says otherwise, as in PyTorch. The
@@ -55,7 +58,8 @@ from . import torch_format as _torch_format
 from .tensor import Tensor
 
 FORMAT = "minifw-checkpoint"
-VERSION = 1
+VERSION = 2            # the newest format read; 2 adds the "parameter" flag of a Tensor entry
+PARAMETER_VERSION = 2  # the version a file holding a Parameter is written as
 MAX_DEPTH = 64         # containers (dict, list, tuple) nested in a saved object
 NUMERIC_KINDS = "biuf"  # the dtype kinds an array entry may have: bool, int, uint, float
 DEFLATE_MAX_RATIO = 1032  # deflate's largest possible expansion: bounds a compressed entry's size
@@ -71,7 +75,14 @@ class CheckpointError(ValueError):
         self.path, self.problem = name, problem
 
 
-def _encode(obj, arrays, where, depth=0):
+def _parameter_class():
+    from .nn.parameter import Parameter  # imported here: minifw.nn's modules import this one
+    return Parameter
+
+
+def _encode(obj, arrays, where, depth=0, found=None):
+    """The JSON node of obj, its arrays added to `arrays`; "parameter" is added to the set
+    `found` when a Parameter is stored."""
     if depth > MAX_DEPTH:
         raise ValueError(f"save: obj nests containers more than {MAX_DEPTH} deep (at {where[:200]}...), "
                          f"which load() refuses")
@@ -89,8 +100,13 @@ def _encode(obj, arrays, where, depth=0):
             raise TypeError(f"save: {where} is a lazy layer's {type(obj).__name__}, whose shape is "
                             f"not known yet, so it has no values to store; call the module's forward "
                             f"once (or load a state dict into it) before saving")
-        return {"__tensor__": _host_copy(obj._data, arrays), "requires_grad": bool(obj.requires_grad),
-                **_device_entry(obj._data)}
+        entry = {"__tensor__": _host_copy(obj._data, arrays), "requires_grad": bool(obj.requires_grad),
+                 **_device_entry(obj._data)}
+        if isinstance(obj, _parameter_class()):
+            entry["parameter"] = True
+            if found is not None:
+                found.add("parameter")
+        return entry
     if devices.is_array(obj):
         if obj.dtype == object:
             raise TypeError(f"save: {where} is an object array, which cannot be stored without pickle")
@@ -100,12 +116,12 @@ def _encode(obj, arrays, where, depth=0):
         for k, v in obj.items():
             if isinstance(k, (bool, np.bool_)) or not isinstance(k, (str, numbers.Integral)):
                 raise TypeError(f"save: dict keys must be str or int; {where} has a key {k!r}")
-            items.append([k if isinstance(k, str) else int(k), _encode(v, arrays, f"{where}[{k!r}]", depth + 1)])
+            items.append([k if isinstance(k, str) else int(k), _encode(v, arrays, f"{where}[{k!r}]", depth + 1, found)])
         return {"__dict__": items}
     if isinstance(obj, tuple):
-        return {"__tuple__": [_encode(v, arrays, f"{where}[{i}]", depth + 1) for i, v in enumerate(obj)]}
+        return {"__tuple__": [_encode(v, arrays, f"{where}[{i}]", depth + 1, found) for i, v in enumerate(obj)]}
     if isinstance(obj, list):
-        return [_encode(v, arrays, f"{where}[{i}]", depth + 1) for i, v in enumerate(obj)]
+        return [_encode(v, arrays, f"{where}[{i}]", depth + 1, found) for i, v in enumerate(obj)]
     if callable(getattr(obj, "state_dict", None)):  # a Module, an optimizer, a scheduler
         raise TypeError(f"save: cannot store {where}, a {type(obj).__name__}: minifw pickles no objects "
                         f"(so that loading a file never runs code from it); save {where}.state_dict() "
@@ -188,7 +204,7 @@ def _as_loaded(array, tensor, bad):
     return _torch_format._as_minifw(array)
 
 
-_MARKERS = {"__tensor__": {"requires_grad", "device"}, "__array__": {"device"},
+_MARKERS = {"__tensor__": {"requires_grad", "device", "parameter"}, "__array__": {"device"},
             "__dict__": set(), "__tuple__": set(), "__float__": set()}
 
 
@@ -221,6 +237,9 @@ def _decode(node, arrays, map_location, name, where="obj", depth=0):
         requires_grad = node.get("requires_grad", False)
         if not isinstance(requires_grad, bool):
             raise bad(f"requires_grad must be true or false; got {requires_grad!r}")
+        parameter = node.get("parameter", False)
+        if not isinstance(parameter, bool):
+            raise bad(f"parameter must be true or false; got {str(parameter)[:80]!r}")
         array = arrays[value]
         if requires_grad and array.dtype.kind != "f":
             raise bad(f"requires_grad is set on an array of {array.dtype}; only float tensors "
@@ -228,10 +247,14 @@ def _decode(node, arrays, map_location, name, where="obj", depth=0):
         array = _as_loaded(array, marker == "__tensor__", bad)
         if _is_map_function(map_location):
             t = _map_tensor(array, requires_grad, saved, map_location)
-            return t._data if marker == "__array__" else t
+            if marker == "__array__":
+                return t._data
+            return _parameter_class()(t, requires_grad) if parameter else t
         array = devices.to_device(array, _load_device(saved, map_location))
         if marker == "__array__":
             return array
+        if parameter:  # a Parameter of the loaded values, as torch.load rebuilds one
+            return _parameter_class()(Tensor._make(array), requires_grad)
         t = Tensor._make(array)
         return t.requires_grad_(True) if requires_grad else t
     if marker == "__dict__":
@@ -281,7 +304,13 @@ def _walk(obj, move, name, depth):
             f"load: {name} is a PyTorch file that minifw will not read: its containers nest more "
             f"than {MAX_DEPTH} deep (or contain themselves)")
     if isinstance(obj, Tensor):
-        return obj if move is None else move(obj)
+        if move is None:
+            return obj
+        moved = move(obj)
+        parameter = _parameter_class()
+        if isinstance(obj, parameter) and not isinstance(moved, parameter):
+            moved = parameter(moved, obj.requires_grad)
+        return moved
     if isinstance(obj, dict):
         moved = type(obj)((k, _walk(v, move, name, depth + 1)) for k, v in obj.items())
         if hasattr(obj, "__dict__"):  # a state dict's _metadata
@@ -496,8 +525,11 @@ def save(obj, path, pickle_module=None, pickle_protocol=None, _use_new_zipfile_s
                        ("_disable_byteorder_record", _disable_byteorder_record)):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"save: {name} must be a bool, got {type(flag).__name__} {flag!r}")
-    arrays = {}
-    header = {"format": FORMAT, "version": VERSION, "object": _encode(obj, arrays, "obj")}
+    arrays, found = {}, set()
+    encoded = _encode(obj, arrays, "obj", found=found)
+    # the lowest version that describes the object, so that older minifws read what they can
+    version = PARAMETER_VERSION if "parameter" in found else 1
+    header = {"format": FORMAT, "version": version, "object": encoded}
     arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
     if _is_file(path, "write"):
         if isinstance(path, io.TextIOBase):

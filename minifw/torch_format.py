@@ -150,7 +150,16 @@ def _rebuild_tensor(storage, offset, size, stride, requires_grad=False, backward
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks, *state):
-    return data.requires_grad_(True) if requires_grad and data.dtype.kind == "f" else data
+    """torch._utils._rebuild_parameter: an nn.Parameter of the rebuilt tensor `data`, keeping
+    requires_grad (only a float tensor requires grad); the hooks and any subclass state are
+    not restored."""
+    from .nn.parameter import Parameter  # imported here: minifw.nn's modules import this one
+    if not isinstance(data, Tensor):
+        raise TorchFormatError(f"a parameter whose data is a {type(data).__name__}, not a tensor")
+    if not isinstance(requires_grad, (bool, np.bool_)):
+        raise TorchFormatError(f"a parameter's requires_grad must be True or False, got "
+                               f"{type(requires_grad).__name__} {_short.repr(requires_grad)}")
+    return Parameter(data, bool(requires_grad) and data.dtype.kind == "f")
 
 
 _ALLOWED = {

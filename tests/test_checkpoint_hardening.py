@@ -123,6 +123,16 @@ MALFORMED = {
     "requires-grad-on-ints": (lambda p: write_checkpoint(p, {"__tensor__": "a0", "requires_grad": True},
                                                          {"a0": np.arange(3)}),
                               ["only float tensors have gradients"]),
+    "parameter-a-string": (lambda p: write_checkpoint(p, {"__tensor__": "a0", "parameter": "yes"},
+                                                      {"a0": np.ones(2)}, version=2),
+                           ["parameter must be true or false; got 'yes'"]),
+    "parameter-on-an-array": (lambda p: write_checkpoint(p, {"__array__": "a0", "parameter": True},
+                                                         {"a0": np.ones(2)}, version=2),
+                              ["unknown entry with keys ['__array__', 'parameter']"]),
+    "parameter-requiring-grad-on-ints": (
+        lambda p: write_checkpoint(p, {"__tensor__": "a0", "parameter": True, "requires_grad": True},
+                                   {"a0": np.arange(3)}, version=2),
+        ["only float tensors have gradients"]),
     "device-a-number": (lambda p: write_checkpoint(p, {"__array__": "a0", "device": 7}, {"a0": np.ones(2)}),
                         ["device must be a device name"]),
     "device-unknown": (lambda p: write_checkpoint(p, {"__array__": "a0", "device": "tpu"}, {"a0": np.ones(2)}),
@@ -310,3 +320,17 @@ def test_a_temp_file_this_process_is_writing_is_not_removed(tmp_path, monkeypatc
     minifw.save({"x": 1}, path)
     assert temp_files(tmp_path) == [mine]
     assert minifw.load(path) == {"x": 1}
+
+
+def test_a_parameter_entry_builds_only_a_parameter_of_the_files_numbers(tmp_path):
+    path = tmp_path / "p.npz"
+    write_checkpoint(path, {"__tensor__": "a0", "parameter": True}, {"a0": np.arange(3)}, version=2)
+    got = minifw.load(path)
+    assert type(got) is minifw.nn.Parameter and not got.requires_grad and got.tolist() == [0, 1, 2]
+
+
+def test_a_file_newer_than_this_minifw_is_refused_as_newer(tmp_path):
+    path = tmp_path / "new.npz"
+    write_checkpoint(path, 1, version=serialization.VERSION + 1)
+    with pytest.raises(ValueError, match="written by a newer minifw"):
+        minifw.load(path)

@@ -1,6 +1,7 @@
 """minifw.save / minifw.load: nested containers of tensors, arrays, numbers and strings
 come back equal (types, dtypes and dict key types included), the file is a plain .npz
 readable without pickle, and a failed write never damages the previous checkpoint."""
+import io
 import json
 import math
 import os
@@ -269,3 +270,66 @@ def test_save_and_load_take_torchs_pickle_arguments(tmp_path):
         minifw.load(tmp_path / "ckpt.pt", mmap=1)
     with pytest.raises(TypeError, match=r"load: unexpected keyword argument 'fix_import' "):
         minifw.load(tmp_path / "ckpt.pt", fix_import=True)
+
+
+# ---- nn.Parameter round trips as an nn.Parameter, as torch.save / torch.load do -------------
+def _saved_and_loaded(obj, **load_kwargs):
+    buffer = io.BytesIO()
+    minifw.save(obj, buffer)
+    buffer.seek(0)
+    return minifw.load(buffer, **load_kwargs)
+
+
+@pytest.mark.parametrize("map_location", [None, "cpu", {"cpu": "cpu"}, lambda storage, loc: storage],
+                         ids=["none", "device", "dict", "function"])
+def test_a_parameter_comes_back_as_a_parameter(map_location):
+    p = nn.Parameter(minifw.tensor([1.0, 2.0]))
+    frozen = nn.Parameter(minifw.tensor([3.0]), requires_grad=False)
+    got = _saved_and_loaded(p, map_location=map_location)
+    assert type(got) is nn.Parameter and got.requires_grad and got.is_leaf
+    assert got.tolist() == [1.0, 2.0]
+    got = _saved_and_loaded({"l": [frozen, minifw.tensor([4.0])], "t": (p,)}, map_location=map_location)
+    assert type(got["l"][0]) is nn.Parameter and not got["l"][0].requires_grad
+    assert type(got["l"][1]) is minifw.Tensor and not isinstance(got["l"][1], nn.Parameter)
+    assert type(got["t"][0]) is nn.Parameter and got["t"][0].requires_grad
+
+
+def test_a_keep_vars_state_dict_keeps_its_parameters_and_a_plain_one_its_tensors():
+    layer = nn.Linear(3, 2)
+    layer.bias.requires_grad_(False)
+    got = _saved_and_loaded(layer.state_dict(keep_vars=True))
+    assert {k: (type(v), v.requires_grad) for k, v in got.items()} == {
+        "weight": (nn.Parameter, True), "bias": (nn.Parameter, False)}
+    np.testing.assert_array_equal(got["weight"].detach().numpy(), layer.weight.detach().numpy())
+    got["weight"].detach().numpy()[...] = 0  # the loaded parameter owns its values
+    assert layer.weight.detach().numpy().any()
+    plain = _saved_and_loaded(layer.state_dict())
+    assert all(type(v) is minifw.Tensor for v in plain.values())
+    other = nn.Linear(3, 2)
+    other.load_state_dict(_saved_and_loaded(layer.state_dict(keep_vars=True)))
+    np.testing.assert_array_equal(other.bias.detach().numpy(), layer.bias.detach().numpy())
+
+
+def test_a_file_with_a_parameter_is_format_version_2_and_others_stay_version_1(tmp_path):
+    def header_of(obj):
+        minifw.save(obj, tmp_path / "c.npz")
+        with np.load(tmp_path / "c.npz", allow_pickle=False) as npz:
+            return json.loads(npz["header"].tobytes())
+
+    with_parameter = header_of({"w": nn.Parameter(minifw.ones(2))})
+    assert with_parameter["version"] == 2
+    assert with_parameter["object"]["__dict__"][0][1]["parameter"] is True
+    plain = header_of({"w": minifw.ones(2, requires_grad=True)})
+    assert plain["version"] == 1 and "parameter" not in plain["object"]["__dict__"][0][1]
+
+
+def test_a_parameter_against_torch(tmp_path):
+    torch = pytest.importorskip("torch")
+    theirs = torch.nn.Parameter(torch.tensor([1.0, 2.0]), requires_grad=False)
+    torch.save([theirs], tmp_path / "t.pt")
+    back = torch.load(tmp_path / "t.pt")
+    ours = _saved_and_loaded([nn.Parameter(minifw.tensor([1.0, 2.0]), requires_grad=False)])
+    assert type(back[0]).__name__ == type(ours[0]).__name__ == "Parameter"
+    assert back[0].requires_grad == ours[0].requires_grad is False
+    read = minifw.load(tmp_path / "t.pt")  # PyTorch's own file
+    assert type(read[0]) is nn.Parameter and not read[0].requires_grad

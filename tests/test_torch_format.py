@@ -31,11 +31,12 @@ class _Tensor:
 
 
 class _Parameter:
-    def __init__(self, tensor):
-        self.tensor = tensor
+    def __init__(self, tensor, requires_grad=True):
+        self.tensor, self.requires_grad = tensor, requires_grad
 
     def __reduce__(self):
-        return (_fake_torch.modules["torch._utils"]._rebuild_parameter, (self.tensor, True, collections.OrderedDict()))
+        return (_fake_torch.modules["torch._utils"]._rebuild_parameter,
+                (self.tensor, self.requires_grad, collections.OrderedDict()))
 
 
 def _fake_torch():
@@ -244,3 +245,25 @@ def test_a_pytorch_adam_checkpoint_loads_into_minifws_adam(tmp_path):
     assert adam.state[mine.weight]["step"] == 1
     np.testing.assert_allclose(adam.state[mine.weight]["exp_avg"], opt.state[layer.weight]["exp_avg"].numpy(),
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize("map_location", [None, "cpu", lambda storage, loc: storage],
+                         ids=["none", "device", "function"])
+def test_a_pytorch_parameter_loads_as_a_parameter(map_location, tmp_path):
+    path = tmp_path / "params.pt"
+    ones = _Storage(np.ones(2, np.float32), "0")
+    torch_save({"p": _Parameter(_Tensor(ones, 0, (2,), (1,))),
+                "frozen": [_Parameter(_Tensor(ones, 0, (2,), (1,)), requires_grad=False)],
+                "t": _Tensor(ones, 0, (2,), (1,))}, path)
+    got = minifw.load(path, map_location=map_location)
+    assert type(got["p"]) is minifw.nn.Parameter and got["p"].requires_grad
+    assert type(got["frozen"][0]) is minifw.nn.Parameter and not got["frozen"][0].requires_grad
+    assert type(got["t"]) is minifw.Tensor and not got["t"].requires_grad
+    assert got["p"].tolist() == [1.0, 1.0]
+
+
+def test_a_parameter_of_anything_but_a_tensor_is_refused(tmp_path):
+    path = tmp_path / "bad.pt"
+    torch_save({"p": _Parameter([1.0, 2.0])}, path)
+    with pytest.raises(TorchFormatError, match="a parameter whose data is a list"):
+        minifw.load(path)
