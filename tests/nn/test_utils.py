@@ -207,7 +207,12 @@ def test_gradients_flow_through_pad_sequence():
     (lambda x: pack_padded_sequence(x, [5, 2, 1]), ValueError, "exceeds the 4 time steps"),
     (lambda x: pack_padded_sequence(x, [3, 2]), RuntimeError, "one length per sequence, batch_size=3; got 2"),
     (lambda x: pack_padded_sequence(x, [[3, 2, 1]]), ValueError, "lengths must be 1-D"),
-    (lambda x: pack_padded_sequence(x, [3.0, 2.0, 1.0]), TypeError, "lengths must be a list of ints"),
+    (lambda x: pack_padded_sequence(x, ["3", "2", "1"]), TypeError, "lengths must be a list of numbers"),
+    (lambda x: pack_padded_sequence(x, [3.0, float("nan"), 1.0]), ValueError,
+     r"lengths must be finite numbers .*got \[3.0, nan, 1.0\]"),
+    (lambda x: pack_padded_sequence(x, minifw.tensor([float("inf"), 2.0, 1.0])), ValueError,
+     "lengths must be finite numbers"),
+    (lambda x: pack_padded_sequence(x, [3.0, 2.0, 0.9]), RuntimeError, "every length must be >= 1"),
     (lambda x: pack_padded_sequence(x[0, 0], [1]), ValueError, "at least 2-D"),
     (lambda x: pad_packed_sequence(pack_padded_sequence(x, [3, 2, 1]), total_length=2), ValueError,
      "total_length must be at least the longest sequence's length 3, got 2"),
@@ -215,11 +220,42 @@ def test_gradients_flow_through_pad_sequence():
     (lambda x: pad_sequence([]), RuntimeError, "sequences is empty"),
     (lambda x: pad_sequence([x[0], x[0, 0]]), ValueError, "same trailing dims"),
     (lambda x: pad_sequence([x[0]], padding_side="middle"), ValueError, "one of left or right"),
-], ids=["unsorted", "zero-length", "too-long", "batch-mismatch", "2-D-lengths", "float-lengths",
+], ids=["unsorted", "zero-length", "too-long", "batch-mismatch", "2-D-lengths", "string-lengths",
+        "nan-length", "inf-length", "float-truncated-to-zero",
         "1-D-input", "total-length", "not-packed", "empty", "trailing-dims", "padding-side"])
 def test_errors(call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call(padded_batch())
+
+
+@pytest.mark.parametrize("lengths", [
+    [3.0, 2.7, 1.2], [3.9, 2.0, 1.99], minifw.tensor([3.5, 2.5, 1.5]),
+    minifw.tensor([3.0, 2.9, 1.0], dtype=minifw.float64), np.array([3.2, 2.2, 1.2], np.float32)])
+@pytest.mark.parametrize("enforce_sorted", [True, False])
+def test_float_lengths_are_truncated_to_int64_as_pytorch_converts_them(lengths, enforce_sorted):
+    x = padded_batch()
+    got = pack_padded_sequence(x, lengths, enforce_sorted=enforce_sorted)
+    want = pack_padded_sequence(x, [3, 2, 1], enforce_sorted=enforce_sorted)
+    assert got.batch_sizes.tolist() == want.batch_sizes.tolist() == [3, 2, 1]
+    np.testing.assert_array_equal(got.data.detach().numpy(), want.data.detach().numpy())
+    padded, out_lengths = pad_packed_sequence(got)
+    assert out_lengths.tolist() == [3, 2, 1] and out_lengths.dtype == minifw.int64
+
+
+def test_bool_lengths_count_as_one():
+    x = padded_batch()[:, :2]
+    assert pack_padded_sequence(x, [True, True]).batch_sizes.tolist() == [2]
+    assert pack_padded_sequence(x, minifw.tensor([True, True])).batch_sizes.tolist() == [2]
+
+
+def test_float_lengths_against_torch():
+    torch = pytest.importorskip("torch")
+    x = padded_batch()
+    for lengths in ([3.0, 2.7, 1.2], [3.9, 1.5, 1.0]):
+        theirs = torch.nn.utils.rnn.pack_padded_sequence(torch.from_numpy(x.detach().numpy()), lengths)
+        ours = pack_padded_sequence(x, lengths)
+        assert ours.batch_sizes.tolist() == theirs.batch_sizes.tolist()
+        np.testing.assert_array_equal(ours.data.detach().numpy(), theirs.data.numpy())
 
 
 def test_reachable_as_in_torch():

@@ -14,10 +14,13 @@ import numpy as np
 from ...tensor import Tensor, cat, full, tensor
 
 
-def _as_lengths(fn, lengths):
-    """lengths (a list or an int64 Tensor) -> a 1-D int64 array."""
+def _as_lengths(fn, lengths, truncate=False):
+    """lengths (a list or an int64 Tensor) -> a 1-D int64 array. With truncate (what
+    pack_padded_sequence does, as PyTorch converts its lengths to int64), bool and float
+    lengths are taken too, floats truncated toward zero (2.7 -> 2); a NaN or infinite length,
+    or one beyond int64, is refused."""
     if isinstance(lengths, Tensor):
-        if lengths.dtype.kind not in "iu":
+        if lengths.dtype.kind not in ("iubf" if truncate else "iu"):
             raise TypeError(f"{fn}: lengths must hold integers, got a {lengths.dtype} tensor")
         if lengths.device != "cpu":  # as PyTorch: lengths are read on the host
             raise RuntimeError(f"{fn}: 'lengths' must be a list or a 1-D CPU int64 tensor, got a "
@@ -25,11 +28,19 @@ def _as_lengths(fn, lengths):
         a = lengths.numpy()
     else:
         a = np.asarray(lengths)
-        if a.size and not np.issubdtype(a.dtype, np.integer):
-            raise TypeError(f"{fn}: lengths must be a list of ints or an int64 tensor, got {lengths!r}")
+        if a.size and not (np.issubdtype(a.dtype, np.integer)
+                           or truncate and a.dtype.kind in "bf"):
+            wanted = "numbers (ints, or floats, which are truncated)" if truncate else "ints"
+            raise TypeError(f"{fn}: lengths must be a list of {wanted} or an int64 tensor, got "
+                            f"{lengths!r}")
     if a.ndim != 1:
         raise ValueError(f"{fn}: lengths must be 1-D (one length per sequence); got {a.ndim}-D "
                          f"lengths of shape {a.shape}")
+    if a.dtype.kind == "f":
+        if not np.all(np.isfinite(a)) or np.any(np.abs(a) >= 2.0 ** 63):
+            raise ValueError(f"{fn}: lengths must be finite numbers within int64's range (floats "
+                             f"are truncated to int64), got {a.tolist()}")
+        a = np.trunc(a)
     return a.astype(np.int64)
 
 
@@ -193,8 +204,9 @@ def packed_positions(batch_sizes, order):
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     """Pack a padded batch (T, B, *) (or (B, T, *) with batch_first) of sequences whose
-    lengths are `lengths`. With enforce_sorted=True the lengths must be in decreasing
-    order; otherwise the batch is sorted here and the order is remembered."""
+    lengths are `lengths` (ints; bools and floats are converted to int64 as PyTorch converts
+    them, floats truncated toward zero). With enforce_sorted=True the lengths must be in
+    decreasing order; otherwise the batch is sorted here and the order is remembered."""
     fn = "pack_padded_sequence"
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}: input must be a Tensor, got {type(input).__name__}")
@@ -204,7 +216,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if input.numel() == 0:
         raise RuntimeError(f"{fn}: input of shape {tuple(input.shape)} is empty; there is "
                            f"nothing to pack")
-    lengths = _as_lengths(fn, lengths)
+    lengths = _as_lengths(fn, lengths, truncate=True)  # floats truncated, as PyTorch's int64 cast
     steps, batch = (input.shape[1], input.shape[0]) if batch_first else input.shape[:2]
     if lengths.size != batch:
         raise RuntimeError(f"{fn}: lengths must hold one length per sequence, batch_size={batch}; "
