@@ -252,6 +252,62 @@ def test_parameters_to_vector_and_back():
         nn.utils.parameters_to_vector([layer.weight, 3])
 
 
+def test_vector_to_parameters_makes_the_parameters_views_of_vec():
+    layer = nn.Linear(2, 1)
+    vec = minifw.tensor([1.0, 2.0, 3.0, 99.0])  # longer than the 3 values: the rest is unused
+    nn.utils.vector_to_parameters(vec, layer.parameters())
+    assert layer.weight.tolist() == [[1.0, 2.0]] and layer.bias.tolist() == [3.0]
+    assert isinstance(layer.weight, nn.Parameter) and layer.weight.is_leaf and layer.weight.requires_grad
+    with minifw.no_grad():
+        vec.mul_(10)  # vec -> parameters
+    assert layer.weight.tolist() == [[10.0, 20.0]] and layer.bias.tolist() == [30.0]
+    with minifw.no_grad():
+        layer.weight.add_(1)  # parameters -> vec
+    assert vec.tolist() == [11.0, 21.0, 30.0, 990.0]
+    optimizer = minifw.optim.SGD(layer.parameters(), lr=1.0)
+    layer(minifw.ones(1, 2)).sum().backward()
+    optimizer.step()  # an update in place goes through to vec too
+    assert vec.tolist() == [10.0, 20.0, 29.0, 990.0]
+
+
+def test_vector_to_parameters_takes_vecs_dtype_and_detaches():
+    layer = nn.Linear(2, 1)
+    source = minifw.tensor([1.0, 2.0, 3.0], dtype=minifw.float64, requires_grad=True)
+    nn.utils.vector_to_parameters(source * 2, layer.parameters())
+    assert layer.weight.dtype == minifw.float64 and layer.weight.tolist() == [[2.0, 4.0]]
+    assert layer.weight.is_leaf and layer.weight.grad_fn is None
+    out = layer(minifw.ones(1, 2, dtype=minifw.float64)).sum()
+    out.backward()
+    assert source.grad is None and layer.weight.grad.tolist() == [[1.0, 1.0]]
+
+
+@pytest.mark.parametrize("vec, error, words", [
+    (minifw.tensor([[1.0, 2.0, 3.0]]), ValueError, "1-D with at least 3 elements (the parameters' total), got shape (1, 3)"),
+    (minifw.tensor([1.0, 2.0]), ValueError, "at least 3 elements (the parameters' total), got shape (2,)"),
+    ([1.0, 2.0, 3.0], TypeError, "vec must be a Tensor, got list"),
+])
+def test_vector_to_parameters_refuses(vec, error, words):
+    layer = nn.Linear(2, 1)
+    before = layer.weight.tolist()
+    with pytest.raises(error) as info:
+        nn.utils.vector_to_parameters(vec, layer.parameters())
+    assert words in str(info.value) and layer.weight.tolist() == before
+
+
+def test_vector_to_parameters_aliasing_against_torch():
+    torch = pytest.importorskip("torch")
+    results = []
+    for fw in (torch, minifw):
+        layer = fw.nn.Linear(2, 1)
+        vec = fw.tensor([1.0, 2.0, 3.0, 4.0], dtype=fw.float64)
+        fw.nn.utils.vector_to_parameters(vec, layer.parameters())
+        with fw.no_grad():
+            vec.mul_(2)
+            layer.bias.add_(1)
+        results.append((layer.weight.tolist(), layer.bias.tolist(), vec.tolist(), str(layer.weight.dtype)[-7:]))
+    assert results[0] == results[1]
+
+
 def test_copies_keep_their_own_parametrizations():
     import copy
     layer = parametrizations.weight_norm(nn.Linear(3, 2))
