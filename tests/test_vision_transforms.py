@@ -312,3 +312,114 @@ def test_against_torchvision_on_tensors():
     for ours, theirs in checks:
         np.testing.assert_allclose(ours(minifw.tensor(IMAGE)).numpy(), theirs.numpy(), atol=1e-5,
                                    err_msg=repr(ours))
+
+
+# ---- PILToTensor and ConvertImageDtype ---------------------------------------------------------
+# torchvision's documented rules: PILToTensor keeps the image's values and dtype, channels first;
+# convert_image_dtype maps the full intensity of one dtype onto the other's (floats: 1.0,
+# integers: their largest value), truncating on the way from floats to integers.
+@pytest.mark.parametrize("mode, channels", [("RGB", 3), ("L", 1), ("RGBA", 4), ("LA", 2), ("P", 1)])
+def test_pil_to_tensor_keeps_uint8_values_channels_first(mode, channels):
+    Image = pytest.importorskip("PIL.Image")
+    pic = Image.fromarray(IMAGE_U8.transpose(1, 2, 0)).convert(mode)
+    out = T.PILToTensor()(pic)
+    hwc = np.asarray(pic).reshape(pic.height, pic.width, -1)
+    assert isinstance(out, np.ndarray) and out.dtype == np.uint8 and out.shape == (channels, 6, 7)
+    np.testing.assert_array_equal(out, hwc.transpose(2, 0, 1))
+    assert out.flags.c_contiguous and not np.shares_memory(out, hwc)
+
+
+@pytest.mark.parametrize("mode, dtype", [("F", minifw.float32), ("I", minifw.int32), ("1", minifw.bool)])
+def test_pil_to_tensor_of_modes_minifw_tensors_hold(mode, dtype):
+    Image = pytest.importorskip("PIL.Image")
+    pic = Image.fromarray(IMAGE_U8[0]).convert(mode)
+    out = T.PILToTensor()(pic)
+    assert isinstance(out, minifw.Tensor) and out.dtype == dtype and out.shape == (1, 6, 7)
+    np.testing.assert_array_equal(out.numpy()[0], np.asarray(pic))
+
+
+def test_pil_to_tensor_refuses_what_is_not_a_pil_image():
+    with pytest.raises(TypeError, match="PILToTensor: pic should be a PIL Image, got ndarray"):
+        T.PILToTensor()(IMAGE_U8)
+    assert repr(T.PILToTensor()) == "PILToTensor()"
+
+
+def test_pil_to_tensor_then_convert_image_dtype_is_to_tensor():
+    Image = pytest.importorskip("PIL.Image")
+    pic = Image.fromarray(IMAGE_U8.transpose(1, 2, 0))
+    out = T.Compose([T.PILToTensor(), T.ConvertImageDtype(minifw.float32)])(pic)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, T.ToTensor()(pic).numpy())
+    augmented = T.RandAugment(generator=seeded())(T.PILToTensor()(pic))  # a uint8 image, as torchvision's
+    assert augmented.dtype == np.uint8 and augmented.shape == (3, 6, 7)
+
+
+def test_uint8_to_float_divides_by_255_and_back_is_exact():
+    levels = np.arange(256, dtype=np.uint8).reshape(1, 16, 16)
+    as_float = T.convert_image_dtype(levels, minifw.float32)
+    assert as_float.dtype == np.float32
+    np.testing.assert_array_equal(as_float, levels.astype(np.float32) / np.float32(255))
+    np.testing.assert_array_equal(T.convert_image_dtype(as_float, np.uint8), levels)
+    as_double = T.ConvertImageDtype(minifw.float64)(levels)
+    np.testing.assert_array_equal(as_double, levels / 255.0)
+
+
+def test_float_to_integer_scales_by_just_under_the_levels_and_truncates():
+    x = np.array([0.0, 0.25, 0.5, 0.996, 0.999, 1.0], np.float32)
+    # x * (255 + 1 - 0.001), truncated: 1.0 reaches 255, and 0.999 too; 0.996 stays below
+    assert T.convert_image_dtype(x, np.uint8).tolist() == [0, 63, 127, 254, 255, 255]
+    assert T.convert_image_dtype(x, np.int16).tolist() == [0, 8191, 16383, 32636, 32735, 32767]
+    assert T.convert_image_dtype(x.astype(np.float64), minifw.int32).tolist()[-1] == 2 ** 31 - 1
+    # values outside [0, 1] are clamped to the target's range
+    assert T.convert_image_dtype(np.array([-0.5, 1.5], np.float32), np.uint8).tolist() == [0, 255]
+
+
+@pytest.mark.parametrize("source, target", [(np.float32, minifw.int32), (np.float32, minifw.int64),
+                                            (np.float64, minifw.int64)])
+def test_float_to_integers_it_cannot_represent_is_refused(source, target):
+    with pytest.raises(RuntimeError, match=f"converting a {np.dtype(source)} image to {target} is refused"):
+        T.convert_image_dtype(np.zeros((1, 2, 2), source), target)
+
+
+def test_integer_to_integer_scales_by_the_ratio_of_the_ranges():
+    u8 = np.array([0, 1, 127, 128, 255], np.uint8)
+    wide = T.convert_image_dtype(u8, np.int16)
+    assert wide.dtype == np.int16 and wide.tolist() == [0, 128, 16256, 16384, 32640]
+    assert T.convert_image_dtype(wide, np.uint8).tolist() == u8.tolist()
+    assert T.convert_image_dtype(np.array([0, 2 ** 23 - 1, 2 ** 23, 2 ** 31 - 1], np.int32),
+                                 np.uint8).tolist() == [0, 0, 1, 255]
+    assert T.convert_image_dtype(u8, minifw.int64).tolist()[-1] == 255 * 2 ** 55
+
+
+def test_tensor_images_and_the_same_dtype():
+    t = minifw.tensor(IMAGE)
+    assert T.ConvertImageDtype(minifw.float32)(t) is t
+    double = T.ConvertImageDtype(minifw.float64)(t)
+    assert isinstance(double, minifw.Tensor) and double.dtype == minifw.float64
+    np.testing.assert_array_equal(double.numpy(), IMAGE.astype(np.float64))
+    as_u8 = T.ConvertImageDtype(np.uint8)(t)  # no uint8 Tensors: a uint8 array
+    assert isinstance(as_u8, np.ndarray) and as_u8.dtype == np.uint8
+    np.testing.assert_array_equal(as_u8, (IMAGE * np.float32(255.999)).astype(np.uint8))
+    ints = T.convert_image_dtype(minifw.tensor([[0, 2 ** 31 - 1]], dtype=minifw.int32))  # float32
+    assert isinstance(ints, minifw.Tensor) and ints.tolist() == [[0.0, 1.0]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", float, None, minifw.bfloat16, np.complex64])
+def test_convert_image_dtype_refuses_what_is_not_an_image_dtype(dtype):
+    with pytest.raises(TypeError, match=r"ConvertImageDtype: dtype must be a dtype of bools, integers or floats"):
+        T.ConvertImageDtype(dtype)
+
+
+def test_convert_image_dtype_refuses_what_is_not_an_image():
+    with pytest.raises(TypeError, match="convert_image_dtype: image should be a Tensor or an array, got list"):
+        T.ConvertImageDtype(minifw.float32)([[1, 2]])
+    assert repr(T.ConvertImageDtype(minifw.float32)) == "ConvertImageDtype()"
+
+
+def test_convert_image_dtype_against_torch_arithmetic():
+    torch = pytest.importorskip("torch")  # torchvision's rule in torch's own arithmetic
+    x = np.random.default_rng(1).random((3, 40, 40)).astype(np.float32)
+    want = torch.from_numpy(x).mul(255 + 1.0 - 1e-3).to(torch.uint8).numpy()
+    np.testing.assert_array_equal(T.convert_image_dtype(x, np.uint8), want)
+    want = (torch.from_numpy(IMAGE_U8).to(torch.float32) / 255.0).numpy()
+    np.testing.assert_array_equal(T.convert_image_dtype(IMAGE_U8, minifw.float32), want)

@@ -7,7 +7,11 @@ Each takes what torchvision's takes and gives back the same kind:
   torchvision's tensors do (channels first, any number of leading dims); the result stays on
   the input's device;
 - ToTensor takes a PIL image or an H x W x C (or H x W) NumPy array and makes the (C, H, W)
-  Tensor; Normalize takes float tensors and arrays only.
+  Tensor; Normalize takes float tensors and arrays only;
+- PILToTensor keeps a PIL image's values and dtype, (C, H, W): uint8 data, which minifw's
+  Tensors cannot hold, as a uint8 NumPy array (taken everywhere here as torchvision takes a
+  uint8 tensor); ConvertImageDtype / convert_image_dtype rescale between dtypes' ranges
+  (uint8's [0, 255], floats' [0, 1]).
 
 The augmentations (RandomResizedCrop, ColorJitter, Grayscale, RandomGrayscale, RandomRotation,
 RandomAffine, GaussianBlur, RandomErasing, RandomApply, RandomChoice, RandomOrder,
@@ -372,6 +376,121 @@ class ToTensor:
 
     def __repr__(self):
         return "ToTensor()"
+
+
+class PILToTensor:
+    """A PIL image as its (C, H, W) values, unscaled and in the image's own dtype, as
+    torchvision's PILToTensor: 8-bit modes (L, P, RGB, RGBA, CMYK, YCbCr, LA...) give uint8,
+    "I;16" uint16, "I" int32, "F" float32 and "1" bool. minifw's Tensors hold no uint8 (nor
+    uint16), so those come back as a uint8 (uint16) NumPy array, which every transform here,
+    ConvertImageDtype included, takes as torchvision takes a uint8 tensor (and a DataLoader
+    batches into a Tensor); the other dtypes come back as a Tensor."""
+
+    def __call__(self, pic):
+        if not _is_pil(pic):
+            raise TypeError(f"PILToTensor: pic should be a PIL Image, got {type(pic).__name__}")
+        array = np.array(pic, copy=True)
+        array = np.ascontiguousarray(array.reshape(pic.height, pic.width, -1).transpose(2, 0, 1))
+        if array.dtype in _TENSOR_DTYPES:
+            return Tensor._make(array)
+        return array
+
+    def __repr__(self):
+        return "PILToTensor()"
+
+
+_TENSOR_DTYPES = frozenset(np.dtype(d) for d in ("float32", "float64", "int64", "int32", "bool"))
+_IMAGE_DTYPE_KINDS = "biuf"
+_UNSAFE_CASTS = frozenset((np.dtype(a), np.dtype(b)) for a, b in (
+    ("float32", "int32"), ("float32", "int64"), ("float64", "int64")))
+
+
+def _image_dtype(dtype, fn):
+    """dtype as a NumPy dtype an image may have: one of minifw's dtypes (NumPy dtypes), or a
+    NumPy dtype or scalar type of bools, integers or floats (np.uint8 for torch.uint8)."""
+    if isinstance(dtype, type) and issubclass(dtype, np.generic):
+        dtype = np.dtype(dtype)
+    if not isinstance(dtype, np.dtype) or dtype.kind not in _IMAGE_DTYPE_KINDS:
+        raise TypeError(f"{fn}: dtype must be a dtype of bools, integers or floats (e.g. "
+                        f"minifw.float32, or numpy.uint8 for 8-bit images), got {dtype!r}")
+    return dtype
+
+
+def _full_intensity(dtype):
+    """The value of full intensity in an image of `dtype`, as torchvision counts it: 1 for
+    floats and bools, the largest value for integers (255 for uint8)."""
+    return int(np.iinfo(dtype).max) if dtype.kind in "iu" else 1
+
+
+def _convert_array(array, dtype):
+    """The values of `array` rescaled from its dtype's range of intensities to dtype's."""
+    source = array.dtype
+    if source.kind == "f":
+        if dtype.kind == "f":
+            return array.astype(dtype)
+        if (source, dtype) in _UNSAFE_CASTS:
+            # the float's mantissa cannot tell every integer of the target's range apart, so
+            # the scaled values would be wrong
+            raise RuntimeError(f"convert_image_dtype: converting a {source} image to {dtype} "
+                               f"is refused: {source} cannot represent {dtype}'s range of "
+                               f"intensities exactly")
+        top = _full_intensity(dtype)
+        # [0, 1] onto [0, top]: scaled by just under top + 1 and truncated, so that every
+        # integer value gets an equal share of [0, 1] and 1.0 maps to top; values outside
+        # [0, 1] are clamped to the target's range
+        scaled = array * source.type(top + 1.0 - 1e-3)
+        return np.clip(scaled, 0, top).astype(dtype)
+    top_in = _full_intensity(source)
+    if dtype.kind == "f":
+        return array.astype(dtype) / dtype.type(top_in)
+    top_out = _full_intensity(dtype)
+    if top_in > top_out:  # to fewer levels: each output level covers an equal run of inputs
+        return (array // ((top_in + 1) // (top_out + 1))).astype(dtype)
+    return array.astype(dtype) * dtype.type((top_out + 1) // (top_in + 1))
+
+
+def convert_image_dtype(image, dtype=np.dtype("float32")):
+    """`image` (a Tensor or array (..., H, W)) in `dtype`, its values rescaled between the two
+    dtypes' ranges of intensities as torchvision's convert_image_dtype: floats span [0, 1],
+    integers [0, their largest value] (uint8: 255). Integer to float divides by the input's
+    largest value; float to integer multiplies by (largest + 1 - 0.001) and truncates (so
+    1.0 becomes the largest value), refusing float32 -> int32/int64 and float64 -> int64
+    (RuntimeError); integer to integer shifts by the ratio of the two ranges. The same dtype
+    returns the image itself. A Tensor comes back as a Tensor when dtype is one of minifw's
+    Tensor dtypes, else (uint8, int16, float16...) as an array on its device, as an array
+    image always does."""
+    fn = "convert_image_dtype"
+    dtype = _image_dtype(dtype, fn)
+    if isinstance(image, Tensor):
+        array = image._data
+    elif devices.is_array(image):
+        array = image
+    else:
+        raise TypeError(f"{fn}: image should be a Tensor or an array, got {type(image).__name__}")
+    if array.dtype.kind not in _IMAGE_DTYPE_KINDS:
+        raise TypeError(f"{fn}: image must hold bools, integers or floats, got dtype {array.dtype}")
+    if array.dtype == dtype:
+        return image
+    host = devices.to_device(array, devices.CPU)
+    out = devices.to_device(np.ascontiguousarray(_convert_array(host, dtype)), devices.of(array))
+    if isinstance(image, Tensor) and dtype in _TENSOR_DTYPES:
+        return Tensor._make(out)
+    return out
+
+
+class ConvertImageDtype:
+    """An image (a Tensor or array) in `dtype`, its values rescaled between the two dtypes'
+    ranges of intensities, as torchvision's ConvertImageDtype (see convert_image_dtype):
+    ConvertImageDtype(minifw.float32) after PILToTensor gives values in [0, 1]."""
+
+    def __init__(self, dtype):
+        self.dtype = _image_dtype(dtype, "ConvertImageDtype")
+
+    def __call__(self, image):
+        return convert_image_dtype(image, self.dtype)
+
+    def __repr__(self):
+        return "ConvertImageDtype()"  # as torchvision's (a Module without extra_repr)
 
 
 class Normalize:
