@@ -305,6 +305,7 @@ def _ops_calls():
         "bias_backward": (lambda: ((f32(2, 3),), {}), (), ()),
         "add_tensor": (lambda: ((f32(3), f32(3)), {}), (), ()),
         "scale_tensor": (lambda: ((f32(3), 2.0), {}), (), ("alpha",)),
+        "embedding_backward": (lambda: ((np.array([0, 2, 2]), f32(3, 2), 4), {}), ("num_embeddings",), ()),
         "gemm": (lambda: ((f32(2, 3), f32(3, 2)), {}), (), ()),
         "sgd_step": (lambda: ((f32(3), f32(3, seed=1), np.zeros(3, np.float32)), dict(sgd)), (),
                      ("lr", "momentum", "dampening", "weight_decay")),

@@ -103,11 +103,16 @@ def embedding_backward(indices, g, num_embeddings):
                          f"{tuple(g.shape)}")
     if indices.size and (indices.min() < 0 or indices.max() >= num_embeddings):
         bad = indices[(indices < 0) | (indices >= num_embeddings)][0]
-        raise IndexError(f"{fn}: indices holds {bad}, outside [0, {num_embeddings})")
+        raise ValueError(f"{fn}: indices must lie in [0, num_embeddings) = [0, {num_embeddings}), "
+                         f"got {bad}")
     if g.shape[1] and num_embeddings * g.shape[1] > MAX_SIZE:
-        raise ValueError(f"{fn}: dw would have {num_embeddings} x {g.shape[1]} elements, more than "
-                         f"{MAX_SIZE}")
-    dw = np.empty((num_embeddings, g.shape[1]), g.dtype)
+        raise ValueError(f"{fn}: dw would have num_embeddings x E = {num_embeddings} x {g.shape[1]} "
+                         f"elements, more than {MAX_SIZE}")
+    try:
+        dw = np.empty((num_embeddings, g.shape[1]), g.dtype)
+    except MemoryError:
+        raise MemoryError(f"{fn}: dw of num_embeddings x E = {num_embeddings} x {g.shape[1]} "
+                          f"{g.dtype} values could not be allocated") from None
     native = _native.embedding_backward_f32 if g.dtype == np.float32 else _native.embedding_backward_f64
     native(np.ascontiguousarray(indices), g, dw)
     return dw

@@ -268,6 +268,11 @@ def _scale_tensor():
     return dict(x=_f32(_rng(), 2, 3), alpha=0.5)
 
 
+@case("ops.embedding_backward")
+def _embedding_bwd():
+    return dict(indices=np.array([0, 2, 2, 1], np.int64), g=_f32(_rng(), 4, 3), num_embeddings=3)
+
+
 @case("ops.sgd_step")
 def _sgd_step():
     r = _rng()
