@@ -642,8 +642,11 @@ class Node:
         if cls is not Node:
             return object.__new__(cls)
         kind = _node_types_of.get(function)
-        if not kind or "node_name" in ctx.__dict__:
+        if kind is None or "node_name" in ctx.__dict__:
             kind = _node_type_of_call(function, ctx, kind)
+        elif kind.__class__ is not type:  # the name is a function of the call: names.py's entry
+            name = kind(ctx)
+            kind = _node_types.get(name) or node_type(name)
         return object.__new__(kind)
 
     def __init__(self, function, ctx, edges, outputs, device):
@@ -701,7 +704,8 @@ def node_type(name):
 
 
 # Function -> the class of its nodes where their name does not depend on the call (most
-# Functions), False where it does: recording a node then costs a lookup or two
+# Functions), else names.py's function of the call giving it: recording a node then costs
+# a lookup or two
 _node_types_of = {}
 
 
@@ -722,9 +726,8 @@ def _node_type_of_call(function, ctx, known):
     (None: not yet looked at), which this fills in."""
     kind = node_type(node_name(function, ctx))
     if known is None and "node_name" not in ctx.__dict__:
-        _node_types_of[function] = kind if names.fixed(function) else False
+        _node_types_of[function] = kind if names.fixed(function) else names.NAMES[function.__name__]
     return kind
-
 
 
 def rename(outputs, name, *inputs):
