@@ -18,38 +18,21 @@ import math
 import os
 import re
 import runpy
-import tokenize
 
 import numpy as np
 import pytest
 
 import minifw
+from pytorch_scripts import IMPORT, SCRIPTS, lines_naming_minifw, run_under_torch
 
-SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
-IMPORT = re.compile(r"^(import minifw(\.[\w.]+)? as \w+|from minifw(\.[\w.]+)? import [\w, ]+)$")
 NAMES = ["dcgan.py", "vae.py", "time_sequence.py", "reinforce.py", "super_resolution.py",
          "resnet_cifar.py"]
 
-
-def _source(name):
-    with open(os.path.join(SCRIPTS, name)) as f:
-        return f.read()
 
 
 def _run(name):
     return runpy.run_path(os.path.join(SCRIPTS, name))
 
-
-def _run_under_torch(name, tmp_path):
-    """The script with `minifw` renamed back to `torch` in its imports, run under PyTorch."""
-    lines = []
-    for line in _source(name).splitlines():
-        if IMPORT.match(line):
-            line = line.replace("import minifw as torch", "import torch").replace("minifw", "torch")
-        lines.append(line)
-    path = tmp_path / ("torch_" + name)
-    path.write_text("\n".join(lines) + "\n")
-    return runpy.run_path(str(path))
 
 
 def _quiet(*args):
@@ -73,9 +56,7 @@ def _assert_same_state(mine, theirs, rtol=1e-4, atol=1e-6):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_the_scripts_differ_from_pytorch_code_only_in_their_imports(name):
-    with open(os.path.join(SCRIPTS, name), "rb") as f:
-        code = [tok.line.strip() for tok in tokenize.tokenize(f.readline)
-                if tok.type == tokenize.NAME and tok.string == "minifw"]
+    code = lines_naming_minifw(name)
     assert code and all(IMPORT.match(line) for line in code), code
 
 
@@ -131,7 +112,7 @@ def test_the_dcgan_script_under_pytorch_gives_the_same_steps(tmp_path):
         _loader(torch, state["G"])(netG)
         _loader(torch, state["D"])(netD)
 
-    theirs = _run_under_torch("dcgan.py", tmp_path)["main"](steps=10, init=init, log=_quiet)
+    theirs = run_under_torch("dcgan.py", tmp_path)["main"](steps=10, init=init, log=_quiet)
     # BCELoss on both sides of the detach(), BatchNorm's batch statistics, Adam(0.5, 0.999):
     # within 2e-7 of each other over ten steps measured
     for key in mine["history"]:
@@ -193,7 +174,7 @@ def test_the_vae_script_under_pytorch_gives_the_same_steps(tmp_path, monkeypatch
     _numpy_randn_like(monkeypatch, minifw)
     mine = _run("vae.py")["main"](epochs=2, resume_at=1, log=_quiet)
     _numpy_randn_like(monkeypatch, torch)
-    theirs = _run_under_torch("vae.py", tmp_path)["main"](
+    theirs = run_under_torch("vae.py", tmp_path)["main"](
         epochs=2, resume_at=1, init=_loader(torch, _arrays(mine["initial"])), log=_quiet)
     assert mine["before"] == pytest.approx(theirs["before"], rel=1e-5)
     # two epochs, with the round trip through torch.save/torch.load between them
@@ -225,7 +206,7 @@ def test_the_time_sequence_script_trains_and_predicts_ahead(capsys):
 def test_the_time_sequence_script_under_pytorch_gives_the_same_steps(tmp_path):
     torch = pytest.importorskip("torch")
     mine = _run("time_sequence.py")["main"](steps=2, log=_quiet)
-    theirs = _run_under_torch("time_sequence.py", tmp_path)["main"](
+    theirs = run_under_torch("time_sequence.py", tmp_path)["main"](
         steps=2, init=_loader(torch, _arrays(mine["initial"])), log=_quiet)
     assert mine["initial"]["lstm1.weight_ih"].dtype == minifw.float64
     # in float64, every closure evaluation of L-BFGS's two steps agrees closely
@@ -294,7 +275,7 @@ def test_the_reinforce_script_under_pytorch_gives_the_same_episodes(tmp_path, mo
     _numpy_categorical(monkeypatch, minifw)
     mine = _run("reinforce.py")["main"](episodes=12, dropout=0.0, log=_quiet)
     _numpy_categorical(monkeypatch, torch)
-    theirs = _run_under_torch("reinforce.py", tmp_path)["main"](
+    theirs = run_under_torch("reinforce.py", tmp_path)["main"](
         episodes=12, dropout=0.0, init=_loader(torch, _arrays(mine["initial"])), log=_quiet)
     # the same actions from the same probabilities: the same episodes ...
     assert mine["history"]["reward"] == theirs["history"]["reward"]
@@ -338,7 +319,7 @@ def test_the_super_resolution_net_upscales_and_starts_orthogonal():
 def test_the_super_resolution_script_under_pytorch_gives_the_same_steps(tmp_path):
     torch = pytest.importorskip("torch")
     mine = _run("super_resolution.py")["main"](epochs=1, log=_quiet)
-    theirs = _run_under_torch("super_resolution.py", tmp_path)["main"](
+    theirs = run_under_torch("super_resolution.py", tmp_path)["main"](
         epochs=1, init=_loader(torch, _arrays(mine["initial"])), log=_quiet)
     assert mine["before"] == pytest.approx(theirs["before"], rel=1e-5)
     assert mine["nearest"] == pytest.approx(theirs["nearest"], rel=1e-5)
@@ -420,7 +401,7 @@ def test_the_random_crop_and_flip():
 def test_the_resnet_script_under_pytorch_gives_the_same_steps(tmp_path):
     torch = pytest.importorskip("torch")
     mine = _run("resnet_cifar.py")["main"](epochs=2, resume_at=1, shuffle=False, log=_quiet)
-    theirs = _run_under_torch("resnet_cifar.py", tmp_path)["main"](
+    theirs = run_under_torch("resnet_cifar.py", tmp_path)["main"](
         epochs=2, resume_at=1, shuffle=False, init=_loader(torch, _arrays(mine["initial"])),
         log=_quiet)
     assert mine["before"] == pytest.approx(theirs["before"], rel=1e-5)

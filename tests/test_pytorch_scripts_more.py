@@ -13,40 +13,21 @@ import math
 import os
 import re
 import runpy
-import tokenize
 
 import numpy as np
 import pytest
 
 import minifw
-
-SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scripts")
-IMPORT = re.compile(r"^(import minifw(\.[\w.]+)? as \w+|from minifw(\.[\w.]+)? import [\w, ]+)$")
+from pytorch_scripts import IMPORT, SCRIPTS, lines_naming_minifw, run_under_torch
 
 
-def _source(name):
-    with open(os.path.join(SCRIPTS, name)) as f:
-        return f.read()
 
-
-def _run_under_torch(name, tmp_path):
-    """The script with `minifw` renamed back to `torch` in its imports, run under PyTorch."""
-    lines = []
-    for line in _source(name).splitlines():
-        if IMPORT.match(line):
-            line = line.replace("import minifw as torch", "import torch").replace("minifw", "torch")
-        lines.append(line)
-    path = tmp_path / ("torch_" + name)
-    path.write_text("\n".join(lines) + "\n")
-    return runpy.run_path(str(path))
 
 
 @pytest.mark.parametrize("name", ["char_gpt.py", "binary_connect.py", "text_classifier.py",
                                   "bag_of_words.py", "wgan_gp.py", "maml_sine.py", "dp_sgd.py"])
 def test_the_scripts_differ_from_pytorch_code_only_in_their_imports(name):
-    with open(os.path.join(SCRIPTS, name), "rb") as f:
-        code = [tok.line.strip() for tok in tokenize.tokenize(f.readline)
-                if tok.type == tokenize.NAME and tok.string == "minifw"]
+    code = lines_naming_minifw(name)
     assert code and all(IMPORT.match(line) for line in code), code
 
 
@@ -115,7 +96,7 @@ def test_the_char_gpt_model_is_causal_tied_and_every_parameter_learns():
 def test_the_char_gpt_script_under_pytorch_gives_the_same_first_steps(tmp_path):
     torch = pytest.importorskip("torch")
     mf = runpy.run_path(os.path.join(SCRIPTS, "char_gpt.py"))
-    pt = _run_under_torch("char_gpt.py", tmp_path)
+    pt = run_under_torch("char_gpt.py", tmp_path)
     vocab = len(mf["chars"])
     minifw.manual_seed(0)
     mf_model = mf["GPT"](mf["GPTConfig"](vocab_size=vocab, dropout=0.0))
@@ -206,7 +187,7 @@ def test_the_straight_through_estimator_function():
 def test_the_binary_connect_script_under_pytorch_gives_the_same_first_steps(tmp_path):
     torch = pytest.importorskip("torch")
     mf = runpy.run_path(os.path.join(SCRIPTS, "binary_connect.py"))
-    pt = _run_under_torch("binary_connect.py", tmp_path)
+    pt = run_under_torch("binary_connect.py", tmp_path)
     mf_result = mf["main"](epochs=1, shuffle=False, log=_quiet)
     state = {k: v.numpy().copy() for k, v in mf_result["initial_state"].items()}
     pt_result = pt["main"](epochs=1, shuffle=False, log=_quiet,
@@ -259,7 +240,7 @@ def test_the_text_classifier_script_trains(capsys):
 def test_the_text_classifier_script_under_pytorch_gives_the_same_steps(tmp_path):
     torch = pytest.importorskip("torch")
     mf = runpy.run_path(os.path.join(SCRIPTS, "text_classifier.py"))
-    pt = _run_under_torch("text_classifier.py", tmp_path)
+    pt = run_under_torch("text_classifier.py", tmp_path)
     minifw.manual_seed(0)
     mf_model = mf["TextClassifier"](dropout=0.0)
     state = {k: v.numpy().copy() for k, v in mf_model.state_dict().items()}
@@ -299,7 +280,7 @@ def test_the_bag_of_words_script_trains(capsys):
 def test_the_bag_of_words_script_under_pytorch_gives_the_same_steps(tmp_path):
     torch = pytest.importorskip("torch")
     mf = runpy.run_path(os.path.join(SCRIPTS, "bag_of_words.py"))
-    pt = _run_under_torch("bag_of_words.py", tmp_path)
+    pt = run_under_torch("bag_of_words.py", tmp_path)
     mf_result = mf["main"](epochs=2, log=_quiet)
     state = {k: v.numpy().copy() for k, v in mf_result["initial_state"].items()}
     pt_result = pt["main"](epochs=2, log=_quiet,
@@ -328,7 +309,7 @@ def test_the_wgan_gp_script_trains():
 def test_the_wgan_gp_script_under_pytorch_gives_the_same_steps(tmp_path):
     torch = pytest.importorskip("torch")
     mf = runpy.run_path(os.path.join(SCRIPTS, "wgan_gp.py"))
-    pt = _run_under_torch("wgan_gp.py", tmp_path)
+    pt = run_under_torch("wgan_gp.py", tmp_path)
     mine = mf["main"](steps=6, log=_quiet)
     state = {part: {k: v.numpy().copy() for k, v in tensors.items()}
              for part, tensors in mine["initial"].items()}
@@ -355,7 +336,7 @@ def test_the_maml_script_learns_to_adapt():
 def test_the_maml_script_under_pytorch_gives_the_same_meta_steps(tmp_path):
     torch = pytest.importorskip("torch")
     mf = runpy.run_path(os.path.join(SCRIPTS, "maml_sine.py"))
-    pt = _run_under_torch("maml_sine.py", tmp_path)
+    pt = run_under_torch("maml_sine.py", tmp_path)
     mine = mf["main"](iterations=8, log=_quiet)
     params = [torch.tensor(p.numpy(), requires_grad=True) for p in mine["initial"]]
     theirs = pt["main"](iterations=8, params=params, log=_quiet)
@@ -394,5 +375,5 @@ def test_the_dp_sgd_script_learns_from_clipped_noisy_per_sample_gradients():
 def test_the_dp_sgd_script_gives_pytorchs_losses(tmp_path):
     pytest.importorskip("torch")
     mine = runpy.run_path(os.path.join(SCRIPTS, "dp_sgd.py"))["main"](log=_quiet)["losses"]
-    theirs = _run_under_torch("dp_sgd.py", tmp_path)["main"](log=_quiet)["losses"]
+    theirs = run_under_torch("dp_sgd.py", tmp_path)["main"](log=_quiet)["losses"]
     np.testing.assert_allclose(mine, theirs, rtol=1e-4)
