@@ -20,6 +20,18 @@ for _name in ("assert_allclose", "assert_array_equal", "assert_equal", "assert_a
     setattr(np.testing, _name, _comparing_host_copies(getattr(np.testing, _name)))
 
 
+@pytest.fixture(autouse=True)
+def _autotuning_switch_kept():
+    """A script written for PyTorch may set torch.backends.cudnn.benchmark (tests/scripts/
+    dp_sgd.py does), which in minifw turns autotuning on for the whole process: the
+    convolutions then pick their algorithms by timing, and a later test that compares a
+    run with PyTorch's from the same weights sees other roundings. Each test leaves the
+    switch as it found it."""
+    before = minifw.backends.benchmark
+    yield
+    minifw.backends.benchmark = before
+
+
 @pytest.fixture(params=minifw.backends.supported_isas())
 def isa(request):
     """Run a test once for every instruction set this CPU supports."""
