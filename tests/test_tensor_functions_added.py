@@ -129,6 +129,24 @@ def test_digamma_and_lgamma_against_series_and_poles():
     np.testing.assert_allclose(big, [math.lgamma(1e5), math.lgamma(1e10)], rtol=1e-14)
 
 
+def test_logit_gradient_at_the_clamp_bounds_and_outside_the_domain():
+    # with eps, the clamped points 0 and 1 get no gradient (not 0 / 0); without it, the
+    # gradient is NaN where logit itself is (outside [0, 1]) and inf at 0 and 1, as PyTorch's
+    x = minifw.tensor([0.0, 1.0, 0.5, -0.3, 1.5, 0.05], dtype=F64, requires_grad=True)
+    x.logit(0.1).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 4.0, 0.0, 0.0, 0.0]
+    x.grad = None
+    x.logit().sum().backward()
+    g = x.grad.numpy()
+    assert g[0] == math.inf and g[1] == math.inf and g[2] == 4.0
+    assert np.isnan(g[3]) and np.isnan(g[4])
+    np.testing.assert_allclose(g[5], 1 / (0.05 * 0.95))
+    # the recorded derivative agrees (create_graph=True)
+    for eps, want in ((0.1, [0.0, 0.0, 4.0, 0.0, 0.0, 0.0]), (None, list(g))):
+        first, = minifw.autograd.grad(x.logit(eps).sum(), x, create_graph=True)
+        np.testing.assert_array_equal(first.detach().numpy(), want)
+
+
 def test_erfc_keeps_its_relative_precision_far_out():
     x = np.array([3.0, 6.0, 9.0, 20.0, 26.0])
     np.testing.assert_allclose(minifw.tensor(x, dtype=F64).erfc().numpy(),

@@ -282,6 +282,25 @@ def _clamp_eps(a, eps):
 
 def _inside_eps(a, eps):
     return 1.0 if eps is None else ((a >= eps) & (a <= 1.0 - eps))
+
+
+def _logit_derivative(a, eps):
+    """1 / (x (1 - x)); with eps, 0 where the clamp to [eps, 1 - eps] held x (0 and 1
+    included, where the quotient alone would give 0 / 0); without, NaN outside [0, 1], where
+    logit itself is NaN."""
+    d = 1.0 / (a * (1.0 - a))
+    if eps is None:
+        return np.where((a < 0) | (a > 1), a.dtype.type(np.nan), d)
+    return np.where(_inside_eps(a, eps), d, a.dtype.type(0))
+
+
+def _logit_graph_derivative(a, eps):
+    """_logit_derivative recorded: differentiable inside the range, constant outside."""
+    d = 1.0 / (a * (1.0 - a))
+    if eps is not None:
+        return masked(np.asarray(_inside_eps(a._data, eps), dtype=bool), d)
+    outside = (a._data < 0) | (a._data > 1)
+    return Where.apply(d, a.dtype.type(np.nan), condition=~outside)
 POINTWISE = {
     "sin": (np.sin, lambda a, out: np.cos(a), "a"),
     "cos": (np.cos, lambda a, out: -np.sin(a), "a"),
@@ -330,7 +349,7 @@ POINTWISE = {
              "a"),
     # logit's eps clamps the input to [eps, 1 - eps] first: no gradient outside it
     "logit": (lambda a, eps: np.log(_clamp_eps(a, eps) / (1.0 - _clamp_eps(a, eps))),
-              lambda a, out, eps: _inside_eps(a, eps) / (a * (1.0 - a)), "a"),
+              lambda a, out, eps: _logit_derivative(a, eps), "a"),
     # nan_to_num: replaced elements get no gradient, the finite ones all of it
     "nan_to_num": (lambda a, nan, posinf, neginf: np.where(np.isnan(a), nan, np.where(
         a == np.inf, posinf, np.where(a == -np.inf, neginf, a))).astype(a.dtype, copy=False),
@@ -401,8 +420,7 @@ GRAPH_DERIVATIVES = {
     "deg2rad": lambda a, out: math.pi / 180,
     "rad2deg": lambda a, out: 180 / math.pi,
     "sinc": lambda a, out: masked(a._data != 0, ((math.pi * a).cos() - a.sinc()) / _nonzero_denominator(a)),
-    "logit": lambda a, out, eps: masked(np.asarray(_inside_eps(a._data, eps), dtype=bool),
-                                        1.0 / (a * (1.0 - a))),
+    "logit": lambda a, out, eps: _logit_graph_derivative(a, eps),
     "nan_to_num": lambda a, out, *_: constant(np.isfinite(a._data).astype(a.dtype)),
     "erfcx": lambda a, out: 2.0 * a * _special(a, "erfcx") - _TWO_OVER_ROOT_PI,
     "ndtr": lambda a, out: (-0.5 * a * a).exp() * _ONE_OVER_ROOT_TWO_PI,
