@@ -3525,7 +3525,8 @@ class Tensor:
         if self.dtype.kind != "f":
             raise TypeError(f"frexp: only float tensors are supported, got {self.dtype}")
         _, exponent = np.frexp(devices.to_device(self._data, devices.CPU))
-        exponent = Tensor._make(devices.to_device(exponent.astype(np.int32), self.device))
+        # np.asarray: NumPy gives a scalar, not an array, for a 0-d input
+        exponent = Tensor._make(devices.to_device(np.asarray(exponent, dtype=np.int32), self.device))
         # self * 2**-e in two halves, so that no power of two overflows (2**128 in float32)
         half = (-exponent._cast(self.dtype) / 2).floor()
         mantissa = self * half.exp2() * (-exponent._cast(self.dtype) - half).exp2()

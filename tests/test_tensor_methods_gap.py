@@ -372,6 +372,14 @@ def test_binary_math_gradients(dev):
     assert np.array_equal(host(x.grad), tx.grad.numpy()) and np.array_equal(host(y.grad), ty.grad.numpy())
 
 
+def test_frexp_of_a_0d_tensor_gives_0d_tensors(dev):
+    # NumPy's frexp returns scalars for a 0-d array: the exponent must still be a usable tensor
+    m, e = t(np.float64(-3.5), dev).frexp()
+    assert m.shape == () and e.shape == () and e.dtype == minifw.int32
+    assert host(e).tolist() == 2 and host(m).tolist() == -0.875
+    assert e.item() == 2 and (m * 2.0 ** e).item() == -3.5
+
+
 def test_frexp_and_unary_math(dev):
     torch = torch_or_skip()
     a = np.array([0.0, 1.0, -3.5, 1e-300, 7e10, 0.75])
