@@ -279,11 +279,12 @@ def _tolerances(fn, atol, rtol, rcond=None):
     return atol, rtol
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     """The Moore-Penrose pseudo-inverse (..., n, m) of each matrix of A (..., m, n), singular
     values at most max(atol, rtol * the largest) counted as zero (rtol defaults to
-    eps * max(m, n) unless atol > 0 is given); hermitian=True uses the eigendecomposition of
-    a symmetric A. The gradient assumes the rank does not change near A."""
+    eps * max(m, n) unless atol > 0 is given; the older rcond, also positional, is rtol);
+    hermitian=True uses the eigendecomposition of a symmetric A. The gradient assumes the
+    rank does not change near A."""
     fn = "linalg.pinv"
     _matrices(fn, A, square=hermitian)
     atol, rtol = _tolerances(fn, atol, rtol, rcond)
@@ -340,10 +341,10 @@ def _count_above(S, atol, rtol, shape):
     return (S > tol).sum(-1)
 
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     """The number of singular values of each matrix of A above max(atol, rtol * the largest),
-    int64 (...); tol= (older) is an absolute tolerance; hermitian=True reads the eigenvalues
-    of a symmetric A instead."""
+    int64 (...); tol (older, also positional) is an absolute tolerance; hermitian=True reads
+    the eigenvalues of a symmetric A instead."""
     fn = "linalg.matrix_rank"
     _matrices(fn, A, square=hermitian)
     if tol is not None:

@@ -178,6 +178,23 @@ def test_structured_results():
     assert LA.matrix_rank(mf(np.diag([1.0, -1e-3, 0.0])), hermitian=True).item() == 2
 
 
+def test_pinv_and_matrix_rank_take_the_older_tolerance_positionally():
+    # PyTorch's pinv(A, rcond, hermitian) and matrix_rank(A, tol, hermitian) overloads
+    d = mf(np.diag([1.0, 1e-3, 0.0]))
+    np.testing.assert_allclose(LA.pinv(d, 1e-2).numpy(), np.diag([1.0, 0.0, 0.0]))
+    np.testing.assert_allclose(LA.pinv(d, 1e-4).numpy(), np.diag([1.0, 1e3, 0.0]))
+    np.testing.assert_allclose(LA.pinv(d, minifw.tensor(1e-2)).numpy(), LA.pinv(d, rtol=1e-2).numpy())
+    np.testing.assert_allclose(LA.pinv(d, 1e-4, True).numpy(), np.diag([1.0, 1e3, 0.0]))
+    assert LA.matrix_rank(d, 1e-2).item() == 1 and LA.matrix_rank(d, 1e-4).item() == 2
+    assert LA.matrix_rank(d, minifw.tensor(1e-2), True).item() == 1
+    with pytest.raises(TypeError, match="rtol or the older rcond"):
+        LA.pinv(d, 1e-2, rtol=1e-3)
+    with pytest.raises(TypeError, match="tol or atol/rtol"):
+        LA.matrix_rank(d, 1e-2, atol=1e-3)
+    with pytest.raises(TypeError, match="rcond must be a real number"):
+        LA.pinv(d, "0.1")
+
+
 def test_lstsq_fields_follow_the_driver():
     a, b = arrays(3, (2, 5, 3), (2, 5, 2))
     for driver, (res, rank, sv) in {None: (0, 2, 0), "gelsy": (0, 2, 0), "gelsd": (2, 2, 2),
