@@ -228,8 +228,10 @@ def flip(input, dims):
     return input.flip(dims)
 
 
-def norm(input, p="fro", dim=None, keepdim=False):
-    return input.norm(p, dim, keepdim)
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    if out is not None:
+        raise ValueError("norm: out must be None (minifw returns a new tensor)")
+    return input.norm(p, dim, keepdim, dtype)
 
 
 def logsumexp(input, dim, keepdim=False):

@@ -1520,13 +1520,19 @@ class Tensor:
             return self.clone()
         return _shape.Flip.apply(self, dims=_dims("flip", dims, self.ndim))
 
-    def norm(self, p="fro", dim=None, keepdim=False):
+    def norm(self, p="fro", dim=None, keepdim=False, dtype=None):
         """The vector p-norm over `dim` (all elements by default): p 2 or "fro", 1, inf, -inf,
         0 (the count of non-zeros) or any other number, with PyTorch's gradient (zero where
         the norm is zero); p "nuc" is the nuclear norm of the matrices spanned by the two
-        dims `dim` (by default a 2-D tensor's), as torch.norm."""
+        dims `dim` (by default a 2-D tensor's), as torch.norm. `dtype` (float32 or float64)
+        casts the input first, as in minifw.linalg's norms."""
         if self.dtype.kind != "f":
             raise TypeError(f"norm: input must be a floating point tensor, got {self.dtype}")
+        if dtype is not None:
+            dtype = _dtype_arg(dtype, "norm")
+            if dtype.kind != "f":
+                raise TypeError(f"norm: dtype must be float32 or float64, got {dtype}")
+            return self._cast(dtype).norm(p, dim, keepdim)
         if isinstance(p, str) and p == "nuc":  # minifw.linalg, which imports this module, sets it
             return self._nuclear_norm(tuple(range(self.ndim)) if dim is None else dim, keepdim)
         if p == "fro":

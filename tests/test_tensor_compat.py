@@ -1505,6 +1505,27 @@ def test_norm_as_torch():
         same_as_torch(lambda m: m.norm(m.tensor([[3.0, -4.0], [0.5, 1.0]]), p, 0, True), torch)
 
 
+def test_norm_dtype_casts_the_input_first():
+    m = minifw.tensor([[3.0, -4.0], [0.5, 1.0]], requires_grad=True)
+    out = m.norm(dtype=F64)
+    assert out.dtype == F64 and out.item() == math.sqrt(26.25)
+    out.backward()
+    assert m.grad.dtype == F32
+    np.testing.assert_allclose(m.grad.numpy(), m.detach().numpy() / math.sqrt(26.25), rtol=1e-6)
+    close(minifw.norm(m, 1, 1, True, dtype=F64), [[7.0], [1.5]], F64)
+    assert minifw.norm(m, "nuc", dtype=F64).dtype == F64
+    with pytest.raises(TypeError, match="norm: dtype must be float32 or float64, got int64"):
+        m.norm(dtype=minifw.int64)
+    with pytest.raises(ValueError, match="norm: out must be None"):
+        minifw.norm(m, out=m)
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([[3.0, -4.0], [0.5, 1.0]])
+    for p in (2, 1, 0.5):
+        want = torch.norm(t, p, 1, dtype=torch.float64)
+        got = minifw.norm(m.detach(), p, 1, dtype=F64)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
 def test_norm_gradient_at_a_zero_vector_is_zero():
     for fn in (lambda x: x.norm(), lambda x: x.norm("fro"), lambda x: x.norm(2), lambda x: x.norm(1)):
         g, = grads_of(fn, [0.0, 0.0, 0.0])
