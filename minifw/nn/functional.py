@@ -55,7 +55,7 @@ from ..functions.sampling import Folding, GridSampling, Unfolding
 from ..functions.shape import Padding
 from ..functions.softmax import NegativeLogLikelihood, SoftmaxCrossEntropy, SquaredError
 from ..functions.softmax import softmax as softmax_along
-from ..tensor import Tensor, cat, einsum, stack, where
+from ..tensor import Tensor, cat, einsum, get_default_dtype, stack, where
 
 
 # ---- argument checks ------------------------------------------------------------------
@@ -500,7 +500,12 @@ def _activation(fn, input, mode, inplace=False, **params):
 
 
 def relu(input, inplace=False):
-    return _activation("relu", input, "relu", inplace)
+    try:  # the float path is the common one: integer tensors are taken up where it refuses them
+        return _activation("relu", input, "relu", inplace)
+    except TypeError:
+        if not _integer_tensor(input):
+            raise
+        return _integer_activation("relu", input, inplace, Tensor.relu)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -512,11 +517,38 @@ def elu(input, alpha=1.0, inplace=False):
 
 
 def sigmoid(input):
-    return _activation("sigmoid", input, "sigmoid")
+    try:
+        return _activation("sigmoid", input, "sigmoid")
+    except TypeError:
+        if not _integer_tensor(input, bool_too=True):
+            raise
+        return input.sigmoid()  # in the default float dtype, as torch.sigmoid
 
 
 def tanh(input):
-    return _activation("tanh", input, "tanh")
+    try:
+        return _activation("tanh", input, "tanh")
+    except TypeError:
+        if not _integer_tensor(input, bool_too=True):
+            raise
+        return input.tanh()
+
+
+def _integer_tensor(input, bool_too=False):
+    """Whether input is an integer (or, with bool_too, bool) tensor: the activations that
+    PyTorch also computes for them refuse them first on their float path, then take them up."""
+    return isinstance(input, Tensor) and input.dtype.kind in ("iub" if bool_too else "iu")
+
+
+def _integer_activation(fn, input, inplace, compute):
+    """An activation of an integer tensor, which keeps its dtype (no gradient to record):
+    compute(input), written over input with inplace=True."""
+    inplace = check_bool(fn, "inplace", inplace)
+    out = compute(input)
+    if not inplace:
+        return out
+    _writable_input(fn, input)
+    return input.copy_(out)
 
 
 def _writable_input(fn, input):
@@ -562,6 +594,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
 
 def _hardtanh(fn, input, min_val=-1.0, max_val=1.0, inplace=False):
+    if _integer_tensor(input):
+        return _integer_hardtanh(fn, input, min_val, max_val, inplace)
     _tensor(fn, "input", input)
     min_val, max_val = _real(fn, "min_val", min_val, input), _real(fn, "max_val", max_val, input)
     inplace = check_bool(fn, "inplace", inplace)
@@ -573,8 +607,27 @@ def _hardtanh(fn, input, min_val=-1.0, max_val=1.0, inplace=False):
     return HardTanh.apply(input, min_val=min_val, max_val=max_val)
 
 
+def _integer_hardtanh(fn, input, min_val, max_val, inplace):
+    """hardtanh of an integer tensor: an integer result, the bounds truncated toward zero
+    (-0.5 and 2.5 clip to [0, 2]), as PyTorch's."""
+    bounds = []
+    for name, v in (("min_val", min_val), ("max_val", max_val)):
+        if isinstance(v, Tensor) and v.numel() == 1:
+            v = v.item()
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(v):
+            raise TypeError(f"{fn}: {name} must be a finite real number, got {type(v).__name__} {v!r}")
+        bounds.append(math.trunc(v))
+    if bounds[1] < bounds[0]:
+        raise ValueError(f"{fn}: max_val cannot be less than min_val, got min_val={min_val} and "
+                         f"max_val={max_val}")
+    return _integer_activation(fn, input, inplace, lambda x: x.clamp(*bounds))
+
+
 def relu6(input, inplace=False):
     """min(max(0, x), 6): hardtanh(input, 0, 6)."""
+    if _integer_tensor(input):
+        return _integer_hardtanh("relu6", input, 0, 6, inplace)
     _tensor("relu6", "input", input)
     return hardtanh(input, 0.0, 6.0, check_bool("relu6", "inplace", inplace))
 
@@ -1942,15 +1995,21 @@ def logsigmoid(input):
 
 
 def softsign(input):
-    """x / (1 + |x|)."""
+    """x / (1 + |x|) (an integer tensor in the default float dtype)."""
+    input = _integer_as_float(input)
     _tensor("softsign", "input", input)
     return input / (input.abs() + 1.0)
 
 
 def tanhshrink(input):
-    """x - tanh(x)."""
+    """x - tanh(x) (an integer tensor in the default float dtype)."""
+    input = _integer_as_float(input)
     _tensor("tanhshrink", "input", input)
     return input - tanh(input)
+
+
+def _integer_as_float(input):
+    return input.to(get_default_dtype()) if _integer_tensor(input) else input
 
 
 def hardshrink(input, lambd=0.5):
@@ -3718,6 +3777,8 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
 
 def relu_(input):
     """relu written over input."""
+    if _integer_tensor(input):
+        return _integer_activation("relu_", input, True, Tensor.relu)
     return _activation("relu_", input, "relu", True)
 
 

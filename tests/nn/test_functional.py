@@ -827,3 +827,36 @@ def test_linear_with_a_1d_weight_matches_torch(name, x, w, b):
 def test_linear_refuses_a_weight_or_bias_that_does_not_fit(args, message):
     with pytest.raises(ValueError, match=message):
         F.linear(*args)
+
+
+@pytest.mark.parametrize("dtype", [minifw.int64, minifw.int32])
+def test_activations_of_integer_tensors_as_pytorch(dtype):
+    # relu, relu6 and hardtanh keep the integer dtype (hardtanh's bounds truncated toward
+    # zero); sigmoid, tanh, softsign and tanhshrink compute in the default float dtype
+    x = minifw.tensor([1, -2, 3, 7], dtype=dtype)
+    for out, want in ((F.relu(x), [1, 0, 3, 7]), (F.relu6(x), [1, 0, 3, 6]),
+                      (F.hardtanh(x), [1, -1, 1, 1]), (F.hardtanh(x, -0.5, 2.5), [1, 0, 2, 2]),
+                      (F.hardtanh(x, -1.5, 2.7), [1, -1, 2, 2])):
+        assert out.dtype == dtype and out.tolist() == want
+    a = np.array([1.0, -2.0, 3.0, 7.0])
+    for fn, ref in ((F.sigmoid, 1 / (1 + np.exp(-a))), (F.tanh, np.tanh(a)),
+                    (F.softsign, a / (1 + np.abs(a))), (F.tanhshrink, a - np.tanh(a))):
+        out = fn(x)
+        assert out.dtype == minifw.float32
+        np.testing.assert_allclose(out.numpy(), ref, rtol=1e-6)
+    for fn in (lambda v: F.relu(v, inplace=True), F.relu_, F.hardtanh_,
+               lambda v: F.relu6(v, inplace=True)):
+        y = minifw.tensor([1, -2, 3, 7], dtype=dtype)
+        assert fn(y) is y and y.dtype == dtype and y.tolist()[1] in (0, -1)
+    assert F.sigmoid(minifw.tensor([True, False])).tolist() == pytest.approx([0.7310586, 0.5])
+    # PyTorch refuses bool tensors there, and minifw's own checks still apply
+    b = minifw.tensor([True, False])
+    for fn in (F.relu, F.relu6, F.hardtanh, F.softsign, F.tanhshrink):
+        with pytest.raises(TypeError, match="must have dtype float32 or float64, got bool"):
+            fn(b)
+    with pytest.raises(TypeError, match="relu: inplace must be a bool"):
+        F.relu(x, inplace=2)
+    with pytest.raises(ValueError, match="hardtanh: max_val cannot be less than min_val"):
+        F.hardtanh(x, 2, 1)
+    with pytest.raises(TypeError, match="hardtanh: min_val must be a finite real number"):
+        F.hardtanh(x, "a", 1)
