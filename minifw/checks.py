@@ -314,8 +314,10 @@ def check_tensor_dtype(dtype, fn="tensor"):
         d = np.dtype(dtype)
     except TypeError:
         d = None
-    # (not `d not in TENSOR_DTYPES` alone: a dtype compares equal to None, as np.dtype(None) is float64)
-    if d is None or d not in TENSOR_DTYPES:
+    # (not `d not in TENSOR_DTYPES` alone: a dtype compares equal to None, as np.dtype(None) is float64;
+    # np.dtype also takes any object with a dtype attribute: a tensor or an array is not a dtype)
+    if (d is None or d not in TENSOR_DTYPES
+            or (hasattr(dtype, "ndim") and not isinstance(dtype, (np.dtype, type)))):
         raise TypeError(f"{fn}: dtype must be one of {TENSOR_DTYPE_NAMES}; got {dtype!r}")
     return d
 

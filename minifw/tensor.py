@@ -414,6 +414,8 @@ class Tensor:
         self.requires_grad_(value)
 
     def requires_grad_(self, requires_grad=True):
+        if requires_grad is not True and requires_grad is not False:
+            requires_grad = _bool("requires_grad_", "requires_grad", requires_grad)
         if self.grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError("requires_grad_: you can only change requires_grad of leaf "
@@ -490,7 +492,12 @@ class Tensor:
     def type(self, dtype=None, non_blocking=False, **kwargs):
         """With no dtype, the type's name ('minifw.FloatTensor', 'minifw.cuda.LongTensor'); else
         this tensor cast to `dtype` (a dtype or such a name: 'minifw.cuda.FloatTensor' also
-        moves it to "cuda"; 'torch.' names are accepted too), itself when nothing changes."""
+        moves it to "cuda"; 'torch.' names are accepted too), itself when nothing changes.
+        The only keyword besides these is the older name of non_blocking, 'async'."""
+        unknown = sorted(set(kwargs) - {"async"})
+        if unknown:
+            raise TypeError(f"type: unexpected keyword argument {unknown[0]!r} (it takes dtype, "
+                            f"non_blocking and the older name of non_blocking, 'async')")
         if dtype is None:
             return Tensor._type_name(self.dtype, self.device)
         if isinstance(dtype, _TypedTensor):  # t.type(minifw.LongTensor): a CPU tensor of its dtype

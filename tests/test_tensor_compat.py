@@ -2109,3 +2109,24 @@ def test_gradients_on_the_device_equal_the_cpus(dev, name):
     for got, want in zip(results[dev], results["cpu"]):
         assert np.isfinite(got).all()
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_arguments_that_are_not_what_they_name_are_refused():
+    # np.dtype reads any object's dtype attribute: a tensor or an array passed as dtype (as
+    # zeros_like(x, y) does) is refused rather than taken for its dtype
+    x = minifw.tensor([[1.0, 2.0]])
+    for call in (lambda: minifw.zeros(2, dtype=x), lambda: minifw.zeros_like(x, x),
+                 lambda: minifw.ones(2, dtype=np.zeros(2)), lambda: x.to(dtype=x)):
+        with pytest.raises(TypeError, match="dtype must be one of float32, float64"):
+            call()
+    assert minifw.zeros(2, dtype=np.float64).dtype == F64 and x.to(x.double()).dtype == F64
+    assert x.to(minifw.DoubleTensor).dtype == F64 and minifw.zeros(1, dtype="int32").dtype == I32
+    # type() takes no keyword but non_blocking's older name
+    with pytest.raises(TypeError, match="type: unexpected keyword argument 'dim'"):
+        x.type(dim=0)
+    assert x.type(F64, **{"async": False}).dtype == F64
+    # requires_grad_ takes a bool, as PyTorch's (2.5 used to mean True)
+    for bad in (2.5, 1, "yes", None):
+        with pytest.raises(TypeError, match="requires_grad_: requires_grad must be a bool"):
+            x.requires_grad_(bad)
+    assert not x.requires_grad and x.requires_grad_(np.True_).requires_grad
