@@ -782,6 +782,8 @@ class Tensor:
         return _linear.MatMul.apply(self._cast(dtype), other._cast(dtype))
 
     def __rmatmul__(self, other):
+        if isinstance(other, Tensor):  # called directly: other @ self, as PyTorch's
+            return other.__matmul__(self)
         return tensor(other).__matmul__(self) if isinstance(other, np.ndarray) else NotImplemented
 
     def add(self, other, *args, alpha=1):
@@ -1846,16 +1848,49 @@ class Tensor:
         target = _infer_shape("reshape", _shape_args("reshape", shape), self.shape)
         return self if target == self.shape else _shape.Reshape.apply(self, shape=target)
 
-    def view(self, *shape):
+    def view(self, *shape, dtype=None):
         """The same elements in `shape`, sharing this tensor's memory; as PyTorch's, refused
-        where the memory layout cannot be read in that shape without a copy (reshape copies)."""
-        target = _infer_shape("view", _shape_args("view", shape), self.shape)
+        where the memory layout cannot be read in that shape without a copy (reshape copies).
+        view(dtype) reads the same bytes as another dtype (see _view_as_dtype)."""
+        if dtype is not None:
+            if shape:
+                raise TypeError("view: takes a shape or a dtype, not both")
+            return self._view_as_dtype(dtype)
+        try:
+            target = _infer_shape("view", _shape_args("view", shape), self.shape)
+        except TypeError:
+            if len(shape) == 1 and isinstance(shape[0], (np.dtype, type, str)):
+                return self._view_as_dtype(shape[0])
+            raise
         if target != self.shape and self._data.size and \
                 not np.may_share_memory(self._data.reshape(target), self._data):
             raise RuntimeError(f"view size is not compatible with input tensor's size and stride "
                                f"(at least one dimension spans across two contiguous subspaces): "
                                f"shape {self.shape} as {target}; use .reshape(...) instead")
         return self.reshape(target)
+
+    def _view_as_dtype(self, dtype):
+        """The same memory read as `dtype`, as PyTorch's view(dtype): where the element sizes
+        differ, the last dimension (contiguous, not of a 0-d tensor) shrinks or grows by their
+        ratio. Not differentiable: the result does not require grad; writes through it show
+        in this tensor and step the version counter they share."""
+        fn = "view"
+        d = _dtype_arg(dtype, fn)
+        if d == self.dtype:
+            return self.view(self.shape)
+        if d.itemsize != self.dtype.itemsize:
+            if self.ndim == 0:
+                raise ValueError(f"{fn}: a 0-d tensor cannot be viewed as a dtype of another "
+                                 f"element size ({self.dtype} as {d})")
+            last = self.shape[-1] * self.dtype.itemsize
+            if self.shape[-1] != 1 and self._data.strides[-1] != self.dtype.itemsize:
+                raise ValueError(f"{fn}: viewing {self.dtype} as {d} (another element size) needs "
+                                 f"a contiguous last dimension; call contiguous() first")
+            if last % d.itemsize:
+                raise ValueError(f"{fn}: the last dimension ({self.shape[-1]} x {self.dtype} = "
+                                 f"{last} bytes) is not a whole number of {d} elements "
+                                 f"({d.itemsize} bytes)")
+        return Tensor._make(self._data.view(d), version_counter=self._version_counter)
 
     def view_as(self, other):
         return self.view(other.shape)

@@ -2130,3 +2130,36 @@ def test_arguments_that_are_not_what_they_name_are_refused():
         with pytest.raises(TypeError, match="requires_grad_: requires_grad must be a bool"):
             x.requires_grad_(bad)
     assert not x.requires_grad and x.requires_grad_(np.True_).requires_grad
+
+
+def test_view_as_another_dtype_shares_the_memory():
+    x = minifw.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    bits = x.view(I32)
+    assert bits.dtype == I32 and bits.shape == (2, 2) and not bits.requires_grad
+    assert bits.tolist() == np.array([[1.0, 2.0], [3.0, 4.0]], np.float32).view(np.int32).tolist()
+    wide = x.view(dtype=F64)
+    assert wide.shape == (2, 1) and wide.numpy().tolist() == \
+        np.array([[1.0, 2.0], [3.0, 4.0]], np.float32).view(np.float64).tolist()
+    assert x.view(BOOL).shape == (2, 8) and x.view("float32").shape == (2, 2)
+    y = minifw.zeros(2)
+    before = y._version
+    y.view(I32)[0] = 1065353216  # the bits of 1.0f: the write shows in y, counted by its version
+    assert y.tolist() == [1.0, 0.0] and y._version == before + 1
+    with pytest.raises(ValueError, match="0-d tensor cannot be viewed"):
+        minifw.tensor(1.0).view(F64)
+    with pytest.raises(ValueError, match="needs a contiguous last dimension"):
+        x.detach().t().view(F64)
+    with pytest.raises(ValueError, match="not a whole number of float64 elements"):
+        minifw.zeros(3).view(F64)
+    with pytest.raises(TypeError, match="view: takes a shape or a dtype, not both"):
+        x.view(4, dtype=F32)
+    with pytest.raises(TypeError, match="view: size must be ints"):
+        x.view(F32, 4)
+
+
+def test_rmatmul_called_directly_is_the_reversed_product():
+    a = minifw.tensor([[1.0, 2.0], [3.0, 4.0]])
+    b = minifw.tensor([[0.5, -1.0], [2.0, 1.0]])
+    assert a.__rmatmul__(b).tolist() == (b @ a).tolist()
+    assert a.__rmatmul__(np.eye(2, dtype=np.float32)).tolist() == a.tolist()
+    assert a.__rmatmul__("x") is NotImplemented
