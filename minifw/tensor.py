@@ -1948,7 +1948,9 @@ class Tensor:
         return _autograd.rename(self.reshape(self.shape[:d] + (1,) + self.shape[d:]),
                                 "UnsqueezeBackward0", self)
 
-    def squeeze(self, dim=None):
+    def squeeze(self, dim=None, *dims):
+        if dims:  # squeeze(0, 1): several dims as separate arguments, as PyTorch takes them
+            dim = (dim,) + dims
         axes = _dims("squeeze", dim, self.ndim)
         if axes is None:
             axes = range(self.ndim)
@@ -2705,17 +2707,23 @@ class Tensor:
                                  f"{n} equal sections")
         return self.tensor_split(sections, d)
 
-    def hsplit(self, sections):
+    def hsplit(self, sections, *indices):
+        if indices:  # hsplit(1, 3): the indices as separate arguments
+            sections = (sections,) + indices
         if self.ndim < 1:
             raise ValueError("hsplit: input must have at least 1 dimension")
         return self._split_by("hsplit", sections, 0 if self.ndim == 1 else 1)
 
-    def vsplit(self, sections):
+    def vsplit(self, sections, *indices):
+        if indices:  # vsplit(1, 3): the indices as separate arguments
+            sections = (sections,) + indices
         if self.ndim < 2:
             raise ValueError(f"vsplit: input must have at least 2 dimensions, got shape {self.shape}")
         return self._split_by("vsplit", sections, 0)
 
-    def dsplit(self, sections):
+    def dsplit(self, sections, *indices):
+        if indices:  # dsplit(1, 3): the indices as separate arguments
+            sections = (sections,) + indices
         if self.ndim < 3:
             raise ValueError(f"dsplit: input must have at least 3 dimensions, got shape {self.shape}")
         return self._split_by("dsplit", sections, 2)
@@ -3021,7 +3029,9 @@ class Tensor:
                 out = out.unsqueeze(d + 1)
         return out[0] if scalar_q else out
 
-    def count_nonzero(self, dim=None):
+    def count_nonzero(self, dim=None, *dims):
+        if dims:  # count_nonzero(0, 1): several dims as separate arguments
+            dim = (dim,) + dims
         return (self != 0).sum(dim)
 
     def aminmax(self, *, dim=None, keepdim=False):
@@ -3160,7 +3170,9 @@ class Tensor:
         self._version_counter.version += 1
         return self
 
-    def squeeze_(self, dim=None):
+    def squeeze_(self, dim=None, *dims):
+        if dims:
+            dim = (dim,) + dims
         return self._shape_inplace("squeeze_", lambda t: t.squeeze(dim))
 
     def unsqueeze_(self, dim):

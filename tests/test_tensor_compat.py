@@ -2163,3 +2163,18 @@ def test_rmatmul_called_directly_is_the_reversed_product():
     assert a.__rmatmul__(b).tolist() == (b @ a).tolist()
     assert a.__rmatmul__(np.eye(2, dtype=np.float32)).tolist() == a.tolist()
     assert a.__rmatmul__("x") is NotImplemented
+
+
+def test_several_dims_or_indices_as_separate_arguments():
+    # PyTorch takes squeeze(0, 1), count_nonzero(0, 1) and hsplit(1, 3) as the tuple forms
+    a = np.arange(24, dtype=np.float32).reshape(1, 1, 4, 6) % 3
+    x = minifw.tensor(a)
+    assert x.squeeze(0, 1).shape == (4, 6) == x.squeeze((0, 1)).shape
+    assert x.clone().squeeze_(0, 1).shape == (4, 6)
+    assert type(x.requires_grad_().squeeze(0, 1).grad_fn).__name__ == "SqueezeBackward2"
+    assert x.count_nonzero(0, 1).tolist() == np.count_nonzero(a, axis=(0, 1)).tolist()
+    assert [p.shape for p in x[0].hsplit(1, 3)] == [(1, 1, 6), (1, 2, 6), (1, 1, 6)]
+    assert [p.shape for p in x[0, 0].vsplit(1, 3)] == [(1, 6), (2, 6), (1, 6)]
+    assert [p.shape for p in x[0].dsplit(2, 4)] == [(1, 4, 2)] * 3
+    with pytest.raises(TypeError, match="squeeze: dim must be an int or a tuple of ints"):
+        x.squeeze(0, "a")
