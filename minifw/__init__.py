@@ -813,10 +813,17 @@ def polygamma(n, input):
 
 
 def fill(input, value):
-    """A tensor of input's shape, dtype and device filled with value (out of place)."""
+    """A tensor of input's shape, dtype and device filled with value (out of place). Recorded
+    as PyTorch's where input or a tensor value requires grad: zero gradient to input, the
+    sum of the result's to value."""
     if not isinstance(input, Tensor):
         raise TypeError(f"fill: input must be a Tensor, got {type(input).__name__}")
-    return full_like(input, value.item() if isinstance(value, Tensor) else value)
+    out = full_like(input, value.item() if isinstance(value, Tensor) else value)
+    if is_grad_enabled() and (input.requires_grad or (isinstance(value, Tensor) and value.requires_grad)):
+        if isinstance(value, Tensor) and value.dtype.kind == "f" and input.dtype.kind == "f":
+            out = value.to(input.dtype).expand(input.shape)
+        return where(ones_like(input, dtype=bool_), out, input)
+    return out
 
 
 # ---- the layers' forms, draws, windows, dtype rules and switches of the torch namespace ----

@@ -754,3 +754,18 @@ def test_real_tensors_complex_methods_and_more_aten_forms(torch):
     v = t(np.arange(7.0))
     assert [p.numpy().tolist() for p in minifw.unsafe_split(v, 3)] == [[0, 1, 2], [3, 4, 5], [6]]
     assert len(v.unsafe_chunk(2)) == 2 and len(minifw.unsafe_split_with_sizes(v, [2, 5])) == 2
+
+
+def test_fill_is_recorded_when_its_operands_require_grad():
+    # zero gradient to input, the sum of the result's gradient to a tensor value, as PyTorch's
+    x = minifw.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    v = minifw.tensor(3.0, dtype=minifw.float64, requires_grad=True)
+    y = minifw.fill(x, v)
+    assert y.requires_grad and y.dtype == minifw.float32 and y.tolist() == [3.0, 3.0, 3.0]
+    (y * minifw.tensor([1.0, 2.0, 3.0])).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0] and v.grad.item() == 6.0
+    assert minifw.fill(x, 2.5).requires_grad and minifw.fill(x.detach(), v).requires_grad
+    assert not minifw.fill(x.detach(), 2.5).requires_grad
+    with minifw.no_grad():
+        assert not minifw.fill(x, v).requires_grad
+    assert minifw.fill(minifw.tensor([1, 2]), 2.7).tolist() == [2, 2]
