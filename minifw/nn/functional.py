@@ -1462,7 +1462,8 @@ def linear(input, weight, bias=None):
                          f"weight {tuple(weight.shape)}; got input of shape {tuple(input.shape)}")
     lead = input.shape[:-1]
     out_shape = lead + weight.shape[:-1]
-    if bias is not None:
+    row_bias = bias is None or (weight.ndim == 2 and bias.shape == (weight.shape[0],))
+    if not row_bias:  # (the common bias, a row, needs no broadcast check)
         try:
             fits = np.broadcast_shapes(bias.shape, out_shape) == out_shape
         except ValueError:
@@ -1477,7 +1478,6 @@ def linear(input, weight, bias=None):
     if weight.ndim == 1:  # a dot product over the last dim (a MatMul names its node as PyTorch)
         y = input @ weight
         return y if bias is None else y + bias
-    row_bias = bias is None or bias.shape == (weight.shape[0],)
     y = InnerProduct.apply(input.reshape(-1, weight.shape[1]), weight, bias if row_bias else None)
     if len(lead) != 1:
         # PyTorch folds the leading dims, or unsqueezes a 1-D input, and views the product back
