@@ -388,7 +388,13 @@ def test_an_lstm_learns_to_sum_a_short_sequence():
 # ---- errors -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("call, error, message", [
-    (lambda: nn.LSTM(3, 4, proj_size=2), ValueError, r"LSTM: proj_size > 0 .* is not supported"),
+    (lambda: nn.LSTM(3, 4, proj_size=4), ValueError,
+     "LSTM: proj_size must be smaller than hidden_size, got proj_size=4 with hidden_size=4"),
+    (lambda: nn.LSTM(3, 4, proj_size=-1), ValueError, "LSTM: proj_size must be >= 0"),
+    (lambda: nn.LSTM(3, 4, proj_size=1.5), TypeError, "LSTM: proj_size must be an int, got float 1.5"),
+    (lambda: nn.LSTM(3, 4, proj_size=2)(minifw.randn(5, 2, 3), (minifw.zeros(1, 2, 4), minifw.zeros(1, 2, 4))),
+     ValueError, r"LSTM: hx\[0\] \(h_0\) must have shape \(1, 2, 2\) \(num_layers \* num_directions, batch, "
+     r"proj_size\), got \(1, 2, 4\)"),
     (lambda: nn.RNN(3, 4, nonlinearity="sigmoid"), ValueError, "RNN: nonlinearity must be 'tanh' or 'relu'"),
     (lambda: nn.GRU(3, 0), ValueError, "GRU: hidden_size must be >= 1"),
     (lambda: nn.GRU(3, 4, dropout=1.5), ValueError, "GRU: dropout should be a number in range"),
@@ -414,7 +420,7 @@ def test_an_lstm_learns_to_sum_a_short_sequence():
      r"LSTMCell: hx\[0\] \(h_0\) must have shape \(2, 4\)"),
     (lambda: nn.RNNCell(3, 4)(minifw.randn(2, 3), minifw.randn(2, 4, dtype=minifw.float64)), TypeError,
      "RNNCell: hx has dtype float64 but the parameters have dtype float32"),
-], ids=["proj_size", "nonlinearity", "hidden_size", "dropout", "input_size", "input_ndim", "input_type",
+], ids=["proj_size_too_large", "proj_size_negative", "proj_size_type", "proj_h0_shape", "nonlinearity", "hidden_size", "dropout", "input_size", "input_ndim", "input_type",
         "input_dtype", "hx_shape", "lstm_hx_not_tuple", "c0_shape", "lstm_c0_none", "unbatched_hx",
         "cell_input",
         "cell_h0", "cell_dtype"])
@@ -460,3 +466,107 @@ def test_packed_sequence_matches_torch(rng, mode):
     np.testing.assert_allclose(_np(out.data), out_t.data.detach().numpy(), **TOL)
     for a, b in zip(h_n if mode == "lstm" else [h_n], h_t if mode == "lstm" else [h_t]):
         np.testing.assert_allclose(_np(a), b.detach().numpy(), **TOL)  # the original batch order
+
+
+# ---- LSTM with projections (proj_size > 0) ----------------------------------------------------
+
+def _projected_lstm_ref(m, x, h0, c0):
+    """NumPy reference of a (T, B, I) LSTM with projections: per step, per layer and direction,
+    c = f*c + i*g, h = weight_hr (o * tanh(c)); gates in PyTorch's order i, f, g, o."""
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    p = {k: v.detach().numpy() for k, v in m.named_parameters()}
+    d = 2 if m.bidirectional else 1
+    layer_in, hs, cs = x, [], []
+    for layer in range(m.num_layers):
+        outs = []
+        for k in range(d):
+            sfx = f"_l{layer}" + ("_reverse" if k else "")
+            h, c = h0[layer * d + k], c0[layer * d + k]
+            ys = [None] * len(x)
+            for t in (reversed(range(len(x))) if k else range(len(x))):
+                z = layer_in[t] @ p["weight_ih" + sfx].T + h @ p["weight_hh" + sfx].T
+                if m.bias:
+                    z = z + p["bias_ih" + sfx] + p["bias_hh" + sfx]
+                i, f, g, o = np.split(z, 4, axis=-1)
+                c = sig(f) * c + sig(i) * np.tanh(g)
+                h = (sig(o) * np.tanh(c)) @ p["weight_hr" + sfx].T
+                ys[t] = h
+            outs.append(np.stack(ys))
+            hs.append(h)
+            cs.append(c)
+        layer_in = np.concatenate(outs, axis=-1)
+    return layer_in, np.stack(hs), np.stack(cs)
+
+
+def test_lstm_projection_parameters_and_repr():
+    m = nn.LSTM(3, 5, num_layers=2, proj_size=2, bidirectional=True, bias=False)
+    assert [(k, tuple(v.shape)) for k, v in m.state_dict().items()] == [
+        ("weight_ih_l0", (20, 3)), ("weight_hh_l0", (20, 2)), ("weight_hr_l0", (2, 5)),
+        ("weight_ih_l0_reverse", (20, 3)), ("weight_hh_l0_reverse", (20, 2)), ("weight_hr_l0_reverse", (2, 5)),
+        ("weight_ih_l1", (20, 4)), ("weight_hh_l1", (20, 2)), ("weight_hr_l1", (2, 5)),
+        ("weight_ih_l1_reverse", (20, 4)), ("weight_hh_l1_reverse", (20, 2)), ("weight_hr_l1_reverse", (2, 5))]
+    assert [k for k, _ in m.named_parameters()] == list(m.state_dict())
+    assert repr(m) == "LSTM(3, 5, proj_size=2, num_layers=2, bias=False, bidirectional=True)"
+    bound = 1 / np.sqrt(5)
+    assert all(np.abs(p.detach().numpy()).max() <= bound for p in m.parameters())
+    m.double()  # plain parameters: converted, nothing to pack
+    assert m.weight_hr_l1.dtype == minifw.float64
+
+
+@pytest.mark.parametrize("layers, bidirectional, batch_first", [(1, False, False), (2, True, True)])
+def test_lstm_projection_matches_reference_and_gradcheck(rng, layers, bidirectional, batch_first):
+    m = nn.LSTM(3, 4, num_layers=layers, proj_size=2, bidirectional=bidirectional, batch_first=batch_first,
+                dtype=minifw.float64)
+    d = 2 if bidirectional else 1
+    x = rng.standard_normal((5, 2, 3))
+    h0, c0 = rng.standard_normal((layers * d, 2, 2)), rng.standard_normal((layers * d, 2, 4))
+    xin = x.transpose(1, 0, 2).copy() if batch_first else x
+    y, (h_n, c_n) = m(minifw.tensor(xin), (minifw.tensor(h0), minifw.tensor(c0)))
+    y_ref, h_ref, c_ref = _projected_lstm_ref(m, x, h0, c0)
+    np.testing.assert_allclose(_np(y), y_ref.transpose(1, 0, 2) if batch_first else y_ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(_np(h_n), h_ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(_np(c_n), c_ref, rtol=1e-10, atol=1e-12)
+    assert y.shape == ((2, 5, 2 * d) if batch_first else (5, 2, 2 * d))
+    params = list(m.parameters())
+
+    def run(inp, h, c, *ps):
+        out, (hn, cn) = m(inp, (h, c))
+        return out.sum() + (hn * hn).sum() + cn.sum()
+
+    gradcheck(run, [minifw.tensor(xin, requires_grad=True), minifw.tensor(h0, requires_grad=True),
+                    minifw.tensor(c0, requires_grad=True), *params])
+
+
+def test_lstm_projection_packed_and_unbatched(rng):
+    m = nn.LSTM(3, 4, proj_size=2, bidirectional=True, dtype=minifw.float64)
+    x = rng.standard_normal((5, 3, 3))
+    out, (h_n, c_n) = m(pack_padded_sequence(minifw.tensor(x), LENGTHS, enforce_sorted=False))
+    y, lengths = pad_packed_sequence(out)
+    for b, n in enumerate(LENGTHS):  # each sequence alone, unbatched, gives the same
+        yb, (hb, cb) = m(minifw.tensor(x[:n, b]))
+        assert yb.shape == (n, 4) and hb.shape == (2, 2) and cb.shape == (2, 4)
+        np.testing.assert_allclose(_np(y)[:n, b], _np(yb), rtol=1e-10, atol=1e-12)
+        np.testing.assert_array_equal(_np(y)[n:, b], 0)
+        np.testing.assert_allclose(_np(h_n)[:, b], _np(hb), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(_np(c_n)[:, b], _np(cb), rtol=1e-10, atol=1e-12)
+
+
+def test_lstm_projection_matches_torch(rng):
+    torch = pytest.importorskip("torch")
+    ref = torch.nn.LSTM(3, 5, 2, proj_size=2, bidirectional=True, batch_first=True, dtype=torch.float64)
+    m = nn.LSTM(3, 5, 2, proj_size=2, bidirectional=True, batch_first=True, dtype=minifw.float64)
+    assert [(k, tuple(v.shape)) for k, v in m.state_dict().items()] == \
+        [(k, tuple(v.shape)) for k, v in ref.state_dict().items()]
+    assert repr(m) == repr(ref)
+    m.load_state_dict({k: minifw.tensor(v.numpy()) for k, v in ref.state_dict().items()})
+    x = rng.standard_normal((3, 6, 3))
+    xm, xt = minifw.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    y, (h, c) = m(xm)
+    yt, (ht, ct) = ref(xt)
+    for a, b in ((y, yt), (h, ht), (c, ct)):
+        np.testing.assert_allclose(_np(a), b.detach().numpy(), rtol=1e-9, atol=1e-12)
+    (y.sum() + h.sum() + c.sum()).backward()
+    (yt.sum() + ht.sum() + ct.sum()).backward()
+    np.testing.assert_allclose(_np(xm.grad), xt.grad.numpy(), rtol=1e-9, atol=1e-12)
+    for (name, p), pt in zip(m.named_parameters(), ref.parameters()):
+        np.testing.assert_allclose(_np(p.grad), pt.grad.numpy(), rtol=1e-9, atol=1e-12, err_msg=name)

@@ -2,7 +2,8 @@
 LSTM, GRU, RNN over whole sequences and LSTMCell, GRUCell, RNNCell for one step.
 Each forward is one RecurrentNetwork (the fused primitive, minifw.ops.rnn_forward,
 through the current engine) per call, or one per layer when dropout applies
-between layers.
+between layers. An LSTM with projections (proj_size > 0) is the exception: the primitive
+has no projection, so its parameters are plain ones and forward composes the cell per step.
 
 Flat weights. The primitive reads all weights from one 1-D buffer in
 RNNDescriptor's layout (PyTorch's names and order). Each named Parameter
@@ -28,7 +29,7 @@ from ...autograd import no_grad
 from ...checks import MAX_SIZE
 from ...functions.recurrent import PackedWeights, RecurrentNetwork
 from ...ops.rnn import RNNDescriptor
-from ...tensor import Tensor, cat
+from ...tensor import Tensor, cat, stack
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -76,6 +77,8 @@ class _FlatWeights(Module):
 
     @property
     def _flat_weights_names(self):
+        if self._layout is None:  # an LSTM with projections: plain parameters, no flat buffer
+            return list(self._projected_names)
         return [self._module_name(name) for name, _ in self._layout.weight_shapes()]
 
     @property
@@ -89,8 +92,8 @@ class _FlatWeights(Module):
 
     def flatten_parameters(self):
         """Pack the parameters into one contiguous flat buffer (their arrays become views
-        of it); a no-op when they already are."""
-        if self._is_packed():
+        of it); a no-op when they already are (and for an LSTM with projections, which has no buffer)."""
+        if self._layout is None or self._is_packed():
             return
         params = self._flat_weights
         dtypes = {p.dtype for p in params}
@@ -203,22 +206,51 @@ class RNNBase(_FlatWeights):
         if not isinstance(dropout, numbers.Real) or isinstance(dropout, bool) or not 0 <= dropout <= 1:
             raise ValueError(f"{cls}: dropout should be a number in range [0, 1] representing the "
                              f"probability of an element being zeroed, got {dropout!r}")
-        if proj_size != 0:
-            raise ValueError(f"{cls}: proj_size > 0 (LSTM with projections) is not supported by minifw's "
-                             f"recurrent primitives; got proj_size={proj_size!r}")
+        if not isinstance(proj_size, numbers.Integral) or isinstance(proj_size, (bool, np.bool_)):
+            raise TypeError(f"{cls}: proj_size must be an int, got {type(proj_size).__name__} {proj_size!r}")
+        if proj_size < 0:
+            raise ValueError(f"{cls}: proj_size must be >= 0 (0: no projection), got {proj_size}")
+        if proj_size and mode != "LSTM":
+            raise ValueError(f"{cls}: proj_size applies only to LSTM, got proj_size={proj_size} for mode {mode!r}")
         self.mode = mode
         self.input_size = _positive_int(cls, "input_size", input_size)
         self.hidden_size = _positive_int(cls, "hidden_size", hidden_size)
         self.num_layers = _positive_int(cls, "num_layers", num_layers)
         self.bias, self.batch_first = bool(bias), bool(batch_first)
-        self.dropout, self.bidirectional, self.proj_size = float(dropout), bool(bidirectional), 0
-        self._layout = RNNDescriptor(_MODES[mode], self.input_size, self.hidden_size, self.num_layers,
-                                     self.bidirectional, self.bias, dtype)
-        self._register_flat_parameters(dtype, dev)
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bool(bidirectional), int(proj_size)
+        if self.proj_size:
+            if self.proj_size >= self.hidden_size:
+                raise ValueError(f"{cls}: proj_size must be smaller than hidden_size, got proj_size="
+                                 f"{self.proj_size} with hidden_size={self.hidden_size}")
+            self._register_projected_parameters(dtype, dev)
+        else:
+            self._layout = RNNDescriptor(_MODES[mode], self.input_size, self.hidden_size, self.num_layers,
+                                         self.bidirectional, self.bias, dtype)
+            self._register_flat_parameters(dtype, dev)
         self.reset_parameters()
+
+    def _register_projected_parameters(self, dtype, dev):
+        """An LSTM with projections: the fused primitive has no projection, so its parameters are
+        plain ones (PyTorch's names, shapes and order) and forward composes the cell per step."""
+        d = 2 if self.bidirectional else 1
+        h, p = self.hidden_size, self.proj_size
+        names = []
+        for layer in range(self.num_layers):
+            in_size = self.input_size if layer == 0 else p * d
+            for sfx in ("", "_reverse")[:d]:
+                shapes = [(f"weight_ih_l{layer}{sfx}", (4 * h, in_size)), (f"weight_hh_l{layer}{sfx}", (4 * h, p))]
+                if self.bias:
+                    shapes += [(f"bias_ih_l{layer}{sfx}", (4 * h,)), (f"bias_hh_l{layer}{sfx}", (4 * h,))]
+                shapes.append((f"weight_hr_l{layer}{sfx}", (p, h)))
+                for name, shape in shapes:
+                    self.register_parameter(name, Parameter(Tensor._make(devices.empty(shape, dtype, dev))))
+                    names.append(name)
+        self._layout, self._projected_names, self._flat, self._views = None, tuple(names), None, []
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
+        if getattr(self, "proj_size", 0):
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if not self.bias:
@@ -232,6 +264,8 @@ class RNNBase(_FlatWeights):
         return s
 
     def forward(self, input, hx=None):
+        if self.proj_size:
+            return self._forward_projected(input, hx)
         fn = type(self).__name__
         lstm = self.mode == "LSTM"
         dtype = self._flat_weights[0].dtype
@@ -277,6 +311,81 @@ class RNNBase(_FlatWeights):
         elif self.batch_first:
             y = y.transpose(0, 1)
         return y, ((h_n, c_n) if lstm else h_n)
+
+    def _forward_projected(self, input, hx):
+        """LSTM with projections, composed step by step: h_t = weight_hr (o_t * tanh(c_t)).
+        A packed input runs padded, each sequence's state frozen past its length."""
+        fn = type(self).__name__
+        dtype = self.weight_ih_l0.dtype
+        lengths, packed = None, isinstance(input, PackedSequence)
+        if packed:
+            _check_packed(fn, *input)
+            x, lengths = pad_packed_sequence(input)
+            _check_input(fn, x, self.input_size, dtype, (3,), "")
+            batched = True
+        else:
+            layout = "(N, L, H_in)" if self.batch_first else "(L, N, H_in)"
+            _check_input(fn, input, self.input_size, dtype, (2, 3), f"({layout} or unbatched (L, H_in))")
+            batched = input.ndim == 3
+            x = input.transpose(0, 1) if batched and self.batch_first else input
+            x = x if batched else x.unsqueeze(1)
+        d = 2 if self.bidirectional else 1
+        T, B = x.shape[0], x.shape[1]
+        h0, c0 = _split_hx(fn, hx, True)
+        states = []
+        for name, h, size in (("hx[0] (h_0)", h0, self.proj_size), ("hx[1] (c_0)", c0, self.hidden_size)):
+            if h is None:
+                h = x.new_zeros((self.num_layers * d, B, size))
+            else:
+                want = (self.num_layers * d, B, size) if batched else (self.num_layers * d, size)
+                what = "proj_size" if size == self.proj_size else "hidden_size"
+                desc = (f"(num_layers * num_directions, batch, {what})" if batched else
+                        f"(num_layers * num_directions, {what}) for an unbatched input")
+                h = _check_state(fn, name, h, want, desc, dtype)
+                h = h if batched else h.unsqueeze(1)
+            states.append(h)
+        h0, c0 = states
+        mask = None
+        if lengths is not None:
+            live = np.arange(T)[:, None] < lengths.numpy()[None, :]
+            mask = Tensor._make(devices.asarray(live[:, :, None].astype(dtype), dev=devices.of(x._data)))
+        layer_in, h_list, c_list = x, [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for k in range(d):
+                sfx = "_reverse" if k else ""
+                w_ih, w_hh, w_hr = (getattr(self, f"weight_{n}_l{layer}{sfx}") for n in ("ih", "hh", "hr"))
+                b_ih = getattr(self, f"bias_ih_l{layer}{sfx}") if self.bias else None
+                b_hh = getattr(self, f"bias_hh_l{layer}{sfx}") if self.bias else None
+                h, c = h0[layer * d + k], c0[layer * d + k]
+                xi = F.linear(layer_in, w_ih, b_ih)  # (T, B, 4 * hidden_size), all steps at once
+                ys = [None] * T
+                for t in (range(T - 1, -1, -1) if k else range(T)):
+                    i, f, g, o = (xi[t] + F.linear(h, w_hh, b_hh)).chunk(4, -1)
+                    c_new = f.sigmoid() * c + i.sigmoid() * g.tanh()
+                    h_new = F.linear(o.sigmoid() * c_new.tanh(), w_hr)
+                    if mask is None:
+                        h, c = h_new, c_new
+                        ys[t] = h
+                    else:
+                        m = mask[t]
+                        h, c = h_new * m + h * (1 - m), c_new * m + c * (1 - m)
+                        ys[t] = h_new * m
+                outs.append(stack(ys))
+                h_list.append(h)
+                c_list.append(c)
+            layer_in = outs[0] if d == 1 else cat(outs, 2)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                layer_in = F.dropout(layer_in, self.dropout, True)
+        y, h_n, c_n = layer_in, stack(h_list), stack(c_list)
+        if packed:
+            y = PackedSequence(_packed_data(y, input), input.batch_sizes, input.sorted_indices,
+                               input.unsorted_indices)
+        elif not batched:
+            y, h_n, c_n = y.squeeze(1), h_n.squeeze(1), c_n.squeeze(1)
+        elif self.batch_first:
+            y = y.transpose(0, 1)
+        return y, (h_n, c_n)
 
     def _run_layer_by_layer(self, x, h0, c0, dtype, lengths):
         """Dropout between layers: each layer its own primitive call, dropout on its output."""
