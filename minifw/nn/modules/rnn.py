@@ -269,18 +269,7 @@ class RNNBase(_FlatWeights):
         fn = type(self).__name__
         lstm = self.mode == "LSTM"
         dtype = self._flat_weights[0].dtype
-        lengths, packed = None, isinstance(input, PackedSequence)
-        if packed:
-            _check_packed(fn, *input)  # a hand-built one, named as this layer's input
-            x, lengths = pad_packed_sequence(input)  # (T, B, I) in the original batch order
-            _check_input(fn, x, self.input_size, dtype, (3,), "")
-            lengths, batched = lengths.numpy(), True
-        else:
-            layout = "(N, L, H_in)" if self.batch_first else "(L, N, H_in)"
-            _check_input(fn, input, self.input_size, dtype, (2, 3), f"({layout} or unbatched (L, H_in))")
-            batched = input.ndim == 3
-            x = input.transpose(0, 1) if batched and self.batch_first else input
-            x = x if batched else x.unsqueeze(1)
+        x, lengths, packed, batched = self._time_major(fn, input, dtype)
         d = 2 if self.bidirectional else 1
         shape = (self.num_layers * d, x.shape[1], self.hidden_size)
         h0, c0 = _split_hx(fn, hx, lstm)
@@ -312,23 +301,26 @@ class RNNBase(_FlatWeights):
             y = y.transpose(0, 1)
         return y, ((h_n, c_n) if lstm else h_n)
 
+    def _time_major(self, fn, input, dtype):
+        """(x, lengths, packed, batched): the input checked and as a (T, B, I) tensor, with the
+        lengths of a packed one (an int64 array, in the original batch order; else None)."""
+        if isinstance(input, PackedSequence):
+            _check_packed(fn, *input)  # a hand-built one, named as this layer's input
+            x, lengths = pad_packed_sequence(input)  # (T, B, I) in the original batch order
+            _check_input(fn, x, self.input_size, dtype, (3,), "")
+            return x, lengths.numpy(), True, True
+        layout = "(N, L, H_in)" if self.batch_first else "(L, N, H_in)"
+        _check_input(fn, input, self.input_size, dtype, (2, 3), f"({layout} or unbatched (L, H_in))")
+        batched = input.ndim == 3
+        x = input.transpose(0, 1) if batched and self.batch_first else input
+        return (x if batched else x.unsqueeze(1)), None, False, batched
+
     def _forward_projected(self, input, hx):
         """LSTM with projections, composed step by step: h_t = weight_hr (o_t * tanh(c_t)).
         A packed input runs padded, each sequence's state frozen past its length."""
         fn = type(self).__name__
         dtype = self.weight_ih_l0.dtype
-        lengths, packed = None, isinstance(input, PackedSequence)
-        if packed:
-            _check_packed(fn, *input)
-            x, lengths = pad_packed_sequence(input)
-            _check_input(fn, x, self.input_size, dtype, (3,), "")
-            batched = True
-        else:
-            layout = "(N, L, H_in)" if self.batch_first else "(L, N, H_in)"
-            _check_input(fn, input, self.input_size, dtype, (2, 3), f"({layout} or unbatched (L, H_in))")
-            batched = input.ndim == 3
-            x = input.transpose(0, 1) if batched and self.batch_first else input
-            x = x if batched else x.unsqueeze(1)
+        x, lengths, packed, batched = self._time_major(fn, input, dtype)
         d = 2 if self.bidirectional else 1
         T, B = x.shape[0], x.shape[1]
         h0, c0 = _split_hx(fn, hx, True)
@@ -347,7 +339,7 @@ class RNNBase(_FlatWeights):
         h0, c0 = states
         mask = None
         if lengths is not None:
-            live = np.arange(T)[:, None] < lengths.numpy()[None, :]
+            live = np.arange(T)[:, None] < lengths[None, :]
             mask = Tensor._make(devices.asarray(live[:, :, None].astype(dtype), dev=devices.of(x._data)))
         layer_in, h_list, c_list = x, [], []
         for layer in range(self.num_layers):
