@@ -726,7 +726,8 @@ def _node_type_of_call(function, ctx, known):
     (None: not yet looked at), which this fills in."""
     kind = node_type(node_name(function, ctx))
     if known is None and "node_name" not in ctx.__dict__:
-        _node_types_of[function] = kind if names.fixed(function) else names.NAMES[function.__name__]
+        fixed = not _is_minifw_module(function.__module__ or "") or names.fixed(function)
+        _node_types_of[function] = kind if fixed else names.NAMES[function.__name__]
     return kind
 
 
@@ -735,11 +736,10 @@ def rename(outputs, name, *inputs):
     operation built on a Function that serves several (t() and permute() both permute).
     A node that made one of `inputs` (an output that is an input, as squeeze() of a tensor
     with no size-1 dim) keeps its name."""
-    kept = [getattr(t, "grad_fn", None) for t in inputs]
     for t in outputs if isinstance(outputs, (tuple, list)) else (outputs,):
-        node = getattr(t, "grad_fn", None)
+        node = getattr(t, "grad_fn", None)  # None where no graph is recorded: the common case
         if isinstance(node, Node) and type(node).__name__ != name and \
-                not any(node is k for k in kept):
+                not any(node is getattr(i, "grad_fn", None) for i in inputs):
             node.__class__ = node_type(name)
     return outputs
 

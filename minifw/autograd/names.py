@@ -147,11 +147,9 @@ NAMES = {
 
 
 def fixed(function):
-    """Whether every node recording a call of `function` has the same name (when its forward
-    sets no ctx.node_name): a user's Function, or one of minifw's with no entry here or a
-    name, not a function of the call, as its entry."""
-    if not (function.__module__ or "").startswith("minifw"):
-        return True
+    """Whether every node recording a call of minifw's `function` has the same name (when its
+    forward sets no ctx.node_name): it has no entry here, or a name, not a function of the
+    call, as its entry."""
     return isinstance(NAMES.get(function.__name__, ""), str)
 
 
