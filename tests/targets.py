@@ -53,15 +53,15 @@ def emulate_cuda(monkeypatch):
     # the stand-in's arrays go to a "cuda" workspace of the emulation's own, dropped with it, so
     # that none reaches a later test on a real GPU, and nothing of another test's (or the real)
     # CuPy reaches this one; the other devices' workspaces are the usual ones
-    emulated, usual = {}, devices.workspace
+    own, usual = {}, devices.workspace
 
     def workspace(dev=devices.CPU):
         dev = devices.get(dev, "workspace")
         if dev.type != "cuda":
             return usual(dev)
-        if dev not in emulated:
-            emulated[dev] = devices.Workspace(dev)
-        return emulated[dev]
+        if dev not in own:
+            own[dev] = devices.Workspace(dev)
+        return own[dev]
     monkeypatch.setattr(devices, "workspace", workspace)
 
 
