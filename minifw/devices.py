@@ -326,6 +326,43 @@ def assign(dst, index, value):
     dst[index] = value
 
 
+def broadcast_to(a, shape):
+    """numpy.broadcast_to, a view on a's device: a "cudasim" array stays one (NumPy's
+    subok), a CuPy array goes to cupy.broadcast_to (which has no subok)."""
+    if isinstance(a, np.ndarray):
+        return np.broadcast_to(a, shape, subok=True)
+    return np.broadcast_to(a, shape)
+
+
+# The ufuncs and dtypes for which CuPy has a scatter kernel (atomics: no int64 addition)
+_CUPY_AT = {"add": frozenset({"float16", "float32", "float64", "int32", "uint32", "uint64"}),
+            "maximum": frozenset({"float32", "float64", "int32", "uint32", "uint64"}),
+            "minimum": frozenset({"float32", "float64", "int32", "uint32", "uint64"})}
+
+
+def _index_on_host(index):
+    if isinstance(index, tuple):
+        return tuple(_index_on_host(i) for i in index)
+    return to_device(index, CPU) if is_array(index) else index
+
+
+def ufunc_at(ufunc, a, index, values):
+    """ufunc.at(a, index, values) on a's device: every element of `a` that `index` picks
+    (an index as NumPy's indexing takes it, its arrays on a's device) combined in place
+    with its value, an element picked k times k times. On "cuda", CuPy's scatter kernel
+    where CuPy has one for the ufunc and dtype (add, maximum, minimum; with atomics, so
+    float additions land in a varying order), else through host memory."""
+    if isinstance(a, np.ndarray):
+        ufunc.at(a, index, values)
+        return
+    if a.dtype.name in _CUPY_AT.get(ufunc.__name__, ()):
+        getattr(_cupy(), ufunc.__name__).at(a, index, values)
+        return
+    host = to_device(a, CPU)
+    ufunc.at(host, _index_on_host(index), to_device(values, CPU) if is_array(values) else values)
+    a[...] = to_device(host, of(a))
+
+
 def time_ms(run, dev):
     """Milliseconds that run() takes on `dev`: on "cuda", CUDA events recorded on CuPy's
     current stream around the work it queues (as cudnnFind times algorithms); elsewhere,

@@ -3014,13 +3014,13 @@ class Tensor:
         batch = (len(qs),) + ranked.shape[:-1] + (1,)
         expanded = ranked.unsqueeze(0).expand(len(qs), *ranked.shape)
         pick = [expanded.gather(-1, Tensor._make(
-            np.broadcast_to(i.astype(np.int64), batch, subok=True).copy())) for i in (low, high)]
-        w = Tensor._make(np.broadcast_to(weight.astype(self.dtype), batch, subok=True).copy())
+            devices.broadcast_to(i.astype(np.int64), batch).copy())) for i in (low, high)]
+        w = Tensor._make(devices.broadcast_to(weight.astype(self.dtype), batch).copy())
         out = pick[0] + (pick[1] - pick[0]) * w  # the lower element exactly where w is 0
         out = out.squeeze(-1)
         # a row with a NaN gives NaN (quantile), as does a row of NaNs only (nanquantile)
         bad = (nans > 0) if not ignore_nan else (valid == 0)
-        out = where(Tensor._make(np.broadcast_to(bad[..., 0], out.shape[1:], subok=True).copy()),
+        out = where(Tensor._make(devices.broadcast_to(bad[..., 0], out.shape[1:]).copy()),
                     float("nan"), out)
         if keepdim:
             if dim is None:

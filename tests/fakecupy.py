@@ -956,8 +956,9 @@ class ndarray:
             return NotImplemented
         if uf.__name__ not in _UFUNC_NAMES:
             return NotImplemented
-        checked = inputs[:1] + inputs[2:] if method == "at" else inputs  # at's indices: any index
-        for x in checked + tuple(outs):
+        # every input, at's indices too: a tuple of indices (NumPy's form for several axes)
+        # is neither array nor scalar, so NumPy's ufunc.at on a tuple is refused, as CuPy's is
+        for x in inputs + tuple(outs):
             if not (isinstance(x, (ndarray, _np.ndarray)) or type(x) in _SCALAR_TYPES):
                 return NotImplemented
         if uf.__name__ in ("greater", "greater_equal", "less", "less_equal", "equal",
@@ -1105,6 +1106,11 @@ def _index(x, parents):
     return x._a if isinstance(x, ndarray) else x
 
 
+_AT_DTYPES = {"add": ("int32", "float16", "float32", "float64", "uint32", "uint64"),
+              "maximum": ("int32", "float32", "float64", "uint32", "uint64"),
+              "minimum": ("int32", "float32", "float64", "uint32", "uint64")}
+
+
 class ufunc:
     """A CuPy ufunc: device arrays, Python scalars and NumPy scalars only."""
 
@@ -1149,6 +1155,13 @@ class ufunc:
         return self._apply("outer", (a, b), kwargs)
 
     def at(self, a, indices, b=None):
+        """CuPy's scatter kernels: add, maximum and minimum only, of the dtypes CuPy's
+        atomics take (no int64 addition, no float16 maximum)."""
+        dtypes = _AT_DTYPES.get(self.__name__)
+        if dtypes is None:
+            raise NotImplementedError(f"`cupy_{self.__name__}.at` is not supported yet")
+        if isinstance(a, ndarray) and a.dtype.name not in dtypes:
+            raise TypeError(f"cupy.{self.__name__}.at only supports {', '.join(dtypes)} as data type")
         args = (a, indices) if b is None else (a, indices, b)
         self._apply("at", args, {}, [_operand, _index, _operand])
 
@@ -1162,6 +1175,8 @@ def _keep(x, parents):
 
 def _forward(f, name):
     def function(*args, **kwargs):
+        if "subok" in kwargs:  # NumPy's subok is no parameter of CuPy's functions
+            raise TypeError(f"{name}() got an unexpected keyword argument 'subok'")
         if kwargs.get("dtype") is not None:
             _dtype(kwargs["dtype"])
         parents = []

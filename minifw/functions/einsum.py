@@ -140,8 +140,8 @@ class Einsum(Function):
             grad = _einsum([output] + others, present,
                            [g] + [a for j, a in enumerate(saved) if j != i])
             if present != unique:  # letters only this operand has: summed, so the gradient spreads
-                grad = np.broadcast_to(grad.reshape([sizes[c] if c in present else 1 for c in unique]),
-                                       tuple(sizes[c] for c in unique), subok=True).copy()
+                grad = devices.broadcast_to(grad.reshape([sizes[c] if c in present else 1 for c in unique]),
+                                            tuple(sizes[c] for c in unique)).copy()
             if unique != term:  # a repeated letter: the gradient lies on the diagonal
                 full = devices.zeros(tuple(sizes[c] for c in term), g.dtype, devices.of(g))
                 full[diagonal(sizes)] = grad
@@ -177,4 +177,4 @@ class Einsum(Function):
 def _expanded(a, term, sizes):
     """An operand broadcast to the sizes of its letters (a view)."""
     shape = tuple(sizes[c] for c in term)
-    return a if a.shape == shape else np.broadcast_to(a, shape, subok=True)
+    return a if a.shape == shape else devices.broadcast_to(a, shape)

@@ -30,7 +30,7 @@ class EmbeddingLookup(Function):
             dw = devices.zeros(shape, g.dtype, devices.of(g))
             if devices.of(dw).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
                 backends.alert_not_deterministic("EmbeddingLookup.backward on 'cuda'")
-            np.add.at(dw, flat, g)  # a row picked k times gets k contributions
+            devices.ufunc_at(np.add, dw, flat, g)  # a row picked k times gets k contributions
         if padding_idx is not None:
             dw[padding_idx] = 0
         return dw

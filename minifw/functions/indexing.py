@@ -45,7 +45,7 @@ def _picking(name, where, doc):
         dx = devices.zeros(shape, g.dtype, devices.of(g))
         if devices.of(dx).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
             backends.alert_not_deterministic(name + ".backward on 'cuda'")
-        np.add.at(dx, where(index, dim), g)
+        devices.ufunc_at(np.add, dx, where(index, dim), g)
         return dx, None
 
     def backward_graph(ctx, g):
@@ -75,7 +75,7 @@ class Scatter(Function):
         if accumulate:
             if devices.of(out).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
                 backends.alert_not_deterministic("scatter_add on 'cuda'")
-            np.add.at(out, where, values)
+            devices.ufunc_at(np.add, out, where, values)
         else:
             out[where] = values  # of repeated places one value wins, as PyTorch leaves it open
         ctx.save_for_backward(index)
@@ -159,7 +159,7 @@ class IndexAdd(Function):
         out = a if inplace else a.copy()
         if devices.of(out).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
             backends.alert_not_deterministic("index_add on 'cuda'")
-        np.add.at(out, _leading(index, dim), src if alpha == 1 else src * alpha)
+        devices.ufunc_at(np.add, out, _leading(index, dim), src if alpha == 1 else src * alpha)
         ctx.save_for_backward(index)
         ctx.args = dim, alpha
         return out

@@ -164,7 +164,7 @@ class AdaptiveMaxPooling2D(Function):
         if devices.of(dx).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
             backends.alert_not_deterministic("AdaptiveMaxPooling2D.backward on 'cuda'")
         # windows overlap: an input may be the maximum of several, so contributions add
-        np.add.at(dx, (planes, indices.reshape(n * c, -1)), dy.reshape(n * c, -1))
+        devices.ufunc_at(np.add, dx, (planes, indices.reshape(n * c, -1)), dy.reshape(n * c, -1))
         return dx.reshape(n, c, h, w)
 
     @staticmethod

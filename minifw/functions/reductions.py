@@ -14,7 +14,7 @@ def _expand_reduced(g, in_shape, axes, keepdim):
     """Broadcast the gradient of a reduction over `axes` back to the input shape."""
     if not keepdim and axes is not None:
         g = np.expand_dims(g, axes)
-    return np.broadcast_to(g, in_shape, subok=True)  # subok: stay a CudaSimArray
+    return devices.broadcast_to(g, in_shape)
 
 
 def _expand_reduced_graph(g, in_shape, axes, keepdim):
@@ -295,7 +295,7 @@ class CumulativeExtreme(Function):
         dx = devices.zeros(shape, g.dtype, devices.of(g))
         if devices.of(dx).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
             backends.alert_not_deterministic("cummax/cummin backward on 'cuda'")
-        np.add.at(dx, along(indices, dim), g)  # an element may stay the extreme for many steps
+        devices.ufunc_at(np.add, dx, along(indices, dim), g)  # an element may stay the extreme for many steps
         return dx
 
     @staticmethod

@@ -41,7 +41,7 @@ class Expand(Function):
     @staticmethod
     def forward(ctx, a, *, shape):
         ctx.shape = a.shape
-        return np.broadcast_to(a, shape, subok=True)  # a view, on a's device
+        return devices.broadcast_to(a, shape)  # a view, on a's device
 
     @staticmethod
     def backward(ctx, g):
@@ -206,7 +206,7 @@ def _scatter(g, shape, index):
     else:
         if devices.of(dx).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
             backends.alert_not_deterministic("Index.backward (advanced indexing) on 'cuda'")
-        np.add.at(dx, _index_on(index, devices.of(g)), g)  # an element may be picked several times
+        devices.ufunc_at(np.add, dx, _index_on(index, devices.of(g)), g)  # an element may be picked several times
     return dx
 
 
@@ -464,7 +464,7 @@ class Padding(Function):
             if (devices.of(dx).type == "cuda" and backends.are_deterministic_algorithms_enabled()
                     and bool((np.bincount(src[keep]) > 1).any())):
                 backends.alert_not_deterministic("Padding.backward (reflect, replicate, circular) on 'cuda'")
-            np.add.at(dx, (slice(None),) * axis + (src[keep],), np.compress(keep, g, axis=axis))
+            devices.ufunc_at(np.add, dx, (slice(None),) * axis + (src[keep],), np.compress(keep, g, axis=axis))
             g = dx
         return g
 
