@@ -42,11 +42,12 @@ constexpr int kRegM = kTileM / kTileThreadsY, kRegN = kTileN / kTileThreadsX;
 constexpr int kTileThreads = kTileThreadsX * kTileThreadsY;
 
 template <typename T, typename Op>
-__global__ void __launch_bounds__(kTileThreads) tiled_gemm(Op op) {
+__global__ void __launch_bounds__(kTileThreads) tiled_gemm(Op op, bool cols_on_x) {
   __shared__ T a_tile[kTileK][kTileM + 1];  // k-major; +1 keeps the column writes off one bank
   __shared__ T b_tile[kTileK][kTileN];
   const int64_t g = blockIdx.z, M = op.rows(), N = op.cols(), K = op.depth();
-  const int64_t row0 = int64_t(blockIdx.x) * kTileM, col0 = int64_t(blockIdx.y) * kTileN;
+  const int64_t row0 = int64_t(cols_on_x ? blockIdx.y : blockIdx.x) * kTileM;
+  const int64_t col0 = int64_t(cols_on_x ? blockIdx.x : blockIdx.y) * kTileN;
   const int tid = threadIdx.y * kTileThreadsX + threadIdx.x;
   const bool a_k_fast = op.a_depth_fastest(), b_n_fast = op.b_cols_fastest();
   T acc[kRegM][kRegN] = {};
@@ -93,13 +94,14 @@ constexpr int kFragsM = kWarpM / kWmmaM, kFragsN = kWarpN / kWmmaN;
 constexpr int kLdA = kTileK + 4, kLdB = kTileN + 4, kLdC = kTileN + 4;
 
 template <typename Op>
-__global__ void __launch_bounds__(kTf32Threads) tiled_gemm_tf32(Op op) {
+__global__ void __launch_bounds__(kTf32Threads) tiled_gemm_tf32(Op op, bool cols_on_x) {
   using namespace nvcuda;
   alignas(32) __shared__ float a_tile[kTileM * kLdA];  // row-major (row, k)
   alignas(32) __shared__ float b_tile[kTileK * kLdB];  // row-major (k, col)
   alignas(32) __shared__ float c_tile[kTileM * kLdC];  // the block's accumulators, on their way to Op::store
   const int64_t g = blockIdx.z, M = op.rows(), N = op.cols(), K = op.depth();
-  const int64_t row0 = int64_t(blockIdx.x) * kTileM, col0 = int64_t(blockIdx.y) * kTileN;
+  const int64_t row0 = int64_t(cols_on_x ? blockIdx.y : blockIdx.x) * kTileM;
+  const int64_t col0 = int64_t(cols_on_x ? blockIdx.x : blockIdx.y) * kTileN;
   const int tid = threadIdx.x, warp = tid / 32;
   const int warp_row = (warp / 2) * kWarpM, warp_col = (warp % 2) * kWarpN;
   const bool a_k_fast = op.a_depth_fastest(), b_n_fast = op.b_cols_fastest();
@@ -146,24 +148,30 @@ __global__ void __launch_bounds__(kTf32Threads) tiled_gemm_tf32(Op op) {
   }
 }
 
-// Launches tiled_gemm for op's M x N result in each of `groups` products; with
+// Launches tiled_gemm for op's M x N result in each of `groups` products (the kernel
+// reads which of grid x and y walks the columns from cols_on_x); with
 // `tf32` and T float, tiled_gemm_tf32 (named `name` + "_tf32") instead.
 template <typename T, typename Op>
 void launch_tiled_gemm(const char* name, const Op& op, int64_t M, int64_t N, int64_t groups, cudaStream_t stream,
                        bool tf32 = false) {
   if (M == 0 || N == 0 || groups == 0) return;
   const int64_t row_tiles = (M + kTileM - 1) / kTileM, col_tiles = (N + kTileN - 1) / kTileN;
-  if (row_tiles > 2147483647 || col_tiles > 65535 || groups > 65535)
+  // The more numerous tiles go on grid x (up to 2^31 - 1 blocks; y and z take 65535):
+  // the columns of a convolution's product span every pixel of the batch.
+  const bool cols_on_x = col_tiles > row_tiles;
+  const int64_t x_tiles = cols_on_x ? col_tiles : row_tiles, y_tiles = cols_on_x ? row_tiles : col_tiles;
+  if (x_tiles > 2147483647 || y_tiles > 65535 || groups > 65535)
     throw std::invalid_argument(std::string(name) + ": a " + std::to_string(M) + " x " + std::to_string(N) +
                                 " product in " + std::to_string(groups) + " groups is over the grid's limits");
-  const dim3 grid(static_cast<unsigned>(row_tiles), static_cast<unsigned>(col_tiles), static_cast<unsigned>(groups));
+  const dim3 grid(static_cast<unsigned>(x_tiles), static_cast<unsigned>(y_tiles), static_cast<unsigned>(groups));
   if constexpr (std::is_same<T, float>::value) {
     if (tf32) {
-      launch((std::string(name) + "_tf32").c_str(), tiled_gemm_tf32<Op>, grid, dim3(kTf32Threads), 0, stream, op);
+      launch((std::string(name) + "_tf32").c_str(), tiled_gemm_tf32<Op>, grid, dim3(kTf32Threads), 0, stream, op,
+             cols_on_x);
       return;
     }
   }
-  launch(name, tiled_gemm<T, Op>, grid, dim3(kTileThreadsX, kTileThreadsY), 0, stream, op);
+  launch(name, tiled_gemm<T, Op>, grid, dim3(kTileThreadsX, kTileThreadsY), 0, stream, op, cols_on_x);
 }
 
 // Plain row-major matrices: C = alpha * op(A) * op(B) + beta * C (gemm.cu's GEMM, and

@@ -6,7 +6,7 @@ import pytest
 
 from minifw import _native, backends, ops
 from reference import assert_within_bound, gemm_ref, tolerance
-from targets import assert_on, place, host
+from targets import assert_on, host, kernel_devices, place
 
 DTYPES = [np.float32, np.float64]
 DTYPE_IDS = ["float32", "float64"]
@@ -112,6 +112,19 @@ def test_beta_zero_ignores_what_c_held(target, dtype):
     c = place(target, np.full((13, 29), np.nan, dtype))
     ops.gemm(*place(target, a, b), c, alpha=2.0, beta=0.0)
     check(c, a, b, None, False, False, 2.0, 0.0, dtype)
+
+
+@pytest.mark.parametrize("device", kernel_devices())
+@pytest.mark.parametrize("trans_b", [False, True], ids=["b", "bT"])
+def test_more_column_tiles_than_grid_y_takes(device, trans_b):
+    # 65,537 tiles of 64 columns: past the 65,535 blocks of grid y, so the kernel walks
+    # columns along grid x (as in AlexNet conv1's data gradient, 3 x N*227*227)
+    m, n, k = 3, 64 * 65536 + 1, 2
+    a, b, c = operands(m, n, k, np.float32, False, trans_b, seed=3)
+    c[:, ::7] = np.nan  # beta 0: C is not read
+    out = place(device, c)
+    ops.gemm(*place(device, a, b), out, trans_b=trans_b, alpha=1.5)
+    check(out, a, b, None, False, trans_b, 1.5, 0.0, np.float32, what=f"{device} {m}x{n}x{k}")
 
 
 @pytest.mark.parametrize("alpha,beta", [(1.0, 0.0), (2.0, 0.5)])
