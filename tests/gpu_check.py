@@ -42,8 +42,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_sanitizers import CUDASIM_FILES  # noqa: E402  (the kernel families' test files)
 
 # The GPU's tests: those on device "cuda" (the GPU here), not those on the emulator, nor the
 # tests of the CuPy stand-in (which the folder tests/cuda would bring in).
@@ -56,7 +54,6 @@ SANITIZE_SELECTION = (
     " and not (test_gemm.py and not (17x33x9 or 97x113x131 or 1x1x1 or 255x1x257))"
     " and not (test_sgd_step_matches and not (seventeen or matrix_31x33))"
     " and not (test_cross_entropy_matches and not mean)")
-KERNEL_TEST_FILES = [f for f in CUDASIM_FILES if "test_cudasim" not in f]
 RACE_TEST_FILES = ["tests/ops/test_conv.py", "tests/ops/test_rnn.py"]
 BENCH = [("lenet", 64, 20), ("alexnet", 128, 6), ("charlstm", 32, 10)]  # model, batch, iterations
 
@@ -64,8 +61,19 @@ BENCH = [("lenet", 64, 20), ("alexnet", 128, 6), ("charlstm", 32, 10)]  # model,
 # run: the most wanted first, sized so that a 10-minute command gets through them all when
 # the machine is quick, and through the first ones when it is not.
 LIMITS = {"environment": 30, "build": 240, "tests": 150, "bench": 150, "memcheck": 90,
-          "layers": 90, "racecheck": 60}
+          "layers": 90, "racecheck": 120}
 STEPS = list(LIMITS)
+
+
+def _kernel_test_files():
+    """The kernel families' test files (those the emulator's sanitizer run takes), less the
+    emulator's own. Read from tests/test_sanitizers.py, which imports minifw: so only once
+    the build step has built its extension, never when this script starts."""
+    for path in (str(ROOT), str(ROOT / "tests")):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    from test_sanitizers import CUDASIM_FILES
+    return [f for f in CUDASIM_FILES if "test_cudasim" not in f]
 
 
 def _python_with_plain_cupy_allocations(pytest_args):
@@ -120,7 +128,7 @@ def commands(step, outdir, jobs):
                                     "--json", str(outdir / f"bench_{model}.json")], {})
                 for model, batch, iterations in BENCH]
     if step in ("memcheck", "racecheck"):
-        files = KERNEL_TEST_FILES if step == "memcheck" else RACE_TEST_FILES
+        files = _kernel_test_files() if step == "memcheck" else RACE_TEST_FILES
         sanitizer = ["compute-sanitizer", "--tool", step, "--error-exitcode", "97", "--target-processes", "all"]
         return [(f"compute-sanitizer {step}",
                  sanitizer + _python_with_plain_cupy_allocations(_pytest_args(files, SANITIZE_SELECTION, "-x")), {})]

@@ -47,10 +47,21 @@ def test_the_build_targets_this_gpu_and_the_benches_write_json(tmp_path, monkeyp
         str(tmp_path / f"bench_{model}.json") for model, _, _ in gpu_check.BENCH]
 
 
+def test_the_script_starts_before_minifw_is_built():
+    # On a fresh machine the build step makes the extension: nothing before it may import
+    # minifw (None in sys.modules makes every import of it fail)
+    code = ("import sys, runpy; sys.modules['minifw'] = None; "
+            f"g = runpy.run_path({str(gpu_check.ROOT / 'tests' / 'gpu_check.py')!r}, run_name='gpu_check'); "
+            "print(g['STEPS'])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and "environment" in done.stdout, done.stderr[-2000:]
+
+
 def test_the_sanitizers_select_kernel_tests_on_the_gpu(tmp_path):
-    selected = _collected(gpu_check.KERNEL_TEST_FILES, gpu_check.SANITIZE_SELECTION, tmp_path)
+    kernel_files = gpu_check._kernel_test_files()
+    selected = _collected(kernel_files, gpu_check.SANITIZE_SELECTION, tmp_path)
     files = {line.split("::")[0] for line in selected}
-    assert files == set(gpu_check.KERNEL_TEST_FILES), set(gpu_check.KERNEL_TEST_FILES) - files
+    assert files == set(kernel_files), set(kernel_files) - files
     assert 100 < len(selected) < 800, len(selected)
     assert not [line for line in selected if "cudasim" in line or "emulator" in line]
     assert not [line for line in selected if "float64" in line and "test_tf32.py" not in line]
