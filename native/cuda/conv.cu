@@ -308,7 +308,7 @@ template <typename T>
 void gemm_on(cudaStream_t stream, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda,
              const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   const MatrixProduct<T> op{M, N, K, ta, tb, a, lda, b, ldb, c, ldc, T(1), beta};
-  launch_tiled_gemm<T>("gemm_tiled", op, M, N, 1, stream, tf32_allowed(Tf32Use::conv));
+  launch_tiled_gemm<T>("gemm_tiled", op, M, N, K, 1, stream, tf32_allowed(Tf32Use::conv));
 }
 
 void refuse_unsupported(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
@@ -346,7 +346,7 @@ void conv_forward(ConvAlgo algo, const ConvShape& shape, const T* x, const T* w,
   const Geometry s = geometry(shape);
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   if (algo == ConvAlgo::implicit_gemm) {
-    launch_tiled_gemm<T>("conv_implicit_forward", ImplicitForward<T>{s, x, w, bias, y}, s.Kg, s.N * s.P, shape.groups,
+    launch_tiled_gemm<T>("conv_implicit_forward", ImplicitForward<T>{s, x, w, bias, y}, s.Kg, s.N * s.P, s.CgRS, shape.groups,
                          stream, tf32_allowed(Tf32Use::conv));
     return;
   }
@@ -354,7 +354,7 @@ void conv_forward(ConvAlgo algo, const ConvShape& shape, const T* x, const T* w,
     const DirectLayout d = direct_layout(shape, ConvDir::forward);
     T* xq = static_cast<T*>(workspace);
     direct_pad(d, x, xq, stream);
-    launch_tiled_gemm<T>("conv_direct_forward", DirectProduct<T>{d, xq, w, bias, y, false, s.Kg, s.Cg}, d.m, d.J,
+    launch_tiled_gemm<T>("conv_direct_forward", DirectProduct<T>{d, xq, w, bias, y, false, s.Kg, s.Cg}, d.m, d.J, d.kdim,
                          shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
@@ -379,7 +379,7 @@ void conv_backward_data(ConvAlgo algo, const ConvShape& shape, const T* dy, cons
   const Geometry s = geometry(shape);
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   if (algo == ConvAlgo::implicit_gemm) {
-    launch_tiled_gemm<T>("conv_implicit_backward_data", ImplicitBackwardData<T>{s, dy, w, dx}, s.Cg, s.N * s.HW,
+    launch_tiled_gemm<T>("conv_implicit_backward_data", ImplicitBackwardData<T>{s, dy, w, dx}, s.Cg, s.N * s.HW, s.Kg * s.RS,
                          shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
@@ -389,7 +389,7 @@ void conv_backward_data(ConvAlgo algo, const ConvShape& shape, const T* dy, cons
     direct_pad(d, dy, xq, stream);
     launch_tiled_gemm<T>("conv_direct_backward_data",
                          DirectProduct<T>{d, xq, w, static_cast<const T*>(nullptr), dx, true, s.Kg, s.Cg}, d.m, d.J,
-                         shape.groups, stream, tf32_allowed(Tf32Use::conv));
+                         d.kdim, shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
   T* col = static_cast<T*>(workspace);
@@ -410,7 +410,7 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& shape, const T* x, con
   const Geometry s = geometry(shape);
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   if (algo == ConvAlgo::implicit_gemm) {
-    launch_tiled_gemm<T>("conv_implicit_backward_filter", ImplicitBackwardFilter<T>{s, x, dy, dw}, s.Kg, s.CgRS,
+    launch_tiled_gemm<T>("conv_implicit_backward_filter", ImplicitBackwardFilter<T>{s, x, dy, dw}, s.Kg, s.CgRS, s.N * s.P,
                          shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
@@ -418,7 +418,7 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& shape, const T* x, con
     const DirectLayout d = direct_layout(shape, ConvDir::backward_filter);
     T* xq = static_cast<T*>(workspace);
     direct_pad(d, x, xq, stream);
-    launch_tiled_gemm<T>("conv_direct_backward_filter", DirectFilter<T>{d, xq, dy, dw, s.K}, d.m, d.kdim,
+    launch_tiled_gemm<T>("conv_direct_backward_filter", DirectFilter<T>{d, xq, dy, dw, s.K}, d.m, d.kdim, d.J,
                          shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }

@@ -13,7 +13,7 @@ template <typename T>
 void gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* a, int64_t lda, const T* b,
           int64_t ldb, T beta, T* c, int64_t ldc, void* stream) {
   const MatrixProduct<T> op{M, N, K, trans_a, trans_b, a, lda, b, ldb, c, ldc, alpha, beta};
-  launch_tiled_gemm<T>("gemm_tiled", op, M, N, 1, static_cast<cudaStream_t>(stream),
+  launch_tiled_gemm<T>("gemm_tiled", op, M, N, K, 1, static_cast<cudaStream_t>(stream),
                        tf32_allowed(Tf32Use::matmul));
 }
 

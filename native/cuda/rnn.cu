@@ -464,7 +464,7 @@ void rnn_backward_weights(const RnnShape& s, const T* x, const T* reserve, const
       gemm<T>(true, false, GH, I, steps, T(1), r.dgates, GH, x_in, I, T(1), dwt.w_ih, I, stream);
       const PrevState<T> prev{h0 + (l * s.dirs + d) * NH, out + d * H, lengths, s.T, s.N, H, DH, d};
       launch_tiled_gemm<T>("rnn_weight_grad_hh", RecurrentWeightGrad<T>{GH, H, steps, s.N, r.dgates_h, prev, dwt.w_hh},
-                           GH, H, 1, stream);
+                           GH, H, steps, 1, stream);
       if (s.bias) {
         const int64_t col_blocks = (GH + kSumColumns - 1) / kSumColumns;
         launch("rnn_bias_grad", bias_grad_kernel<T>, dim3(unsigned(col_blocks), 2), dim3(kSumColumns, kSumRowThreads),

@@ -29,6 +29,7 @@
 #include <type_traits>
 
 #include "common.cuh"
+#include "memory.h"
 #ifdef __CUDACC__
 #include <mma.h>  // the emulator's nvcuda::wmma comes with cudasim.h
 #endif
@@ -148,12 +149,87 @@ __global__ void __launch_bounds__(kTf32Threads) tiled_gemm_tf32(Op op, bool cols
   }
 }
 
+// ---- split-K ---------------------------------------------------------------------------
+// A product with few tiles of C and a long K (a convolution's filter gradient: K x CRS
+// tiles, K running over every pixel of the batch) would leave most of the GPU idle, one
+// block walking all of K. Split, it is `splits` products over consecutive K ranges
+// (grid z = split * groups + group), each block storing its partial tile to a workspace;
+// a second kernel sums each element's partials in split order (the same result on every
+// run) and hands the sum to Op::store, so scaling, bias and beta apply once, as unsplit.
+constexpr int64_t kSplitBelowBlocks = 128;  // fewer blocks than a large GPU has multiprocessors
+constexpr int64_t kSplitTargetBlocks = 256;
+constexpr int64_t kSplitMinDepth = 256;  // K per split at least: 16 steps of kTileK
+
+// How many K ranges to split op's product into: 1 where it has blocks enough or K is short.
+inline int64_t split_count(int64_t blocks, int64_t K, int64_t groups) {
+  if (blocks >= kSplitBelowBlocks || K < 2 * kSplitMinDepth) return 1;
+  int64_t splits = (kSplitTargetBlocks + blocks - 1) / blocks;
+  if (splits > K / kSplitMinDepth) splits = K / kSplitMinDepth;
+  if (splits > 65535 / groups) splits = 65535 / groups;
+  return splits < 1 ? 1 : splits;
+}
+
+// Op over one K range per split, its tiles stored to `partial` ([split][group][M][N]).
+template <typename T, typename Op>
+struct SplitDepth {
+  Op op;
+  int64_t groups, K, chunk, M, N;
+  T* partial;
+
+  __device__ int64_t rows() const { return M; }
+  __device__ int64_t cols() const { return N; }
+  __device__ int64_t depth() const { return chunk; }
+  __device__ bool a_depth_fastest() const { return op.a_depth_fastest(); }
+  __device__ bool b_cols_fastest() const { return op.b_cols_fastest(); }
+  __device__ T load_a(int64_t z, int64_t r, int64_t k) const {
+    const int64_t gk = (z / groups) * chunk + k;
+    return gk < K ? op.load_a(z % groups, r, gk) : T(0);
+  }
+  __device__ T load_b(int64_t z, int64_t k, int64_t n) const {
+    const int64_t gk = (z / groups) * chunk + k;
+    return gk < K ? op.load_b(z % groups, gk, n) : T(0);
+  }
+  __device__ void store(int64_t z, int64_t r, int64_t n, T acc) const { partial[(z * M + r) * N + n] = acc; }
+};
+
+template <typename T, typename Op>
+__global__ void split_depth_sum(Op op, const T* partial, int64_t splits, int64_t groups, int64_t M, int64_t N) {
+  const int64_t MN = M * N, total = groups * MN, stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    T sum = partial[i];  // split 0
+    for (int64_t s = 1; s < splits; ++s) sum += partial[s * total + i];
+    op.store(i / MN, (i % MN) / N, i % N, sum);
+  }
+}
+
+template <typename T, typename Op>
+void launch_tiles(const char* name, const Op& op, int64_t M, int64_t N, int64_t groups, cudaStream_t stream,
+                  bool tf32);
+
+// The tiled product over `splits` K ranges, then their sum (see above).
+template <typename T, typename Op>
+void launch_split_gemm(const char* name, const Op& op, int64_t M, int64_t N, int64_t K, int64_t groups, int64_t splits,
+                       cudaStream_t stream, bool tf32) {
+  int64_t chunk = (K + splits - 1) / splits;
+  chunk = (chunk + kTileK - 1) / kTileK * kTileK;
+  splits = (K + chunk - 1) / chunk;
+  struct Partials {  // freed however the launches end
+    void* p;
+    cudaStream_t stream;
+    ~Partials() { device_free(p, stream); }
+  } partials{device_alloc(size_t(splits * groups * M * N) * sizeof(T), stream), stream};
+  T* partial = static_cast<T*>(partials.p);
+  launch_tiles<T>(name, SplitDepth<T, Op>{op, groups, K, chunk, M, N, partial}, M, N, splits * groups, stream, tf32);
+  launch((std::string(name) + "_split_sum").c_str(), split_depth_sum<T, Op>, elementwise_grid(groups * M * N),
+         dim3(kElementwiseThreads), 0, stream, op, static_cast<const T*>(partial), splits, groups, M, N);
+}
+
 // Launches tiled_gemm for op's M x N result in each of `groups` products (the kernel
 // reads which of grid x and y walks the columns from cols_on_x); with
 // `tf32` and T float, tiled_gemm_tf32 (named `name` + "_tf32") instead.
 template <typename T, typename Op>
-void launch_tiled_gemm(const char* name, const Op& op, int64_t M, int64_t N, int64_t groups, cudaStream_t stream,
-                       bool tf32 = false) {
+void launch_tiles(const char* name, const Op& op, int64_t M, int64_t N, int64_t groups, cudaStream_t stream,
+                  bool tf32) {
   if (M == 0 || N == 0 || groups == 0) return;
   const int64_t row_tiles = (M + kTileM - 1) / kTileM, col_tiles = (N + kTileN - 1) / kTileN;
   // The more numerous tiles go on grid x (up to 2^31 - 1 blocks; y and z take 65535):
@@ -172,6 +248,20 @@ void launch_tiled_gemm(const char* name, const Op& op, int64_t M, int64_t N, int
     }
   }
   launch(name, tiled_gemm<T, Op>, grid, dim3(kTileThreadsX, kTileThreadsY), 0, stream, op, cols_on_x);
+}
+
+// op's product, M x N over depth K (op.depth()), in each of `groups` products: split
+// along K where it has few tiles and a long K (split_count), else one launch.
+template <typename T, typename Op>
+void launch_tiled_gemm(const char* name, const Op& op, int64_t M, int64_t N, int64_t K, int64_t groups,
+                       cudaStream_t stream, bool tf32 = false) {
+  if (M == 0 || N == 0 || groups == 0) return;
+  const int64_t blocks = ((M + kTileM - 1) / kTileM) * ((N + kTileN - 1) / kTileN) * groups;
+  const int64_t splits = split_count(blocks, K, groups);
+  if (splits > 1)
+    launch_split_gemm<T>(name, op, M, N, K, groups, splits, stream, tf32);
+  else
+    launch_tiles<T>(name, op, M, N, groups, stream, tf32);
 }
 
 // Plain row-major matrices: C = alpha * op(A) * op(B) + beta * C (gemm.cu's GEMM, and

@@ -127,6 +127,22 @@ def test_more_column_tiles_than_grid_y_takes(device, trans_b):
     check(out, a, b, None, False, trans_b, 1.5, 0.0, np.float32, what=f"{device} {m}x{n}x{k}")
 
 
+@pytest.mark.parametrize("device", kernel_devices())
+@pytest.mark.parametrize("alpha,beta", [(1.0, 0.0), (-2.0, 0.5)])
+@pytest.mark.parametrize("size", [(5, 7, 5000), (1, 1, 513), (70, 130, 2048), (3, 200, 1111)], ids=size_id)
+@pytest.mark.parametrize("trans", TRANSPOSES, ids=TRANS_IDS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_few_tiles_over_a_long_k_split_along_k(device, dtype, trans, size, alpha, beta):
+    # Fewer than 128 tiles of C and K of 512 or more: the GPU kernel sums K ranges computed
+    # by separate blocks, then scales, adds beta * C and stores once per element
+    a, b, c = operands(*size, dtype, *trans, seed=11)
+    if beta == 0.0:
+        c[:] = np.nan  # not read
+    out = place(device, c)
+    ops.gemm(*place(device, a, b), out, trans_a=trans[0], trans_b=trans[1], alpha=alpha, beta=beta)
+    check(out, a, b, None if beta == 0.0 else c, *trans, alpha, beta, dtype, what=f"{device} {size}")
+
+
 @pytest.mark.parametrize("alpha,beta", [(1.0, 0.0), (2.0, 0.5)])
 @pytest.mark.parametrize("size", [(37, 25, 19), (300, 70, 130)], ids=size_id)
 @pytest.mark.parametrize("trans", TRANSPOSES, ids=TRANS_IDS)
