@@ -323,7 +323,7 @@ def conv_algorithms(model, x):
                                                  stride=layer.stride, padding=layer.padding,
                                                  dilation=layer.dilation, groups=layer.groups,
                                                  dtype=out.dtype)
-                chosen[name] = {d: minifw.ops.conv_algorithm(problem, d)
+                chosen[name] = {d: minifw.ops.conv_algorithm(problem, d, device=out.device)
                                 for d in minifw.ops.conv.DIRECTIONS}
             out = layer(out)
             out = out[0] if isinstance(out, tuple) else out
