@@ -39,45 +39,74 @@ namespace MINIFW_CUDA_NS {
 
 constexpr int kTileM = 64, kTileN = 64, kTileK = 16;
 constexpr int kTileThreadsX = 16, kTileThreadsY = 16;
-constexpr int kRegM = kTileM / kTileThreadsY, kRegN = kTileN / kTileThreadsX;
 constexpr int kTileThreads = kTileThreadsX * kTileThreadsY;
+// From this many 128 x 128 tiles (about two per multiprocessor of a large GPU), the
+// kernel with 8 x 8 registers per thread (half the shared-memory reads per FMA);
+// below, 64 x 64 tiles keep more blocks in flight.
+constexpr int64_t kLargeTileBlocks = 256;
 
-template <typename T, typename Op>
+// Reg x Reg results per thread, 16 x 16 threads: a (16 Reg) x (16 Reg) tile of C, and a
+// step along K of 1024 / (16 Reg) (16 for Reg 4, 8 for Reg 8), so that each operand's
+// tile is 1,024 elements, 4 per thread. Two shared buffers per operand: the next step's
+// elements are fetched into registers before this step's FMAs and stored to the other
+// buffer after them, one barrier per step.
+template <typename T, typename Op, int Reg>
 __global__ void __launch_bounds__(kTileThreads) tiled_gemm(Op op, bool cols_on_x) {
-  __shared__ T a_tile[kTileK][kTileM + 1];  // k-major; +1 keeps the column writes off one bank
-  __shared__ T b_tile[kTileK][kTileN];
+  constexpr int TM = kTileThreadsY * Reg, TN = kTileThreadsX * Reg, TK = 1024 / TM;
+  constexpr int kLoads = TM * TK / kTileThreads;
+  // k-major; +1: a column written by neighbouring threads (k fastest) spreads over banks
+  __shared__ T a_tile[2][TK][TM + 1];
+  __shared__ T b_tile[2][TK][TN + 1];
   const int64_t g = blockIdx.z, M = op.rows(), N = op.cols(), K = op.depth();
-  const int64_t row0 = int64_t(cols_on_x ? blockIdx.y : blockIdx.x) * kTileM;
-  const int64_t col0 = int64_t(cols_on_x ? blockIdx.x : blockIdx.y) * kTileN;
+  const int64_t row0 = int64_t(cols_on_x ? blockIdx.y : blockIdx.x) * TM;
+  const int64_t col0 = int64_t(cols_on_x ? blockIdx.x : blockIdx.y) * TN;
   const int tid = threadIdx.y * kTileThreadsX + threadIdx.x;
   const bool a_k_fast = op.a_depth_fastest(), b_n_fast = op.b_cols_fastest();
-  T acc[kRegM][kRegN] = {};
-  for (int64_t k0 = 0; k0 < K; k0 += kTileK) {
-    for (int i = tid; i < kTileM * kTileK; i += kTileThreads) {
-      const int r = a_k_fast ? i / kTileK : i % kTileM, k = a_k_fast ? i % kTileK : i / kTileM;
-      const int64_t gr = row0 + r, gk = k0 + k;
-      a_tile[k][r] = (gr < M && gk < K) ? op.load_a(g, gr, gk) : T(0);
+  T ra[kLoads], rb[kLoads];
+  // Neighbouring threads read neighbouring addresses: along k or along rows (columns),
+  // whichever the operand stores contiguously.
+  auto fetch = [&](int64_t k0) {
+    for (int l = 0; l < kLoads; ++l) {
+      const int i = tid + l * kTileThreads;
+      const int r = a_k_fast ? i / TK : i % TM, ka = a_k_fast ? i % TK : i / TM;
+      const int n = b_n_fast ? i % TN : i / TK, kb = b_n_fast ? i / TN : i % TK;
+      ra[l] = (row0 + r < M && k0 + ka < K) ? op.load_a(g, row0 + r, k0 + ka) : T(0);
+      rb[l] = (col0 + n < N && k0 + kb < K) ? op.load_b(g, k0 + kb, col0 + n) : T(0);
     }
-    for (int i = tid; i < kTileK * kTileN; i += kTileThreads) {
-      const int n = b_n_fast ? i % kTileN : i / kTileK, k = b_n_fast ? i / kTileN : i % kTileK;
-      const int64_t gn = col0 + n, gk = k0 + k;
-      b_tile[k][n] = (gn < N && gk < K) ? op.load_b(g, gk, gn) : T(0);
+  };
+  auto stash = [&](int buf) {
+    for (int l = 0; l < kLoads; ++l) {
+      const int i = tid + l * kTileThreads;
+      const int r = a_k_fast ? i / TK : i % TM, ka = a_k_fast ? i % TK : i / TM;
+      const int n = b_n_fast ? i % TN : i / TK, kb = b_n_fast ? i / TN : i % TK;
+      a_tile[buf][ka][r] = ra[l];
+      b_tile[buf][kb][n] = rb[l];
     }
+  };
+  T acc[Reg][Reg] = {};
+  fetch(0);
+  stash(0);
+  __syncthreads();
+  int buf = 0;
+  for (int64_t k0 = 0; k0 < K; k0 += TK) {
+    const bool more = k0 + TK < K;
+    if (more) fetch(k0 + TK);  // in flight during the FMAs below
+    for (int k = 0; k < TK; ++k) {
+      T av[Reg], bv[Reg];
+      for (int i = 0; i < Reg; ++i) av[i] = a_tile[buf][k][threadIdx.y + i * kTileThreadsY];
+      for (int j = 0; j < Reg; ++j) bv[j] = b_tile[buf][k][threadIdx.x + j * kTileThreadsX];
+      for (int i = 0; i < Reg; ++i)
+        for (int j = 0; j < Reg; ++j) acc[i][j] += av[i] * bv[j];
+    }
+    if (more) stash(buf ^ 1);  // the buffer every thread finished reading before the last barrier
     __syncthreads();
-    for (int k = 0; k < kTileK; ++k) {
-      T av[kRegM], bv[kRegN];
-      for (int i = 0; i < kRegM; ++i) av[i] = a_tile[k][threadIdx.y + i * kTileThreadsY];
-      for (int j = 0; j < kRegN; ++j) bv[j] = b_tile[k][threadIdx.x + j * kTileThreadsX];
-      for (int i = 0; i < kRegM; ++i)
-        for (int j = 0; j < kRegN; ++j) acc[i][j] += av[i] * bv[j];
-    }
-    __syncthreads();  // the tiles are overwritten next step
+    buf ^= 1;
   }
   // Rows and columns a stride of 16 apart: a warp's stores to one row are contiguous.
-  for (int i = 0; i < kRegM; ++i) {
+  for (int i = 0; i < Reg; ++i) {
     const int64_t r = row0 + threadIdx.y + i * kTileThreadsY;
     if (r >= M) continue;
-    for (int j = 0; j < kRegN; ++j) {
+    for (int j = 0; j < Reg; ++j) {
       const int64_t n = col0 + threadIdx.x + j * kTileThreadsX;
       if (n < N) op.store(g, r, n, acc[i][j]);
     }
@@ -231,7 +260,10 @@ template <typename T, typename Op>
 void launch_tiles(const char* name, const Op& op, int64_t M, int64_t N, int64_t groups, cudaStream_t stream,
                   bool tf32) {
   if (M == 0 || N == 0 || groups == 0) return;
-  const int64_t row_tiles = (M + kTileM - 1) / kTileM, col_tiles = (N + kTileN - 1) / kTileN;
+  const bool on_tf32 = tf32 && std::is_same<T, float>::value;
+  const bool large = !on_tf32 && ((M + 127) / 128) * ((N + 127) / 128) * groups >= kLargeTileBlocks;
+  const int64_t tile = large ? 128 : 64;
+  const int64_t row_tiles = (M + tile - 1) / tile, col_tiles = (N + tile - 1) / tile;
   // The more numerous tiles go on grid x (up to 2^31 - 1 blocks; y and z take 65535):
   // the columns of a convolution's product span every pixel of the batch.
   const bool cols_on_x = col_tiles > row_tiles;
@@ -247,7 +279,11 @@ void launch_tiles(const char* name, const Op& op, int64_t M, int64_t N, int64_t 
       return;
     }
   }
-  launch(name, tiled_gemm<T, Op>, grid, dim3(kTileThreadsX, kTileThreadsY), 0, stream, op, cols_on_x);
+  if (large)
+    launch((std::string(name) + "_128").c_str(), tiled_gemm<T, Op, 8>, grid, dim3(kTileThreadsX, kTileThreadsY), 0,
+           stream, op, cols_on_x);
+  else
+    launch(name, tiled_gemm<T, Op, 4>, grid, dim3(kTileThreadsX, kTileThreadsY), 0, stream, op, cols_on_x);
 }
 
 // op's product, M x N over depth K (op.depth()), in each of `groups` products: split

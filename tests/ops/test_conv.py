@@ -532,6 +532,19 @@ def test_cuda_kernels(direction, case, algo, dtype, device):
     check_direction(case, direction, algo, dtype, with_bias=direction == "forward", device=device)
 
 
+# Many output pixels over few FLOPs: forward and data gradient are products of over 256
+# tiles of 128 (the GPU's kernel with 8 x 8 results per thread), the filter gradient a
+# product of a few tiles over K = 33,282 (split along K)
+WIDE_CASE = Case("wide_129x129_pad1", (2, 2, 129, 129), (3, 2, 3, 3), padding=1)
+
+
+@pytest.mark.parametrize("device", kernel_devices())
+@pytest.mark.parametrize("algo", ["implicit_gemm", "direct", "im2col_gemm"])
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_cuda_kernels_on_many_tiles(direction, algo, device):
+    check_direction(WIDE_CASE, direction, algo, np.float32, with_bias=direction == "forward", device=device)
+
+
 def test_mixed_devices_are_refused():
     d = case_data(CASES_BY_ID["c1_3x3_pad1"], np.float32)
     x = place("cudasim", d["x"])

@@ -128,6 +128,18 @@ def test_more_column_tiles_than_grid_y_takes(device, trans_b):
 
 
 @pytest.mark.parametrize("device", kernel_devices())
+@pytest.mark.parametrize("trans", TRANSPOSES, ids=TRANS_IDS)
+@pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
+def test_many_tiles_take_the_128_tile_kernel(device, dtype, trans):
+    # 17 x 17 tiles of 128 (at least 256): the kernel with 8 x 8 results per thread, its
+    # edges cut at 2,049 and K an odd number of its steps of 8
+    a, b, c = operands(2049, 2049, 27, dtype, *trans, seed=13)
+    out = place(device, c)
+    ops.gemm(*place(device, a, b), out, trans_a=trans[0], trans_b=trans[1], alpha=0.5, beta=-1.0)
+    check(out, a, b, c, *trans, 0.5, -1.0, dtype, what=f"{device} 2049x2049x27")
+
+
+@pytest.mark.parametrize("device", kernel_devices())
 @pytest.mark.parametrize("alpha,beta", [(1.0, 0.0), (-2.0, 0.5)])
 @pytest.mark.parametrize("size", [(5, 7, 5000), (1, 1, 513), (70, 130, 2048), (3, 200, 1111)], ids=size_id)
 @pytest.mark.parametrize("trans", TRANSPOSES, ids=TRANS_IDS)
