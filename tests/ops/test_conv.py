@@ -539,10 +539,11 @@ WIDE_CASE = Case("wide_129x129_pad1", (2, 2, 129, 129), (3, 2, 3, 3), padding=1)
 
 
 @pytest.mark.parametrize("device", kernel_devices())
+@pytest.mark.parametrize("dtype", [np.float32], ids=["float32"])
 @pytest.mark.parametrize("algo", ["implicit_gemm", "direct", "im2col_gemm"])
 @pytest.mark.parametrize("direction", DIRECTIONS)
-def test_cuda_kernels_on_many_tiles(direction, algo, device):
-    check_direction(WIDE_CASE, direction, algo, np.float32, with_bias=direction == "forward", device=device)
+def test_cuda_kernels_on_many_tiles(direction, algo, dtype, device):
+    check_direction(WIDE_CASE, direction, algo, dtype, with_bias=direction == "forward", device=device)
 
 
 def test_mixed_devices_are_refused():

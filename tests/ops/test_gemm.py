@@ -116,7 +116,7 @@ def test_beta_zero_ignores_what_c_held(target, dtype):
 
 @pytest.mark.parametrize("device", kernel_devices())
 @pytest.mark.parametrize("trans_b", [False, True], ids=["b", "bT"])
-def test_more_column_tiles_than_grid_y_takes(device, trans_b):
+def test_cuda_kernel_with_more_column_tiles_than_grid_y_takes(device, trans_b):
     # 65,537 tiles of 64 columns: past the 65,535 blocks of grid y, so the kernel walks
     # columns along grid x (as in AlexNet conv1's data gradient, 3 x N*227*227)
     m, n, k = 3, 64 * 65536 + 1, 2
@@ -130,7 +130,7 @@ def test_more_column_tiles_than_grid_y_takes(device, trans_b):
 @pytest.mark.parametrize("device", kernel_devices())
 @pytest.mark.parametrize("trans", TRANSPOSES, ids=TRANS_IDS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_many_tiles_take_the_128_tile_kernel(device, dtype, trans):
+def test_cuda_kernel_of_128_tiles_on_many_tiles(device, dtype, trans):
     # 17 x 17 tiles of 128 (at least 256): the kernel with 8 x 8 results per thread, its
     # edges cut at 2,049 and K an odd number of its steps of 8
     a, b, c = operands(2049, 2049, 27, dtype, *trans, seed=13)
@@ -144,7 +144,7 @@ def test_many_tiles_take_the_128_tile_kernel(device, dtype, trans):
 @pytest.mark.parametrize("size", [(5, 7, 5000), (1, 1, 513), (70, 130, 2048), (3, 200, 1111)], ids=size_id)
 @pytest.mark.parametrize("trans", TRANSPOSES, ids=TRANS_IDS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
-def test_few_tiles_over_a_long_k_split_along_k(device, dtype, trans, size, alpha, beta):
+def test_cuda_kernel_splits_few_tiles_over_a_long_k(device, dtype, trans, size, alpha, beta):
     # Fewer than 128 tiles of C and K of 512 or more: the GPU kernel sums K ranges computed
     # by separate blocks, then scales, adds beta * C and stores once per element
     a, b, c = operands(*size, dtype, *trans, seed=11)
