@@ -231,8 +231,12 @@ class CudaSimArray(np.ndarray):
         """What the native CUDA entry points read of a "cudasim" array: the CUDA array
         interface (data pointer, shape, strides, type), under a name of the emulator's
         own so that no CUDA library takes this host memory for a GPU's. NumPy's array
-        interface has the same fields."""
-        return self.__array_interface__
+        interface has the same fields, but an empty array has no data pointer (0), as
+        CuPy's empty arrays have none."""
+        interface = self.__array_interface__
+        if self.size == 0:
+            interface = {**interface, "data": (0, interface["data"][1])}
+        return interface
 
 
 def _cupy_ndarray():

@@ -39,9 +39,11 @@ void backward(const std::string& mode, Array<Device> dy, Array<Device> y, py::ob
     xa = array_of<Device>(x);
     xp = in_ptr<T>(xa, n, "x");
   }
-  require(xp || !activation_backward_needs_x(p), "x: required for " + mode + " with this parameter");
+  // x given or not, not its pointer: CuPy's empty arrays have none
+  require(!x.is_none() || !activation_backward_needs_x(p), "x: required for " + mode + " with this parameter");
   T* dxp = out_ptr<T>(dx, n, "dx");
   require_disjoint({{&dx, "dx"}}, {{&dy, "dy"}, {&y, "y"}, {&xa, "x"}});
+  if (n == 0) return;
   void* const stream = Device::stream();
   py::gil_scoped_release release;
   if constexpr (on_cpu<Device>)

@@ -117,6 +117,17 @@ def test_empty_and_zero_d_inputs():
     assert ops.activation_forward(np.full((), -2.0), "relu") == 0.0
 
 
+@pytest.mark.parametrize("mode, params", [("elu", dict(alpha=-1.0)), ("leaky_relu", dict(negative_slope=-0.5)),
+                                          ("tanh", {})])
+def test_empty_backward_on_every_device(target, mode, params):
+    # CuPy's empty arrays have no data pointer: a given x is still given
+    x, dy = place(target, np.zeros((0, 3), np.float32), np.zeros((0, 3), np.float32))
+    y = ops.activation_forward(x, mode, **params)
+    dx = ops.activation_backward(dy, y, mode, x=x, **params)
+    assert_on(target, y, dx)
+    assert dx.shape == (0, 3) and dx.dtype == np.float32
+
+
 # ---- bad input ---------------------------------------------------------------
 
 BAD_CALLS = {
