@@ -269,10 +269,34 @@ def clear_autotune_cache():
     _autotune.clear()
 
 
+def _cuda_heuristic(problem, direction, supported):
+    """The CUDA kernels' choice where gemm_1x1 does not apply, from AlexNet's layers at
+    batch 128 on an H200 (ms, in RESULTS.md):
+
+    - forward: direct at stride 1 (conv2 to conv5: 4.5, 3.4, 2.9, 1.7 against implicit
+      GEMM's 7.4, 4.7, 5.1, 2.7), else implicit_gemm (conv1, stride 4: 4.4 against
+      im2col's 6.5);
+    - backward-data with fewer than 64 input channels per group: im2col_gemm, whose GEMM
+      runs over the output channels, where implicit GEMM's has Cg rows (conv2, Cg 48:
+      7.5 against direct 11.6 and implicit 27.5; conv1, Cg 3: 9.7 against 2,518);
+      else direct at stride 1 (conv3 to conv5: 3.7, 3.3, 2.3 against im2col's 5.7, 6.1,
+      4.9), else im2col_gemm;
+    - backward-filter: implicit_gemm, one product split along the batch's pixels
+      (fastest or within 1.5x of the fastest on every layer)."""
+    cg = problem.w_shape[1]
+    if direction == "backward_filter":
+        return "implicit_gemm"
+    if direction == "backward_data" and cg < 64:
+        return "im2col_gemm"
+    if "direct" in supported:
+        return "direct"
+    return "implicit_gemm" if direction == "forward" else "im2col_gemm"
+
+
 def _heuristic(problem, direction, dev):
-    """The algo="auto" choice without timing. On the CUDA kernels: gemm_1x1 where it
-    applies, else implicit_gemm (no workspace, one launch). On the CPU, from the
-    measurements recorded in benchmarks/RESULTS.md:
+    """The algo="auto" choice without timing. On the CUDA kernels (_cuda_heuristic),
+    from the layer times on an H200 recorded in benchmarks/RESULTS.md. On the CPU, from
+    the measurements recorded there:
 
     - 1x1 unpadded stride-1 layers need no lowering at all: gemm_1x1;
     - 3x3 stride-1 layers with enough channels per group, in and out (the fewer of the
@@ -325,7 +349,7 @@ def _heuristic(problem, direction, dev):
     if "gemm_1x1" in supported:
         return "gemm_1x1"
     if dev != devices.CPU:
-        return "implicit_gemm"
+        return _cuda_heuristic(problem, direction, supported)
     k, cg = problem.w_shape[0], problem.w_shape[1]
     kg = k // problem.groups
     wide = backends.get_isa() == "avx512"

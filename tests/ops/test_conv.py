@@ -448,6 +448,23 @@ def test_backward_data_heuristic(monkeypatch, x_shape, w_shape, groups, algo):
     assert ops.conv_algorithm(problem, "backward_data") == algo
 
 
+# The CUDA kernels' heuristic (minifw.ops.conv._cuda_heuristic): AlexNet's layers at batch
+# 128, a strided layer with many channels and a 1x1 layer; forward, backward-data,
+# backward-filter
+@pytest.mark.parametrize("x_shape, w_shape, geometry, expected", [
+    ((128, 3, 227, 227), (96, 3, 11, 11), dict(stride=4), ("implicit_gemm", "im2col_gemm", "implicit_gemm")),
+    ((128, 96, 27, 27), (256, 48, 5, 5), dict(padding=2, groups=2), ("direct", "im2col_gemm", "implicit_gemm")),
+    ((128, 256, 13, 13), (384, 256, 3, 3), dict(padding=1), ("direct", "direct", "implicit_gemm")),
+    ((128, 384, 13, 13), (256, 192, 3, 3), dict(padding=1, groups=2), ("direct", "direct", "implicit_gemm")),
+    ((4, 64, 15, 15), (64, 64, 3, 3), dict(stride=2, padding=1), ("implicit_gemm", "im2col_gemm", "implicit_gemm")),
+    ((4, 64, 15, 15), (32, 64, 1, 1), {}, ("gemm_1x1",) * 3),
+])
+def test_cuda_heuristic(monkeypatch, x_shape, w_shape, geometry, expected):
+    monkeypatch.setattr(minifw.backends, "benchmark", False)
+    problem = ops.ConvProblem(x_shape, w_shape, **geometry)
+    assert tuple(ops.conv_algorithm(problem, d, device="cudasim") for d in DIRECTIONS) == expected
+
+
 # ---- every algorithm x direction x dtype x shape ---------------------------------
 
 @pytest.mark.parametrize("with_bias", [False, True], ids=["nobias", "bias"])
