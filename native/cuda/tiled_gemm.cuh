@@ -40,9 +40,10 @@ namespace MINIFW_CUDA_NS {
 constexpr int kTileM = 64, kTileN = 64, kTileK = 16;
 constexpr int kTileThreadsX = 16, kTileThreadsY = 16;
 constexpr int kTileThreads = kTileThreadsX * kTileThreadsY;
-// From this many 128 x 128 tiles (about two per multiprocessor of a large GPU), the
-// kernel with 8 x 8 registers per thread (half the shared-memory reads per FMA);
-// below, 64 x 64 tiles keep more blocks in flight.
+// From this many 128 x 128 tiles (about two per multiprocessor of a large GPU), with
+// at least 128 rows and 128 columns, the kernel with 8 x 8 registers per thread (half
+// the shared-memory reads per FMA); below, 64 x 64 tiles keep more blocks in flight, and
+// waste less on a thin product (3 rows: AlexNet conv1's data gradient by implicit GEMM).
 constexpr int64_t kLargeTileBlocks = 256;
 
 // Reg x Reg results per thread, 16 x 16 threads: a (16 Reg) x (16 Reg) tile of C, and a
@@ -185,13 +186,17 @@ __global__ void __launch_bounds__(kTf32Threads) tiled_gemm_tf32(Op op, bool cols
 // (grid z = split * groups + group), each block storing its partial tile to a workspace;
 // a second kernel sums each element's partials in split order (the same result on every
 // run) and hands the sum to Op::store, so scaling, bias and beta apply once, as unsplit.
+// The workspace and the second launch cost microseconds: below a K of 4,096 a block's
+// walk is as short (on an H200, LeNet's fc1, 64 x 500 x 800, ran 241 GFLOP/s split in 3
+// against 326 unsplit, and the char-LSTM's per-step 32 x 2048 x 512 products gained nothing).
 constexpr int64_t kSplitBelowBlocks = 128;  // fewer blocks than a large GPU has multiprocessors
 constexpr int64_t kSplitTargetBlocks = 256;
+constexpr int64_t kSplitMinK = 4096;
 constexpr int64_t kSplitMinDepth = 256;  // K per split at least: 16 steps of kTileK
 
 // How many K ranges to split op's product into: 1 where it has blocks enough or K is short.
 inline int64_t split_count(int64_t blocks, int64_t K, int64_t groups) {
-  if (blocks >= kSplitBelowBlocks || K < 2 * kSplitMinDepth) return 1;
+  if (blocks >= kSplitBelowBlocks || K < kSplitMinK) return 1;
   int64_t splits = (kSplitTargetBlocks + blocks - 1) / blocks;
   if (splits > K / kSplitMinDepth) splits = K / kSplitMinDepth;
   if (splits > 65535 / groups) splits = 65535 / groups;
@@ -261,7 +266,8 @@ void launch_tiles(const char* name, const Op& op, int64_t M, int64_t N, int64_t 
                   bool tf32) {
   if (M == 0 || N == 0 || groups == 0) return;
   const bool on_tf32 = tf32 && std::is_same<T, float>::value;
-  const bool large = !on_tf32 && ((M + 127) / 128) * ((N + 127) / 128) * groups >= kLargeTileBlocks;
+  const bool large = !on_tf32 && M >= 128 && N >= 128 &&
+                     ((M + 127) / 128) * ((N + 127) / 128) * groups >= kLargeTileBlocks;
   const int64_t tile = large ? 128 : 64;
   const int64_t row_tiles = (M + tile - 1) / tile, col_tiles = (N + tile - 1) / tile;
   // The more numerous tiles go on grid x (up to 2^31 - 1 blocks; y and z take 65535):

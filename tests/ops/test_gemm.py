@@ -141,11 +141,11 @@ def test_cuda_kernel_of_128_tiles_on_many_tiles(device, dtype, trans):
 
 @pytest.mark.parametrize("device", kernel_devices())
 @pytest.mark.parametrize("alpha,beta", [(1.0, 0.0), (-2.0, 0.5)])
-@pytest.mark.parametrize("size", [(5, 7, 5000), (1, 1, 513), (70, 130, 2048), (3, 200, 1111)], ids=size_id)
+@pytest.mark.parametrize("size", [(5, 7, 5000), (1, 1, 4096), (70, 130, 4100), (3, 200, 9001)], ids=size_id)
 @pytest.mark.parametrize("trans", TRANSPOSES, ids=TRANS_IDS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 def test_cuda_kernel_splits_few_tiles_over_a_long_k(device, dtype, trans, size, alpha, beta):
-    # Fewer than 128 tiles of C and K of 512 or more: the GPU kernel sums K ranges computed
+    # Fewer than 128 tiles of C and K of 4,096 or more: the GPU kernel sums K ranges computed
     # by separate blocks, then scales, adds beta * C and stores once per element
     a, b, c = operands(*size, dtype, *trans, seed=11)
     if beta == 0.0:
