@@ -65,7 +65,7 @@ BENCH = [("lenet", 64, 20), ("alexnet", 128, 6), ("charlstm", 32, 10)]  # model,
 # run: the most wanted first, sized so that a 10-minute command gets through them all when
 # the machine is quick, and through the first ones when it is not.
 LIMITS = {"environment": 30, "build": 240, "tests": 150, "bench": 150, "layers": 120, "kernels": 60,
-          "memcheck": 90, "racecheck": 120}
+          "memcheck": 90, "racecheck": 150}
 STEPS = list(LIMITS)
 
 

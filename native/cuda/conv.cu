@@ -311,18 +311,195 @@ void gemm_on(cudaStream_t stream, bool ta, bool tb, int64_t M, int64_t N, int64_
   launch_tiled_gemm<T>("gemm_tiled", op, M, N, K, 1, stream, tf32_allowed(Tf32Use::conv));
 }
 
+// ---- Winograd F(4x4, 3x3) -------------------------------------------------------------
+// The CPU's matrices (native/cpu/conv_winograd_impl.h): per 4 x 4 output tile,
+// y = A^T [sum over input channels of (G g G^T) . (B^T d B)] A, d the 6 x 6 input tile.
+// Per point xi of the 6 x 6 transform domain that sum is a GEMM, M[xi] = U[xi] V[xi]:
+// U (output x input channels) from the filters, V (input channels x tiles) from the
+// input, 36 x groups products of the tiled kernel. Backward-data is the same forward
+// over dY, padded by 2 - p, with every filter turned 180 degrees and its input and output
+// channels swapped.
+struct WinogradPlan {  // `in` planes (H x W, padding ph, pw) to `out` planes (Ho x Wo)
+  int64_t N, groups, cin_g, cout_g, H, W, ph, pw, Ho, Wo, th, tw, tiles;
+  bool flipped;  // backward-data: the filters turned and their channels swapped
+  __host__ __device__ int64_t u_size() const { return groups * cout_g * cin_g; }
+  __host__ __device__ int64_t v_size() const { return groups * cin_g * tiles; }
+  __host__ __device__ int64_t m_size() const { return groups * cout_g * tiles; }
+  int64_t workspace_elements() const { return 36 * (u_size() + v_size() + m_size()); }
+};
+
+WinogradPlan winograd_plan(const ConvShape& s, ConvDir dir) {
+  WinogradPlan p{};
+  p.N = s.N;
+  p.groups = s.groups;
+  p.flipped = dir == ConvDir::backward_data;
+  if (p.flipped) {
+    p.cin_g = s.Kg(), p.cout_g = s.Cg(), p.H = s.Ho, p.W = s.Wo, p.ph = 2 - s.ph, p.pw = 2 - s.pw;
+    p.Ho = s.H, p.Wo = s.W;
+  } else {
+    p.cin_g = s.Cg(), p.cout_g = s.Kg(), p.H = s.H, p.W = s.W, p.ph = s.ph, p.pw = s.pw;
+    p.Ho = s.Ho, p.Wo = s.Wo;
+  }
+  p.th = (p.Ho + 3) / 4, p.tw = (p.Wo + 3) / 4, p.tiles = s.N * p.th * p.tw;
+  return p;
+}
+
+// U[xi][g][o][i] = (G f G^T)[xi], f the 3 x 3 filter from input channel i to output o.
+template <typename T>
+__global__ void winograd_filter_kernel(WinogradPlan p, const T* w, T* u) {
+  const int64_t total = p.u_size(), stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride) {
+    const int64_t i = e % p.cin_g, o = e / p.cin_g % p.cout_g, g = e / (p.cin_g * p.cout_g);
+    T f[3][3];
+    for (int r = 0; r < 3; ++r)
+      for (int q = 0; q < 3; ++q)
+        f[r][q] = p.flipped ? w[((g * p.cin_g + i) * p.cout_g + o) * 9 + (2 - r) * 3 + (2 - q)]
+                            : w[((g * p.cout_g + o) * p.cin_g + i) * 9 + r * 3 + q];
+    const T G[6][3] = {{T(1) / 4, 0, 0},
+                       {T(-1) / 6, T(-1) / 6, T(-1) / 6},
+                       {T(-1) / 6, T(1) / 6, T(-1) / 6},
+                       {T(1) / 24, T(1) / 12, T(1) / 6},
+                       {T(1) / 24, T(-1) / 12, T(1) / 6},
+                       {0, 0, 1}};
+    T gf[6][3];
+    for (int a = 0; a < 6; ++a)
+      for (int q = 0; q < 3; ++q) gf[a][q] = G[a][0] * f[0][q] + G[a][1] * f[1][q] + G[a][2] * f[2][q];
+    for (int a = 0; a < 6; ++a)
+      for (int b = 0; b < 6; ++b)
+        u[(a * 6 + b) * total + e] = gf[a][0] * G[b][0] + gf[a][1] * G[b][1] + gf[a][2] * G[b][2];
+  }
+}
+
+// B^T x for one column (or row) of six values.
+template <typename T>
+__device__ __forceinline__ void winograd_bt(const T x[6], T out[6]) {
+  out[0] = T(4) * x[0] - T(5) * x[2] + x[4];
+  out[1] = x[3] + x[4] - T(4) * (x[1] + x[2]);
+  out[2] = T(4) * (x[1] - x[2]) + x[4] - x[3];
+  out[3] = T(2) * (x[3] - x[1]) + x[4] - x[2];
+  out[4] = T(2) * (x[1] - x[3]) + x[4] - x[2];
+  out[5] = T(4) * x[1] - T(5) * x[3] + x[5];
+}
+
+// V[xi][g][i][t] = (B^T d B)[xi], d the 6 x 6 tile t of input plane (n, g, i), zeros in
+// the padding; tiles in order (image, tile row, tile column).
+template <typename T>
+__global__ void winograd_input_kernel(WinogradPlan p, const T* in, T* v) {
+  const int64_t total = p.v_size(), stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride) {
+    const int64_t t = e % p.tiles, gi = e / p.tiles, g = gi / p.cin_g, i = gi % p.cin_g;
+    const int64_t n = t / (p.th * p.tw), ty = t / p.tw % p.th, tx = t % p.tw;
+    const T* plane = in + (n * p.groups * p.cin_g + g * p.cin_g + i) * p.H * p.W;
+    T d[6][6], col[6], q[6][6];
+    for (int a = 0; a < 6; ++a) {
+      const int64_t h = 4 * ty - p.ph + a;
+      for (int b = 0; b < 6; ++b) {
+        const int64_t x = 4 * tx - p.pw + b;
+        d[a][b] = (h >= 0 && h < p.H && x >= 0 && x < p.W) ? plane[h * p.W + x] : T(0);
+      }
+    }
+    for (int b = 0; b < 6; ++b) {  // down the columns
+      T c[6];
+      for (int a = 0; a < 6; ++a) c[a] = d[a][b];
+      winograd_bt(c, col);
+      for (int a = 0; a < 6; ++a) q[a][b] = col[a];
+    }
+    for (int a = 0; a < 6; ++a) {  // along the rows
+      winograd_bt(q[a], col);
+      for (int b = 0; b < 6; ++b) v[(a * 6 + b) * total + e] = col[b];
+    }
+  }
+}
+
+// A^T m for one column (or row) of six values: four.
+template <typename T>
+__device__ __forceinline__ void winograd_at(const T m[6], T out[4]) {
+  out[0] = m[0] + m[1] + m[2] + m[3] + m[4];
+  out[1] = m[1] - m[2] + T(2) * (m[3] - m[4]);
+  out[2] = m[1] + m[2] + T(4) * (m[3] + m[4]);
+  out[3] = m[1] - m[2] + T(8) * (m[3] - m[4]) + m[5];
+}
+
+// The 4 x 4 outputs of tile t of output plane (n, g, o), A^T M A (+ bias), clipped at the
+// plane's edges.
+template <typename T>
+__global__ void winograd_output_kernel(WinogradPlan p, const T* m, const T* bias, T* out) {
+  const int64_t total = p.m_size(), stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride) {
+    const int64_t t = e % p.tiles, go = e / p.tiles, g = go / p.cout_g, o = go % p.cout_g;
+    const int64_t n = t / (p.th * p.tw), ty = t / p.tw % p.th, tx = t % p.tw;
+    T q[4][6], row[6], y[4];
+    for (int b = 0; b < 6; ++b) {  // down the columns
+      T c[6];
+      for (int a = 0; a < 6; ++a) c[a] = m[(a * 6 + b) * total + e];
+      winograd_at(c, y);
+      for (int a = 0; a < 4; ++a) q[a][b] = y[a];
+    }
+    const int64_t channel = g * p.cout_g + o;
+    T* plane = out + (n * p.groups * p.cout_g + channel) * p.Ho * p.Wo;
+    const T add = bias ? bias[channel] : T(0);
+    for (int a = 0; a < 4; ++a) {  // along the rows
+      for (int b = 0; b < 6; ++b) row[b] = q[a][b];
+      winograd_at(row, y);
+      const int64_t h = 4 * ty + a;
+      if (h >= p.Ho) break;
+      for (int b = 0; b < 4; ++b)
+        if (4 * tx + b < p.Wo) plane[h * p.Wo + 4 * tx + b] = y[b] + add;
+    }
+  }
+}
+
+// z-th of a batch of row-major products C_z = A_z B_z, each matrix `stride_*` from the last.
+template <typename T>
+struct StridedProducts {
+  int64_t M, N, K;
+  const T *a, *b;
+  T* c;
+  int64_t stride_a, stride_b, stride_c;
+
+  __device__ int64_t rows() const { return M; }
+  __device__ int64_t cols() const { return N; }
+  __device__ int64_t depth() const { return K; }
+  __device__ bool a_depth_fastest() const { return true; }
+  __device__ bool b_cols_fastest() const { return true; }
+  __device__ T load_a(int64_t z, int64_t r, int64_t k) const { return a[z * stride_a + r * K + k]; }
+  __device__ T load_b(int64_t z, int64_t k, int64_t n) const { return b[z * stride_b + k * N + n]; }
+  __device__ void store(int64_t z, int64_t r, int64_t n, T acc) const { c[z * stride_c + r * N + n] = acc; }
+};
+
+template <typename T>
+void winograd(const WinogradPlan& p, const T* in, const T* w, const T* bias, T* out, void* workspace,
+              cudaStream_t stream) {
+  T* u = static_cast<T*>(workspace);
+  T* v = u + 36 * p.u_size();
+  T* m = v + 36 * p.v_size();
+  launch("conv_winograd_filter", winograd_filter_kernel<T>, elementwise_grid(p.u_size()), dim3(kElementwiseThreads),
+         0, stream, p, w, u);
+  launch("conv_winograd_input", winograd_input_kernel<T>, elementwise_grid(p.v_size()), dim3(kElementwiseThreads), 0,
+         stream, p, in, v);
+  // matrix (xi, g) of U, V and M is the (xi * groups + g)-th of its batch
+  const StridedProducts<T> op{p.cout_g, p.tiles, p.cin_g, u, v, m,
+                              p.cout_g * p.cin_g, p.cin_g * p.tiles, p.cout_g * p.tiles};
+  launch_tiled_gemm<T>("conv_winograd_gemm", op, p.cout_g, p.tiles, p.cin_g, 36 * p.groups, stream,
+                       tf32_allowed(Tf32Use::conv));
+  launch("conv_winograd_output", winograd_output_kernel<T>, elementwise_grid(p.m_size()), dim3(kElementwiseThreads),
+         0, stream, p, static_cast<const T*>(m), bias, out);
+}
+
 void refuse_unsupported(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
   if (!conv_supports(algo, dir, s)) throw std::invalid_argument("algorithm does not support this problem");
 }
 }  // namespace
 
-bool conv_supports(ConvAlgo algo, ConvDir, const ConvShape& s) {
+bool conv_supports(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
   switch (algo) {
     case ConvAlgo::im2col_gemm:
     case ConvAlgo::implicit_gemm: return true;
     case ConvAlgo::gemm_1x1: return s.R == 1 && s.S == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
     case ConvAlgo::direct: return s.sh == 1 && s.sw == 1;
-    case ConvAlgo::winograd: return false;  // not written for the GPU yet
+    case ConvAlgo::winograd:  // as the CPU's, less backward-filter (not written for the GPU yet)
+      return dir != ConvDir::backward_filter && s.R == 3 && s.S == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 &&
+             s.dw == 1 && s.ph <= 2 && s.pw <= 2;
   }
   return false;
 }
@@ -336,6 +513,8 @@ int64_t conv_workspace_bytes(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
     const DirectLayout d = direct_layout(s, dir);
     return d.channels * d.L * int64_t(sizeof(T));
   }
+  // Winograd: the transformed filters, input tiles and products, 36 matrices each
+  if (algo == ConvAlgo::winograd) return winograd_plan(s, dir).workspace_elements() * int64_t(sizeof(T));
   return algo == ConvAlgo::im2col_gemm ? s.C * s.R * s.S * s.P() * int64_t(sizeof(T)) : 0;
 }
 
@@ -348,6 +527,10 @@ void conv_forward(ConvAlgo algo, const ConvShape& shape, const T* x, const T* w,
   if (algo == ConvAlgo::implicit_gemm) {
     launch_tiled_gemm<T>("conv_implicit_forward", ImplicitForward<T>{s, x, w, bias, y}, s.Kg, s.N * s.P, s.CgRS, shape.groups,
                          stream, tf32_allowed(Tf32Use::conv));
+    return;
+  }
+  if (algo == ConvAlgo::winograd) {
+    winograd<T>(winograd_plan(shape, ConvDir::forward), x, w, bias, y, workspace, stream);
     return;
   }
   if (algo == ConvAlgo::direct) {
@@ -381,6 +564,11 @@ void conv_backward_data(ConvAlgo algo, const ConvShape& shape, const T* dy, cons
   if (algo == ConvAlgo::implicit_gemm) {
     launch_tiled_gemm<T>("conv_implicit_backward_data", ImplicitBackwardData<T>{s, dy, w, dx}, s.Cg, s.N * s.HW, s.Kg * s.RS,
                          shape.groups, stream, tf32_allowed(Tf32Use::conv));
+    return;
+  }
+  if (algo == ConvAlgo::winograd) {
+    winograd<T>(winograd_plan(shape, ConvDir::backward_data), dy, w, static_cast<const T*>(nullptr), dx, workspace,
+                stream);
     return;
   }
   if (algo == ConvAlgo::direct) {
