@@ -51,7 +51,7 @@ into shared memory), ``im2col_gemm`` (image by image, one lowered image in the
 workspace), ``gemm_1x1`` and ``direct`` (stride 1 only: the padded copy in the
 workspace, the GEMM's tiles loaded from its shifted views) and ``winograd``
 (F(4x4, 3x3) as on the CPU: the transforms as kernels, the 36 products as batched
-tiled GEMMs; forward and backward-data, not backward-filter yet). The
+tiled GEMMs). The
 queries take the device (``device="cuda"``); the execution functions use the
 device of their arrays.
 On "cuda", find_conv_algorithms times each algorithm with CUDA events on CuPy's
@@ -496,9 +496,7 @@ def _check_algo(fn, problem, direction, algo, dev):
     supported = _supported(problem, direction, dev)
     if algo not in supported:
         needs = _NEEDS.get(algo, "nothing more")
-        if dev != devices.CPU and algo == "winograd" and direction == "backward_filter":
-            needs = "the CPU for backward_filter: it has no CUDA kernel for it yet"
-        elif dev != devices.CPU and algo == "direct":
+        if dev != devices.CPU and algo == "direct":
             needs = 'stride 1 on the CUDA kernels'
         raise ValueError(f"{fn}: algo {algo!r} does not support this problem ({problem}) on device "
                          f"{str(dev)!r}; it needs {needs}; supported here: {supported}")

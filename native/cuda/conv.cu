@@ -318,7 +318,8 @@ void gemm_on(cudaStream_t stream, bool ta, bool tb, int64_t M, int64_t N, int64_
 // U (output x input channels) from the filters, V (input channels x tiles) from the
 // input, 36 x groups products of the tiled kernel. Backward-data is the same forward
 // over dY, padded by 2 - p, with every filter turned 180 degrees and its input and output
-// channels swapped.
+// channels swapped; backward-filter transforms the input as the forward does and dY's
+// tiles as A dy A^T, multiplies them over the tiles, and takes dU back by G^T dU G.
 struct WinogradPlan {  // `in` planes (H x W, padding ph, pw) to `out` planes (Ho x Wo)
   int64_t N, groups, cin_g, cout_g, H, W, ph, pw, Ho, Wo, th, tw, tiles;
   bool flipped;  // backward-data: the filters turned and their channels swapped
@@ -449,21 +450,92 @@ __global__ void winograd_output_kernel(WinogradPlan p, const T* m, const T* bias
   }
 }
 
-// z-th of a batch of row-major products C_z = A_z B_z, each matrix `stride_*` from the last.
+// Backward-filter's side of dY: dM[xi][g][k][t] = (A dy A^T)[xi], dy the 4 x 4 tile t of
+// output plane (n, g, k), zeros past the plane's edges: the gradient of M, whose tiles
+// A^T M A the forward wrote.
+template <typename T>
+__global__ void winograd_grad_kernel(WinogradPlan p, const T* dy, T* dm) {
+  const int64_t total = p.m_size(), stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride) {
+    const int64_t t = e % p.tiles, gk = e / p.tiles;
+    const int64_t n = t / (p.th * p.tw), ty = t / p.tw % p.th, tx = t % p.tw;
+    const T* plane = dy + (n * p.groups * p.cout_g + gk) * p.Ho * p.Wo;
+    T d[4][4], q[6][4];
+    for (int a = 0; a < 4; ++a)
+      for (int b = 0; b < 4; ++b) {
+        const int64_t h = 4 * ty + a, x = 4 * tx + b;
+        d[a][b] = (h < p.Ho && x < p.Wo) ? plane[h * p.Wo + x] : T(0);
+      }
+    // A y for four values y: A = (A^T)^T, 6 x 4
+    auto a_times = [](const T y[4], T out[6]) {
+      out[0] = y[0];
+      out[1] = y[0] + y[1] + y[2] + y[3];
+      out[2] = y[0] - y[1] + y[2] - y[3];
+      out[3] = y[0] + T(2) * y[1] + T(4) * y[2] + T(8) * y[3];
+      out[4] = y[0] - T(2) * y[1] + T(4) * y[2] - T(8) * y[3];
+      out[5] = y[3];
+    };
+    for (int b = 0; b < 4; ++b) {  // down the columns
+      T c[4], col[6];
+      for (int a = 0; a < 4; ++a) c[a] = d[a][b];
+      a_times(c, col);
+      for (int a = 0; a < 6; ++a) q[a][b] = col[a];
+    }
+    for (int a = 0; a < 6; ++a) {  // along the rows
+      T row[6];
+      a_times(q[a], row);
+      for (int b = 0; b < 6; ++b) dm[(a * 6 + b) * total + e] = row[b];
+    }
+  }
+}
+
+// dw = G^T dU G, dU[xi][g][k][c] the gradient of the transformed filter from input
+// channel c to output k.
+template <typename T>
+__global__ void winograd_filter_grad_kernel(WinogradPlan p, const T* du, T* dw) {
+  const int64_t total = p.u_size(), stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride) {
+    const T G[6][3] = {{T(1) / 4, 0, 0},
+                       {T(-1) / 6, T(-1) / 6, T(-1) / 6},
+                       {T(-1) / 6, T(1) / 6, T(-1) / 6},
+                       {T(1) / 24, T(1) / 12, T(1) / 6},
+                       {T(1) / 24, T(-1) / 12, T(1) / 6},
+                       {0, 0, 1}};
+    T gu[3][6];  // G^T dU
+    for (int r = 0; r < 3; ++r)
+      for (int b = 0; b < 6; ++b) {
+        T sum = 0;
+        for (int a = 0; a < 6; ++a) sum += G[a][r] * du[(a * 6 + b) * total + e];
+        gu[r][b] = sum;
+      }
+    for (int r = 0; r < 3; ++r)
+      for (int q = 0; q < 3; ++q) {
+        T sum = 0;
+        for (int b = 0; b < 6; ++b) sum += gu[r][b] * G[b][q];
+        dw[e * 9 + r * 3 + q] = sum;  // e = (g * Kg + k) * Cg + c: dw's own order
+      }
+  }
+}
+
+// z-th of a batch of row-major products C_z = A_z op(B_z), each matrix `stride_*` from
+// the last; op(B) = B^T with trans_b (B stored N x K).
 template <typename T>
 struct StridedProducts {
   int64_t M, N, K;
   const T *a, *b;
   T* c;
   int64_t stride_a, stride_b, stride_c;
+  bool trans_b;
 
   __device__ int64_t rows() const { return M; }
   __device__ int64_t cols() const { return N; }
   __device__ int64_t depth() const { return K; }
   __device__ bool a_depth_fastest() const { return true; }
-  __device__ bool b_cols_fastest() const { return true; }
+  __device__ bool b_cols_fastest() const { return !trans_b; }
   __device__ T load_a(int64_t z, int64_t r, int64_t k) const { return a[z * stride_a + r * K + k]; }
-  __device__ T load_b(int64_t z, int64_t k, int64_t n) const { return b[z * stride_b + k * N + n]; }
+  __device__ T load_b(int64_t z, int64_t k, int64_t n) const {
+    return b[z * stride_b + (trans_b ? n * K + k : k * N + n)];
+  }
   __device__ void store(int64_t z, int64_t r, int64_t n, T acc) const { c[z * stride_c + r * N + n] = acc; }
 };
 
@@ -479,11 +551,31 @@ void winograd(const WinogradPlan& p, const T* in, const T* w, const T* bias, T* 
          stream, p, in, v);
   // matrix (xi, g) of U, V and M is the (xi * groups + g)-th of its batch
   const StridedProducts<T> op{p.cout_g, p.tiles, p.cin_g, u, v, m,
-                              p.cout_g * p.cin_g, p.cin_g * p.tiles, p.cout_g * p.tiles};
+                              p.cout_g * p.cin_g, p.cin_g * p.tiles, p.cout_g * p.tiles, false};
   launch_tiled_gemm<T>("conv_winograd_gemm", op, p.cout_g, p.tiles, p.cin_g, 36 * p.groups, stream,
                        tf32_allowed(Tf32Use::conv));
   launch("conv_winograd_output", winograd_output_kernel<T>, elementwise_grid(p.m_size()), dim3(kElementwiseThreads),
          0, stream, p, static_cast<const T*>(m), bias, out);
+}
+
+// Backward-filter (its plan is the forward's): dU[xi] = dM[xi] V[xi]^T over the tiles, then
+// dw = G^T dU G. The workspace as the forward's: dU where U was, dM where M was.
+template <typename T>
+void winograd_filter_grad(const WinogradPlan& p, const T* x, const T* dy, T* dw, void* workspace,
+                          cudaStream_t stream) {
+  T* du = static_cast<T*>(workspace);
+  T* v = du + 36 * p.u_size();
+  T* dm = v + 36 * p.v_size();
+  launch("conv_winograd_input", winograd_input_kernel<T>, elementwise_grid(p.v_size()), dim3(kElementwiseThreads), 0,
+         stream, p, x, v);
+  launch("conv_winograd_grad", winograd_grad_kernel<T>, elementwise_grid(p.m_size()), dim3(kElementwiseThreads), 0,
+         stream, p, dy, dm);
+  const StridedProducts<T> op{p.cout_g, p.cin_g, p.tiles, dm, v, du,
+                              p.cout_g * p.tiles, p.cin_g * p.tiles, p.cout_g * p.cin_g, true};
+  launch_tiled_gemm<T>("conv_winograd_filter_gemm", op, p.cout_g, p.cin_g, p.tiles, 36 * p.groups, stream,
+                       tf32_allowed(Tf32Use::conv));
+  launch("conv_winograd_filter_grad", winograd_filter_grad_kernel<T>, elementwise_grid(p.u_size()),
+         dim3(kElementwiseThreads), 0, stream, p, static_cast<const T*>(du), dw);
 }
 
 void refuse_unsupported(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
@@ -491,15 +583,14 @@ void refuse_unsupported(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
 }
 }  // namespace
 
-bool conv_supports(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
+bool conv_supports(ConvAlgo algo, ConvDir, const ConvShape& s) {
   switch (algo) {
     case ConvAlgo::im2col_gemm:
     case ConvAlgo::implicit_gemm: return true;
     case ConvAlgo::gemm_1x1: return s.R == 1 && s.S == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
     case ConvAlgo::direct: return s.sh == 1 && s.sw == 1;
-    case ConvAlgo::winograd:  // as the CPU's, less backward-filter (not written for the GPU yet)
-      return dir != ConvDir::backward_filter && s.R == 3 && s.S == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 &&
-             s.dw == 1 && s.ph <= 2 && s.pw <= 2;
+    case ConvAlgo::winograd:  // as the CPU's
+      return s.R == 3 && s.S == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 && s.ph <= 2 && s.pw <= 2;
   }
   return false;
 }
@@ -600,6 +691,10 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& shape, const T* x, con
   if (algo == ConvAlgo::implicit_gemm) {
     launch_tiled_gemm<T>("conv_implicit_backward_filter", ImplicitBackwardFilter<T>{s, x, dy, dw}, s.Kg, s.CgRS, s.N * s.P,
                          shape.groups, stream, tf32_allowed(Tf32Use::conv));
+    return;
+  }
+  if (algo == ConvAlgo::winograd) {
+    winograd_filter_grad<T>(winograd_plan(shape, ConvDir::backward_filter), x, dy, dw, workspace, stream);
     return;
   }
   if (algo == ConvAlgo::direct) {

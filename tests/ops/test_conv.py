@@ -514,15 +514,14 @@ def test_every_isa(isa, direction, case, algo, dtype):
 
 
 # ---- the CUDA kernels, on the emulator ----------------------------------------------
-# The GPU's algorithms are the CPU's less winograd's backward-filter (no CUDA kernel yet)
-# and less direct at a stride (its CUDA kernel is stride 1 only). Every case small enough for the emulator
+# The GPU's algorithms are the CPU's less direct at a stride (its CUDA kernel is stride 1
+# only). Every case small enough for the emulator
 # (which runs each CUDA thread as a fiber) runs every direction, algorithm and dtype;
 # AlexNet's full-size layers are left to a real GPU.
 
 def expected_cuda_algorithms(case, direction):
     strided = _pair(case.stride) != (1, 1)
-    no_winograd = {"winograd"} if direction == "backward_filter" else set()
-    return expected_algorithms(case, direction) - no_winograd - ({"direct"} if strided else set())
+    return expected_algorithms(case, direction) - ({"direct"} if strided else set())
 
 
 SIM_CASES = [c for c in CASES if c.problem().flops() <= 2e7]
@@ -566,7 +565,7 @@ def test_cuda_kernels_on_many_tiles(direction, algo, dtype, device):
 
 @pytest.mark.parametrize("device", kernel_devices())
 @pytest.mark.parametrize("dtype", [np.float32], ids=["float32"])
-@pytest.mark.parametrize("direction", ["forward", "backward_data"])
+@pytest.mark.parametrize("direction", DIRECTIONS)
 def test_cuda_kernels_on_many_tiles_winograd(direction, dtype, device):
     # 33 x 33 tiles of 4 x 4 per plane, the last row and column of tiles cut at 129
     check_direction(WIDE_CASE, direction, "winograd", dtype, with_bias=direction == "forward", device=device)
@@ -585,14 +584,6 @@ def test_strided_direct_on_the_emulator_is_refused():
     with pytest.raises(ValueError, match="algo 'direct' does not support this problem .* on device "
                                          "'cudasim'; it needs stride 1 on the CUDA kernels"):
         ops.conv2d_forward(d[0], d[1], padding=1, stride=2, algo="direct")
-
-
-def test_winograd_backward_filter_on_the_emulator_says_there_is_no_kernel():
-    d = place("cudasim", *case_data(CASES_BY_ID["c1_3x3_pad1"], np.float32).values())
-    with pytest.raises(ValueError, match="algo 'winograd' does not support this problem .* on device "
-                                         "'cudasim'; it needs the CPU for backward_filter: it has no CUDA "
-                                         "kernel for it yet"):
-        ops.conv2d_backward_filter(d[0], d[3], d[1].shape, padding=1, algo="winograd")
 
 
 # ---- inputs that are views, read-only or Fortran-ordered: copied, not refused ----
