@@ -345,6 +345,18 @@ WinogradPlan winograd_plan(const ConvShape& s, ConvDir dir) {
   return p;
 }
 
+// Entry (a, r) of G, 6 x 3, the filters' transform.
+template <typename T>
+__device__ __forceinline__ T winograd_g(int a, int r) {
+  const T G[6][3] = {{T(1) / 4, 0, 0},
+                     {T(-1) / 6, T(-1) / 6, T(-1) / 6},
+                     {T(-1) / 6, T(1) / 6, T(-1) / 6},
+                     {T(1) / 24, T(1) / 12, T(1) / 6},
+                     {T(1) / 24, T(-1) / 12, T(1) / 6},
+                     {0, 0, 1}};
+  return G[a][r];
+}
+
 // U[xi][g][o][i] = (G f G^T)[xi], f the 3 x 3 filter from input channel i to output o.
 template <typename T>
 __global__ void winograd_filter_kernel(WinogradPlan p, const T* w, T* u) {
@@ -356,18 +368,16 @@ __global__ void winograd_filter_kernel(WinogradPlan p, const T* w, T* u) {
       for (int q = 0; q < 3; ++q)
         f[r][q] = p.flipped ? w[((g * p.cin_g + i) * p.cout_g + o) * 9 + (2 - r) * 3 + (2 - q)]
                             : w[((g * p.cout_g + o) * p.cin_g + i) * 9 + r * 3 + q];
-    const T G[6][3] = {{T(1) / 4, 0, 0},
-                       {T(-1) / 6, T(-1) / 6, T(-1) / 6},
-                       {T(-1) / 6, T(1) / 6, T(-1) / 6},
-                       {T(1) / 24, T(1) / 12, T(1) / 6},
-                       {T(1) / 24, T(-1) / 12, T(1) / 6},
-                       {0, 0, 1}};
     T gf[6][3];
     for (int a = 0; a < 6; ++a)
-      for (int q = 0; q < 3; ++q) gf[a][q] = G[a][0] * f[0][q] + G[a][1] * f[1][q] + G[a][2] * f[2][q];
+      for (int q = 0; q < 3; ++q) {
+        gf[a][q] = 0;
+        for (int r = 0; r < 3; ++r) gf[a][q] += winograd_g<T>(a, r) * f[r][q];
+      }
     for (int a = 0; a < 6; ++a)
       for (int b = 0; b < 6; ++b)
-        u[(a * 6 + b) * total + e] = gf[a][0] * G[b][0] + gf[a][1] * G[b][1] + gf[a][2] * G[b][2];
+        u[(a * 6 + b) * total + e] =
+            gf[a][0] * winograd_g<T>(b, 0) + gf[a][1] * winograd_g<T>(b, 1) + gf[a][2] * winograd_g<T>(b, 2);
   }
 }
 
@@ -495,23 +505,17 @@ template <typename T>
 __global__ void winograd_filter_grad_kernel(WinogradPlan p, const T* du, T* dw) {
   const int64_t total = p.u_size(), stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride) {
-    const T G[6][3] = {{T(1) / 4, 0, 0},
-                       {T(-1) / 6, T(-1) / 6, T(-1) / 6},
-                       {T(-1) / 6, T(1) / 6, T(-1) / 6},
-                       {T(1) / 24, T(1) / 12, T(1) / 6},
-                       {T(1) / 24, T(-1) / 12, T(1) / 6},
-                       {0, 0, 1}};
     T gu[3][6];  // G^T dU
     for (int r = 0; r < 3; ++r)
       for (int b = 0; b < 6; ++b) {
         T sum = 0;
-        for (int a = 0; a < 6; ++a) sum += G[a][r] * du[(a * 6 + b) * total + e];
+        for (int a = 0; a < 6; ++a) sum += winograd_g<T>(a, r) * du[(a * 6 + b) * total + e];
         gu[r][b] = sum;
       }
     for (int r = 0; r < 3; ++r)
       for (int q = 0; q < 3; ++q) {
         T sum = 0;
-        for (int b = 0; b < 6; ++b) sum += gu[r][b] * G[b][q];
+        for (int b = 0; b < 6; ++b) sum += gu[r][b] * winograd_g<T>(b, q);
         dw[e * 9 + r * 3 + q] = sum;  // e = (g * Kg + k) * Cg + c: dw's own order
       }
   }
@@ -539,16 +543,25 @@ struct StridedProducts {
   __device__ void store(int64_t z, int64_t r, int64_t n, T acc) const { c[z * stride_c + r * N + n] = acc; }
 };
 
+// The workspace's three parts, 36 matrices each: the filters' side U (or its gradient),
+// the input's side V, the products M (or dY's side); and V filled from `in`.
+template <typename T>
+struct WinogradBuffers {
+  T *u, *v, *m;
+  WinogradBuffers(const WinogradPlan& p, const T* in, void* workspace, cudaStream_t stream)
+      : u(static_cast<T*>(workspace)), v(u + 36 * p.u_size()), m(v + 36 * p.v_size()) {
+    launch("conv_winograd_input", winograd_input_kernel<T>, elementwise_grid(p.v_size()), dim3(kElementwiseThreads),
+           0, stream, p, in, v);
+  }
+};
+
 template <typename T>
 void winograd(const WinogradPlan& p, const T* in, const T* w, const T* bias, T* out, void* workspace,
               cudaStream_t stream) {
-  T* u = static_cast<T*>(workspace);
-  T* v = u + 36 * p.u_size();
-  T* m = v + 36 * p.v_size();
+  const WinogradBuffers<T> b(p, in, workspace, stream);
+  T *u = b.u, *v = b.v, *m = b.m;
   launch("conv_winograd_filter", winograd_filter_kernel<T>, elementwise_grid(p.u_size()), dim3(kElementwiseThreads),
          0, stream, p, w, u);
-  launch("conv_winograd_input", winograd_input_kernel<T>, elementwise_grid(p.v_size()), dim3(kElementwiseThreads), 0,
-         stream, p, in, v);
   // matrix (xi, g) of U, V and M is the (xi * groups + g)-th of its batch
   const StridedProducts<T> op{p.cout_g, p.tiles, p.cin_g, u, v, m,
                               p.cout_g * p.cin_g, p.cin_g * p.tiles, p.cout_g * p.tiles, false};
@@ -563,11 +576,8 @@ void winograd(const WinogradPlan& p, const T* in, const T* w, const T* bias, T* 
 template <typename T>
 void winograd_filter_grad(const WinogradPlan& p, const T* x, const T* dy, T* dw, void* workspace,
                           cudaStream_t stream) {
-  T* du = static_cast<T*>(workspace);
-  T* v = du + 36 * p.u_size();
-  T* dm = v + 36 * p.v_size();
-  launch("conv_winograd_input", winograd_input_kernel<T>, elementwise_grid(p.v_size()), dim3(kElementwiseThreads), 0,
-         stream, p, x, v);
+  const WinogradBuffers<T> b(p, x, workspace, stream);
+  T *du = b.u, *v = b.v, *dm = b.m;
   launch("conv_winograd_grad", winograd_grad_kernel<T>, elementwise_grid(p.m_size()), dim3(kElementwiseThreads), 0,
          stream, p, dy, dm);
   const StridedProducts<T> op{p.cout_g, p.cin_g, p.tiles, dm, v, du,
@@ -616,8 +626,8 @@ void conv_forward(ConvAlgo algo, const ConvShape& shape, const T* x, const T* w,
   const Geometry s = geometry(shape);
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   if (algo == ConvAlgo::implicit_gemm) {
-    launch_tiled_gemm<T>("conv_implicit_forward", ImplicitForward<T>{s, x, w, bias, y}, s.Kg, s.N * s.P, s.CgRS, shape.groups,
-                         stream, tf32_allowed(Tf32Use::conv));
+    launch_tiled_gemm<T>("conv_implicit_forward", ImplicitForward<T>{s, x, w, bias, y}, s.Kg, s.N * s.P, s.CgRS,
+                         shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
   if (algo == ConvAlgo::winograd) {
@@ -628,8 +638,8 @@ void conv_forward(ConvAlgo algo, const ConvShape& shape, const T* x, const T* w,
     const DirectLayout d = direct_layout(shape, ConvDir::forward);
     T* xq = static_cast<T*>(workspace);
     direct_pad(d, x, xq, stream);
-    launch_tiled_gemm<T>("conv_direct_forward", DirectProduct<T>{d, xq, w, bias, y, false, s.Kg, s.Cg}, d.m, d.J, d.kdim,
-                         shape.groups, stream, tf32_allowed(Tf32Use::conv));
+    launch_tiled_gemm<T>("conv_direct_forward", DirectProduct<T>{d, xq, w, bias, y, false, s.Kg, s.Cg}, d.m, d.J,
+                         d.kdim, shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
   T* col = static_cast<T*>(workspace);
@@ -653,8 +663,8 @@ void conv_backward_data(ConvAlgo algo, const ConvShape& shape, const T* dy, cons
   const Geometry s = geometry(shape);
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   if (algo == ConvAlgo::implicit_gemm) {
-    launch_tiled_gemm<T>("conv_implicit_backward_data", ImplicitBackwardData<T>{s, dy, w, dx}, s.Cg, s.N * s.HW, s.Kg * s.RS,
-                         shape.groups, stream, tf32_allowed(Tf32Use::conv));
+    launch_tiled_gemm<T>("conv_implicit_backward_data", ImplicitBackwardData<T>{s, dy, w, dx}, s.Cg, s.N * s.HW,
+                         s.Kg * s.RS, shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
   if (algo == ConvAlgo::winograd) {
@@ -689,8 +699,8 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& shape, const T* x, con
   const Geometry s = geometry(shape);
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   if (algo == ConvAlgo::implicit_gemm) {
-    launch_tiled_gemm<T>("conv_implicit_backward_filter", ImplicitBackwardFilter<T>{s, x, dy, dw}, s.Kg, s.CgRS, s.N * s.P,
-                         shape.groups, stream, tf32_allowed(Tf32Use::conv));
+    launch_tiled_gemm<T>("conv_implicit_backward_filter", ImplicitBackwardFilter<T>{s, x, dy, dw}, s.Kg, s.CgRS,
+                         s.N * s.P, shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
   if (algo == ConvAlgo::winograd) {
