@@ -21,6 +21,7 @@
 #include <stdexcept>
 
 #include "conv.h"
+#include "gemm.h"
 #include "math_mode.h"
 #include "tiled_gemm.cuh"
 
@@ -307,8 +308,7 @@ void col2im(const Geometry& s, const T* col, int64_t n, T* dx, cudaStream_t stre
 template <typename T>
 void gemm_on(cudaStream_t stream, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda,
              const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  const MatrixProduct<T> op{M, N, K, ta, tb, a, lda, b, ldb, c, ldc, T(1), beta};
-  launch_tiled_gemm<T>("gemm_tiled", op, M, N, K, 1, stream, tf32_allowed(Tf32Use::conv));
+  gemm_tf32_if<T>(tf32_allowed(Tf32Use::conv), ta, tb, M, N, K, T(1), a, lda, b, ldb, beta, c, ldc, stream);
 }
 
 // ---- Winograd F(4x4, 3x3) -------------------------------------------------------------
@@ -565,8 +565,8 @@ void winograd(const WinogradPlan& p, const T* in, const T* w, const T* bias, T* 
   // matrix (xi, g) of U, V and M is the (xi * groups + g)-th of its batch
   const StridedProducts<T> op{p.cout_g, p.tiles, p.cin_g, u, v, m,
                               p.cout_g * p.cin_g, p.cin_g * p.tiles, p.cout_g * p.tiles, false};
-  launch_tiled_gemm<T>("conv_winograd_gemm", op, p.cout_g, p.tiles, p.cin_g, 36 * p.groups, stream,
-                       tf32_allowed(Tf32Use::conv));
+  launch_tiled_gemm<T, false>("conv_winograd_gemm", op, p.cout_g, p.tiles, p.cin_g, 36 * p.groups, stream,
+                              tf32_allowed(Tf32Use::conv));
   launch("conv_winograd_output", winograd_output_kernel<T>, elementwise_grid(p.m_size()), dim3(kElementwiseThreads),
          0, stream, p, static_cast<const T*>(m), bias, out);
 }
@@ -582,8 +582,8 @@ void winograd_filter_grad(const WinogradPlan& p, const T* x, const T* dy, T* dw,
          stream, p, dy, dm);
   const StridedProducts<T> op{p.cout_g, p.cin_g, p.tiles, dm, v, du,
                               p.cout_g * p.tiles, p.cin_g * p.tiles, p.cout_g * p.cin_g, true};
-  launch_tiled_gemm<T>("conv_winograd_filter_gemm", op, p.cout_g, p.cin_g, p.tiles, 36 * p.groups, stream,
-                       tf32_allowed(Tf32Use::conv));
+  launch_tiled_gemm<T, true, false>("conv_winograd_filter_gemm", op, p.cout_g, p.cin_g, p.tiles, 36 * p.groups, stream,
+                                    tf32_allowed(Tf32Use::conv));
   launch("conv_winograd_filter_grad", winograd_filter_grad_kernel<T>, elementwise_grid(p.u_size()),
          dim3(kElementwiseThreads), 0, stream, p, static_cast<const T*>(du), dw);
 }
@@ -626,8 +626,8 @@ void conv_forward(ConvAlgo algo, const ConvShape& shape, const T* x, const T* w,
   const Geometry s = geometry(shape);
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   if (algo == ConvAlgo::implicit_gemm) {
-    launch_tiled_gemm<T>("conv_implicit_forward", ImplicitForward<T>{s, x, w, bias, y}, s.Kg, s.N * s.P, s.CgRS,
-                         shape.groups, stream, tf32_allowed(Tf32Use::conv));
+    launch_tiled_gemm<T, false>("conv_implicit_forward", ImplicitForward<T>{s, x, w, bias, y}, s.Kg, s.N * s.P, s.CgRS,
+                                shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
   if (algo == ConvAlgo::winograd) {
@@ -638,8 +638,8 @@ void conv_forward(ConvAlgo algo, const ConvShape& shape, const T* x, const T* w,
     const DirectLayout d = direct_layout(shape, ConvDir::forward);
     T* xq = static_cast<T*>(workspace);
     direct_pad(d, x, xq, stream);
-    launch_tiled_gemm<T>("conv_direct_forward", DirectProduct<T>{d, xq, w, bias, y, false, s.Kg, s.Cg}, d.m, d.J,
-                         d.kdim, shape.groups, stream, tf32_allowed(Tf32Use::conv));
+    launch_tiled_gemm<T, false>("conv_direct_forward", DirectProduct<T>{d, xq, w, bias, y, false, s.Kg, s.Cg}, d.m, d.J,
+                                d.kdim, shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
   T* col = static_cast<T*>(workspace);
@@ -663,8 +663,8 @@ void conv_backward_data(ConvAlgo algo, const ConvShape& shape, const T* dy, cons
   const Geometry s = geometry(shape);
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   if (algo == ConvAlgo::implicit_gemm) {
-    launch_tiled_gemm<T>("conv_implicit_backward_data", ImplicitBackwardData<T>{s, dy, w, dx}, s.Cg, s.N * s.HW,
-                         s.Kg * s.RS, shape.groups, stream, tf32_allowed(Tf32Use::conv));
+    launch_tiled_gemm<T, false>("conv_implicit_backward_data", ImplicitBackwardData<T>{s, dy, w, dx}, s.Cg, s.N * s.HW,
+                                s.Kg * s.RS, shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
   if (algo == ConvAlgo::winograd) {
@@ -676,9 +676,9 @@ void conv_backward_data(ConvAlgo algo, const ConvShape& shape, const T* dy, cons
     const DirectLayout d = direct_layout(shape, ConvDir::backward_data);
     T* xq = static_cast<T*>(workspace);
     direct_pad(d, dy, xq, stream);
-    launch_tiled_gemm<T>("conv_direct_backward_data",
-                         DirectProduct<T>{d, xq, w, static_cast<const T*>(nullptr), dx, true, s.Kg, s.Cg}, d.m, d.J,
-                         d.kdim, shape.groups, stream, tf32_allowed(Tf32Use::conv));
+    launch_tiled_gemm<T, false>("conv_direct_backward_data",
+                                DirectProduct<T>{d, xq, w, static_cast<const T*>(nullptr), dx, true, s.Kg, s.Cg},
+                                d.m, d.J, d.kdim, shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
   T* col = static_cast<T*>(workspace);
@@ -699,8 +699,8 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& shape, const T* x, con
   const Geometry s = geometry(shape);
   const cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);
   if (algo == ConvAlgo::implicit_gemm) {
-    launch_tiled_gemm<T>("conv_implicit_backward_filter", ImplicitBackwardFilter<T>{s, x, dy, dw}, s.Kg, s.CgRS,
-                         s.N * s.P, shape.groups, stream, tf32_allowed(Tf32Use::conv));
+    launch_tiled_gemm<T, true, false>("conv_implicit_backward_filter", ImplicitBackwardFilter<T>{s, x, dy, dw},
+                                      s.Kg, s.CgRS, s.N * s.P, shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
   if (algo == ConvAlgo::winograd) {
@@ -711,8 +711,8 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& shape, const T* x, con
     const DirectLayout d = direct_layout(shape, ConvDir::backward_filter);
     T* xq = static_cast<T*>(workspace);
     direct_pad(d, x, xq, stream);
-    launch_tiled_gemm<T>("conv_direct_backward_filter", DirectFilter<T>{d, xq, dy, dw, s.K}, d.m, d.kdim, d.J,
-                         shape.groups, stream, tf32_allowed(Tf32Use::conv));
+    launch_tiled_gemm<T, true, false>("conv_direct_backward_filter", DirectFilter<T>{d, xq, dy, dw, s.K}, d.m,
+                                      d.kdim, d.J, shape.groups, stream, tf32_allowed(Tf32Use::conv));
     return;
   }
   T* col = static_cast<T*>(workspace);

@@ -236,7 +236,7 @@ __global__ void split_depth_sum(Op op, const T* partial, int64_t splits, int64_t
   }
 }
 
-template <typename T, typename Op>
+template <typename T, typename Op, bool kMayBeLarge = true>
 void launch_tiles(const char* name, const Op& op, int64_t M, int64_t N, int64_t groups, cudaStream_t stream,
                   bool tf32);
 
@@ -253,7 +253,9 @@ void launch_split_gemm(const char* name, const Op& op, int64_t M, int64_t N, int
     ~Partials() { device_free(p, stream); }
   } partials{device_alloc(size_t(splits * groups * M * N) * sizeof(T), stream), stream};
   T* partial = static_cast<T*>(partials.p);
-  launch_tiles<T>(name, SplitDepth<T, Op>{op, groups, K, chunk, M, N, partial}, M, N, splits * groups, stream, tf32);
+  // a split product has too few tiles for the 128-tile kernel: not compiled for it
+  launch_tiles<T, SplitDepth<T, Op>, false>(name, SplitDepth<T, Op>{op, groups, K, chunk, M, N, partial}, M, N,
+                                            splits * groups, stream, tf32);
   launch((std::string(name) + "_split_sum").c_str(), split_depth_sum<T, Op>, elementwise_grid(groups * M * N),
          dim3(kElementwiseThreads), 0, stream, op, static_cast<const T*>(partial), splits, groups, M, N);
 }
@@ -261,12 +263,15 @@ void launch_split_gemm(const char* name, const Op& op, int64_t M, int64_t N, int
 // Launches tiled_gemm for op's M x N result in each of `groups` products (the kernel
 // reads which of grid x and y walks the columns from cols_on_x); with
 // `tf32` and T float, tiled_gemm_tf32 (named `name` + "_tf32") instead.
-template <typename T, typename Op>
+template <typename T, typename Op, bool kMayBeLarge>
 void launch_tiles(const char* name, const Op& op, int64_t M, int64_t N, int64_t groups, cudaStream_t stream,
                   bool tf32) {
   if (M == 0 || N == 0 || groups == 0) return;
+  // The 128-tile kernel is compiled for float only (double's 8 x 8 accumulators take
+  // most of a thread's registers; and each instance costs the build time).
+  constexpr bool kLarge = kMayBeLarge && std::is_same<T, float>::value;
   const bool on_tf32 = tf32 && std::is_same<T, float>::value;
-  const bool large = !on_tf32 && M >= 128 && N >= 128 &&
+  const bool large = kLarge && !on_tf32 && M >= 128 && N >= 128 &&
                      ((M + 127) / 128) * ((N + 127) / 128) * groups >= kLargeTileBlocks;
   const int64_t tile = large ? 128 : 64;
   const int64_t row_tiles = (M + tile - 1) / tile, col_tiles = (N + tile - 1) / tile;
@@ -285,25 +290,35 @@ void launch_tiles(const char* name, const Op& op, int64_t M, int64_t N, int64_t 
       return;
     }
   }
-  if (large)
-    launch((std::string(name) + "_128").c_str(), tiled_gemm<T, Op, 8>, grid, dim3(kTileThreadsX, kTileThreadsY), 0,
-           stream, op, cols_on_x);
-  else
-    launch(name, tiled_gemm<T, Op, 4>, grid, dim3(kTileThreadsX, kTileThreadsY), 0, stream, op, cols_on_x);
+  if constexpr (kLarge) {
+    if (large) {
+      launch((std::string(name) + "_128").c_str(), tiled_gemm<T, Op, 8>, grid, dim3(kTileThreadsX, kTileThreadsY),
+             0, stream, op, cols_on_x);
+      return;
+    }
+  }
+  launch(name, tiled_gemm<T, Op, 4>, grid, dim3(kTileThreadsX, kTileThreadsY), 0, stream, op, cols_on_x);
 }
 
 // op's product, M x N over depth K (op.depth()), in each of `groups` products: split
-// along K where it has few tiles and a long K (split_count), else one launch.
-template <typename T, typename Op>
+// along K where it has few tiles and a long K (split_count), else one launch. Every
+// kernel instance costs build time: a caller whose products never split (a convolution's
+// forward and data gradient, whose columns run over the batch's pixels) says so with
+// kMaySplit = false, one whose products are never large (a filter gradient, K x CRS) with
+// kMayBeLarge = false; such a product is still computed, by the other kernel.
+template <typename T, bool kMaySplit = true, bool kMayBeLarge = true, typename Op>
 void launch_tiled_gemm(const char* name, const Op& op, int64_t M, int64_t N, int64_t K, int64_t groups,
                        cudaStream_t stream, bool tf32 = false) {
   if (M == 0 || N == 0 || groups == 0) return;
-  const int64_t blocks = ((M + kTileM - 1) / kTileM) * ((N + kTileN - 1) / kTileN) * groups;
-  const int64_t splits = split_count(blocks, K, groups);
-  if (splits > 1)
-    launch_split_gemm<T>(name, op, M, N, K, groups, splits, stream, tf32);
-  else
-    launch_tiles<T>(name, op, M, N, groups, stream, tf32);
+  if constexpr (kMaySplit) {
+    const int64_t blocks = ((M + kTileM - 1) / kTileM) * ((N + kTileN - 1) / kTileN) * groups;
+    const int64_t splits = split_count(blocks, K, groups);
+    if (splits > 1) {
+      launch_split_gemm<T>(name, op, M, N, K, groups, splits, stream, tf32);
+      return;
+    }
+  }
+  launch_tiles<T, Op, kMayBeLarge>(name, op, M, N, groups, stream, tf32);
 }
 
 // Plain row-major matrices: C = alpha * op(A) * op(B) + beta * C (gemm.cu's GEMM, and
