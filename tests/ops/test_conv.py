@@ -563,6 +563,18 @@ def test_cuda_kernels_on_many_tiles(direction, algo, dtype, device):
     check_direction(WIDE_CASE, direction, algo, dtype, with_bias=direction == "forward", device=device)
 
 
+# 128 output channels over 33,282 output pixels: the forward's product (and Winograd's
+# 36 of 128 x 2,178) take the GPU's kernel of 128 x 128 tiles
+WIDE_K128_CASE = Case("wide_k128_129x129_pad1", (2, 1, 129, 129), (128, 1, 3, 3), padding=1)
+
+
+@pytest.mark.parametrize("device", kernel_devices())
+@pytest.mark.parametrize("dtype", [np.float32], ids=["float32"])
+@pytest.mark.parametrize("algo", ["implicit_gemm", "direct", "winograd"])
+def test_cuda_kernels_on_many_tiles_of_128(algo, dtype, device):
+    check_direction(WIDE_K128_CASE, "forward", algo, dtype, with_bias=True, device=device)
+
+
 @pytest.mark.parametrize("device", kernel_devices())
 @pytest.mark.parametrize("dtype", [np.float32], ids=["float32"])
 @pytest.mark.parametrize("direction", DIRECTIONS)
