@@ -188,7 +188,7 @@ __global__ void __launch_bounds__(kTf32Threads) tiled_gemm_tf32(Op op, bool cols
 // run) and hands the sum to Op::store, so scaling, bias and beta apply once, as unsplit.
 // The workspace and the second launch cost microseconds: below a K of 4,096 a block's
 // walk is as short (on an H200, LeNet's fc1, 64 x 500 x 800, ran 241 GFLOP/s split in 3
-// against 326 unsplit, and the char-LSTM's per-step 32 x 2048 x 512 products gained nothing).
+// against 326 unsplit). The char-LSTM's per-step 32 x 2048 x 512 products stay whole.
 constexpr int64_t kSplitBelowBlocks = 128;  // fewer blocks than a large GPU has multiprocessors
 constexpr int64_t kSplitTargetBlocks = 256;
 constexpr int64_t kSplitMinK = 4096;
