@@ -344,10 +344,12 @@ _CUPY_AT = {"add": frozenset({"float16", "float32", "float64", "int32", "uint32"
             "minimum": frozenset({"float32", "float64", "int32", "uint32", "uint64"})}
 
 
-def _index_on_host(index):
-    if isinstance(index, tuple):
-        return tuple(_index_on_host(i) for i in index)
-    return to_device(index, CPU) if is_array(index) else index
+def index_on(index, dev):
+    """`index` (an index as NumPy's indexing takes it) with its arrays on `dev`: a scatter
+    on a GPU takes indices in its memory, NumPy's on the host."""
+    def move(i):
+        return to_device(i, dev) if is_array(i) else i
+    return tuple(map(move, index)) if isinstance(index, tuple) else move(index)
 
 
 def ufunc_at(ufunc, a, index, values):
@@ -363,7 +365,7 @@ def ufunc_at(ufunc, a, index, values):
         getattr(_cupy(), ufunc.__name__).at(a, index, values)
         return
     host = to_device(a, CPU)
-    ufunc.at(host, _index_on_host(index), to_device(values, CPU) if is_array(values) else values)
+    ufunc.at(host, index_on(index, CPU), to_device(values, CPU) if is_array(values) else values)
     a[...] = to_device(host, of(a))
 
 

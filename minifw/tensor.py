@@ -2239,7 +2239,7 @@ class Tensor:
             value = _scalar(value, self.dtype)
         else:
             value = tensor(value, dtype=self.dtype, device=self.device)  # an array
-        where = _shape._index_on(index, self.device)
+        where = devices.index_on(index, self.device)
         # a basic index writes a view's elements; an advanced one is taken as writing them all
         written = _shape.basic_view(self._data, where) if _shape._is_basic_index(where) else None
         counter = self._version_counter

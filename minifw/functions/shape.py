@@ -180,13 +180,6 @@ def torch_order(index, shape):
         if held else index
 
 
-def _index_on(index, dev):
-    """`index` with its arrays on `dev`: a scatter on a GPU takes indices in its memory."""
-    def move(i):
-        return devices.to_device(i, dev) if devices.is_array(i) else i
-    return tuple(map(move, index)) if isinstance(index, tuple) else move(index)
-
-
 def basic_view(a, index):
     """a[index] for a basic index, always a view: a trailing Ellipsis changes nothing but makes
     NumPy return a 0-d view rather than a scalar copy when every dim gets an int."""
@@ -206,7 +199,8 @@ def _scatter(g, shape, index):
     else:
         if devices.of(dx).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
             backends.alert_not_deterministic("Index.backward (advanced indexing) on 'cuda'")
-        devices.ufunc_at(np.add, dx, _index_on(index, devices.of(g)), g)  # an element may be picked several times
+        # an element may be picked several times
+        devices.ufunc_at(np.add, dx, devices.index_on(index, devices.of(g)), g)
     return dx
 
 
@@ -324,7 +318,7 @@ class Diagonal(Function):
             return np.diag(g, ctx.offset).copy()
         dx = devices.zeros(ctx.shape, g.dtype, devices.of(g))
         rows = np.arange(g.shape[0]) + max(-ctx.offset, 0)
-        devices.assign(dx, _index_on((rows, rows + ctx.offset), devices.of(g)), g)
+        devices.assign(dx, devices.index_on((rows, rows + ctx.offset), devices.of(g)), g)
         return dx
 
     @staticmethod
@@ -333,7 +327,7 @@ class Diagonal(Function):
             return Diagonal.apply(g, offset=ctx.offset)
         rows = np.arange(g.shape[0]) + max(-ctx.offset, 0)
         return IndexScatter.apply(g, shape=ctx.shape,
-                                  index=_index_on((rows, rows + ctx.offset), devices.of(g._data)))
+                                  index=devices.index_on((rows, rows + ctx.offset), devices.of(g._data)))
 
 
 class Cat(Function):
