@@ -326,6 +326,10 @@ struct WinogradPlan {  // `in` planes (H x W, padding ph, pw) to `out` planes (H
   __host__ __device__ int64_t u_size() const { return groups * cout_g * cin_g; }
   __host__ __device__ int64_t v_size() const { return groups * cin_g * tiles; }
   __host__ __device__ int64_t m_size() const { return groups * cout_g * tiles; }
+  // Tile t's image and (row, column) of tiles: tiles are in order (image, row, column).
+  __host__ __device__ void tile_of(int64_t t, int64_t& n, int64_t& ty, int64_t& tx) const {
+    n = t / (th * tw), ty = t / tw % th, tx = t % tw;
+  }
   int64_t workspace_elements() const { return 36 * (u_size() + v_size() + m_size()); }
 };
 
@@ -399,7 +403,8 @@ __global__ void winograd_input_kernel(WinogradPlan p, const T* in, T* v) {
   const int64_t total = p.v_size(), stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride) {
     const int64_t t = e % p.tiles, gi = e / p.tiles, g = gi / p.cin_g, i = gi % p.cin_g;
-    const int64_t n = t / (p.th * p.tw), ty = t / p.tw % p.th, tx = t % p.tw;
+    int64_t n, ty, tx;
+    p.tile_of(t, n, ty, tx);
     const T* plane = in + (n * p.groups * p.cin_g + g * p.cin_g + i) * p.H * p.W;
     T d[6][6], col[6], q[6][6];
     for (int a = 0; a < 6; ++a) {
@@ -438,7 +443,8 @@ __global__ void winograd_output_kernel(WinogradPlan p, const T* m, const T* bias
   const int64_t total = p.m_size(), stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride) {
     const int64_t t = e % p.tiles, go = e / p.tiles, g = go / p.cout_g, o = go % p.cout_g;
-    const int64_t n = t / (p.th * p.tw), ty = t / p.tw % p.th, tx = t % p.tw;
+    int64_t n, ty, tx;
+    p.tile_of(t, n, ty, tx);
     T q[4][6], row[6], y[4];
     for (int b = 0; b < 6; ++b) {  // down the columns
       T c[6];
@@ -468,7 +474,8 @@ __global__ void winograd_grad_kernel(WinogradPlan p, const T* dy, T* dm) {
   const int64_t total = p.m_size(), stride = int64_t(gridDim.x) * blockDim.x;
   for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < total; e += stride) {
     const int64_t t = e % p.tiles, gk = e / p.tiles;
-    const int64_t n = t / (p.th * p.tw), ty = t / p.tw % p.th, tx = t % p.tw;
+    int64_t n, ty, tx;
+    p.tile_of(t, n, ty, tx);
     const T* plane = dy + (n * p.groups * p.cout_g + gk) * p.Ho * p.Wo;
     T d[4][4], q[6][4];
     for (int a = 0; a < 4; ++a)
