@@ -1,4 +1,4 @@
-// Bindings for 2-D pooling: geometry in (a tuple of 11 ints + ceil_mode), arrays
+// Bindings for 2-D pooling: geometry in (a tuple of 12 ints + ceil_mode), arrays
 // in. The shape is re-validated here and every array checked against it.
 #include <string>
 
@@ -11,30 +11,36 @@
 namespace minifw {
 namespace {
 
+// (N, C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, ceil_mode)
 using ShapeArgs = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                             int64_t, bool>;
+                             int64_t, int64_t, int64_t, bool>;
 
 PoolShape to_shape(const ShapeArgs& a) {
-  auto [N, C, H, W, kh, kw, sh, sw, ph, pw, ceil_mode] = a;
+  auto [N, C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, ceil_mode] = a;
   // Bounded before make_pool_shape forms H + 2 * ph, N * C * H * W, ...
   checked_product({N, C, H, W}, "pooling: x");
-  for (int64_t v : {kh, kw, sh, sw, ph, pw}) checked_product({v}, "pooling: kernel, stride, padding");
-  const PoolShape s = make_pool_shape(N, C, H, W, kh, kw, sh, sw, ph, pw, ceil_mode);
+  for (int64_t v : {kh, kw, sh, sw, ph, pw, dh, dw})
+    checked_product({v}, "pooling: kernel, stride, padding, dilation");
+  const PoolShape s = make_pool_shape(N, C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, ceil_mode);
   checked_product({N, C, s.Ho, s.Wo}, "pooling: y");
   return s;
 }
 
-PoolMode parse_mode(const std::string& mode) {
-  if (mode == "max") return PoolMode::max;
-  if (mode == "avg_include_pad") return PoolMode::avg_include_pad;
-  if (mode == "avg_exclude_pad") return PoolMode::avg_exclude_pad;
-  throw py::value_error("unknown pooling mode '" + mode + "'");
+// The mode, checked against the shape: only max pooling is dilated.
+PoolMode parse_mode(const std::string& mode, const PoolShape& s) {
+  PoolMode m;
+  if (mode == "max") m = PoolMode::max;
+  else if (mode == "avg_include_pad") m = PoolMode::avg_include_pad;
+  else if (mode == "avg_exclude_pad") m = PoolMode::avg_exclude_pad;
+  else throw py::value_error("unknown pooling mode '" + mode + "'");
+  require(m == PoolMode::max || (s.dh == 1 && s.dw == 1), "dilation: average pooling takes none (1, 1)");
+  return m;
 }
 
 template <typename T, typename Device>
 void forward(const std::string& mode, const ShapeArgs& args, Array<Device> x, Array<Device> y, py::object indices) {
   const PoolShape s = to_shape(args);
-  const PoolMode m = parse_mode(mode);
+  const PoolMode m = parse_mode(mode, s);
   const T* xp = in_ptr<T>(x, s.x_size(), "x");
   T* yp = out_ptr<T>(y, s.y_size(), "y");
   int64_t* ip = nullptr;
@@ -56,7 +62,7 @@ void forward(const std::string& mode, const ShapeArgs& args, Array<Device> x, Ar
 template <typename T, typename Device>
 void backward(const std::string& mode, const ShapeArgs& args, Array<Device> dy, py::object indices, Array<Device> dx) {
   const PoolShape s = to_shape(args);
-  const PoolMode m = parse_mode(mode);
+  const PoolMode m = parse_mode(mode, s);
   const T* dyp = in_ptr<T>(dy, s.y_size(), "dy");
   const int64_t* ip = nullptr;
   Array<Device> ia;

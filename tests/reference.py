@@ -242,47 +242,55 @@ def _two(v):
     return (int(v[0]), int(v[1])) if isinstance(v, (tuple, list)) else (int(v), int(v))
 
 
-def pool_out_size(size, kernel, stride, padding, ceil_mode):
+def pool_out_size(size, kernel, stride, padding, ceil_mode, dilation=1):
     """PyTorch's rule: floor (or ceil) of the window count, but with ceil_mode a
-    last window that would start in the right padding is dropped."""
-    span = size + 2 * padding - kernel
+    last window that would start in the right padding is dropped. A window spans
+    dilation * (kernel - 1) + 1 elements."""
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
     out = (-(-span // stride) if ceil_mode else span // stride) + 1
     if ceil_mode and (out - 1) * stride >= size + padding:
         out -= 1
     return out
 
 
-def _pool_windows(x_shape, kernel_size, stride, padding, ceil_mode):
+def _pool_windows(x_shape, kernel_size, stride, padding, ceil_mode, dilation=1):
     """Yield (oh, ow, (h0, h1, w0, w1), (hs, he, ws, we)) for every output:
-    the window clipped to the padded input, and the part inside the input."""
+    the window clipped to the padded input, and its taps inside the input, which
+    are rows hs, hs + dh, ... below he (columns likewise), dilation (dh, dw)."""
     _, _, h, w = x_shape
     kh, kw = _two(kernel_size)
     sh, sw = _two(stride if stride is not None else kernel_size)
     ph, pw = _two(padding)
-    ho, wo = pool_out_size(h, kh, sh, ph, ceil_mode), pool_out_size(w, kw, sw, pw, ceil_mode)
+    dh, dw = _two(dilation)
+    ho, wo = pool_out_size(h, kh, sh, ph, ceil_mode, dh), pool_out_size(w, kw, sw, pw, ceil_mode, dw)
     for oh in range(ho):
         for ow in range(wo):
             h0, w0 = oh * sh - ph, ow * sw - pw
-            h1, w1 = min(h0 + kh, h + ph), min(w0 + kw, w + pw)
-            yield oh, ow, (h0, h1, w0, w1), (max(h0, 0), min(h1, h), max(w0, 0), min(w1, w))
+            rows = [r for r in range(h0, h0 + dh * (kh - 1) + 1, dh) if 0 <= r < h]
+            cols = [c for c in range(w0, w0 + dw * (kw - 1) + 1, dw) if 0 <= c < w]
+            h1, w1 = min(h0 + kh, h + ph), min(w0 + kw, w + pw)  # (the average's; never dilated)
+            yield oh, ow, (h0, h1, w0, w1), (rows[0], rows[-1] + 1, cols[0], cols[-1] + 1)
 
 
 def pool2d_ref(x, kernel_size, stride=None, padding=0, mode="max", ceil_mode=False,
-               count_include_pad=True):
+               count_include_pad=True, dilation=1):
     """(y, indices): indices (max only) is the first maximum of each window in
     row-major order, as a flat index h * W + w into the input plane."""
     x = np.asarray(x, np.float64)
     n, c, h, w = x.shape
-    windows = list(_pool_windows(x.shape, kernel_size, stride, padding, ceil_mode))
+    dh, dw = _two(dilation)
+    windows = list(_pool_windows(x.shape, kernel_size, stride, padding, ceil_mode, dilation))
     ho, wo = windows[-1][0] + 1, windows[-1][1] + 1
     y = np.zeros((n, c, ho, wo))
     idx = np.zeros((n, c, ho, wo), dtype=np.int64)
     for oh, ow, (h0, h1, w0, w1), (hs, he, ws, we) in windows:
-        region = x[:, :, hs:he, ws:we].reshape(n, c, -1)
+        taps = x[:, :, hs:he:dh, ws:we:dw]
+        region = taps.reshape(n, c, -1)
         if mode == "max":
-            first = np.argmax(region, axis=2)  # argmax returns the first maximum
+            first = np.argmax(region, axis=2)  # argmax returns the first maximum (a NaN is one)
             y[:, :, oh, ow] = np.take_along_axis(region, first[..., None], 2)[..., 0]
-            idx[:, :, oh, ow] = (hs + first // (we - ws)) * w + ws + first % (we - ws)
+            per_row = taps.shape[3]
+            idx[:, :, oh, ow] = (hs + first // per_row * dh) * w + ws + first % per_row * dw
         else:
             divisor = (h1 - h0) * (w1 - w0) if count_include_pad else (he - hs) * (we - ws)
             y[:, :, oh, ow] = region.sum(axis=2) / divisor
@@ -290,12 +298,12 @@ def pool2d_ref(x, kernel_size, stride=None, padding=0, mode="max", ceil_mode=Fal
 
 
 def pool2d_backward_ref(dy, x_shape, kernel_size, stride=None, padding=0, mode="max",
-                        ceil_mode=False, count_include_pad=True, indices=None):
+                        ceil_mode=False, count_include_pad=True, indices=None, dilation=1):
     dy = np.asarray(dy, np.float64)
     n, c, h, w = x_shape
     dx = np.zeros(x_shape)
     for oh, ow, (h0, h1, w0, w1), (hs, he, ws, we) in _pool_windows(x_shape, kernel_size, stride,
-                                                                   padding, ceil_mode):
+                                                                   padding, ceil_mode, dilation):
         g = dy[:, :, oh, ow]
         if mode == "max":
             for i in range(n):

@@ -582,16 +582,19 @@ def gemm(a, b, c=None, *, trans_a=False, trans_b=False, alpha=1.0, beta=0.0):
 # Caffe visits each output's window clipped to the input. Here the loop runs over
 # the kernel taps instead, each tap handling at once every output whose tap lands
 # inside the input; taps that only ever land in the padding are skipped, so
-# nothing is padded and the work is that of the clipped windows.
+# nothing is padded and the work is that of the clipped windows. (Caffe's pooling
+# has no dilation; max pooling's taps here lie `dilation` apart, as PyTorch's.)
 
-def _axis_taps(size, kernel, stride, padding, out):
-    """(outputs, first input) along one axis for every tap t that lands in the input for
-    some output: the outputs o in that slice read input o * stride - padding + t."""
-    for t in range(max(0, padding - (out - 1) * stride), min(kernel, size + padding)):
-        first = max(0, -(-(padding - t) // stride))
-        end = min(out, (size - 1 + padding - t) // stride + 1)
+def _axis_taps(size, kernel, stride, padding, out, dilation=1):
+    """(outputs, first input) along one axis for every tap t that lands in the input
+    for some output: the outputs o in that slice read input o * stride - padding + t * dilation."""
+    lowest = max(0, -(-(padding - (out - 1) * stride) // dilation))  # the first tap reaching the input
+    for t in range(lowest, min(kernel, -(-(size + padding) // dilation))):
+        at = t * dilation - padding  # the tap's position in output 0's window
+        first = max(0, -(-(-at) // stride))
+        end = min(out, (size - 1 - at) // stride + 1)
         if first < end:
-            yield slice(first, end), first * stride - padding + t
+            yield slice(first, end), first * stride + at
 
 
 def _pool_taps(p):
@@ -599,9 +602,9 @@ def _pool_taps(p):
     (N, C, H, W) arrays, in row-major tap order, which is each window's row-major order."""
     _, _, h, w = p.x_shape
     _, _, ho, wo = p.out_shape
-    (kh, kw), (sh, sw), (ph, pw) = p.kernel_size, p.stride, p.padding
-    cols = list(_axis_taps(w, kw, sw, pw, wo))
-    for out_rows, h0 in _axis_taps(h, kh, sh, ph, ho):
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = p.kernel_size, p.stride, p.padding, p.dilation
+    cols = list(_axis_taps(w, kw, sw, pw, wo, dw))
+    for out_rows, h0 in _axis_taps(h, kh, sh, ph, ho, dh):
         in_rows = slice(h0, h0 + sh * (out_rows.stop - out_rows.start - 1) + 1, sh)
         for out_cols, w0 in cols:
             in_cols = slice(w0, w0 + sw * (out_cols.stop - out_cols.start - 1) + 1, sw)
@@ -643,7 +646,7 @@ def _max_pool(x, p, return_indices):
     # `first` keeps, per output, the largest (taps - t) over the taps t that hold the
     # maximum, in a small integer type, and the index follows from the tap by arithmetic.
     # Every window holds at least one input value, so every output gets an index.
-    (kh, kw), (sh, sw), (ph, pw) = p.kernel_size, p.stride, p.padding
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = p.kernel_size, p.stride, p.padding, p.dilation
     _, _, _, w = p.x_shape
     count = kh * kw
     code = np.uint8 if count < 256 else np.uint16 if count < 65536 else np.uint32
@@ -654,21 +657,21 @@ def _max_pool(x, p, return_indices):
         found = v == best[y_at]
         if has_nan:
             found |= v != v
-        t = (rows.start - out_rows.start * sh + ph) * kw + (cols.start - out_cols.start * sw + pw)
+        t = (rows.start - out_rows.start * sh + ph) // dh * kw + (cols.start - out_cols.start * sw + pw) // dw
         xp.maximum(first[y_at], found.view(np.uint8) * code(count - t), out=first[y_at])
     _, _, ho, wo = p.out_shape
     # the lookup tables are made on the host, then moved to the device of `first`
     window = np.add.outer((np.arange(ho) * sh - ph) * w, np.arange(wo) * sw - pw)
     taps_back = count - np.arange(count + 1)  # code -> tap; code 0 never stays
-    offset = (taps_back // kw) * w + taps_back % kw
+    offset = (taps_back // kw) * dh * w + taps_back % kw * dw
     return best, devices.to_device(offset, dev)[first] + devices.to_device(window, dev)
 
 
-def pool2d_forward(x, kernel_size, *, stride=None, padding=0, mode="max", ceil_mode=False,
+def pool2d_forward(x, kernel_size, *, stride=None, padding=0, dilation=1, mode="max", ceil_mode=False,
                    count_include_pad=True, return_indices=False):
     """As minifw.ops.pool2d_forward: y, or (y, indices) with return_indices (max only)."""
     x, p, return_indices = check_pool_forward_args(x, kernel_size, stride, padding, mode, ceil_mode,
-                                                   count_include_pad, return_indices)
+                                                   count_include_pad, return_indices, dilation=dilation)
     if p.mode == "max":
         y, indices = _max_pool(x, p, return_indices)
         y = _on_device_of(x, y)
@@ -680,11 +683,11 @@ def pool2d_forward(x, kernel_size, *, stride=None, padding=0, mode="max", ceil_m
     return total
 
 
-def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="max", ceil_mode=False,
-                    count_include_pad=True, indices=None):
+def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, dilation=1, mode="max",
+                    ceil_mode=False, count_include_pad=True, indices=None):
     """As minifw.ops.pool2d_backward: dx of shape x_shape (max pooling needs the indices)."""
     dy, p, indices = check_pool_backward_args(dy, x_shape, kernel_size, stride, padding, mode,
-                                              ceil_mode, count_include_pad, indices)
+                                              ceil_mode, count_include_pad, indices, dilation=dilation)
     n, c, h, w = p.x_shape
     xp, dev = _xp(dy), devices.of(dy)
     if p.mode == "avg":
@@ -693,8 +696,8 @@ def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, mode="m
         for y_at, x_at in _pool_taps(p):
             dx[x_at] += share[y_at]
         return dx
-    (kh, kw), (sh, sw) = p.kernel_size, p.stride
-    overlap = sh < kh or sw < kw  # else no input element receives twice
+    (kh, kw), (sh, sw), (dh, dw) = p.kernel_size, p.stride, p.dilation
+    overlap = sh < dh * (kh - 1) + 1 or sw < dw * (kw - 1) + 1  # else no input element receives twice
     if overlap and backends.are_deterministic_algorithms_enabled():
         _check_indices_in_planes(indices, p)
         dx = _max_pool_backward_by_taps(dy, indices, p)

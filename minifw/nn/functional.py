@@ -34,7 +34,8 @@ from ..checks import (check_bool, check_choice, check_dim, check_float_dtype_ndi
                       check_ints, check_no_zero_dims, check_pair, check_real, check_size,
                       check_tensor_dtype, is_int, MAX_SIZE)
 from ..ops.conv import _cached_problem as _conv_problem
-from ..ops.pooling import pool_problem as _pool_problem
+from ..ops.geometry import window_out_size
+from ..ops.pooling import MAX_DILATION, first_empty_window, pool_problem as _pool_problem
 from ..engines import current_engine
 from ..functions.activation import (Activation, GaussianErrorLinearUnit, HardSigmoid, HardSwish,
                                     HardTanh, LogSigmoid, Mish, ScaledExponentialLinear, Shrink,
@@ -297,13 +298,6 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 # ---- pooling ------------------------------------------------------------------------------
 
-def _no_pool_dilation(fn, dilation):
-    """Refuse what the pooling primitive cannot do (the layer refuses it when built)."""
-    if check_pair(fn, "dilation", dilation, minimum=1) != (1, 1):
-        raise ValueError(f"{fn}: the pooling primitive has no dilation; dilation must be 1, "
-                         f"got {dilation!r}")
-
-
 def _divisor_override(fn, divisor_override):
     """divisor_override checked: None, or a non-zero int (the layers check it when built)."""
     if divisor_override is not None:
@@ -324,13 +318,14 @@ def _window_sums(pooled, args, sizes):
     return pooled * _constant(np.outer(*counts), pooled)
 
 
-def _pool_layer_args(fn, kernel_size, stride, padding, ceil_mode, count_include_pad=True):
+def _pool_layer_args(fn, kernel_size, stride, padding, ceil_mode, count_include_pad=True, dilation=1):
     """The pooling arguments' checks that need no input: the layers make them when built, so
     that MaxPool2d(0) fails there rather than at its first forward."""
     kernel_size = check_pair(fn, "kernel_size", kernel_size, minimum=1)
     if stride is not None:
         check_pair(fn, "stride", stride, minimum=1)
     padding = check_pair(fn, "padding", padding, minimum=0)
+    check_pair(fn, "dilation", dilation, minimum=1, maximum=MAX_DILATION)
     for axis, k, p in (("height", kernel_size[0], padding[0]), ("width", kernel_size[1], padding[1])):
         if 2 * p > k:
             raise ValueError(f"{fn}: padding must be at most half the kernel size; got "
@@ -344,31 +339,36 @@ def _pool_input(fn, input, nonempty=True):
     return check_no_zero_dims(fn, "input", input) if nonempty else input
 
 
-def _pool_args(fn, input, kernel_size, stride, padding, mode, ceil_mode, count_include_pad):
+def _pool_args(fn, input, kernel_size, stride, padding, mode, ceil_mode, count_include_pad, dilation=1):
     """The pooling arguments as the primitive takes them, checked here (with the problem's
-    own checks: output size, sizes it can index) so that errors name `fn`."""
+    own checks: output size, sizes it can index) so that errors name `fn`. The dilation is
+    one of max pooling's arguments only."""
     kernel_size = check_pair(fn, "kernel_size", kernel_size, minimum=1)
     stride = None if stride is None else check_pair(fn, "stride", stride, minimum=1)
     padding = check_pair(fn, "padding", padding, minimum=0)
+    dilation = check_pair(fn, "dilation", dilation, minimum=1, maximum=MAX_DILATION)
     ceil_mode = check_bool(fn, "ceil_mode", ceil_mode)
     count_include_pad = check_bool(fn, "count_include_pad", count_include_pad)
     _pool_problem(fn, (1,) * (4 - input.ndim) + tuple(input.shape), kernel_size, stride, padding,
-                  mode, ceil_mode, count_include_pad, input.dtype)
-    return dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode)
+                  mode, ceil_mode, count_include_pad, input.dtype, dilation)
+    args = dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode)
+    if mode == "max":
+        args["dilation"] = dilation
+    return args
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    """Max over kernel_size windows; stride defaults to kernel_size. With
-    return_indices, also the int64 index h * W + w of each maximum in its input plane."""
+    """Max over kernel_size windows, their taps dilation apart; stride defaults to
+    kernel_size. With return_indices, also the int64 index h * W + w of each maximum in its
+    input plane."""
     return _max_pool2d("max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def _max_pool2d(fn, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     _pool_input(fn, input)
-    _no_pool_dilation(fn, dilation)
-    args = _pool_args(fn, input, kernel_size, stride, padding, "max", ceil_mode, True)
+    args = _pool_args(fn, input, kernel_size, stride, padding, "max", ceil_mode, True, dilation)
     return_indices = check_bool(fn, "return_indices", return_indices)
     if input.ndim == 3:
         out = MaxPooling2D.apply(input.unsqueeze(0), return_indices=return_indices, **args)
@@ -2499,30 +2499,31 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def _pool1d_layer_args(fn, kernel_size, stride, padding, dilation, ceil_mode,
                        count_include_pad=True):
     """The checks that need no input (the layers make them when built), in 1-D terms;
-    returns (kernel_size, stride, padding) as ints (stride None: kernel_size)."""
+    returns (kernel_size, stride, padding, dilation) as ints (stride None: kernel_size)."""
     k = _single(fn, "kernel_size", kernel_size, 1)
     s = k if stride is None else _single(fn, "stride", stride, 1)
     p = _single(fn, "padding", padding, 0)
+    d = check_ints(fn, "dilation", dilation, 1, minimum=1, maximum=MAX_DILATION)[0]
     if 2 * p > k:
         raise ValueError(f"{fn}: padding must be at most half the kernel size; got "
                          f"padding={padding!r} with kernel_size={kernel_size!r}")
-    _no_pool_dilation(fn, _single(fn, "dilation", dilation, 1))
-    _pool_layer_args(fn, (1, k), (1, s), (0, p), ceil_mode, count_include_pad)
-    return k, s, p
+    _pool_layer_args(fn, (1, k), (1, s), (0, p), ceil_mode, count_include_pad, (1, d))
+    return k, s, p, d
 
 
 def _pool1d(fn, input, kernel_size, stride, padding, dilation, mode, ceil_mode,
             count_include_pad):
     """(the (N, C, 1, L) view, the function back to 1-D, the primitive's arguments)."""
     _input_1d(fn, input)
-    k, s, p = _pool1d_layer_args(fn, kernel_size, stride, padding, dilation, ceil_mode,
-                                 count_include_pad)
-    if input.shape[-1] + 2 * p < k:
+    k, s, p, d = _pool1d_layer_args(fn, kernel_size, stride, padding, dilation, ceil_mode,
+                                    count_include_pad)
+    if window_out_size(input.shape[-1], k, s, p, d, ceil_mode) < 1:
+        dilated = "" if d == 1 else f" dilated to {d * (k - 1) + 1} by dilation={d}"
         raise ValueError(f"{fn}: the output length would be < 1: the padded input length "
-                         f"{input.shape[-1] + 2 * p} is shorter than kernel_size={k} (input of "
+                         f"{input.shape[-1] + 2 * p} is shorter than kernel_size={k}{dilated} (input of "
                          f"shape {tuple(input.shape)}, padding={p})")
     x, back = _as_2d(input)
-    return x, back, _pool_args(fn, x, (1, k), (1, s), (0, p), mode, ceil_mode, count_include_pad)
+    return x, back, _pool_args(fn, x, (1, k), (1, s), (0, p), mode, ceil_mode, count_include_pad, (1, d))
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -2748,29 +2749,18 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 def _pool3d_layer_args(fn, kernel_size, stride, padding, dilation, ceil_mode,
                        count_include_pad=True):
     """The checks that need no input (the layers make them when built), in 3-D terms;
-    returns (kernel_size, stride, padding) as triples (stride None: kernel_size)."""
+    returns (kernel_size, stride, padding, dilation) as triples (stride None: kernel_size)."""
     k = _triple(fn, "kernel_size", kernel_size, 1)
     s = k if stride is None else _triple(fn, "stride", stride, 1)
     p = _triple(fn, "padding", padding, 0)
+    d = check_ints(fn, "dilation", dilation, 3, minimum=1, maximum=MAX_DILATION)
     for axis, kk, pp in zip(("depth", "height", "width"), k, p):
         if 2 * pp > kk:
             raise ValueError(f"{fn}: padding must be at most half the kernel size; got "
                              f"padding={padding!r} with kernel_size={kernel_size!r} ({axis})")
-    if _triple(fn, "dilation", dilation, 1) != (1, 1, 1):
-        raise ValueError(f"{fn}: the pooling primitive has no dilation; dilation must be 1, "
-                         f"got {dilation!r}")
     check_bool(fn, "ceil_mode", ceil_mode)
     check_bool(fn, "count_include_pad", count_include_pad)
-    return k, s, p
-
-
-def _pooled_length(size, k, s, p, ceil_mode):
-    """PyTorch's pooled size: with ceil_mode the last window may overhang the end but must
-    start inside the input or its leading padding."""
-    out = (-(-(size + 2 * p - k) // s) if ceil_mode else (size + 2 * p - k) // s) + 1
-    if ceil_mode and (out - 1) * s >= size + p:
-        out -= 1
-    return out
+    return k, s, p, d
 
 
 def _as_5d(input):
@@ -2781,22 +2771,32 @@ def _as_5d(input):
 
 
 def _pool3d(fn, input, kernel_size, stride, padding, dilation, mode, ceil_mode, count_include_pad):
-    """(the input as 5-D, the function back, the depth (k, s, p), the depth output size, the
-    2-D pooling's arguments for the (N * C * D, 1, H, W) planes)."""
+    """(the input as 5-D, the function back, the depth (k, s, p, dilation), the depth output
+    size, the 2-D pooling's arguments for the (N * C * D, 1, H, W) planes)."""
     _input_3d(fn, input)
-    k, s, p = _pool3d_layer_args(fn, kernel_size, stride, padding, dilation, ceil_mode,
-                                 count_include_pad)
+    k, s, p, dil = _pool3d_layer_args(fn, kernel_size, stride, padding, dilation, ceil_mode,
+                                      count_include_pad)
     x, back = _as_5d(input)
     n, c, d, h, w = x.shape
-    if d + 2 * p[0] < k[0]:
+    out_d = window_out_size(d, k[0], s[0], p[0], dil[0], ceil_mode)
+    if out_d < 1:
+        extent = dil[0] * (k[0] - 1) + 1
+        dilated = "" if dil[0] == 1 else f" dilated to {extent} by dilation={dilation!r}"
         raise ValueError(f"{fn}: the output depth would be < 1: the padded input depth "
-                         f"{d + 2 * p[0]} is shorter than kernel_size={k[0]} (input of shape "
+                         f"{d + 2 * p[0]} is shorter than kernel_size={k[0]}{dilated} (input of shape "
                          f"{tuple(input.shape)}, padding={padding!r})")
+    empty = first_empty_window(d, s[0], p[0], dil[0], out_d)
+    if empty is not None:
+        raise ValueError(f"{fn}: output {empty} along the depth holds no input element: every tap of its "
+                         f"window lands in the padding (input of shape {tuple(input.shape)}, "
+                         f"kernel_size={kernel_size!r}, padding={padding!r}, dilation={dilation!r})")
     # The 2-D problem's own checks (H and W output sizes, sizes it can index), naming fn.
     _pool_problem(fn, (n * c * d, 1, h, w), k[1:], s[1:], p[1:], mode, ceil_mode,
-                  count_include_pad, input.dtype)
+                  count_include_pad, input.dtype, dil[1:])
     args = dict(kernel_size=k[1:], stride=s[1:], padding=p[1:], ceil_mode=ceil_mode)
-    return x, back, (k[0], s[0], p[0]), _pooled_length(d, k[0], s[0], p[0], ceil_mode), args
+    if mode == "max":
+        args["dilation"] = dil[1:]
+    return x, back, (k[0], s[0], p[0], dil[0]), out_d, args
 
 
 def _planes(x):
@@ -2809,22 +2809,50 @@ def _volumes(y, x):
     return y.reshape(tuple(x.shape[:3]) + tuple(y.shape[2:]))
 
 
-def _depth_windows(y, k, s, p, out_d, mode):
-    """The k tensors y[:, :, j * s - p + kd] (j < out_d; one per kernel depth offset kd) of
-    y (N, C, D, ...), padded in depth: with zeros for a sum, and for a max with copies of the
-    edge slices, which every window that reaches past an edge holds already (so the max, and
-    the gradient through pad, are those of the window's real slices)."""
-    after = max((out_d - 1) * s + k - p - y.shape[2], 0)
-    if p or after:
-        y = pad(y, (0, 0, 0, 0, p, after), mode="replicate" if mode == "max" else "constant")
-    return [y[:, :, kd:kd + (out_d - 1) * s + 1:s] for kd in range(k)]
+def _depth_taps(depth, k, s, p, dilation, out_d):
+    """(kept, table): the kernel depth offsets kd whose tap lands inside the input for some
+    window (a huge kernel's others only ever read padding), and (len(kept), out_d) int64: the
+    slice that tap reads in window j, j * s - p + kd * dilation, or where that lies in the
+    padding, the window's first slice inside the input (one it holds, so that a max over the
+    taps is the window's, and a tie, which goes to the first tap holding the maximum, still
+    names the window's first maximum in depth order)."""
+    lowest = max(0, -(-(p - (out_d - 1) * s) // dilation))  # O(depth) candidates, not O(k)
+    kept = []
+    for kd in range(lowest, min(k, -(-(depth + p) // dilation))):
+        at = kd * dilation - p  # window j's tap at j * s + at: inside for some j < out_d?
+        first_j = max(0, -(at // s))
+        if first_j < out_d and first_j * s + at < depth:
+            kept.append(kd)
+    start = np.arange(out_d) * s - p
+    first = np.where(start >= 0, start, start + (-start + dilation - 1) // dilation * dilation)
+    taps = start + np.asarray(kept, dtype=np.int64)[:, None] * dilation
+    return kept, np.where((taps >= 0) & (taps < depth), taps, first)
 
 
-def _volume_index(which, slots, start, plane):
+def _depth_windows(y, k, s, p, out_d, mode, dilation=1):
+    """The tensors y[:, :, j * s - p + kd * dilation] (j < out_d) of y (N, C, D, ...), one per
+    kernel depth offset kd that reaches the input (_depth_taps; the others would only add
+    zeros to a sum or repeat a slice to a max), where a tap lies in the padding: zeros for a
+    sum (which is never dilated), and for a max a slice its window holds (the edge slice
+    when taps are adjacent), so that the max, and its gradient, are those of the window's
+    real slices. Returns (tensors, the taps' depth table)."""
+    kept, table = _depth_taps(y.shape[2], k, s, p, dilation, out_d)
+    if dilation > 1:  # a gather of whole slices; pad and strided views below otherwise
+        return [y.index_select(2, Tensor._make(devices.to_device(row, devices.of(y._data)))) for row in table], table
+    before = max(p - kept[0], 0)  # (both pads are at most about the depth: kept taps reach the input)
+    after = max((out_d - 1) * s - p + kept[-1] - (y.shape[2] - 1), 0)
+    if before or after:
+        y = pad(y, (0, 0, 0, 0, before, after), mode="replicate" if mode == "max" else "constant")
+    starts = [kd - p + before for kd in kept]
+    return [y[:, :, a:a + (out_d - 1) * s + 1:s] for a in starts], table
+
+
+def _volume_index(which, slots, taps, plane):
     """The flat index d * H * W + h * W + w of each maximum: `which` is the slot (along
-    slots' dim 0) holding it, slots the 2-D indices h * W + w, and start (out_d,) each
-    window's first depth. A slot before the input (its leading slice, replicated) is depth 0."""
-    depth = (which + _constant(start[:, None, None], which)).clamp(min=0)
+    slots' dim 0) holding it, slots the 2-D indices h * W + w, and taps (slots, out_d) the
+    depth each slot of each window reads (_depth_taps)."""
+    depth = Tensor._make(devices.to_device(taps.reshape((taps.shape[0], 1, 1, -1, 1, 1)), devices.of(which._data)))
+    depth = depth.expand(taps.shape[:1] + tuple(which.shape)).gather(0, which.unsqueeze(0)).squeeze(0)
     return depth * plane + slots.gather(0, which.unsqueeze(0)).squeeze(0)
 
 
@@ -2838,16 +2866,17 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def _max_pool3d(fn, input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    x, back, (k, s, p), out_d, args = _pool3d(fn, input, kernel_size, stride, padding, dilation,
-                                              "max", ceil_mode, True)
+    x, back, (k, s, p, dil), out_d, args = _pool3d(fn, input, kernel_size, stride, padding, dilation,
+                                                   "max", ceil_mode, True)
     return_indices = check_bool(fn, "return_indices", return_indices)
     pooled = MaxPooling2D.apply(_planes(x), return_indices=return_indices, **args)
     if not return_indices:
-        return back(stack(_depth_windows(_volumes(pooled, x), k, s, p, out_d, "max")).max(0)[0])
+        return back(stack(_depth_windows(_volumes(pooled, x), k, s, p, out_d, "max", dil)[0]).max(0)[0])
     values, indices = (_volumes(t, x) for t in pooled)
-    y, which = stack(_depth_windows(values, k, s, p, out_d, "max")).max(0)
-    slots = stack(_depth_windows(indices, k, s, p, out_d, "max"))
-    index = _volume_index(which, slots, np.arange(out_d) * s - p, x.shape[3] * x.shape[4])
+    windows, table = _depth_windows(values, k, s, p, out_d, "max", dil)
+    y, which = stack(windows).max(0)
+    slots = stack(_depth_windows(indices, k, s, p, out_d, "max", dil)[0])
+    index = _volume_index(which, slots, table, x.shape[3] * x.shape[4])
     return back(y), back(index)
 
 
@@ -2861,8 +2890,8 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 def _avg_pool3d(fn, input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     divisor_override = _divisor_override(fn, divisor_override)
-    x, back, (k, s, p), out_d, args = _pool3d(fn, input, kernel_size, stride, padding, 1, "avg",
-                                              ceil_mode, count_include_pad)
+    x, back, (k, s, p, _), out_d, args = _pool3d(fn, input, kernel_size, stride, padding, 1, "avg",
+                                                 ceil_mode, count_include_pad)
     d, h, w = x.shape[2:]
     start = np.arange(out_d) * s - p
     if divisor_override is None:
@@ -2876,7 +2905,7 @@ def _avg_pool3d(fn, input, kernel_size, stride=None, padding=0, ceil_mode=False,
         pooled = _window_sums(AveragePooling2D.apply(_planes(x), count_include_pad=True, **args),
                               args, (h, w))
         counts = np.full(out_d, divisor_override)
-    windows = _depth_windows(_volumes(pooled, x), k, s, p, out_d, "avg")
+    windows, _ = _depth_windows(_volumes(pooled, x), k, s, p, out_d, "avg")
     total = windows[0]
     for window in windows[1:]:
         total = total + window

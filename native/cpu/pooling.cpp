@@ -16,26 +16,48 @@
 namespace minifw {
 
 namespace {
-int64_t out_size(int64_t size, int64_t k, int64_t s, int64_t p, bool ceil_mode) {
-  const int64_t span = size + 2 * p - k;  // >= 0, checked by the caller
-  int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+// Windows along one axis: k taps d apart, moved by s over size elements padded
+// by p; < 1 when none fits. With ceil_mode a window may overhang the padded
+// input's end (PyTorch's rule), so the span may be negative.
+int64_t out_size(int64_t size, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode) {
+  // d (k - 1) + 1 > size + 2p + s - 1 leaves no window; by a division, as the product may not fit
+  if (k - 1 > (size + 2 * p + s) / d) return 0;
+  const int64_t span = size + 2 * p - d * (k - 1) - 1;
+  const int64_t numerator = ceil_mode ? span + s - 1 : span;
+  int64_t out = (numerator >= 0 ? numerator / s : -((-numerator + s - 1) / s)) + 1;  // floor division
   // PyTorch: with ceil_mode the last window must start inside the input or the left padding.
-  if (ceil_mode && (out - 1) * s >= size + p) --out;
+  if (ceil_mode && out > 0 && (out - 1) * s >= size + p) --out;
   return out;
+}
+
+// Whether some window along one axis holds no input element. Every window
+// starts before `size`, so only one starting in the left padding can miss the
+// input, by stepping over it: its first tap at or past 0 lies at or past size
+// (which takes d > size).
+bool has_empty_window(int64_t size, int64_t s, int64_t p, int64_t d, int64_t out) {
+  if (d <= size) return false;
+  for (int64_t o = 0; o < out && o * s < p; ++o) {
+    const int64_t start = o * s - p;
+    if (start + (-start + d - 1) / d * d >= size) return true;
+  }
+  return false;
 }
 }  // namespace
 
 PoolShape make_pool_shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t sh,
-                          int64_t sw, int64_t ph, int64_t pw, bool ceil_mode) {
+                          int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, bool ceil_mode) {
   auto fail = [](const std::string& what) { throw std::invalid_argument("pooling: " + what); };
   if (N < 1 || C < 1 || H < 1 || W < 1) fail("every dimension of x must be >= 1");
   if (kh < 1 || kw < 1 || sh < 1 || sw < 1) fail("kernel and stride must be >= 1");
+  if (dh < 1 || dw < 1 || dh > (int64_t(1) << 30) || dw > (int64_t(1) << 30)) fail("dilation must be in [1, 2^30]");
   if (ph < 0 || pw < 0 || 2 * ph > kh || 2 * pw > kw) fail("padding must be in [0, kernel / 2]");
-  if (H + 2 * ph < kh || W + 2 * pw < kw) fail("kernel larger than the padded input");
   if (H * W >= (int64_t(1) << 31) || N * C * H * W >= (int64_t(1) << 62)) fail("input too large");
-  PoolShape s{N, C, H, W, kh, kw, sh, sw, ph, pw, 0, 0};
-  s.Ho = out_size(H, kh, sh, ph, ceil_mode);
-  s.Wo = out_size(W, kw, sw, pw, ceil_mode);
+  PoolShape s{N, C, H, W, kh, kw, sh, sw, ph, pw, dh, dw, 0, 0};
+  s.Ho = out_size(H, kh, sh, ph, dh, ceil_mode);
+  s.Wo = out_size(W, kw, sw, pw, dw, ceil_mode);
+  if (s.Ho < 1 || s.Wo < 1) fail("the (dilated) kernel is larger than the padded input: no output");
+  if (has_empty_window(H, sh, ph, dh, s.Ho) || has_empty_window(W, sw, pw, dw, s.Wo))
+    fail("a dilated window holds no input element (every tap lands in the padding)");
   return s;
 }
 

@@ -1,10 +1,12 @@
 // 2-D max and average pooling, NCHW, forward and backward.
 //
-// Output size follows PyTorch: floor((H + 2p - k) / s) + 1, or with ceil_mode
-// the ceiling, less one when the last window would start inside the right
-// padding. A window is clipped to the padded input; max pooling ignores the
-// padding, average pooling divides by the clipped window's area
-// (count_include_pad) or by the number of input elements in it.
+// Output size follows PyTorch: floor((H + 2p - d (k - 1) - 1) / s) + 1, or with
+// ceil_mode the ceiling, less one when the last window would start inside the
+// right padding. A window's k taps lie d (the dilation) apart; only max pooling
+// is dilated (d = 1 for average pooling). A window is clipped to the padded
+// input; max pooling ignores the padding, average pooling divides by the
+// clipped window's area (count_include_pad) or by the number of input elements
+// in it.
 #pragma once
 #include <cstdint>
 
@@ -14,7 +16,7 @@ namespace minifw {
 
 struct PoolShape {
   int64_t N, C, H, W;
-  int64_t kh, kw, sh, sw, ph, pw;
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
   int64_t Ho, Wo;
   int64_t planes() const { return N * C; }
   int64_t x_size() const { return N * C * H * W; }
@@ -22,9 +24,10 @@ struct PoolShape {
 };
 
 // Computes Ho, Wo; throws std::invalid_argument on anything inconsistent
-// (padding > kernel / 2, an empty output, sizes < 1).
+// (padding > kernel / 2, an empty output, sizes < 1, a dilated window that
+// holds no input element).
 PoolShape make_pool_shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t kh, int64_t kw, int64_t sh,
-                          int64_t sw, int64_t ph, int64_t pw, bool ceil_mode);
+                          int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, bool ceil_mode);
 
 enum class PoolMode { max, avg_include_pad, avg_exclude_pad };
 

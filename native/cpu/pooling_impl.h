@@ -10,6 +10,7 @@
 // window lies inside the row. In the interior a kernel sweeps the window taps
 // (r, s) in row-major order and, for each tap, all interior columns at once:
 // a unit- or constant-stride loop (stride 1 and 2 are compiled specially).
+// Max pooling's taps lie (dh, dw) apart (the dilation; 1 for average pooling).
 #pragma once
 #include <cstdint>
 #include <limits>
@@ -25,10 +26,18 @@ inline int64_t hi_clip(int64_t a, int64_t b) { return a < b ? a : b; }
 
 // Interior output columns [owa, owb): windows fully inside [0, W).
 inline void interior_columns(const PoolShape& s, int64_t& owa, int64_t& owb) {
+  const int64_t extent = s.dw * (s.kw - 1) + 1;
   owa = (s.pw + s.sw - 1) / s.sw;
-  owb = s.W + s.pw >= s.kw ? (s.W + s.pw - s.kw) / s.sw + 1 : 0;
+  owb = s.W + s.pw >= extent ? (s.W + s.pw - extent) / s.sw + 1 : 0;
   owb = hi_clip(owb, s.Wo);
   if (owb < owa) owb = owa;
+}
+
+// The taps of a window starting at `start` (in the padded frame) that land in
+// [0, size): positions first, first + d, ... below end.
+inline void taps_inside(int64_t start, int64_t k, int64_t d, int64_t size, int64_t& first, int64_t& end) {
+  first = start >= 0 ? start : start + (-start + d - 1) / d * d;
+  end = hi_clip(start + d * (k - 1) + 1, size);
 }
 
 // "v replaces best": strictly greater keeps the first maximum; a NaN wins
@@ -39,19 +48,19 @@ inline bool takes_over(T v, T best) {
 }
 
 template <typename T, int SW, bool IDX>
-void max_interior(const T* x, int64_t W, int64_t hs, int64_t he, int64_t kw, int64_t sw_runtime, int64_t c0,
-                  int64_t n, T* best, typename std::conditional<sizeof(T) == 4, int32_t, int64_t>::type* bidx) {
+void max_interior(const PoolShape& s, const T* x, int64_t hs, int64_t he, int64_t c0, int64_t n, T* best,
+                  typename std::conditional<sizeof(T) == 4, int32_t, int64_t>::type* bidx) {
   using I = typename std::conditional<sizeof(T) == 4, int32_t, int64_t>::type;
-  const int64_t sw = SW ? SW : sw_runtime;
+  const int64_t sw = SW ? SW : s.sw, W = s.W;
   const T neg_inf = -std::numeric_limits<T>::infinity();
   for (int64_t i = 0; i < n; ++i) {
     best[i] = neg_inf;
     if (IDX) bidx[i] = static_cast<I>(hs * W + c0 + i * sw);  // PyTorch's start when all are -inf
   }
-  for (int64_t r = hs; r < he; ++r) {
-    for (int64_t t = 0; t < kw; ++t) {
-      const T* p = x + r * W + c0 + t;
-      const I first = static_cast<I>(r * W + c0 + t);
+  for (int64_t r = hs; r < he; r += s.dh) {
+    for (int64_t t = 0; t < s.kw; ++t) {
+      const T* p = x + r * W + c0 + t * s.dw;
+      const I first = static_cast<I>(r * W + c0 + t * s.dw);
       for (int64_t i = 0; i < n; ++i) {
         const T v = p[i * sw];
         const bool take = takes_over(v, best[i]);
@@ -71,7 +80,7 @@ struct MaxInteriorLoops {
     using I = typename std::conditional<sizeof(T) == 4, int32_t, int64_t>::type;
     T* best = static_cast<T*>(scratch);
     I* bidx = reinterpret_cast<I*>(best + s.Wo);
-    max_interior<T, SW, IDX>(x, s.W, hs, he, s.kw, s.sw, owa * s.sw - s.pw, n, best, bidx);
+    max_interior<T, SW, IDX>(s, x, hs, he, owa * s.sw - s.pw, n, best, bidx);
     for (int64_t i = 0; i < n; ++i) {
       yrow[owa + i] = best[i];
       if (IDX) irow[owa + i] = bidx[i];
@@ -84,8 +93,8 @@ void max_plane_impl(const PoolShape& s, const T* x, T* y, int64_t* indices, void
   int64_t owa, owb;
   interior_columns(s, owa, owb);
   for (int64_t oh = 0; oh < s.Ho; ++oh) {
-    const int64_t h0 = oh * s.sh - s.ph;
-    const int64_t hs = lo_clip(h0, 0), he = hi_clip(h0 + s.kh, s.H);
+    int64_t hs, he;  // rows hs, hs + dh, ... below he
+    taps_inside(oh * s.sh - s.ph, s.kh, s.dh, s.H, hs, he);
     T* yrow = y + oh * s.Wo;
     int64_t* irow = IDX ? indices + oh * s.Wo : nullptr;
     for (int64_t ow = 0; ow < s.Wo; ++ow) {
@@ -94,12 +103,12 @@ void max_plane_impl(const PoolShape& s, const T* x, T* y, int64_t* indices, void
         ow = owb - 1;
         continue;
       }
-      const int64_t w0 = ow * s.sw - s.pw;
-      const int64_t ws = lo_clip(w0, 0), we = hi_clip(w0 + s.kw, s.W);
+      int64_t ws, we;
+      taps_inside(ow * s.sw - s.pw, s.kw, s.dw, s.W, ws, we);
       T m = -std::numeric_limits<T>::infinity();
       int64_t mi = hs * s.W + ws;
-      for (int64_t r = hs; r < he; ++r)
-        for (int64_t c = ws; c < we; ++c) {
+      for (int64_t r = hs; r < he; r += s.dh)
+        for (int64_t c = ws; c < we; c += s.dw) {
           const T v = x[r * s.W + c];
           if (takes_over(v, m)) {
             m = v;
@@ -185,9 +194,9 @@ struct MaxInteriorSimd {
       const int64_t col = (owa + i0) * sw - s.pw;
       typename V::reg best = V::set1(-std::numeric_limits<float>::infinity());
       typename V::ireg bidx = V::iadd(V::iset1(static_cast<int32_t>(hs * s.W + col)), step);
-      for (int64_t r = hs; r < he; ++r)
+      for (int64_t r = hs; r < he; r += s.dh)
         for (int64_t t = 0; t < s.kw; ++t) {
-          const int64_t off = r * s.W + col + t;
+          const int64_t off = r * s.W + col + t * s.dw;
           const typename V::reg v = load_columns<V, SW>(x + off, sw, step, m);
           // takes_over, lane-wise: v > best, or v is the first NaN
           const auto take = V::mor(V::gt(v, best), V::mandnot(V::isnan(best), V::isnan(v)));

@@ -26,13 +26,20 @@ __device__ __forceinline__ int64_t min64(int64_t a, int64_t b) { return a < b ? 
 
 // (PoolShape's member functions are host code: kernels use its fields.)
 
-// The window of output (oh, ow) clipped to the input: rows [hs, he), columns [ws, we).
+// The first tap at or past 0 of a window of k taps d apart starting at `start`.
+__device__ __forceinline__ int64_t first_tap_inside(int64_t start, int64_t d) {
+  return start >= 0 ? start : start + (-start + d - 1) / d * d;
+}
+
+// The taps of output (oh, ow) inside the input: rows hs, hs + dh, ... below he,
+// columns ws, ws + dw, ... below we (the dilation is 1 for average pooling).
 struct Window {
   int64_t hs, he, ws, we;
 };
 __device__ __forceinline__ Window window_of(const PoolShape& s, int64_t oh, int64_t ow) {
   const int64_t h0 = oh * s.sh - s.ph, w0 = ow * s.sw - s.pw;
-  return {max64(h0, 0), min64(h0 + s.kh, s.H), max64(w0, 0), min64(w0 + s.kw, s.W)};
+  return {first_tap_inside(h0, s.dh), min64(h0 + s.dh * (s.kh - 1) + 1, s.H), first_tap_inside(w0, s.dw),
+          min64(w0 + s.dw * (s.kw - 1) + 1, s.W)};
 }
 
 // Rows (or columns) an average divides by along one axis: the window clipped
@@ -43,8 +50,10 @@ __device__ __forceinline__ int64_t divisor_extent(int64_t o, int64_t k, int64_t 
   return include_pad ? min64(start + k, size + p) - start : min64(start + k, size) - max64(start, 0);
 }
 
-// The outputs along one axis whose windows hold input position i: [first, last]
-// (empty when first > last). Output o covers [o * st - p, o * st - p + k).
+// The outputs along one axis whose windows span input position i: [first, last]
+// (empty when first > last). Output o spans [o * st - p, o * st - p + k) (k the
+// dilated extent d (k - 1) + 1 where taps lie d apart: a superset of the
+// outputs with a tap on i).
 __device__ __forceinline__ void covering_outputs(int64_t i, int64_t k, int64_t st, int64_t p, int64_t n_out,
                                                  int64_t& first, int64_t& last) {
   const int64_t lowest = i + p - k + 1;  // o * st >= lowest
@@ -63,8 +72,8 @@ __global__ void pool_forward_kernel(PoolShape s, PoolMode mode, const T* x, T* y
     if (mode == PoolMode::max) {
       T best = -INFINITY;
       int64_t best_index = win.hs * s.W + win.ws;  // PyTorch's choice when every value is -inf
-      for (int64_t r = win.hs; r < win.he; ++r)
-        for (int64_t c = win.ws; c < win.we; ++c) {
+      for (int64_t r = win.hs; r < win.he; r += s.dh)
+        for (int64_t c = win.ws; c < win.we; c += s.dw) {
           const T v = plane[r * s.W + c];
           if (v > best || (v != v && best == best)) {  // a NaN wins; the first one stays
             best = v;
@@ -110,7 +119,7 @@ __global__ void pool_status_clear(long long* status) {
 }
 
 // status[0]: LLONG_MAX - (first position of an index outside the plane);
-// status[1]: 1 when some index inside the plane lies outside its own window.
+// status[1]: 1 when some index inside the plane lies outside its own window's span.
 __global__ void pool_check_indices(PoolShape s, const int64_t* indices, long long* status) {
   const int64_t in = s.H * s.W, out = s.Ho * s.Wo, total = s.N * s.C * out;
   const int64_t stride = int64_t(gridDim.x) * blockDim.x;
@@ -135,8 +144,8 @@ __global__ void pool_backward_max_gather(PoolShape s, const T* dy, const int64_t
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
     const int64_t q = i / in, k = i - q * in, h = k / s.W, w = k - h * s.W;
     int64_t oh0, oh1, ow0, ow1;
-    covering_outputs(h, s.kh, s.sh, s.ph, s.Ho, oh0, oh1);
-    covering_outputs(w, s.kw, s.sw, s.pw, s.Wo, ow0, ow1);
+    covering_outputs(h, s.dh * (s.kh - 1) + 1, s.sh, s.ph, s.Ho, oh0, oh1);
+    covering_outputs(w, s.dw * (s.kw - 1) + 1, s.sw, s.pw, s.Wo, ow0, ow1);
     const T* g = dy + q * out;
     const int64_t* idx = indices + q * out;
     T sum = 0;

@@ -288,7 +288,7 @@ def test_no_entry_point_is_the_primitive():
 
 # ---- pooling ---------------------------------------------------------------------------
 
-# (x_shape, kernel_size, stride, padding, ceil_mode)
+# (x_shape, kernel_size, stride, padding, ceil_mode[, dilation: max pooling only])
 POOL_CASES = {
     "lenet_2x2s2": ((2, 3, 8, 8), 2, 2, 0, False),
     "alexnet_3x3s2_ceil_13": ((2, 3, 13, 13), 3, 2, 0, True),
@@ -300,20 +300,31 @@ POOL_CASES = {
     "ceil_drops_window_in_padding": ((1, 2, 5, 5), 2, 2, 1, True),
     "rect_2x3_s1x3_pad1x0": ((2, 2, 9, 11), (2, 3), (1, 3), (1, 0), False),
     "single_pixel": ((1, 1, 1, 1), 1, None, 0, False),
+    "ceil_window_overhangs_padded_input": ((1, 2, 1, 5), 4, 2, 1, True),
+    "dilated_2_3x3s1": ((2, 3, 9, 11), 3, 1, 0, False, 2),
+    "dilated_2x3_pad1_ceil": ((1, 2, 10, 13), (3, 2), 2, 1, True, (2, 3)),
+    "dilated_windows_share_taps": ((1, 2, 6, 9), 2, 2, 1, False, 2),
+    "dilation_larger_than_input": ((1, 2, 3, 3), 2, 1, 1, False, 3),
 }
 POOL_MODES = {"max": dict(mode="max"), "avg_include_pad": dict(mode="avg", count_include_pad=True),
               "avg_exclude_pad": dict(mode="avg", count_include_pad=False)}
 
 
 def _pool_args(case, mode):
-    x_shape, kernel_size, stride, padding, ceil_mode = case
-    return dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode, **mode)
+    x_shape, kernel_size, stride, padding, ceil_mode, *dilation = case
+    args = dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode, **mode)
+    if dilation:
+        args["dilation"] = dilation[0]
+    return args
+
+
+POOL_CASE_MODES = [pytest.param(case, mode, id=f"{name}-{mode_name}") for name, case in POOL_CASES.items()
+                   for mode_name, mode in POOL_MODES.items() if len(case) == 5 or mode["mode"] == "max"]
 
 
 @on_every_device
-@pytest.mark.parametrize("mode", POOL_MODES.values(), ids=POOL_MODES.keys())
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
-@pytest.mark.parametrize("case", POOL_CASES.values(), ids=POOL_CASES.keys())
+@pytest.mark.parametrize("case,mode", POOL_CASE_MODES)
 def test_pooling_matches_reference(target, rng, case, dtype, mode):
     args = _pool_args(case, mode)
     x = rng.standard_normal(case[0]).astype(dtype)
@@ -349,7 +360,8 @@ def test_max_pool_indices_equal_the_primitives_among_ties_and_nan(target, rng, d
     x[1, 0, 2:, 3:] = -np.inf  # whole windows of -inf: the index of their first input element
     x[1, 1, 2, 2] = np.inf
     for geometry in (dict(kernel_size=3, stride=2), dict(kernel_size=3, stride=1, padding=1),
-                     dict(kernel_size=2, stride=3), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)):
+                     dict(kernel_size=2, stride=3), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),
+                     dict(kernel_size=2, stride=1, padding=1, dilation=(2, 3))):
         y, idx = caffe.pool2d_forward(place(target, x), return_indices=True, **geometry)
         y_ops, idx_ops = ops.pool2d_forward(x, return_indices=True, **geometry)
         np.testing.assert_array_equal(idx, idx_ops)

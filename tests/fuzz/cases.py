@@ -174,24 +174,24 @@ def _ce_bwd():
 
 @case("ops.PoolProblem")
 def _pool_problem():
-    return dict(x_shape=(2, 3, 6, 6), kernel_size=3, stride=2, padding=1, mode="avg", ceil_mode=True,
+    return dict(x_shape=(2, 3, 6, 6), kernel_size=3, stride=2, padding=1, dilation=1, mode="avg", ceil_mode=True,
                 count_include_pad=False, dtype="float32")
 
 
 @case("ops.pool2d_forward")
 def _pool_fwd():
-    return dict(x=_f32(_rng(), 2, 3, 6, 6), kernel_size=3, stride=2, padding=1, mode="max", ceil_mode=True,
-                count_include_pad=True, return_indices=True)
+    return dict(x=_f32(_rng(), 2, 3, 6, 6), kernel_size=3, stride=2, padding=1, dilation=2, mode="max",
+                ceil_mode=True, count_include_pad=True, return_indices=True)
 
 
 @case("ops.pool2d_backward")
 def _pool_bwd():
     from minifw import ops
     r = _rng()
-    y, indices = ops.pool2d_forward(_f32(r, 2, 3, 6, 6), 3, stride=2, padding=1, ceil_mode=True,
+    y, indices = ops.pool2d_forward(_f32(r, 2, 3, 6, 6), 3, stride=2, padding=1, dilation=2, ceil_mode=True,
                                     return_indices=True)
-    return dict(dy=_f32(r, *y.shape), x_shape=(2, 3, 6, 6), kernel_size=3, stride=2, padding=1, mode="max",
-                ceil_mode=True, count_include_pad=True, indices=indices)
+    return dict(dy=_f32(r, *y.shape), x_shape=(2, 3, 6, 6), kernel_size=3, stride=2, padding=1, dilation=2,
+                mode="max", ceil_mode=True, count_include_pad=True, indices=indices)
 
 
 @case("ops.lrn_forward")
@@ -352,7 +352,7 @@ def _f_conv2d():
 
 @case("F.max_pool2d")
 def _f_max_pool2d():
-    return dict(input=_t(_rng(), 2, 3, 6, 6), kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=True,
+    return dict(input=_t(_rng(), 2, 3, 6, 6), kernel_size=3, stride=2, padding=1, dilation=2, ceil_mode=True,
                 return_indices=True)
 
 
@@ -717,7 +717,7 @@ def _f_conv_transpose1d():
 
 @case("F.max_pool1d")
 def _f_max_pool1d():
-    return dict(input=_t(_rng(), 2, 3, 9), kernel_size=3, stride=2, padding=1, dilation=1, ceil_mode=True,
+    return dict(input=_t(_rng(), 2, 3, 9), kernel_size=3, stride=2, padding=1, dilation=2, ceil_mode=True,
                 return_indices=True)
 
 
@@ -753,7 +753,7 @@ def _f_conv_transpose3d():
 
 @case("F.max_pool3d")
 def _f_max_pool3d():
-    return dict(input=_t(_rng(), 1, 2, 5, 6, 6), kernel_size=3, stride=2, padding=1, dilation=1,
+    return dict(input=_t(_rng(), 1, 2, 5, 6, 6), kernel_size=3, stride=2, padding=1, dilation=(2, 1, 2),
                 ceil_mode=True, return_indices=True)
 
 

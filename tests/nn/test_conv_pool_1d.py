@@ -92,25 +92,26 @@ def ref_conv_transpose1d(x, w, b=None, stride=1, padding=0, output_padding=0, gr
     return back(y)
 
 
-def _pool_length(length, k, s, p, ceil_mode):
-    lout = (-(-(length + 2 * p - k) // s) if ceil_mode else (length + 2 * p - k) // s) + 1
+def _pool_length(length, k, s, p, ceil_mode, d=1):
+    span = length + 2 * p - d * (k - 1) - 1
+    lout = (-(-span // s) if ceil_mode else span // s) + 1
     if ceil_mode and (lout - 1) * s >= length + p:  # the last window must start inside
         lout -= 1
     return lout
 
 
-def ref_max_pool1d(x, k, s=None, p=0, ceil_mode=False):
-    """(values, positions along L of the first maximum of each window)."""
+def ref_max_pool1d(x, k, s=None, p=0, ceil_mode=False, d=1):
+    """(values, positions along L of the first maximum of each window; its taps d apart)."""
     x, back = _batched(x)
     s = k if s is None else s
     n, c, length = x.shape
-    lout = _pool_length(length, k, s, p, ceil_mode)
+    lout = _pool_length(length, k, s, p, ceil_mode, d)
     y, idx = np.zeros((n, c, lout)), np.zeros((n, c, lout), dtype=np.int64)
     for i in range(n):
         for ch in range(c):
             for j in range(lout):
                 best, arg = -math.inf, -1
-                for pos in range(j * s - p, min(j * s - p + k, length)):
+                for pos in range(j * s - p, min(j * s - p + d * (k - 1) + 1, length), d):
                     if pos >= 0 and x[i, ch, pos] > best:
                         best, arg = x[i, ch, pos], pos
                 y[i, ch, j], idx[i, ch, j] = best, arg
@@ -217,6 +218,26 @@ def test_max_pool1d_and_its_indices_equal_the_loops(xs, k, s, p, ceil_mode):
     np.testing.assert_array_equal(val(F.max_pool1d(minifw.tensor(x), k, s, p, ceil_mode=ceil_mode)), want)
 
 
+DILATED_POOL_CASES = [  # (input shape, kernel_size, stride, padding, ceil_mode, dilation)
+    ((2, 3, 11), 3, 1, 0, False, 2),
+    ((1, 2, 12), 3, 2, 1, True, 3),
+    ((2, 2, 9), 2, 2, 1, False, 2),  # neighbouring windows share taps
+    ((3, 3), 2, 1, 1, False, 3),  # unbatched; the dilation exceeds the input
+    ((1, 1, 10), 4, 3, 1, True, 4),  # the last window overhangs the padded input
+]
+
+
+@pytest.mark.parametrize("xs, k, s, p, ceil_mode, d", DILATED_POOL_CASES,
+                         ids=[f"dilated{i}" for i in range(len(DILATED_POOL_CASES))])
+def test_dilated_max_pool1d_equals_the_loops(xs, k, s, p, ceil_mode, d):
+    x = rand(xs, 4)
+    y, idx = F.max_pool1d(minifw.tensor(x), k, s, p, d, ceil_mode, return_indices=True)
+    want, want_idx = ref_max_pool1d(x, k, s, p, ceil_mode, d)
+    np.testing.assert_array_equal(val(y), want)
+    np.testing.assert_array_equal(idx.numpy(), want_idx)
+    np.testing.assert_array_equal(val(nn.MaxPool1d(k, s, p, d, ceil_mode=ceil_mode)(minifw.tensor(x))), want)
+
+
 @pytest.mark.parametrize("count_include_pad", [True, False])
 @pytest.mark.parametrize("xs, k, s, p, ceil_mode", POOL_CASES, ids=POOL_IDS)
 def test_avg_pool1d_equals_the_loops(xs, k, s, p, ceil_mode, count_include_pad):
@@ -262,6 +283,7 @@ GRADS = {  # name: (function, input shapes); distinct inputs, so maxima are uniq
     "conv_transpose1d_unbatched": (lambda x, w: F.conv_transpose1d(x, w, stride=3), [(2, 4), (2, 3, 2)]),
     "max_pool1d": (lambda x: F.max_pool1d(x, 3, 2, 1, ceil_mode=True), [(2, 3, 10)]),
     "max_pool1d_overlapping": (lambda x: F.max_pool1d(x, 4, 1, 2)[0] * 1.0, [(2, 9)]),
+    "max_pool1d_dilated": (lambda x: F.max_pool1d(x, 3, 2, 1, dilation=2, ceil_mode=True), [(2, 3, 11)]),
     "avg_pool1d": (lambda x: F.avg_pool1d(x, 3, 2, 1, ceil_mode=True), [(2, 3, 10)]),
     "avg_pool1d_exclude_pad": (lambda x: F.avg_pool1d(x, 4, 3, 2, True, False), [(3, 8)]),
     "adaptive_avg_pool1d": (lambda x: F.adaptive_avg_pool1d(x, 4), [(2, 2, 7)]),
@@ -288,6 +310,7 @@ ENGINE_OPS = {  # name: (function, input shapes)
     "conv1d": GRADS["conv1d"],
     "conv_transpose1d": GRADS["conv_transpose1d"],
     "max_pool1d": (lambda x: F.max_pool1d(x, 3, 2, 1), [(2, 3, 9)]),
+    "max_pool1d_dilated": (lambda x: F.max_pool1d(x, 2, 2, 1, dilation=3), [(2, 3, 9)]),
     "avg_pool1d": (lambda x: F.avg_pool1d(x, 3, 2, 1, count_include_pad=False), [(2, 3, 9)]),
     "adaptive_max_pool1d": GRADS["adaptive_max_pool1d"],
 }
@@ -326,6 +349,7 @@ ON_DEVICES = {  # name: (inputs, operation); CPU tensors, moved to the device un
                          lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=1,
                                                             output_padding=1, groups=2)),
     "max_pool1d": (lambda: [_x(2, 3, 9)], lambda x: F.max_pool1d(x, 3, 2, 1, ceil_mode=True)),
+    "max_pool1d_dilated": (lambda: [_x(2, 3, 9)], lambda x: F.max_pool1d(x, 3, 1, 1, dilation=2)),
     "avg_pool1d": (lambda: [_x(3, 9)], lambda x: F.avg_pool1d(x, 3, 2, 1, True, False)),
     "adaptive_pools": (lambda: [_x(2, 2, 7)],
                        lambda x: F.adaptive_avg_pool1d(x, 3) + F.adaptive_max_pool1d(x, 3)),
@@ -501,6 +525,7 @@ TORCH_OPS = {  # name: (function of (F, inputs...), input shapes)
                                    [(2, 4), (2, 3, 2)]),
     "max_pool1d": (lambda F, x: F.max_pool1d(x, 3, 2, 1, ceil_mode=True), [(2, 3, 10)]),
     "max_pool1d_overlapping": (lambda F, x: F.max_pool1d(x, 2, 1, 1, return_indices=True)[0], [(3, 7)]),
+    "max_pool1d_dilated": (lambda F, x: F.max_pool1d(x, 3, 2, 1, 2, True), [(2, 3, 12)]),
     "avg_pool1d": (lambda F, x: F.avg_pool1d(x, 4, 3, 2, True, False), [(2, 3, 10)]),
     "avg_pool1d_include_pad": (lambda F, x: F.avg_pool1d(x, 3, 2, 1, True), [(3, 8)]),
     "adaptive_avg_pool1d": (lambda F, x: F.adaptive_avg_pool1d(x, 4), [(2, 2, 7)]),
@@ -656,8 +681,13 @@ ERRORS = [
     (lambda: F.max_pool1d(_f(1, 2, 5), 2, 1, 2), ValueError,
      "max_pool1d: padding must be at most half the kernel size; got padding=2 with kernel_size=2",
      "max_padding_half"),
-    (lambda: F.max_pool1d(_f(1, 2, 5), 2, dilation=2), ValueError,
-     "max_pool1d: the pooling primitive has no dilation; dilation must be 1, got 2", "max_dilation"),
+    (lambda: F.max_pool1d(_f(1, 2, 5), 2, dilation=0), ValueError,
+     "max_pool1d: dilation must be >= 1, got 0", "max_dilation"),
+    (lambda: F.max_pool1d(_f(1, 2, 5), 3, dilation=3), ValueError,
+     "max_pool1d: the output length would be < 1: the padded input length 5 is shorter than kernel_size=3 "
+     "dilated to 7 by dilation=3", "max_dilated_too_long"),
+    (lambda: F.max_pool1d(_f(1, 2, 3), 2, 1, 1, dilation=4), ValueError,
+     "max_pool1d: output 0 along the width holds no input element", "max_dilated_window_misses_input"),
     (lambda: F.max_pool1d(_f(1, 2, 5), 2, ceil_mode=1), TypeError,
      "max_pool1d: ceil_mode must be a bool, got int 1", "max_ceil_mode"),
     (lambda: F.max_pool1d(_f(1, 2, 5), 2, return_indices="yes"), TypeError,
@@ -712,8 +742,8 @@ ERRORS = [
     (lambda: nn.ConvTranspose1d(2, 3, 3, output_padding=-1), ValueError,
      "ConvTranspose1d: output_padding must be >= 0, got -1", "ConvTranspose1d_output_padding"),
     (lambda: nn.MaxPool1d(0), ValueError, "MaxPool1d: kernel_size must be >= 1, got 0", "MaxPool1d_kernel"),
-    (lambda: nn.MaxPool1d(2, dilation=2), ValueError,
-     "MaxPool1d: the pooling primitive has no dilation; dilation must be 1, got 2", "MaxPool1d_dilation"),
+    (lambda: nn.MaxPool1d(2, dilation=0), ValueError, "MaxPool1d: dilation must be >= 1, got 0",
+     "MaxPool1d_dilation"),
     (lambda: nn.MaxPool1d(2, padding=2), ValueError, "MaxPool1d: padding must be at most half the kernel",
      "MaxPool1d_padding"),
     (lambda: nn.AvgPool1d(2, stride=0), ValueError, "AvgPool1d: stride must be >= 1, got 0", "AvgPool1d_stride"),

@@ -102,8 +102,9 @@ def ref_conv_transpose3d(x, w, b=None, stride=1, padding=0, output_padding=0, gr
     return back(y)
 
 
-def _pool_length(length, k, s, p, ceil_mode):
-    lout = (-(-(length + 2 * p - k) // s) if ceil_mode else (length + 2 * p - k) // s) + 1
+def _pool_length(length, k, s, p, ceil_mode, d=1):
+    span = length + 2 * p - d * (k - 1) - 1
+    lout = (-(-span // s) if ceil_mode else span // s) + 1
     if ceil_mode and (lout - 1) * s >= length + p:  # the last window must start inside
         lout -= 1
     return lout
@@ -123,19 +124,23 @@ def _windows(x, k, s, p, ceil_mode):
         yield out, pos, start, end, lo, hi
 
 
-def ref_max_pool3d(x, k, s=None, p=0, ceil_mode=False):
-    """(values, flat index d * H * W + h * W + w of the first maximum in (d, h, w) order)."""
+def ref_max_pool3d(x, k, s=None, p=0, ceil_mode=False, dilation=1):
+    """(values, flat index d * H * W + h * W + w of the first maximum in (d, h, w) order), the
+    taps of a window `dilation` apart."""
     x, back = _batched(x)
-    y = idx = None
-    for out, pos, _, _, lo, hi in _windows(x, k, s, p, ceil_mode):
-        if y is None:
-            y, idx = np.zeros(x.shape[:2] + tuple(out)), np.zeros(x.shape[:2] + tuple(out), np.int64)
-        window = x[:, :, lo[0]:hi[0], lo[1]:hi[1], lo[2]:hi[2]]
+    k, p, dil = triple(k), triple(p), triple(dilation)
+    s = k if s is None else triple(s)
+    out = [_pool_length(x.shape[2 + i], k[i], s[i], p[i], ceil_mode, dil[i]) for i in range(3)]
+    y, idx = np.zeros(x.shape[:2] + tuple(out)), np.zeros(x.shape[:2] + tuple(out), np.int64)
+    for pos in itertools.product(*(range(o) for o in out)):
+        taps = [[j * s[i] - p[i] + t * dil[i] for t in range(k[i])] for i, j in enumerate(pos)]
+        taps = [[t for t in axis if 0 <= t < x.shape[2 + i]] for i, axis in enumerate(taps)]
+        window = x[:, :, taps[0]][:, :, :, taps[1]][:, :, :, :, taps[2]]
         flat = window.reshape(x.shape[:2] + (-1,))
         first = flat.argmax(axis=2)  # the first maximum in (d, h, w) order
-        d, h, w = np.unravel_index(first, window.shape[2:])
+        d, h, w = (np.asarray(axis)[i] for axis, i in zip(taps, np.unravel_index(first, window.shape[2:])))
         y[(...,) + pos] = flat.max(axis=2)
-        idx[(...,) + pos] = ((d + lo[0]) * x.shape[3] + h + lo[1]) * x.shape[4] + w + lo[2]
+        idx[(...,) + pos] = (d * x.shape[3] + h) * x.shape[4] + w
     return back(y), back(idx)
 
 
@@ -239,6 +244,27 @@ def test_max_pool3d_and_its_indices_equal_the_reference(xs, k, s, p, ceil_mode):
     np.testing.assert_array_equal(val(F.max_pool3d(minifw.tensor(x), k, s, p, ceil_mode=ceil_mode)), want)
 
 
+DILATED_POOL_CASES = [  # (input shape, kernel_size, stride, padding, ceil_mode, dilation)
+    ((2, 2, 7, 6, 7), 3, 1, 0, False, 2),
+    ((1, 2, 8, 7, 6), (2, 3, 2), (2, 1, 2), 1, True, (3, 2, 2)),
+    ((2, 6, 5, 7), 2, 2, 1, False, (2, 1, 3)),  # unbatched; depth windows share taps
+    ((1, 1, 3, 4, 5), 2, 1, 1, False, (3, 1, 1)),  # the depth dilation exceeds the input
+    ((1, 2, 10, 4, 4), (4, 2, 2), (3, 1, 1), (1, 0, 0), True, (4, 1, 1)),  # the last window overhangs
+]
+
+
+@pytest.mark.parametrize("xs, k, s, p, ceil_mode, dilation", DILATED_POOL_CASES,
+                         ids=[f"dilated{i}" for i in range(len(DILATED_POOL_CASES))])
+def test_dilated_max_pool3d_equals_the_reference(xs, k, s, p, ceil_mode, dilation):
+    x = np.round(rand(xs, 4) * 2)  # ties: the index names the first maximum in (d, h, w) order
+    y, idx = F.max_pool3d(minifw.tensor(x), k, s, p, dilation, ceil_mode, return_indices=True)
+    want, want_idx = ref_max_pool3d(x, k, s, p, ceil_mode, dilation)
+    np.testing.assert_array_equal(val(y), want)
+    np.testing.assert_array_equal(idx.numpy(), want_idx)
+    np.testing.assert_array_equal(val(nn.MaxPool3d(k, s, p, dilation, ceil_mode=ceil_mode)(minifw.tensor(x))),
+                                  want)
+
+
 @pytest.mark.parametrize("count_include_pad", [True, False])
 @pytest.mark.parametrize("xs, k, s, p, ceil_mode", POOL_CASES, ids=[f"pool{i}" for i in range(len(POOL_CASES))])
 def test_avg_pool3d_equals_the_reference(xs, k, s, p, ceil_mode, count_include_pad):
@@ -301,6 +327,7 @@ GRADS = {  # name: (function, input shapes); distinct inputs, so maxima are uniq
                          [(1, 2, 2, 2, 2), (2, 1, 2, 2, 2), (2,)]),
     "max_pool3d": (lambda x: F.max_pool3d(x, 3, 2, 1, ceil_mode=True), [(1, 2, 5, 4, 6)]),
     "max_pool3d_overlapping": (lambda x: F.max_pool3d(x, 2, 1, 1), [(2, 3, 3, 3)]),
+    "max_pool3d_dilated": (lambda x: F.max_pool3d(x, 2, (2, 1, 2), 1, (2, 3, 1), True), [(1, 2, 6, 5, 4)]),
     "avg_pool3d": (lambda x: F.avg_pool3d(x, 3, 2, 1, ceil_mode=True), [(1, 2, 5, 4, 6)]),
     "avg_pool3d_exclude_pad": (lambda x: F.avg_pool3d(x, (2, 3, 2), 2, 1, True, False), [(2, 4, 5, 3)]),
     "avg_pool3d_divisor": (lambda x: F.avg_pool3d(x, 2, 1, 1, divisor_override=3), [(1, 2, 3, 3, 2)]),
@@ -330,6 +357,7 @@ ENGINE_OPS = {  # name: (function, input shapes)
     "conv3d": GRADS["conv3d"],
     "conv_transpose3d": GRADS["conv_transpose3d"],
     "max_pool3d": GRADS["max_pool3d"],
+    "max_pool3d_dilated": GRADS["max_pool3d_dilated"],
     "avg_pool3d": (lambda x: F.avg_pool3d(x, 3, 2, 1, count_include_pad=False), [(2, 3, 5, 6, 5)]),
     "adaptive_max_pool3d": GRADS["adaptive_max_pool3d"],
 }
@@ -368,6 +396,7 @@ ON_DEVICES = {  # name: (inputs, operation); CPU tensors, moved to the device un
     "conv_transpose3d": (lambda: [_x(1, 2, 2, 3, 2), _x(2, 2, 2, 2, 2, seed=6), _x(2, seed=7)],
                          lambda x, w, b: F.conv_transpose3d(x, w, b, stride=2, padding=1, output_padding=1)),
     "max_pool3d": (lambda: [_x(1, 2, 5, 4, 5)], lambda x: F.max_pool3d(x, 3, 2, 1, ceil_mode=True)),
+    "max_pool3d_dilated": (lambda: [_x(1, 2, 6, 5, 5)], lambda x: F.max_pool3d(x, 2, 1, 1, dilation=(3, 2, 1))),
     "avg_pool3d": (lambda: [_x(2, 5, 4, 5)], lambda x: F.avg_pool3d(x, 3, 2, 1, True, False)),
     "adaptive_pools": (lambda: [_x(1, 2, 5, 4, 3)],
                        lambda x: F.adaptive_avg_pool3d(x, 2) + F.adaptive_max_pool3d(x, 2)),
@@ -382,6 +411,7 @@ def test_ops_and_their_gradients_on_the_device_equal_the_cpus(dev, name):
 def test_max_pool_indices_on_the_device(dev):
     x = _x(1, 2, 5, 4, 6)
     for op in (lambda x: F.max_pool3d(x, 3, 2, 1, return_indices=True),
+               lambda x: F.max_pool3d(x, 2, 1, 1, dilation=(2, 2, 3), return_indices=True),
                lambda x: F.adaptive_max_pool3d(x, (2, 3, 2), return_indices=True)):
         (y, idx), (y_cpu, idx_cpu) = op(x.to(dev)), op(x)
         assert y.device == dev and idx.device == dev and idx.dtype == minifw.int64
@@ -739,8 +769,13 @@ ERRORS = [
     (lambda: F.max_pool3d(_f(1, 2, 8, 8, 8), (2, 2, 2), padding=(0, 0, 2)), ValueError,
      r"max_pool3d: padding must be at most half the kernel size; got padding=\(0, 0, 2\) with "
      r"kernel_size=\(2, 2, 2\) \(width\)", "max_pool3d_padding"),
-    (lambda: F.max_pool3d(_f(1, 2, 8, 8, 8), 2, dilation=2), ValueError,
-     "max_pool3d: the pooling primitive has no dilation; dilation must be 1, got 2", "max_pool3d_dilation"),
+    (lambda: F.max_pool3d(_f(1, 2, 8, 8, 8), 2, dilation=(1, 0, 1)), ValueError,
+     r"max_pool3d: dilation must be >= 1, got \(1, 0, 1\)", "max_pool3d_dilation"),
+    (lambda: F.max_pool3d(_f(1, 2, 4, 8, 8), 3, dilation=(2, 1, 1)), ValueError,
+     "max_pool3d: the output depth would be < 1: the padded input depth 4 is shorter than kernel_size=3 "
+     r"dilated to 5 by dilation=\(2, 1, 1\)", "max_pool3d_dilated_too_deep"),
+    (lambda: F.max_pool3d(_f(1, 2, 3, 8, 8), 2, 1, 1, dilation=(4, 1, 1)), ValueError,
+     "max_pool3d: output 0 along the depth holds no input element", "max_pool3d_window_misses_input"),
     (lambda: F.avg_pool3d(_f(1, 2, 8, 8, 8), 2, divisor_override=0), ValueError,
      "avg_pool3d: divisor_override must be non-zero, got 0", "avg_pool3d_divisor"),
     (lambda: F.avg_pool3d(_f(1, 2, 8, 8, 8), 2, divisor_override=2.0), TypeError,

@@ -147,6 +147,8 @@ GRADS = [
     Grad("max_pool2d_pad_ceil", lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True), lambda: [t64((1, 2, 6, 7))]),
     Grad("max_pool2d_indices", lambda x: F.max_pool2d(x, 2, return_indices=True), lambda: [t64((1, 2, 4, 4))]),
     Grad("max_pool2d_3d_input", lambda x: F.max_pool2d(x, (2, 3), 1), lambda: [t64((2, 4, 5))]),
+    Grad("max_pool2d_dilated", lambda x: F.max_pool2d(x, (2, 3), 2, 1, (3, 2), ceil_mode=True),
+         lambda: [t64((1, 2, 7, 8))]),
     Grad("avg_pool2d", lambda x: F.avg_pool2d(x, 2), lambda: [t64((2, 3, 6, 6))]),
     Grad("avg_pool2d_pad_exclude", lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
          lambda: [t64((1, 2, 7, 6))]),
@@ -379,6 +381,8 @@ FORWARDS = {
                                     np.pad(x, ((0, 0), (0, 0), (1, 2), (1, 1))), w, None, 1, 0, (1, 2))),
     "max_pool2d": (lambda x: F.max_pool2d(x, 3, 2, 1), [(2, 3, 7, 8)],
                    lambda x: pool2d_ref(x, 3, 2, 1)[0]),
+    "max_pool2d_dilated": (lambda x: F.max_pool2d(x, 3, 1, 1, dilation=(2, 3)), [(2, 3, 9, 10)],
+                           lambda x: pool2d_ref(x, 3, 1, 1, dilation=(2, 3))[0]),
     "avg_pool2d_ceil": (lambda x: F.avg_pool2d(x, 2, ceil_mode=True, count_include_pad=False),
                         [(1, 2, 5, 7)], lambda x: pool2d_ref(x, 2, None, 0, "avg", True, False)[0]),
     "relu": (F.relu, [(3, 7)], lambda x: activation_ref(x, "relu")),
@@ -445,6 +449,15 @@ def test_max_pool2d_returns_flat_indices_into_each_plane():
     y, indices = F.max_pool2d(x, 2, return_indices=True)
     assert y.tolist() == [[[[9.0, 8.0], [1.0, 7.0]]]]
     assert indices.dtype == minifw.int64 and indices.tolist() == [[[[1, 7], [13, 10]]]]
+
+
+def test_dilated_max_pool2d_indices_name_the_first_maximum_among_its_taps():
+    x = minifw.tensor(np.arange(25.0).reshape(1, 1, 5, 5) % 7)
+    y, indices = F.max_pool2d(x, 2, 1, dilation=3, return_indices=True)  # taps (h, w), (h + 3, w), ...
+    want, want_indices = pool2d_ref(x.numpy(), 2, 1, dilation=3)
+    # output (1, 1) reads (1, 1), (1, 4), (4, 1), (4, 4): 6, 2, 0, 3
+    assert y.tolist() == want.tolist() == [[[[4.0, 5.0], [6.0, 6.0]]]]
+    assert indices.tolist() == want_indices.tolist() == [[[[18, 19], [20, 6]]]]
 
 
 def test_conv2d_same_padding_keeps_the_size():
@@ -732,8 +745,11 @@ def test_embedding_max_norm_renormalizes_the_rows_it_looks_up():
                  id="conv2d_same_stride"),
     pytest.param(lambda: F.conv2d(minifw.ones(1, 1, 5, 5, dtype=minifw.int64), minifw.ones(1, 1, 3, 3)),
                  TypeError, "input must have dtype float32 or float64, got int64", id="conv2d_int"),
-    pytest.param(lambda: F.max_pool2d(minifw.ones(1, 1, 4, 4), 2, dilation=2), ValueError,
-                 "the pooling primitive has no dilation; dilation must be 1, got 2", id="pool_dilation"),
+    pytest.param(lambda: F.max_pool2d(minifw.ones(1, 1, 4, 4), 2, dilation=0), ValueError,
+                 "max_pool2d: dilation must be >= 1, got 0", id="pool_dilation"),
+    pytest.param(lambda: F.max_pool2d(minifw.ones(1, 1, 4, 4), 2, dilation=4), ValueError,
+                 r"max_pool2d: output size would be < 1: .* dilated to 5x5 by dilation=\(4, 4\)",
+                 id="pool_dilated_kernel_too_large"),
     pytest.param(lambda: F.avg_pool2d(minifw.ones(1, 1, 4, 4), 2, divisor_override=0), ValueError,
                  "divisor_override must be non-zero, got 0", id="pool_divisor_override"),
     pytest.param(lambda: F.max_pool2d(minifw.ones(4, 4), 2), ValueError,

@@ -1,9 +1,10 @@
 """2-D max and average pooling: forward (values and first-maximum indices) and
 backward against the float64 reference, on shapes that hit every edge of the
 window arithmetic (odd sizes, N=1, kernel = input, stride > kernel, padding,
-ceil-mode edge windows, vector tails), float32 and float64, under every ISA and
-on the CUDA emulator; finite differences; ties and NaN; max-pooling indices
-from elsewhere than the forward; bad input."""
+ceil-mode edge windows, windows overhanging the padded input, dilated max
+pooling, vector tails), float32 and float64, under every ISA and on the CUDA
+emulator; finite differences; ties and NaN; max-pooling indices from elsewhere
+than the forward; bad input."""
 import dataclasses
 
 import numpy as np
@@ -31,10 +32,15 @@ class Case:
     stride: object = None
     padding: object = 0
     ceil_mode: bool = False
+    dilation: object = 1  # (max pooling only)
 
     @property
     def geometry(self):
-        return dict(kernel_size=self.kernel_size, stride=self.stride, padding=self.padding, ceil_mode=self.ceil_mode)
+        geometry = dict(kernel_size=self.kernel_size, stride=self.stride, padding=self.padding,
+                        ceil_mode=self.ceil_mode)
+        if self.dilation != 1:
+            geometry["dilation"] = self.dilation
+        return geometry
 
     def __str__(self):
         return self.id
@@ -55,7 +61,17 @@ CASES = [
     Case("wide_rows_vector_tails", (1, 1, 4, 71), 3, 2, 1),
     Case("single_pixel", (1, 1, 1, 1), 1),
     Case("threaded_planes", (8, 32, 20, 20), 2, 2),
+    Case("ceil_window_overhangs_padded_input", (1, 2, 1, 5), 4, 2, 1, True),
+    # dilated max pooling: taps `dilation` apart
+    Case("dilated_2_3x3s1", (2, 3, 9, 11), 3, 1, 0, dilation=2),
+    Case("dilated_2x3_pad1_s2", (1, 2, 10, 13), (3, 2), 2, 1, dilation=(2, 3)),
+    Case("dilated_ceil_pad1", (2, 2, 8, 9), 3, 2, 1, True, dilation=2),
+    Case("dilated_windows_interleave", (1, 2, 6, 40), 2, 2, 1, dilation=2),
+    Case("dilated_stride3_vector_tails", (1, 1, 7, 71), 3, 3, 1, dilation=(1, 2)),
+    Case("dilation_larger_than_input", (1, 2, 3, 3), 2, 1, 1, dilation=3),
+    Case("dilated_ceil_overhangs", (1, 2, 10, 7), (4, 3), (3, 1), (1, 0), True, dilation=(4, 1)),
 ]
+DILATED = [case for case in CASES if case.dilation != 1]
 MODES = {"max": dict(mode="max"), "avg_include_pad": dict(mode="avg", count_include_pad=True),
          "avg_exclude_pad": dict(mode="avg", count_include_pad=False)}
 
@@ -64,9 +80,14 @@ def ids(d):
     return d.__name__
 
 
-@pytest.mark.parametrize("mode", MODES.values(), ids=MODES.keys())
+def case_modes(cases):
+    """(case, mode) pairs: every mode of an undilated case, max pooling of a dilated one."""
+    return [pytest.param(case, mode, id=f"{case}-{name}") for case in cases for name, mode in MODES.items()
+            if case.dilation == 1 or mode["mode"] == "max"]
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)
-@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("case,mode", case_modes(CASES))
 def test_forward_and_backward_match_reference(target, rng, case, dtype, mode):
     x = rng.standard_normal(case.x_shape).astype(dtype)
     kw = dict(case.geometry, **mode)
@@ -99,14 +120,13 @@ def test_forward_and_backward_match_reference(target, rng, case, dtype, mode):
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_output_shape_follows_pytorch(case):
     p = ops.PoolProblem(case.x_shape, case.kernel_size, stride=case.stride, padding=case.padding,
-                        ceil_mode=case.ceil_mode)
-    kh, kw = (case.kernel_size,) * 2 if isinstance(case.kernel_size, int) else case.kernel_size
-    stride = case.stride if case.stride is not None else case.kernel_size
-    sh, sw = (stride,) * 2 if isinstance(stride, int) else stride
-    ph, pw = (case.padding,) * 2 if isinstance(case.padding, int) else case.padding
+                        ceil_mode=case.ceil_mode, dilation=case.dilation)
+    pair = lambda v: (v, v) if isinstance(v, int) else v  # noqa: E731
+    (kh, kw), (ph, pw), (dh, dw) = pair(case.kernel_size), pair(case.padding), pair(case.dilation)
+    sh, sw = pair(case.stride if case.stride is not None else case.kernel_size)
     n, c, h, w = case.x_shape
-    assert p.out_shape == (n, c, pool_out_size(h, kh, sh, ph, case.ceil_mode),
-                           pool_out_size(w, kw, sw, pw, case.ceil_mode))
+    assert p.out_shape == (n, c, pool_out_size(h, kh, sh, ph, case.ceil_mode, dh),
+                           pool_out_size(w, kw, sw, pw, case.ceil_mode, dw))
 
 
 def test_known_output_sizes():
@@ -116,11 +136,30 @@ def test_known_output_sizes():
     assert ops.PoolProblem((1, 1, 14, 14), 3, stride=2, ceil_mode=False).out_shape[2:] == (6, 6)
     assert ops.PoolProblem((1, 1, 14, 14), 3, stride=2, ceil_mode=True).out_shape[2:] == (7, 7)
     assert ops.PoolProblem((1, 1, 5, 5), 2, stride=2, padding=1, ceil_mode=True).out_shape[2:] == (3, 3)
+    # dilated: floor((H + 2p - d (k - 1) - 1) / s) + 1, as torch.nn.functional.max_pool2d's
+    assert ops.PoolProblem((1, 1, 9, 11), 3, stride=1, dilation=2).out_shape[2:] == (5, 7)
+    assert ops.PoolProblem((1, 1, 10, 7), (4, 3), stride=(3, 1), padding=(1, 0), dilation=(4, 1),
+                           ceil_mode=True).out_shape[2:] == (1, 5)
+    # with ceil_mode a window may overhang the padded input's end, as in PyTorch (1x1 input, 4x4 window)
+    assert ops.PoolProblem((1, 1, 1, 1), 4, stride=2, padding=1, ceil_mode=True).out_shape[2:] == (1, 1)
 
 
-@pytest.mark.parametrize("mode", MODES.values(), ids=MODES.keys())
-@pytest.mark.parametrize("case", [Case("3x3s2_pad1_ceil", (1, 2, 6, 7), 3, 2, 1, True),
-                                  Case("2x3_s1x2", (2, 1, 4, 6), (2, 3), (1, 2))], ids=str)
+@pytest.mark.parametrize("case", DILATED, ids=str)
+def test_dilated_max_pooling_matches_torch(case):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(3).integers(0, 4, case.x_shape).astype(np.float64)  # ties
+    y, idx = ops.pool2d_forward(x, return_indices=True, **case.geometry)
+    geometry = dict(case.geometry)
+    geometry["stride"] = geometry["stride"] or geometry["kernel_size"]
+    ty, tidx = torch.nn.functional.max_pool2d(torch.from_numpy(x), return_indices=True, **geometry)
+    np.testing.assert_array_equal(y, ty.numpy())
+    np.testing.assert_array_equal(idx, tidx.numpy())
+
+
+@pytest.mark.parametrize("case,mode", case_modes([Case("3x3s2_pad1_ceil", (1, 2, 6, 7), 3, 2, 1, True),
+                                                   Case("2x3_s1x2", (2, 1, 4, 6), (2, 3), (1, 2)),
+                                                   Case("dilated_2x3_pad1_ceil", (1, 2, 7, 8), (2, 3), 2, 1, True,
+                                                        dilation=(3, 2))]))
 def test_gradient_matches_finite_differences(rng, case, mode):
     x = rng.standard_normal(case.x_shape)
     kw = dict(case.geometry, **mode)
@@ -236,6 +275,15 @@ BAD_CALLS = {
     "padding_negative": (lambda: ops.pool2d_forward(X, 2, padding=-1), ValueError, "padding"),
     "padding_over_half_kernel": (lambda: ops.pool2d_forward(X, 3, padding=2), ValueError, "padding"),
     "kernel_larger_than_input": (lambda: ops.pool2d_forward(X, 7), ValueError, "output size"),
+    "dilated_kernel_larger_than_input": (lambda: ops.pool2d_forward(X, 3, dilation=3), ValueError,
+                                         r"output size would be < 1: .*dilated to 7x7 by dilation=\(3, 3\)"),
+    "dilation_zero": (lambda: ops.pool2d_forward(X, 2, dilation=0), ValueError, "dilation"),
+    "dilation_past_2_30": (lambda: ops.pool2d_forward(X, 2, dilation=2 ** 30 + 1), ValueError,
+                           r"pool2d_forward: dilation must be in \[1, 1073741824\], got 1073741825"),
+    "dilated_average": (lambda: ops.pool2d_forward(X, 2, mode="avg", dilation=2), ValueError,
+                        "pool2d_forward: dilation must be 1 for mode='avg'"),
+    "window_with_no_input": (lambda: ops.pool2d_forward(X[:, :, :3, :3], 2, stride=1, padding=1, dilation=4),
+                             ValueError, "output 0 along the height holds no input element"),
     "bad_mode": (lambda: ops.pool2d_forward(X, 2, mode="min"), ValueError, "mode"),
     "ceil_mode_not_bool": (lambda: ops.pool2d_forward(X, 2, ceil_mode=1), TypeError, "ceil_mode"),
     "indices_for_avg": (lambda: ops.pool2d_forward(X, 2, mode="avg", return_indices=True), ValueError,
@@ -269,13 +317,17 @@ test_bad_input_raises_naming_the_argument = bad_call_test(BAD_CALLS)
 
 BINDING_SETUP = """
 f32 = np.float32
-geometry = (2, 4, 7, 7, 3, 3, 2, 2, 0, 0, False)  # valid: x (2, 4, 7, 7), y (2, 4, 3, 3)
+geometry = (2, 4, 7, 7, 3, 3, 2, 2, 0, 0, 1, 1, False)  # valid: x (2, 4, 7, 7), y (2, 4, 3, 3)
 x, y, dy, dx = np.ones(392, f32), np.empty(72, f32), np.ones(72, f32), np.empty(392, f32)
 indices = np.zeros(72, np.int64)
-wrapped = (2 ** 62 + 2, 4, 7, 7, 3, 3, 2, 2, 0, 0, False)  # N * C * H * W == 392, N * C * Ho * Wo == 72 (mod 2**64)
-plane_wraps = (1, 1, 2 ** 62, 4, 2, 2, 2 ** 62, 2, 0, 0, False)  # H * W == 0 (mod 2**64), y has 2 elements
-huge_window = (1, 1, 4, 4, 2 ** 62, 2 ** 62, 1, 1, 2 ** 61, 2 ** 61, False)
-negative_pair = (-2, -4, 7, 7, 3, 3, 2, 2, 0, 0, False)
+wrapped = (2 ** 62 + 2, 4, 7, 7, 3, 3, 2, 2, 0, 0, 1, 1, False)  # N * C * H * W == 392, N * C * Ho * Wo == 72 (mod 2**64)
+plane_wraps = (1, 1, 2 ** 62, 4, 2, 2, 2 ** 62, 2, 0, 0, 1, 1, False)  # H * W == 0 (mod 2**64), y has 2 elements
+huge_window = (1, 1, 4, 4, 2 ** 62, 2 ** 62, 1, 1, 2 ** 61, 2 ** 61, 1, 1, False)
+negative_pair = (-2, -4, 7, 7, 3, 3, 2, 2, 0, 0, 1, 1, False)
+dilated = (2, 4, 7, 7, 3, 3, 2, 2, 0, 0, 2, 2, False)  # valid for max pooling: y (2, 4, 2, 2)
+dilated_wide = (1, 1, 4, 2 ** 20, 2, 2 ** 50, 1, 1, 0, 0, 1, 2 ** 30, True)  # d (k - 1) wraps in 64 bits
+no_input_tap = (1, 1, 3, 3, 2, 2, 1, 1, 1, 1, 4, 4, False)  # output (0, 0) reads rows -1 and 3 only
+dilation_zero = (2, 4, 7, 7, 3, 3, 2, 2, 0, 0, 0, 1, False)
 shared = np.empty(144, f32)  # y in its first 72 floats, int64 indices over all of it
 shared_xy = np.empty(392, f32)
 """
@@ -287,7 +339,7 @@ BINDING_CASES = {
     "plane_wraps_to_zero": ("_native.pool_forward_f32('max', plane_wraps, x[:0], y[:2], None)", ValueError,
                             "pooling: x: sizes too large"),
     "huge_window": ("_native.pool_forward_f32('avg_include_pad', huge_window, x[:16], y[:25], None)", ValueError,
-                    "pooling: kernel, stride, padding: sizes too large"),
+                    "pooling: kernel, stride, padding, dilation: sizes too large"),
     "negative_pair": ("_native.pool_forward_f32('max', negative_pair, x, y, None)", ValueError,
                       "sizes must be >= 0"),
     "backward_batch_wraps": ("_native.pool_backward_f32('avg_exclude_pad', wrapped, dy, None, dx)", ValueError,
@@ -305,6 +357,17 @@ BINDING_CASES = {
     "avg_with_indices": ("_native.pool_forward_f32('avg_include_pad', geometry, x, y, indices)", ValueError,
                          "indices: only max pooling"),
     "unknown_mode": ("_native.pool_forward_f32('min', geometry, x, y, None)", ValueError, "unknown pooling mode"),
+    "valid_dilated": ("_native.pool_forward_f32('max', dilated, x, y[:32], indices[:32])", None, ""),
+    "dilated_average": ("_native.pool_forward_f32('avg_include_pad', dilated, x, y[:32], None)", ValueError,
+                        "dilation: average pooling takes none"),
+    "dilated_average_backward": ("_native.pool_backward_f32('avg_exclude_pad', dilated, dy[:32], None, dx)",
+                                 ValueError, "dilation: average pooling takes none"),
+    "dilation_zero": ("_native.pool_forward_f32('max', dilation_zero, x, y, None)", ValueError,
+                      "dilation must be in"),
+    "dilated_extent_wraps": ("_native.pool_forward_f32('max', dilated_wide, x, y, None)", ValueError,
+                             "no output"),
+    "window_with_no_input_tap": ("_native.pool_forward_f32('max', no_input_tap, x[:9], y[:4], None)", ValueError,
+                                 "holds no input element"),
     "backward_indices_missing": ("_native.pool_backward_f32('max', geometry, dy, None, dx)", ValueError,
                                  "indices: required"),
     "backward_index_outside_plane": ("_native.pool_backward_f32('max', geometry, dy, np.full(72, 49), dx)",

@@ -33,8 +33,7 @@ class MaxPool2d(Module):
         self.kernel_size, self.stride = kernel_size, kernel_size if stride is None else stride
         self.padding, self.dilation = padding, dilation
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
-        F._no_pool_dilation("MaxPool2d", dilation)
-        F._pool_layer_args("MaxPool2d", kernel_size, stride, padding, ceil_mode)
+        F._pool_layer_args("MaxPool2d", kernel_size, stride, padding, ceil_mode, dilation=dilation)
         check_bool("MaxPool2d", "return_indices", return_indices)
 
     def forward(self, input):
@@ -52,7 +51,7 @@ class AvgPool1d(Module):
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
         super().__init__()
-        k, s, p = _pool1d_layer_args("AvgPool1d", kernel_size, stride, padding, 1, ceil_mode,
+        k, s, p, _ = _pool1d_layer_args("AvgPool1d", kernel_size, stride, padding, 1, ceil_mode,
                                      count_include_pad)
         self.kernel_size, self.stride, self.padding = (k,), (s,), (p,)
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
