@@ -14,8 +14,10 @@
 //
 // Two levels of blocking: per step of 16 along K the block copies a 64 x 16 tile
 // of A and a 16 x 64 tile of B into shared memory, then each of its 16 x 16
-// threads updates a 4 x 4 block of C held in registers (8 shared loads per 16
-// FMAs). Elements past an edge load as zero and store nothing: any M, N, K.
+// threads updates a 4 x 4 block of C held in registers: 4 consecutive rows and 4
+// consecutive columns, each read from shared memory as one 16-byte access (2
+// shared loads per 16 FMAs). Elements past an edge load as zero and store
+// nothing: any M, N, K.
 //
 // tiled_gemm_tf32 is the same product for float on TF32 tensor cores (sm_80+,
 // nvcuda::wmma): the same tiles, loaded the same way, then each of the block's
@@ -46,18 +48,31 @@ constexpr int kTileThreads = kTileThreadsX * kTileThreadsY;
 // waste less on a thin product (3 rows: AlexNet conv1's data gradient by implicit GEMM).
 constexpr int64_t kLargeTileBlocks = 256;
 
+// Four consecutive elements of a shared tile, read as one access: 16-byte aligned, so a
+// float quad is one 128-bit shared load (a double quad two).
+template <typename T>
+struct alignas(16) Quad {
+  T v[4];
+};
+
 // Reg x Reg results per thread, 16 x 16 threads: a (16 Reg) x (16 Reg) tile of C, and a
 // step along K of 1024 / (16 Reg) (16 for Reg 4, 8 for Reg 8), so that each operand's
 // tile is 1,024 elements, 4 per thread. Two shared buffers per operand: the next step's
 // elements are fetched into registers before this step's FMAs and stored to the other
-// buffer after them, one barrier per step.
+// buffer after them, one barrier per step. A thread's rows are Reg / 4 quads 64 apart,
+// 4 (ty, its y index) + 64 h + q, and so are its columns: at each k, Reg / 2 quad loads
+// feed Reg^2 FMAs. A quarter warp's quads of B (8 threads, consecutive x) are 128
+// contiguous bytes, and its quads of A one address: no bank conflicts.
 template <typename T, typename Op, int Reg>
 __global__ void __launch_bounds__(kTileThreads) tiled_gemm(Op op, bool cols_on_x) {
+  static_assert(Reg % 4 == 0, "a thread's rows and columns are whole quads");
   constexpr int TM = kTileThreadsY * Reg, TN = kTileThreadsX * Reg, TK = 1024 / TM;
-  constexpr int kLoads = TM * TK / kTileThreads;
-  // k-major; +1: a column written by neighbouring threads (k fastest) spreads over banks
-  __shared__ T a_tile[2][TK][TM + 1];
-  __shared__ T b_tile[2][TK][TN + 1];
+  constexpr int kLoads = TM * TK / kTileThreads, kQuads = Reg / 4, kQuadSpan = 4 * kTileThreadsX;
+  // k-major, rows padded by a quad (which keeps each quad 16-byte aligned): a column
+  // written by neighbouring threads (k fastest) moves 4 banks per k, so the 8 k of a
+  // Reg-8 tile and 4 rows fill all 32 banks
+  alignas(16) __shared__ T a_tile[2][TK][TM + 4];
+  alignas(16) __shared__ T b_tile[2][TK][TN + 4];
   const int64_t g = blockIdx.z, M = op.rows(), N = op.cols(), K = op.depth();
   const int64_t row0 = int64_t(cols_on_x ? blockIdx.y : blockIdx.x) * TM;
   const int64_t col0 = int64_t(cols_on_x ? blockIdx.x : blockIdx.y) * TN;
@@ -94,8 +109,14 @@ __global__ void __launch_bounds__(kTileThreads) tiled_gemm(Op op, bool cols_on_x
     if (more) fetch(k0 + TK);  // in flight during the FMAs below
     for (int k = 0; k < TK; ++k) {
       T av[Reg], bv[Reg];
-      for (int i = 0; i < Reg; ++i) av[i] = a_tile[buf][k][threadIdx.y + i * kTileThreadsY];
-      for (int j = 0; j < Reg; ++j) bv[j] = b_tile[buf][k][threadIdx.x + j * kTileThreadsX];
+      for (int h = 0; h < kQuads; ++h) {
+        const Quad<T> a = *reinterpret_cast<const Quad<T>*>(&a_tile[buf][k][h * kQuadSpan + 4 * threadIdx.y]);
+        const Quad<T> b = *reinterpret_cast<const Quad<T>*>(&b_tile[buf][k][h * kQuadSpan + 4 * threadIdx.x]);
+        for (int q = 0; q < 4; ++q) {
+          av[4 * h + q] = a.v[q];
+          bv[4 * h + q] = b.v[q];
+        }
+      }
       for (int i = 0; i < Reg; ++i)
         for (int j = 0; j < Reg; ++j) acc[i][j] += av[i] * bv[j];
     }
@@ -103,12 +124,14 @@ __global__ void __launch_bounds__(kTileThreads) tiled_gemm(Op op, bool cols_on_x
     __syncthreads();
     buf ^= 1;
   }
-  // Rows and columns a stride of 16 apart: a warp's stores to one row are contiguous.
+  // acc[i][j] is row 64 (i / 4) + 4 ty + i % 4 and column 64 (j / 4) + 4 tx + j % 4 of the
+  // tile: one store instruction writes every fourth column of a 64-column span in two
+  // rows, and the four consecutive j fill in the rest (the writes meet in the L2 cache).
   for (int i = 0; i < Reg; ++i) {
-    const int64_t r = row0 + threadIdx.y + i * kTileThreadsY;
+    const int64_t r = row0 + (i / 4) * kQuadSpan + 4 * threadIdx.y + i % 4;
     if (r >= M) continue;
     for (int j = 0; j < Reg; ++j) {
-      const int64_t n = col0 + threadIdx.x + j * kTileThreadsX;
+      const int64_t n = col0 + (j / 4) * kQuadSpan + 4 * threadIdx.x + j % 4;
       if (n < N) op.store(g, r, n, acc[i][j]);
     }
   }
