@@ -11,10 +11,11 @@ switch, for scripts written for PyTorch).
 makes every primitive bit-reproducible from run to run and across thread counts:
 algorithm choices stop depending on timings (``algo="auto"`` takes the heuristic's
 choice even with ``benchmark`` set), the CPU GEMM stops splitting a sum over its
-threads, and an operation with no deterministic implementation on its device raises
-RuntimeError naming it (or warns, with ``warn_only=True``).
+threads, and the scatter-adds that CuPy would run with atomics on "cuda" run in index
+order in host memory instead. (Every operation has a deterministic implementation, so
+none raises, and ``warn_only=True`` changes nothing.)
 ``minifw.backends.cudnn.deterministic = True`` makes convolutions reproducible the same
-way without the errors. docs/determinism.md lists what is deterministic and what the
+way, without the scatter-adds. docs/determinism.md lists what is deterministic and what the
 mode changes.
 
 ``minifw.backends.cuda.matmul.allow_tf32 = True`` lets float32 GEMMs on the CUDA
@@ -194,8 +195,10 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
     same bits from run to run and for any thread count (minifw.set_num_threads), on every
     device. Algorithm choices no longer depend on timings (``algo="auto"`` takes the
     heuristic's choice even under ``benchmark = True``), the CPU GEMM no longer splits a
-    sum over threads, and an operation with no deterministic implementation on its device
-    raises RuntimeError naming it, or, with warn_only=True, warns (UserWarning) and runs.
+    sum over threads, and scatter-adds on "cuda" run in index order in host memory
+    (CuPy's kernel adds with atomics). Every operation has a deterministic implementation,
+    so none raises; warn_only is accepted and remembered
+    (is_deterministic_algorithms_warn_only_enabled) for PyTorch's signature.
     docs/determinism.md says what is deterministic where."""
     global _deterministic, _deterministic_warn_only
     _check_bool("use_deterministic_algorithms: mode", mode)
@@ -224,22 +227,6 @@ def _sync_native():
     # One native flag serves both switches: the CPU GEMM that convolutions use is the
     # one every other primitive uses.
     _native.set_deterministic(_deterministic or _cudnn_deterministic)
-
-
-def alert_not_deterministic(caller):
-    """Called by an operation that has no deterministic implementation where it runs (as
-    PyTorch's alertNotDeterministic): nothing outside the mode; in it, RuntimeError naming
-    `caller`, or a UserWarning under warn_only=True."""
-    if not _deterministic:
-        return
-    message = (f"{caller} does not have a deterministic implementation, but "
-               f"minifw.use_deterministic_algorithms(True) is set. Turn the mode off around "
-               f"this operation, or call minifw.use_deterministic_algorithms(True, warn_only=True) "
-               f"to be warned instead (see docs/determinism.md).")
-    if _deterministic_warn_only:
-        warnings.warn(message, UserWarning, stacklevel=3)
-    else:
-        raise RuntimeError(message)
 
 
 def max_num_threads():

@@ -356,12 +356,17 @@ def ufunc_at(ufunc, a, index, values):
     """ufunc.at(a, index, values) on a's device: every element of `a` that `index` picks
     (an index as NumPy's indexing takes it, its arrays on a's device) combined in place
     with its value, an element picked k times k times. On "cuda", CuPy's scatter kernel
-    where CuPy has one for the ufunc and dtype (add, maximum, minimum; with atomics, so
-    float additions land in a varying order), else through host memory."""
+    where CuPy has one for the ufunc and dtype (add, maximum, minimum), else through host
+    memory. CuPy's kernel adds with atomics, so float additions land in an order that
+    varies from run to run: under minifw.use_deterministic_algorithms(True) those go
+    through host memory too, where NumPy adds in index order (the CPU's bits)."""
     if isinstance(a, np.ndarray):
         ufunc.at(a, index, values)
         return
-    if a.dtype.name in _CUPY_AT.get(ufunc.__name__, ()):
+    from . import backends  # (imported here: backends is imported after this module)
+    order_varies = ufunc is np.add and a.dtype.kind == "f"
+    if a.dtype.name in _CUPY_AT.get(ufunc.__name__, ()) and not (
+            order_varies and backends.are_deterministic_algorithms_enabled()):
         getattr(_cupy(), ufunc.__name__).at(a, index, values)
         return
     host = to_device(a, CPU)

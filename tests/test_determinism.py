@@ -261,8 +261,6 @@ def test_cuda_kernels_are_reproducible_across_emulator_workers(dev):
     minifw.use_deterministic_algorithms(True)
     cnn = over_threads(lambda: _training_step(_seeded(_cnn_small), x, target, dev, steps=1), (1, 3, 2))
     assert_bitwise_equal(cnn, f"cnn on {dev}")
-    if dev.type == "cuda":
-        return  # the language model's embedding would alert: see the test below
     lm = over_threads(lambda: _training_step(_seeded(lambda: _LanguageModel(20, 16)), tokens, next_tokens,
                                              dev, steps=1), (1, 3))
     assert_bitwise_equal(lm, f"language model on {dev}")
@@ -285,29 +283,47 @@ def test_caffe_engine_is_reproducible(device):
     assert_bitwise_equal(runs, f"caffe engine on {device}")
 
 
-# ---- what has no deterministic implementation -----------------------------------------------
+# ---- scatter-adds on "cuda" ---------------------------------------------------------------------
 
-def test_cupy_scatter_add_alerts_on_cuda(emulated_cuda):
-    # On "cuda", NumPy's add.at reaches CuPy's scatter_add, which adds with atomicAdd: the
-    # order of the additions, and so the bits, change from run to run on a GPU.
-    weight = minifw.randn(10, 4, device="cuda", requires_grad=True)
-    tokens = minifw.tensor(np.array([1, 2, 1, 1]), device="cuda")
-    F.embedding(tokens, weight).sum().backward()  # outside the mode: runs
-    weight.grad = None
+def _scatter_adds(dev):
+    """The gradients of every operation whose backward (or forward) scatter-adds, on `dev`."""
+    gen = minifw.Generator().manual_seed(4)
+    weight = minifw.randn(10, 4, generator=gen).to(dev).requires_grad_()
+    x = minifw.randn(2, 3, 7, 6, generator=gen).to(dev).requires_grad_()
+    tokens = minifw.tensor(np.array([1, 2, 1, 1, 7, 1]), device=dev)
+    rows = minifw.tensor(np.array([[0, 2, 0], [1, 0, 0]]), device=dev)
+    out = (F.embedding(tokens, weight).sum() + weight[tokens[:3]].sum()  # embedding, advanced indexing
+           + weight.gather(0, rows).sum() + weight.index_select(0, tokens).sum()
+           + F.adaptive_max_pool2d(x, (4, 5)).sum() + F.pad(x, (2, 2, 1, 1), mode="reflect").sum()
+           + x.cummax(3)[0].sum())
+    out.backward()
+    added = minifw.zeros(3, 4, device=dev).scatter_add(0, rows, weight[:2, :3].detach())
+    indexed = minifw.zeros(3, 4, device=dev).index_add(0, tokens[:3] % 3, weight[:3].detach())
+    return [t.to("cpu").numpy() for t in (weight.grad, x.grad, added, indexed)]
+
+
+def test_cuda_scatter_adds_run_in_index_order_in_the_mode(emulated_cuda, monkeypatch):
+    # On "cuda", NumPy's add.at reaches CuPy's scatter kernel, which adds with atomicAdd: the
+    # order of a float sum, and so its bits, change from run to run on a GPU. In the mode
+    # each such scatter goes through host memory, where NumPy adds in index order: nothing
+    # is refused, and "cuda" gives the CPU's bits.
+    cupy_add = type(minifw.devices._cupy().add)
+    kernel_calls = []
+    at = cupy_add.at
+    monkeypatch.setattr(cupy_add, "at", lambda self, *args: (kernel_calls.append(self.__name__), at(self, *args))[1])
+    outside = _scatter_adds("cuda")
+    assert kernel_calls.count("add") >= 8  # CuPy's kernel outside the mode
     minifw.use_deterministic_algorithms(True)
-    with pytest.raises(RuntimeError, match="EmbeddingLookup.backward on 'cuda'.*deterministic"):
-        F.embedding(tokens, weight).sum().backward()
-    minifw.use_deterministic_algorithms(True, warn_only=True)
-    with pytest.warns(UserWarning, match="EmbeddingLookup.backward on 'cuda'"):
-        F.embedding(tokens, weight).sum().backward()
-    np.testing.assert_array_equal(weight.grad.to("cpu").numpy()[1], np.full(4, 3, np.float32))
-    # the same on the CPU and the emulator: NumPy adds in index order
-    minifw.use_deterministic_algorithms(True)
-    for device in ("cpu", "cudasim"):
-        w = minifw.randn(10, 4, device=device, requires_grad=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            F.embedding(tokens.to(device), w).sum().backward()
+    del kernel_calls[:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        runs = {device: _scatter_adds(device) for device in ("cpu", "cudasim", "cuda")}
+    assert "add" not in kernel_calls
+    for device in ("cudasim", "cuda"):
+        for got, want in zip(runs[device], runs["cpu"]):
+            assert np.array_equal(got, want), device
+    for got, want in zip(outside, runs["cpu"]):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
 def _overlapping_max_pool_problem(rng):
@@ -333,12 +349,15 @@ def test_caffe_max_pool_backward_adds_by_taps_in_the_mode(rng, emulated_cuda):
     assert np.count_nonzero(by_taps["cpu"]) == np.count_nonzero(scattered)
     for device in ("cudasim", "cuda"):
         assert np.array_equal(by_taps[device], by_taps["cpu"]), device
-    # an index outside its window (still inside the plane) has no tap: scattered, and on
-    # "cuda" that scatter is CuPy's atomic one
+    # an index outside its window (still inside the plane) has no tap: scattered, in index
+    # order on every device (on "cuda" through host memory, not CuPy's atomic bincount)
     elsewhere = indices.copy()
     elsewhere[0, 0, 0, 0] = 80
-    cuda_args = [minifw.devices.to_device(a, minifw.devices.get("cuda")) for a in (dy, elsewhere)]
-    with pytest.raises(RuntimeError, match="caffe engine's pool2d_backward"):
-        caffe.pool2d_backward(cuda_args[0], x.shape, 3, stride=2, mode="max", indices=cuda_args[1])
-    np.testing.assert_array_equal(caffe.pool2d_backward(dy, x.shape, 3, stride=2, mode="max", indices=elsewhere),
-                                  caffe.pool2d_backward(dy, x.shape, 3, stride=2, mode="max", indices=elsewhere))
+    scattered = {device: host(caffe.pool2d_backward(*[minifw.devices.to_device(a, minifw.devices.get(device))
+                                                      for a in (dy,)], x.shape, 3, stride=2, mode="max",
+                                                    indices=minifw.devices.to_device(elsewhere,
+                                                                                     minifw.devices.get(device))))
+                 for device in ("cpu", "cudasim", "cuda")}
+    for device in ("cudasim", "cuda"):
+        assert np.array_equal(scattered[device], scattered["cpu"]), device
+    assert scattered["cpu"].reshape(-1)[80] != by_taps["cpu"].reshape(-1)[80]

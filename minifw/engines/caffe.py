@@ -703,9 +703,6 @@ def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, dilatio
         dx = _max_pool_backward_by_taps(dy, indices, p)
         if dx is not None:
             return dx
-        if dev.type == "cuda":
-            backends.alert_not_deterministic("caffe engine's pool2d_backward (max, overlapping windows, "
-                                             "an index outside its window) on 'cuda'")
     if xp is np:
         # Caffe's loop itself: each output adds its gradient where its maximum came from, in
         # output order, in the input's type (ufunc.at adds in index order, so the result is
@@ -722,6 +719,11 @@ def pool2d_backward(dy, x_shape, kernel_size, *, stride=None, padding=0, dilatio
     if not overlap:
         dx = devices.zeros(n * c * h * w, dy.dtype, dev)
         dx[at.ravel()] = dy.ravel()
+        return dx.reshape(p.x_shape)
+    if backends.are_deterministic_algorithms_enabled():  # (an index outside its window: no tap names it)
+        # the scatter in index order, as on the CPU (devices.ufunc_at does it in host memory in the mode)
+        dx = devices.zeros(n * c * h * w, dy.dtype, dev)
+        devices.ufunc_at(np.add, dx, at.ravel(), dy.ravel())
         return dx.reshape(p.x_shape)
     # CuPy's bincount adds the weights with atomicAdd: on a GPU the order, and so the bits,
     # may change from run to run

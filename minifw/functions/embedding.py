@@ -1,7 +1,7 @@
 """Embedding lookup: rows of a weight matrix picked by integer indices."""
 import numpy as np
 
-from .. import backends, devices
+from .. import devices
 from ..autograd import Function
 from ..ops import tensor_ops
 from .elementwise import constant
@@ -28,8 +28,6 @@ class EmbeddingLookup(Function):
             dw = tensor_ops.embedding_backward(flat, g, shape[0])  # native, in pick order
         else:
             dw = devices.zeros(shape, g.dtype, devices.of(g))
-            if devices.of(dw).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
-                backends.alert_not_deterministic("EmbeddingLookup.backward on 'cuda'")
             devices.ufunc_at(np.add, dw, flat, g)  # a row picked k times gets k contributions
         if padding_idx is not None:
             dw[padding_idx] = 0

@@ -4,7 +4,7 @@ records it. Index arrays arrive on the data's device (Tensor methods check that)
 position arrays made here on the host are moved there before a scatter."""
 import numpy as np
 
-from .. import backends, devices
+from .. import devices
 from ..autograd import Function
 from .elementwise import masked, unbroadcast
 from .shape import Index, IndexScatter
@@ -43,8 +43,6 @@ def _picking(name, where, doc):
         index, = ctx.saved_tensors
         shape, dim = ctx.args
         dx = devices.zeros(shape, g.dtype, devices.of(g))
-        if devices.of(dx).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
-            backends.alert_not_deterministic(name + ".backward on 'cuda'")
         devices.ufunc_at(np.add, dx, where(index, dim), g)
         return dx, None
 
@@ -73,8 +71,6 @@ class Scatter(Function):
         out = a if inplace else a.copy()
         values = src[tuple(slice(0, n) for n in index.shape)] if np.ndim(src) else src
         if accumulate:
-            if devices.of(out).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
-                backends.alert_not_deterministic("scatter_add on 'cuda'")
             devices.ufunc_at(np.add, out, where, values)
         else:
             out[where] = values  # of repeated places one value wins, as PyTorch leaves it open
@@ -157,8 +153,6 @@ class IndexAdd(Function):
     @staticmethod
     def forward(ctx, a, index, src, *, dim, alpha=1, inplace=False):
         out = a if inplace else a.copy()
-        if devices.of(out).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
-            backends.alert_not_deterministic("index_add on 'cuda'")
         devices.ufunc_at(np.add, out, _leading(index, dim), src if alpha == 1 else src * alpha)
         ctx.save_for_backward(index)
         ctx.args = dim, alpha

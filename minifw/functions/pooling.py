@@ -8,7 +8,7 @@ positions, a scatter whose derivative in dy is gathering at the same (constant) 
 (AveragePoolingGradient), whose own gradient is average pooling again."""
 import numpy as np
 
-from .. import backends, devices
+from .. import devices
 from ..autograd import Function
 from ..engines import current_engine
 from .convolution import engine_of
@@ -161,8 +161,6 @@ class AdaptiveMaxPooling2D(Function):
         n, c, h, w = ctx.x_shape
         dx = devices.zeros((n * c, h * w), dy.dtype, devices.of(dy))
         planes = devices.to_device(np.arange(n * c)[:, None], devices.of(dy))
-        if devices.of(dx).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
-            backends.alert_not_deterministic("AdaptiveMaxPooling2D.backward on 'cuda'")
         # windows overlap: an input may be the maximum of several, so contributions add
         devices.ufunc_at(np.add, dx, (planes, indices.reshape(n * c, -1)), dy.reshape(n * c, -1))
         return dx.reshape(n, c, h, w)

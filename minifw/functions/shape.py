@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 
-from .. import backends, devices
+from .. import devices
 from ..autograd import Function
 from .elementwise import unbroadcast
 
@@ -197,8 +197,6 @@ def _scatter(g, shape, index):
     if _is_basic_index(index):
         dx[index] = g
     else:
-        if devices.of(dx).type == "cuda":  # CuPy's add.at adds with atomicAdd: order varies
-            backends.alert_not_deterministic("Index.backward (advanced indexing) on 'cuda'")
         # an element may be picked several times
         devices.ufunc_at(np.add, dx, devices.index_on(index, devices.of(g)), g)
     return dx
@@ -453,11 +451,7 @@ class Padding(Function):
         for axis, src, before in Padding.steps_back(*ctx.args):
             keep = src >= 0
             dx = devices.zeros(before, g.dtype, devices.of(g))
-            # CuPy's add.at adds with atomicAdd: where an input feeds several outputs (reflect,
-            # replicate, circular padding) the order of its additions varies
-            if (devices.of(dx).type == "cuda" and backends.are_deterministic_algorithms_enabled()
-                    and bool((np.bincount(src[keep]) > 1).any())):
-                backends.alert_not_deterministic("Padding.backward (reflect, replicate, circular) on 'cuda'")
+            # (an input may feed several outputs: reflect, replicate, circular padding)
             devices.ufunc_at(np.add, dx, (slice(None),) * axis + (src[keep],), np.compress(keep, g, axis=axis))
             g = dx
         return g
