@@ -12,7 +12,13 @@ describing the structure, where an array appears as {"__array__": "a3"} (or
 {"__tensor__": ...} with requires_grad, and "parameter": true for an nn.Parameter, which
 load() gives back as an nn.Parameter, as torch.load does) and dict keys keep their types.
 A file holding a Parameter is written as format version 2 (so that a minifw older than
-that says the file is newer rather than malformed); any other as version 1. An array
+that says the file is newer rather than malformed); any other as version 1. Values that `obj`
+holds more than once (a Tensor met twice, such as a weight tied between two layers of a
+state dict, or Tensors and arrays over one NumPy or CuPy array, such as p and p.data) are
+stored once, every place naming the same entry; load() gives back one object for places
+that name the same entry alike, and objects that share their memory for the others, as
+torch.load keeps pickled objects and shared storages. (Views of an array that are other
+array objects, such as t[1:], are stored apart.) An array
 of a device other than the CPU is written as a host copy, with its device
 (e.g. "device": "cudasim"), and loaded back onto that device unless
 load(map_location=...) says otherwise, as in PyTorch. The
@@ -80,9 +86,12 @@ def _parameter_class():
     return Parameter
 
 
-def _encode(obj, arrays, where, depth=0, found=None):
+def _encode(obj, arrays, where, depth=0, found=None, stored=None):
     """The JSON node of obj, its arrays added to `arrays`; "parameter" is added to the set
-    `found` when a Parameter is stored."""
+    `found` when a Parameter is stored. `stored` maps id() of each (NumPy or CuPy) array
+    already stored to its key, so that values met again name the same entry."""
+    if stored is None:
+        stored = {}
     if depth > MAX_DEPTH:
         raise ValueError(f"save: obj nests containers more than {MAX_DEPTH} deep (at {where[:200]}...), "
                          f"which load() refuses")
@@ -100,8 +109,8 @@ def _encode(obj, arrays, where, depth=0, found=None):
             raise TypeError(f"save: {where} is a lazy layer's {type(obj).__name__}, whose shape is "
                             f"not known yet, so it has no values to store; call the module's forward "
                             f"once (or load a state dict into it) before saving")
-        entry = {"__tensor__": _host_copy(obj._data, arrays), "requires_grad": bool(obj.requires_grad),
-                 **_device_entry(obj._data)}
+        entry = {"__tensor__": _stored_once(obj._data, arrays, stored),
+                 "requires_grad": bool(obj.requires_grad), **_device_entry(obj._data)}
         if isinstance(obj, _parameter_class()):
             entry["parameter"] = True
             if found is not None:
@@ -110,18 +119,20 @@ def _encode(obj, arrays, where, depth=0, found=None):
     if devices.is_array(obj):
         if obj.dtype == object:
             raise TypeError(f"save: {where} is an object array, which cannot be stored without pickle")
-        return {"__array__": _host_copy(obj, arrays), **_device_entry(obj)}
+        return {"__array__": _stored_once(obj, arrays, stored), **_device_entry(obj)}
     if isinstance(obj, dict):
         items = []
         for k, v in obj.items():
             if isinstance(k, (bool, np.bool_)) or not isinstance(k, (str, numbers.Integral)):
                 raise TypeError(f"save: dict keys must be str or int; {where} has a key {k!r}")
-            items.append([k if isinstance(k, str) else int(k), _encode(v, arrays, f"{where}[{k!r}]", depth + 1, found)])
+            items.append([k if isinstance(k, str) else int(k),
+                          _encode(v, arrays, f"{where}[{k!r}]", depth + 1, found, stored)])
         return {"__dict__": items}
     if isinstance(obj, tuple):
-        return {"__tuple__": [_encode(v, arrays, f"{where}[{i}]", depth + 1, found) for i, v in enumerate(obj)]}
+        return {"__tuple__": [_encode(v, arrays, f"{where}[{i}]", depth + 1, found, stored)
+                              for i, v in enumerate(obj)]}
     if isinstance(obj, list):
-        return [_encode(v, arrays, f"{where}[{i}]", depth + 1, found) for i, v in enumerate(obj)]
+        return [_encode(v, arrays, f"{where}[{i}]", depth + 1, found, stored) for i, v in enumerate(obj)]
     if callable(getattr(obj, "state_dict", None)):  # a Module, an optimizer, a scheduler
         raise TypeError(f"save: cannot store {where}, a {type(obj).__name__}: minifw pickles no objects "
                         f"(so that loading a file never runs code from it); save {where}.state_dict() "
@@ -134,6 +145,16 @@ def _host_copy(array, arrays):
     """Store `array` (as a plain NumPy array in host memory) under a new key; returns the key."""
     key = f"a{len(arrays)}"
     arrays[key] = devices.to_device(array, devices.CPU)
+    return key
+
+
+def _stored_once(array, arrays, stored):
+    """The key of `array` (a Tensor's or an array the object holds): stored on its first
+    meeting, the same key after. (The object being saved holds the array, so its id() is not
+    reused while save() runs.)"""
+    key = stored.get(id(array))
+    if key is None:
+        key = stored[id(array)] = _host_copy(array, arrays)
     return key
 
 
@@ -208,8 +229,35 @@ _MARKERS = {"__tensor__": {"requires_grad", "device", "parameter"}, "__array__":
             "__dict__": set(), "__tuple__": set(), "__float__": set()}
 
 
-def _decode(node, arrays, map_location, name, where="obj", depth=0):
-    """The object the header's `node` describes; a malformed node raises CheckpointError."""
+def _decode_entry(memo, marker, key, array, saved, requires_grad, parameter, map_location, bad):
+    """The object of a Tensor or array node not met before, over the loaded array of its
+    entry: loaded (in minifw's dtypes for a Tensor, _as_loaded) and moved (or passed through
+    a map_location function) once per entry, kind and saved device, and shared by every
+    node that names them."""
+    tensor = marker == "__tensor__"
+    loaded = memo.get((tensor, key, saved))
+    if loaded is None:
+        loaded = _as_loaded(array, tensor, bad)
+        if _is_map_function(map_location):
+            loaded = _map_tensor(loaded, False, saved, map_location)._data
+        else:
+            loaded = devices.to_device(loaded, _load_device(saved, map_location))
+        memo[(tensor, key, saved)] = loaded
+    if not tensor:
+        return loaded
+    if parameter:  # a Parameter of the loaded values, as torch.load rebuilds one
+        return _parameter_class()(Tensor._make(loaded), requires_grad)
+    t = Tensor._make(loaded)
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _decode(node, arrays, map_location, name, where="obj", depth=0, memo=None):
+    """The object the header's `node` describes; a malformed node raises CheckpointError.
+    `memo` holds what entries gave already: the loaded array of an entry for a kind (Tensor
+    or array) and device, and the object of a node, so that nodes naming one entry alike
+    give one object, and otherwise objects over one array."""
+    if memo is None:
+        memo = {}
     def bad(problem):
         return CheckpointError(name, f"header entry {where[:200]}: {problem}")
 
@@ -218,7 +266,7 @@ def _decode(node, arrays, map_location, name, where="obj", depth=0):
     if node is None or isinstance(node, (bool, int, float, str)):
         return node
     if isinstance(node, list):
-        return [_decode(v, arrays, map_location, name, f"{where}[{i}]", depth + 1)
+        return [_decode(v, arrays, map_location, name, f"{where}[{i}]", depth + 1, memo)
                 for i, v in enumerate(node)]
     if not isinstance(node, dict):
         raise bad(f"a JSON value of type {type(node).__name__}")
@@ -244,19 +292,11 @@ def _decode(node, arrays, map_location, name, where="obj", depth=0):
         if requires_grad and array.dtype.kind != "f":
             raise bad(f"requires_grad is set on an array of {array.dtype}; only float tensors "
                       f"have gradients")
-        array = _as_loaded(array, marker == "__tensor__", bad)
-        if _is_map_function(map_location):
-            t = _map_tensor(array, requires_grad, saved, map_location)
-            if marker == "__array__":
-                return t._data
-            return _parameter_class()(t, requires_grad) if parameter else t
-        array = devices.to_device(array, _load_device(saved, map_location))
-        if marker == "__array__":
-            return array
-        if parameter:  # a Parameter of the loaded values, as torch.load rebuilds one
-            return _parameter_class()(Tensor._make(array), requires_grad)
-        t = Tensor._make(array)
-        return t.requires_grad_(True) if requires_grad else t
+        node_key = (marker, value, saved, requires_grad, parameter)
+        if node_key not in memo:
+            memo[node_key] = _decode_entry(memo, marker, value, array, saved, requires_grad, parameter,
+                                           map_location, bad)
+        return memo[node_key]
     if marker == "__dict__":
         if not isinstance(value, list):
             raise bad(f"__dict__ must be a list of [key, value] pairs; got {type(value).__name__}")
@@ -267,12 +307,12 @@ def _decode(node, arrays, map_location, name, where="obj", depth=0):
                 raise bad(f"item {i} of __dict__ must be a [key, value] pair with a str or int key; "
                           f"got {str(item)[:80]}")
             key = item[0]
-            out[key] = _decode(item[1], arrays, map_location, name, f"{where}[{key!r}]", depth + 1)
+            out[key] = _decode(item[1], arrays, map_location, name, f"{where}[{key!r}]", depth + 1, memo)
         return out
     if marker == "__tuple__":
         if not isinstance(value, list):
             raise bad(f"__tuple__ must be a list; got {type(value).__name__}")
-        return tuple(_decode(v, arrays, map_location, name, f"{where}[{i}]", depth + 1)
+        return tuple(_decode(v, arrays, map_location, name, f"{where}[{i}]", depth + 1, memo)
                      for i, v in enumerate(value))
     try:  # __float__: the repr of a non-finite float
         return float(value) if isinstance(value, str) else float("x")

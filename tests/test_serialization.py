@@ -333,3 +333,102 @@ def test_a_parameter_against_torch(tmp_path):
     assert back[0].requires_grad == ours[0].requires_grad is False
     read = minifw.load(tmp_path / "t.pt")  # PyTorch's own file
     assert type(read[0]) is nn.Parameter and not read[0].requires_grad
+
+
+# ---- values held more than once --------------------------------------------------------------
+
+def _entries(obj, tmp_path):
+    """The array entries of obj's file (the header aside) and the header's object node."""
+    minifw.save(obj, tmp_path / "c.npz")
+    with np.load(tmp_path / "c.npz", allow_pickle=False) as npz:
+        return sorted(k for k in npz.files if k != "header"), json.loads(npz["header"].tobytes())["object"]
+
+
+def test_a_tensor_held_twice_is_stored_once_and_loads_as_one_object(tmp_path):
+    p = nn.Parameter(minifw.tensor([1.0, 2.0]))
+    keys, node = _entries({"a": p, "b": [p, (p,)]}, tmp_path)
+    assert keys == ["a0"]
+    got = minifw.load(tmp_path / "c.npz")
+    assert type(got["a"]) is nn.Parameter and got["a"] is got["b"][0] is got["b"][1][0]
+    with minifw.no_grad():
+        got["a"][0] = 7.0
+    assert got["b"][0].tolist() == [7.0, 2.0]
+    # distinct tensors of equal values stay distinct
+    keys, _ = _entries([minifw.ones(2), minifw.ones(2)], tmp_path)
+    assert keys == ["a0", "a1"]
+    a, b = minifw.load(tmp_path / "c.npz")
+    assert a is not b and not np.shares_memory(a.numpy(), b.numpy())
+
+
+def test_tensors_over_one_array_share_it_when_loaded(tmp_path):
+    w = minifw.randn(3, 2, requires_grad=True)
+    keys, _ = _entries({"w": w, "data": w.data, "detached": w.detach(), "array": w.data.numpy()}, tmp_path)
+    assert keys == ["a0"]
+    got = minifw.load(tmp_path / "c.npz")
+    assert got["w"].requires_grad and not got["data"].requires_grad and not got["detached"].requires_grad
+    assert got["data"] is got["detached"]  # named alike: one object, as pickle's memo gives
+    assert got["w"] is not got["data"]
+    assert np.shares_memory(got["w"].detach().numpy(), got["data"].numpy())
+    assert np.shares_memory(got["w"].detach().numpy(), got["array"])
+    # a view that is another array object is stored apart
+    t = minifw.arange(6.0)
+    keys, _ = _entries([t, t[2:]], tmp_path)
+    assert keys == ["a0", "a1"]
+
+
+def test_a_tied_weight_round_trips_tied(tmp_path):
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed, self.out = nn.Embedding(5, 3), nn.Linear(3, 5, bias=False)
+            self.out.weight = self.embed.weight
+
+    model = Tied()
+    keys, _ = _entries(model.state_dict(), tmp_path)
+    assert keys == ["a0"]
+    state = minifw.load(tmp_path / "c.npz")
+    assert state["embed.weight"] is state["out.weight"]
+    other = Tied()
+    other.load_state_dict(state)
+    assert other.out.weight is other.embed.weight
+    np.testing.assert_array_equal(other.out.weight.detach().numpy(), model.embed.weight.detach().numpy())
+
+
+@pytest.mark.parametrize("map_location", [None, "cpu", lambda storage, loc: storage],
+                         ids=["none", "device", "function"])
+def test_a_shared_tensor_of_a_device_is_moved_once(map_location, tmp_path):
+    t = minifw.randn(4, device="cudasim")
+    calls = []
+    if callable(map_location):
+        function = map_location
+
+        def map_location(storage, loc):
+            calls.append(loc)
+            return function(storage, loc)
+    keys, _ = _entries({"x": t, "y": [t], "z": t.detach().requires_grad_()}, tmp_path)
+    assert keys == ["a0"]
+    got = minifw.load(tmp_path / "c.npz", map_location=map_location)
+    assert got["x"] is got["y"][0] and got["z"].requires_grad and got["z"] is not got["x"]
+    assert np.shares_memory(got["x"].detach().cpu().numpy() if got["x"].device.type == "cpu" else got["x"]._data,
+                            got["z"]._data)
+    assert got["x"].device == minifw.device("cudasim" if map_location is None else "cpu")
+    assert calls == (["cudasim"] if callable(map_location) else [])
+
+
+def test_nodes_naming_one_entry_differently_load_as_objects_over_one_array(tmp_path):
+    # what save() writes for a tensor and a frozen Parameter over one array, and a file
+    # that names one entry as a Tensor and as an array: each node gets its own object,
+    # over one array wherever the kinds agree
+    w = minifw.ones(2)
+    frozen = nn.Parameter(w, requires_grad=False)
+    keys, _ = _entries([w, frozen], tmp_path)
+    assert keys == ["a0"]
+    a, b = minifw.load(tmp_path / "c.npz")
+    assert type(a) is minifw.Tensor and type(b) is nn.Parameter and np.shares_memory(a.numpy(), b.detach().numpy())
+    header = {"format": "minifw-checkpoint", "version": 1,
+              "object": [{"__tensor__": "a0"}, {"__array__": "a0"}, {"__tensor__": "a0", "requires_grad": True}]}
+    np.savez(tmp_path / "crafted.npz", a0=np.arange(3.0),
+             header=np.frombuffer(json.dumps(header).encode(), np.uint8))
+    t, array, grad = minifw.load(tmp_path / "crafted.npz")
+    assert type(t) is minifw.Tensor and isinstance(array, np.ndarray) and grad.requires_grad
+    assert np.shares_memory(t.numpy(), grad.detach().numpy()) and np.shares_memory(t.numpy(), array)
