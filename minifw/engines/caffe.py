@@ -643,27 +643,28 @@ def _max_pool(x, p, return_indices):
         return best, None
     # Then Caffe's mask: where each maximum came from, as a flat index into its input
     # plane. Each window's first maximum (or first NaN) wins, as in the primitives:
-    # `first` keeps, per output, the largest (taps - t) over the taps t that hold the
-    # maximum, in a small integer type, and the index follows from the tap by arithmetic.
-    # Every window holds at least one input value, so every output gets an index.
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = p.kernel_size, p.stride, p.padding, p.dilation
+    # `first` keeps, per output, the largest (taps - i) over the visited taps i (row-major
+    # tap order) that hold the maximum, in a small integer type, and the index follows from
+    # the tap's place in the window. Only taps that reach the input are numbered (a huge,
+    # heavily padded kernel has few). Every window holds at least one input value, so every
+    # output gets an index.
+    (sh, sw), (ph, pw), (dh, dw) = p.stride, p.padding, p.dilation
     _, _, _, w = p.x_shape
-    count = kh * kw
+    count = len(taps)
     code = np.uint8 if count < 256 else np.uint16 if count < 65536 else np.uint32
     first = devices.zeros(p.out_shape, code, dev)
     has_nan = bool(xp.isnan(best).any())
-    for y_at, x_at in taps:
+    offset = np.zeros(count + 1, np.int64)  # code -> the tap's offset from its window's top left; code 0 never stays
+    for i, (y_at, x_at) in enumerate(taps):
         v, (_, out_rows, out_cols), (_, rows, cols) = x[x_at], y_at, x_at
         found = v == best[y_at]
         if has_nan:
             found |= v != v
-        t = (rows.start - out_rows.start * sh + ph) // dh * kw + (cols.start - out_cols.start * sw + pw) // dw
-        xp.maximum(first[y_at], found.view(np.uint8) * code(count - t), out=first[y_at])
+        offset[count - i] = (rows.start - out_rows.start * sh + ph) * w + cols.start - out_cols.start * sw + pw
+        xp.maximum(first[y_at], found.view(np.uint8) * code(count - i), out=first[y_at])
     _, _, ho, wo = p.out_shape
     # the lookup tables are made on the host, then moved to the device of `first`
     window = np.add.outer((np.arange(ho) * sh - ph) * w, np.arange(wo) * sw - pw)
-    taps_back = count - np.arange(count + 1)  # code -> tap; code 0 never stays
-    offset = (taps_back // kw) * dh * w + taps_back % kw * dw
     return best, devices.to_device(offset, dev)[first] + devices.to_device(window, dev)
 
 

@@ -61,16 +61,18 @@ struct alignas(16) Quad {
 // elements are fetched into registers before this step's FMAs and stored to the other
 // buffer after them, one barrier per step. A thread's rows are Reg / 4 quads 64 apart,
 // 4 (ty, its y index) + 64 h + q, and so are its columns: at each k, Reg / 2 quad loads
-// feed Reg^2 FMAs. A quarter warp's quads of B (8 threads, consecutive x) are 128
-// contiguous bytes, and its quads of A one address: no bank conflicts.
+// feed Reg^2 FMAs. For float, a quarter warp's quads of B (8 threads, consecutive x) are
+// 128 contiguous bytes, and its quads of A one address: no bank conflicts. (A double quad
+// is 32 bytes, read as two 16-byte halves: 2-way conflicts, for gradient checks' double.)
 template <typename T, typename Op, int Reg>
 __global__ void __launch_bounds__(kTileThreads) tiled_gemm(Op op, bool cols_on_x) {
   static_assert(Reg % 4 == 0, "a thread's rows and columns are whole quads");
+  static_assert(kTileThreadsX == kTileThreadsY, "rows and columns share the quads' span");
   constexpr int TM = kTileThreadsY * Reg, TN = kTileThreadsX * Reg, TK = 1024 / TM;
   constexpr int kLoads = TM * TK / kTileThreads, kQuads = Reg / 4, kQuadSpan = 4 * kTileThreadsX;
   // k-major, rows padded by a quad (which keeps each quad 16-byte aligned): a column
   // written by neighbouring threads (k fastest) moves 4 banks per k, so the 8 k of a
-  // Reg-8 tile and 4 rows fill all 32 banks
+  // float Reg-8 tile and 4 rows fill all 32 banks
   alignas(16) __shared__ T a_tile[2][TK][TM + 4];
   alignas(16) __shared__ T b_tile[2][TK][TN + 4];
   const int64_t g = blockIdx.z, M = op.rows(), N = op.cols(), K = op.depth();

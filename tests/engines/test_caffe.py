@@ -386,6 +386,19 @@ def test_heavily_padded_huge_window_visits_only_taps_inside_the_input(count_incl
                                   ops.pool2d_backward(np.ones_like(y), x.shape, **args))
 
 
+@pytest.mark.parametrize("kernel", [(1, 2 ** 40), (70001, 70001)], ids=["2_40_wide", "70001_square"])
+def test_max_pooling_with_a_huge_padded_kernel_numbers_only_the_taps_it_visits(kernel):
+    # (2**40 taps would overflow the tap codes of the indices' first-maximum pass, and 70001**2
+    # make a table of 4.9e9 entries: only taps that reach the input are numbered.)
+    x = np.array([[[[3.0, 5.0, 1.0], [2.0, 7.0, 0.0], [4.0, 4.0, 6.0]]]])
+    x = x[:, :, :1] if kernel[0] == 1 else x  # a kernel of height 1 and no padding: one row
+    args = dict(kernel_size=kernel, stride=1, padding=tuple(k // 2 for k in kernel), mode="max")
+    y, idx = caffe.pool2d_forward(x, return_indices=True, **args)
+    y_ops, idx_ops = ops.pool2d_forward(x, return_indices=True, **args)
+    np.testing.assert_array_equal(y, y_ops)
+    np.testing.assert_array_equal(idx, idx_ops)
+
+
 def _caffes_max_pool_backward_loop(dy, indices, x_shape):
     """Caffe's MaxPoolBackward: for each output in order, bottom_diff[mask] += top_diff, in
     dy's type."""
