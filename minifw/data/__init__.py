@@ -2,7 +2,9 @@
 minifw.utils.data), image transforms (as torchvision.transforms, also minifw.vision.transforms),
 MNIST, FashionMNIST, KMNIST, CIFAR10, CIFAR100 and image folders (as torchvision.datasets),
 and text for language models (Shakespeare, vocabularies, batching)."""
-from . import transforms
+import sys
+
+from . import transforms, transforms_v2
 from .cifar import CIFAR10, CIFAR100
 from .dataloader import DataLoader, default_collate, default_convert
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset,
@@ -16,6 +18,11 @@ from .text import (CharVocab, WordTokenizer, WordVocab, batchify, bptt_batches, 
                    shakespeare_plays)
 from .transforms import RandomCrop
 from .worker import WorkerInfo, get_worker_info
+
+# torchvision's transforms.v2: `from minifw.data.transforms import v2` and
+# `import minifw.data.transforms.v2` find the module transforms_v2
+transforms.v2 = transforms_v2
+sys.modules[transforms.__name__ + ".v2"] = transforms_v2
 
 __all__ = ["BatchSampler", "CIFAR10", "CIFAR100", "ChainDataset", "CharVocab", "ConcatDataset", "DataLoader",
            "Dataset", "DatasetFolder", "DistributedSampler", "FashionMNIST", "IMG_EXTENSIONS",

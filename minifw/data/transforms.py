@@ -11,7 +11,12 @@ Each takes what torchvision's takes and gives back the same kind:
 - PILToTensor keeps a PIL image's values and dtype, (C, H, W): uint8 data, which minifw's
   Tensors cannot hold, as a uint8 NumPy array (taken everywhere here as torchvision takes a
   uint8 tensor); ConvertImageDtype / convert_image_dtype rescale between dtypes' ranges
-  (uint8's [0, 255], floats' [0, 1]).
+  (uint8's [0, 255], floats' [0, 1]);
+- ToPILImage / to_pil_image go the other way: a (C, H, W) Tensor or an H x W x C NumPy array
+  to a PIL image (needs Pillow).
+
+torchvision.transforms.v2's names are in minifw.data.transforms.v2 (the module
+transforms_v2), for plain images.
 
 The augmentations (RandomResizedCrop, ColorJitter, Grayscale, RandomGrayscale, RandomRotation,
 RandomAffine, GaussianBlur, RandomErasing, RandomApply, RandomChoice, RandomOrder,
@@ -317,11 +322,15 @@ def _interpolation_mode(interpolation, fn):
 
 def _resized_size(height, width, size, max_size):
     """torchvision's output size: (h, w) as given, or the smaller edge made `size` with the
-    aspect ratio kept (the longer edge truncated), capped by max_size."""
-    if len(size) == 2:
+    aspect ratio kept (the longer edge truncated), capped by max_size; size None (v2's Resize)
+    makes the longer edge max_size."""
+    if size is not None and len(size) == 2:
         return tuple(size)
     short, long = (width, height) if width <= height else (height, width)
-    new_short, new_long = size[0], int(size[0] * long / short)
+    if size is None:
+        new_short, new_long = int(max_size * short / long), max_size
+    else:
+        new_short, new_long = size[0], int(size[0] * long / short)
     if max_size is not None and new_long > max_size:
         new_short, new_long = int(max_size * new_short / new_long), max_size
     return (new_long, new_short) if width <= height else (new_short, new_long)
@@ -422,7 +431,7 @@ def _full_intensity(dtype):
     return int(np.iinfo(dtype).max) if dtype.kind in "iu" else 1
 
 
-def _convert_array(array, dtype):
+def _convert_array(array, dtype, fn="convert_image_dtype"):
     """The values of `array` rescaled from its dtype's range of intensities to dtype's."""
     source = array.dtype
     if source.kind == "f":
@@ -431,7 +440,7 @@ def _convert_array(array, dtype):
         if (source, dtype) in _UNSAFE_CASTS:
             # the float's mantissa cannot tell every integer of the target's range apart, so
             # the scaled values would be wrong
-            raise RuntimeError(f"convert_image_dtype: converting a {source} image to {dtype} "
+            raise RuntimeError(f"{fn}: converting a {source} image to {dtype} "
                                f"is refused: {source} cannot represent {dtype}'s range of "
                                f"intensities exactly")
         top = _full_intensity(dtype)
@@ -491,6 +500,104 @@ class ConvertImageDtype:
 
     def __repr__(self):
         return "ConvertImageDtype()"  # as torchvision's (a Module without extra_repr)
+
+
+def _require_pillow(fn):
+    """PIL.Image, or an ImportError that says how to install Pillow."""
+    try:
+        from PIL import Image
+    except ImportError:
+        raise ImportError(f"{fn}: making a PIL image needs Pillow, and it is not installed: "
+                          f"pip install pillow (or pip install \"minifw[vision]\")") from None
+    return Image
+
+
+# PIL modes by number of channels (the first one is the default for uint8 data), and the
+# 1-channel modes by dtype, as torchvision's to_pil_image (plus uint16, what PILToTensor
+# makes of "I;16" images)
+_PIL_MODES = {2: ("LA",), 3: ("RGB", "YCbCr", "HSV"), 4: ("RGBA", "CMYK", "RGBX")}
+_PIL_SINGLE_BAND_MODES = {np.dtype(np.uint8): "L", np.dtype(np.int32): "I", np.dtype(np.float32): "F",
+                          np.dtype(np.int16): "I;16" if sys.byteorder == "little" else "I;16B",
+                          np.dtype(np.uint16): "I;16" if sys.byteorder == "little" else "I;16B"}
+
+
+def to_pil_image(pic, mode=None):
+    """A PIL image of `pic`, as torchvision.transforms.functional.to_pil_image: a Tensor is
+    (C, H, W) or (H, W), a NumPy array (H, W, C) or (H, W), with 1 to 4 channels. Floats
+    become uint8 as pic * 255 truncated (values outside [0, 1] clamped first, where
+    torchvision's cast wraps), unless mode is "F"; uint8 data with no mode gives L, LA, RGB or
+    RGBA by the number of channels; one channel of int16/uint16, int32 or float32 gives
+    "I;16", "I" or "F". `mode` may name another mode for that number of channels (YCbCr, HSV,
+    CMYK, RGBX): the bytes are read as that mode, not converted, as torchvision's are.
+    A (C, H, W) uint8 array, as PILToTensor and v2.ToImage give, is not told apart from an
+    (H, W, C) one: transpose it (.transpose(1, 2, 0)) first, or make it a float Tensor."""
+    fn = "to_pil_image"
+    if isinstance(pic, Tensor):
+        array = devices.to_device(pic._data, devices.CPU)
+        if array.ndim == 3:
+            array = array.transpose(1, 2, 0)
+        layout = "a Tensor (C, H, W) or (H, W)"
+    elif isinstance(pic, np.ndarray):
+        array, layout = pic, "a NumPy array (H, W, C) or (H, W)"
+    else:
+        raise TypeError(f"{fn}: pic should be a Tensor (C, H, W) or a NumPy array (H, W, C), got "
+                        f"{type(pic).__name__}")
+    if mode is not None and not isinstance(mode, str):
+        raise TypeError(f"{fn}: mode must be a PIL mode name (a str) or None, got {mode!r}")
+    if array.ndim not in (2, 3):
+        raise ValueError(f"{fn}: pic should be 2- or 3-dimensional, {layout}, got shape "
+                         f"{tuple(pic.shape)}")
+    if array.ndim == 2:
+        array = array[:, :, None]
+    channels = array.shape[2]
+    if channels > 4:
+        hint = (" (a (C, H, W) array, as PILToTensor and v2.ToImage give, needs .transpose(1, 2, 0))"
+                if isinstance(pic, np.ndarray) else "")
+        raise ValueError(f"{fn}: pic should have 1 to 4 channels, {layout}, got shape "
+                         f"{tuple(pic.shape)}{hint}")
+    if array.dtype.kind == "f" and mode != "F":
+        array = np.clip(array * 255, 0, 255).astype(np.uint8)  # truncated, as torchvision's
+    if channels == 1:
+        array = array[:, :, 0]
+        expected = _PIL_SINGLE_BAND_MODES.get(array.dtype)
+        if mode is not None and mode != expected:
+            fits = f"takes mode {expected!r}" if expected else "has no PIL mode"
+            raise ValueError(f"{fn}: mode {mode!r} does not fit a 1-channel image of dtype "
+                             f"{array.dtype}, which {fits}")
+        mode = expected
+    else:
+        permitted = _PIL_MODES[channels]
+        if mode is not None and mode not in permitted:
+            raise ValueError(f"{fn}: a {channels}-channel image takes mode {' or '.join(permitted)}, "
+                             f"got mode {mode!r}")
+        if array.dtype != np.uint8:
+            mode = None
+        elif mode is None:
+            mode = permitted[0]
+    if mode is None:
+        takes = "uint8, int16, uint16, int32 or float32" if channels == 1 else "uint8"
+        raise TypeError(f"{fn}: a {channels}-channel image of dtype {array.dtype} has no PIL mode; "
+                        f"pic should hold floats in [0, 1] or {takes} values")
+    image_module = _require_pillow(fn)
+    return image_module.frombytes(mode, (array.shape[1], array.shape[0]),
+                                  np.ascontiguousarray(array).tobytes())
+
+
+class ToPILImage:
+    """A (C, H, W) Tensor or an H x W x C NumPy array as a PIL image (see to_pil_image): float
+    values in [0, 1] become uint8 (x 255, truncated); 1, 2, 3, 4 channels of uint8 give L, LA,
+    RGB, RGBA unless `mode` says otherwise. Needs Pillow."""
+
+    def __init__(self, mode=None):
+        if mode is not None and not isinstance(mode, str):
+            raise TypeError(f"ToPILImage: mode must be a PIL mode name (a str) or None, got {mode!r}")
+        self.mode = mode
+
+    def __call__(self, pic):
+        return to_pil_image(pic, self.mode)
+
+    def __repr__(self):
+        return "ToPILImage()" if self.mode is None else f"ToPILImage(mode={self.mode})"
 
 
 class Normalize:

@@ -2,13 +2,16 @@
 minifw.data.transforms, `minifw.vision.datasets` holds MNIST, FashionMNIST, KMNIST, CIFAR10,
 CIFAR100, ImageFolder and DatasetFolder, and `minifw.vision.utils` make_grid and save_image,
 so `from torchvision import datasets, transforms, utils` becomes
-`from minifw.vision import datasets, transforms, utils`."""
+`from minifw.vision import datasets, transforms, utils` (and `from torchvision.transforms import v2`
+becomes `from minifw.vision.transforms import v2`)."""
 import sys
 
 from ..data import transforms
 from . import datasets, utils
 
-# `import minifw.vision.transforms` finds the very module minifw.data.transforms, not a copy
+# `import minifw.vision.transforms` finds the very module minifw.data.transforms, not a copy,
+# and `import minifw.vision.transforms.v2` its v2 (minifw.data.transforms_v2)
 sys.modules[__name__ + ".transforms"] = transforms
+sys.modules[__name__ + ".transforms.v2"] = transforms.v2
 
 __all__ = ["datasets", "transforms", "utils"]
