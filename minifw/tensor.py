@@ -1004,27 +1004,31 @@ class Tensor:
                                                 self.device))
 
     # ---- in place ----------------------------------------------------------------------
-    def _inplace_records(self, *operands):
+    def _inplace_records(self, *operands, name=None, arg="the tensor"):
         """Whether autograd records an in-place operation on this tensor (with `operands`):
-        in grad mode, when it or an operand requires grad. Raises where PyTorch refuses one."""
+        in grad mode, when it or an operand requires grad. Raises where PyTorch refuses one
+        (PyTorch's sentence, after `name`, the operation, when given, and naming `arg`)."""
         if not _autograd.is_grad_enabled():
             return False
+        where = "" if name is None else f"{name}: "
         if self._requires_grad and self.grad_fn is None:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
+            raise RuntimeError(f"{where}a leaf Variable that requires grad is being used in an in-place "
+                               f"operation. ({arg} is a leaf that requires grad: change a clone, or "
+                               f"change it inside minifw.no_grad())")
         base = self._base
         if base is not None and base._requires_grad and base.grad_fn is None:
-            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
+            raise RuntimeError(f"{where}a view of a leaf Variable that requires grad is being used in an "
+                               f"in-place operation. ({arg} is a view of a leaf that requires grad)")
         return self.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in operands)
 
-    def _apply_inplace(self, name, compute, *operands, written=None):
+    def _apply_inplace(self, name, compute, *operands, written=None, arg="the tensor"):
         """An in-place operation: compute() makes the new values as a Tensor (through Functions,
         so autograd records it when it should), out of place or in this tensor's own array;
         they are written into this tensor's memory, the version counter steps, and a recorded
         operation's node becomes this tensor's grad_fn (autograd, "In-place operations").
-        `written`: the part of this tensor's array it changes, when not all of it."""
-        records = self._inplace_records(*operands)
+        `written`: the part of this tensor's array it changes, when not all of it; `arg`: what
+        an error calls this tensor."""
+        records = self._inplace_records(*operands, name=name, arg=arg)
         dev = _autograd.common_device(name, (self,) + operands)
         if dev != self.device:  # a 0-d CPU tensor can join another device's operands, not take them
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "

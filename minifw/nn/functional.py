@@ -486,7 +486,7 @@ def _activation(fn, input, mode, inplace=False, **params):
     if not inplace:
         return Activation.apply(input, mode=mode, **params)
     _writable_input(fn, input)
-    if not input._inplace_records() and input._data.flags.c_contiguous:
+    if not input._inplace_records(name=fn, arg="input") and input._data.flags.c_contiguous:
         # Nothing to record (no grad mode, or nothing requires grad): the primitive overwrites
         # the array itself; the version counter steps, so that a Function that saved this
         # memory earlier refuses its backward, as PyTorch's.
@@ -567,7 +567,7 @@ def _in_place(fn, input, compute):
     records it (input's grad_fn becomes the Function's node, and a leaf that requires grad is
     refused, as PyTorch refuses it); its version counter steps. Returns input."""
     _writable_input(fn, input)
-    return input._apply_inplace(fn, compute)
+    return input._apply_inplace(fn, compute, arg="input")
 
 
 def gelu(input, approximate="none"):
@@ -3933,6 +3933,9 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     if eps != 1e-10:
         warnings.warn("gumbel_softmax: eps is deprecated and has no effect", stacklevel=2)
     dim = check_dim(fn, check_int(fn, "dim", dim), max(logits.ndim, 1))
+    if hard and logits.ndim and logits.shape[dim] == 0:
+        raise IndexError(f"{fn}: hard=True takes the argmax along dim {dim}, which has size 0 in logits "
+                         f"of shape {tuple(logits.shape)}")
     gumbels = -np.log(_random.default_generator.numpy.exponential(size=tuple(logits.shape)))
     gumbels = Tensor._make(devices.to_device(gumbels.astype(logits.dtype), logits.device))
     y_soft = softmax_along((logits + gumbels) / tau, dim)

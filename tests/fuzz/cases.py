@@ -869,7 +869,9 @@ case("F.alpha_dropout", raises=(RuntimeError,))(lambda: dict(input=_t(_rng(), 2,
 case("F.feature_alpha_dropout", raises=(RuntimeError,))(lambda: dict(input=_t(_rng(), 2, 3, 4), p=0.3,
                                                                     training=True, inplace=False))
 case("F.native_channel_shuffle")(lambda: dict(input=_t(_rng(), 1, 6, 2, 2), groups=3))
-case("F.gumbel_softmax")(lambda: dict(logits=_t(_rng(), 2, 5), tau=0.5, hard=True, eps=1e-10, dim=-1))
+# dim out of range, and hard=True's argmax along an empty dim: IndexError, as PyTorch
+case("F.gumbel_softmax", raises=(IndexError,))(lambda: dict(logits=_t(_rng(), 2, 5), tau=0.5, hard=True, eps=1e-10,
+                                                           dim=-1))
 
 
 # ---- more losses and distances ----------------------------------------------------------------

@@ -781,6 +781,13 @@ def test_in_place_activation_without_a_graph_reuses_the_input():
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):  # as PyTorch
         F.relu(y, inplace=True)
     assert y.tolist() == [-1.0, 2.0]
+    # PyTorch's sentence, after the function, and naming the argument
+    for fn in (F.relu_, F.elu_, F.selu_, F.celu_, F.leaky_relu_, F.hardtanh_, F.rrelu_,
+               lambda t: F.threshold_(t, 0.5, 0.0), lambda t: F.silu(t, inplace=True)):
+        with pytest.raises(RuntimeError, match=r"^\w+: a leaf Variable that requires grad is being used in an "
+                                               r"in-place operation\. \(input is a leaf that requires grad"):
+            fn(y)
+    assert y.tolist() == [-1.0, 2.0]
 
 
 def test_softmax_dtype_argument_and_legacy_default_dim():

@@ -301,6 +301,14 @@ def test_gumbel_softmax_hard_passes_the_soft_gradient_straight_through():
     gradcheck(lambda x: sample(x, False), [t64((4, 3), 1)])
 
 
+def test_gumbel_softmax_hard_over_an_empty_dim_is_refused_by_name():
+    # PyTorch: IndexError from the argmax ("max(): Expected reduction dim 1 to have non-zero size")
+    with pytest.raises(IndexError, match=r"gumbel_softmax: hard=True takes the argmax along dim 1, which "
+                                         r"has size 0"):
+        F.gumbel_softmax(minifw.zeros(2, 0), hard=True)
+    assert F.gumbel_softmax(minifw.zeros(2, 0)).shape == (2, 0)  # the soft sample is just empty
+
+
 @pytest.mark.parametrize("name, shape", [("alpha_dropout", (400, 500)),
                                          ("feature_alpha_dropout", (400, 500, 3))])
 def test_alpha_dropout_keeps_mean_and_variance(name, shape):
