@@ -629,7 +629,7 @@ def relu6(input, inplace=False):
     if _integer_tensor(input):
         return _integer_hardtanh("relu6", input, 0, 6, inplace)
     _tensor("relu6", "input", input)
-    return hardtanh(input, 0.0, 6.0, check_bool("relu6", "inplace", inplace))
+    return _hardtanh("relu6", input, 0.0, 6.0, check_bool("relu6", "inplace", inplace))
 
 
 def softplus(input, beta=1.0, threshold=20.0):
