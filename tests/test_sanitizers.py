@@ -71,8 +71,9 @@ CPU_SELECTION = {
                            "and not 521) or test_conv_results_do_not_depend_on_thread_count and forward",
     "test_pooling.py": f"cpu and (float32 and test_forward_and_backward and (n1_c1_odd_7x9_3x3s2_ceil or "
                        f"pad1_3x3s2_ceil or rect_2x3_s1x3_pad1 or stride3_gathered_columns or wide_rows_vector_tails "
-                       f"or threaded_planes or ceil_drops_window_in_padding or dilated_ceil_pad1 or dilated_stride3_vector_tails "
-                       f"or dilation_larger_than_input or dilated_ceil_overhangs) or test_max_ or {THREADS} "
+                       f"or threaded_planes or ceil_drops_window_in_padding or dilated_ceil_pad1 "
+                       f"or dilated_stride3_vector_tails or dilation_larger_than_input or dilated_ceil_overhangs) "
+                       f"or test_max_ or {THREADS} "
                        f"or test_heavily_padded) or {BINDINGS}",
     "test_lrn.py": f"cpu and (float32 and alexnet and test_forward_and_backward and (odd_2x7x5x6 or "
                    f"n1_c3_window_wider_than_c or two_position_blocks or threaded) or test_a_large or {THREADS} "

@@ -320,7 +320,8 @@ f32 = np.float32
 geometry = (2, 4, 7, 7, 3, 3, 2, 2, 0, 0, 1, 1, False)  # valid: x (2, 4, 7, 7), y (2, 4, 3, 3)
 x, y, dy, dx = np.ones(392, f32), np.empty(72, f32), np.ones(72, f32), np.empty(392, f32)
 indices = np.zeros(72, np.int64)
-wrapped = (2 ** 62 + 2, 4, 7, 7, 3, 3, 2, 2, 0, 0, 1, 1, False)  # N * C * H * W == 392, N * C * Ho * Wo == 72 (mod 2**64)
+# N * C * H * W == 392, N * C * Ho * Wo == 72 (mod 2**64)
+wrapped = (2 ** 62 + 2, 4, 7, 7, 3, 3, 2, 2, 0, 0, 1, 1, False)
 plane_wraps = (1, 1, 2 ** 62, 4, 2, 2, 2 ** 62, 2, 0, 0, 1, 1, False)  # H * W == 0 (mod 2**64), y has 2 elements
 huge_window = (1, 1, 4, 4, 2 ** 62, 2 ** 62, 1, 1, 2 ** 61, 2 ** 61, 1, 1, False)
 negative_pair = (-2, -4, 7, 7, 3, 3, 2, 2, 0, 0, 1, 1, False)
