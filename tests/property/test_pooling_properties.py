@@ -1,7 +1,8 @@
 """Max and average pooling on drawn problems, forward and backward, on every device:
-kernel, stride (or None: the kernel), padding up to half the kernel, ceil_mode and
-count_include_pad, odd sizes down to the kernel's, both dtypes; inputs of small integers
-give ties, where max pooling must pick the first maximum of each window (row-major)."""
+kernel, stride (or None: the kernel), padding up to half the kernel, dilation (max
+pooling), ceil_mode and count_include_pad, odd sizes down to the (dilated) kernel's, both
+dtypes; inputs of small integers give ties, where max pooling must pick the first maximum
+of each window (row-major)."""
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,16 +15,23 @@ from targets import assert_on, place
 
 
 @st.composite
-def pool_problems(draw, small):
-    """(x_shape, geometry): kernel, stride, padding (at most half the kernel), ceil_mode."""
+def pool_problems(draw, small, dilated):
+    """(x_shape, geometry): kernel, stride, padding (at most half the kernel), ceil_mode, and
+    with `dilated` a dilation (which may be 1; the input at least as large as it, so that
+    every window holds an input element)."""
     kernel, (kh, kw) = draw(int_or_pair(1, 4))
     stride = draw(st.one_of(st.none(), int_or_pair(1, 4).map(lambda v: v[0])))
     ph, pw = draw(st.integers(0, kh // 2)), draw(st.integers(0, kw // 2))
     padding = ph if ph == pw and draw(st.booleans()) else (ph, pw)
+    dilation, (dh, dw) = draw(int_or_pair(1, 3)) if dilated else (1, (1, 1))
     n, c = draw(st.integers(1, 2 if small else 3)), draw(st.integers(1, 3 if small else 5))
-    h = draw(st.integers(max(1, kh - 2 * ph), kh - 2 * ph + (5 if small else 12)))
-    w = draw(st.integers(max(1, kw - 2 * pw), kw - 2 * pw + (5 if small else 12)))
-    return (n, c, h, w), dict(kernel_size=kernel, stride=stride, padding=padding, ceil_mode=draw(st.booleans()))
+    low_h, low_w = max(1, dh * (kh - 1) + 1 - 2 * ph, dh), max(1, dw * (kw - 1) + 1 - 2 * pw, dw)
+    h = draw(st.integers(low_h, low_h + (5 if small else 12)))
+    w = draw(st.integers(low_w, low_w + (5 if small else 12)))
+    geometry = dict(kernel_size=kernel, stride=stride, padding=padding, ceil_mode=draw(st.booleans()))
+    if dilation != 1:
+        geometry["dilation"] = dilation
+    return (n, c, h, w), geometry
 
 
 MODES = st.sampled_from([dict(mode="max"), dict(mode="avg", count_include_pad=True),
@@ -34,7 +42,7 @@ MODES = st.sampled_from([dict(mode="max"), dict(mode="avg", count_include_pad=Tr
 @settings(max_examples=examples(3))
 @given(data=st.data(), dtype=dtypes, seed=seeds, mode=MODES, ties=st.booleans())
 def test_forward_and_backward_match_the_reference(target, data, dtype, seed, mode, ties):
-    x_shape, geometry = data.draw(pool_problems(on_gpu(target)), label="problem")
+    x_shape, geometry = data.draw(pool_problems(on_gpu(target), mode["mode"] == "max"), label="problem")
     rng = np.random.default_rng(seed)
     x = rng.integers(-2, 3, x_shape).astype(dtype) if ties else normal(rng, x_shape, dtype)
     kw = dict(geometry, **mode)
