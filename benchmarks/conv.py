@@ -151,9 +151,12 @@ def conv_rows(repeats, layers, directions, device=None):
     return rows
 
 
-# Inner-product layers' forward GEMMs, x (batch x in) times W^T (W: out x in): B transposed.
+# Inner-product layers' forward GEMMs, x (batch x in) times W^T (W: out x in): B transposed;
+# and the char-LSTM's recurrent product, h (batch x hidden) times W_hh^T (4 hidden x hidden),
+# one per time step and layer (64 x 2 in a forward pass), the bulk of its GPU step.
 FC_LAYERS = [("lenet fc1 b64", 64, 500, 800), ("alexnet fc6 b16", 16, 4096, 9216),
-             ("alexnet fc7 b16", 16, 4096, 4096), ("alexnet fc8 b16", 16, 1000, 4096)]
+             ("alexnet fc7 b16", 16, 4096, 4096), ("alexnet fc8 b16", 16, 1000, 4096),
+             ("char-lstm step b32", 32, 2048, 512)]
 
 
 def gemm_rows(repeats, layers, fc_layers=FC_LAYERS, device=None, sizes=(256, 512, 1024, 2048)):
