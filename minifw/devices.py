@@ -53,7 +53,7 @@ import weakref
 
 import numpy as np
 
-from . import _native, caches
+from . import _native, backends, caches
 
 TYPES = ("cpu", "cudasim", "cuda")
 
@@ -363,7 +363,6 @@ def ufunc_at(ufunc, a, index, values):
     if isinstance(a, np.ndarray):
         ufunc.at(a, index, values)
         return
-    from . import backends  # (imported here: backends is imported after this module)
     order_varies = ufunc is np.add and a.dtype.kind == "f"
     if a.dtype.name in _CUPY_AT.get(ufunc.__name__, ()) and not (
             order_varies and backends.are_deterministic_algorithms_enabled()):
