@@ -209,6 +209,8 @@ def get(dev, fn="tensor"):
                                f"'cudasim' (or 'cudasim:0')")
         return CUDASIM
     current = current_cuda_index()
+    if getattr(_counting, "cupy", None) is not sys.modules.get("cupy"):
+        count_cuda_memory()
     if d.index not in (None, current):
         raise RuntimeError(f"{fn}: device {str(d)!r} is not available: minifw runs on CuPy's current "
                            f"GPU, 'cuda:{current}'; choose the GPU before placing tensors "
@@ -445,6 +447,81 @@ def _pool_peak_hook():
             self.current -= self.held.pop(kwargs["mem_ptr"], 0)
 
     return PoolPeak()
+
+
+_counting = threading.local()  # .cupy: the CuPy module whose hooks count this thread's arrays
+_counter_lock = threading.Lock()
+_memory_counter = None
+
+
+def count_cuda_memory():
+    """The process's counter of "cuda" array memory (what minifw.cuda.max_memory_allocated and
+    memory_stats read), registered on this thread as a CuPy memory hook, once per thread: CuPy
+    calls a hook for the arrays of the threads it is registered on. minifw registers it on
+    each thread that places tensors on "cuda" (devices.get), so counting starts there."""
+    global _memory_counter
+    cupy = _cupy()
+    with _counter_lock:
+        if _memory_counter is None or _memory_counter.cupy is not cupy:
+            _memory_counter = _memory_counter_hook(cupy)
+        counter = _memory_counter
+    if getattr(_counting, "cupy", None) is not cupy:
+        try:
+            counter.__enter__()
+        except RuntimeError:  # a hook of its name is registered on this thread already
+            pass
+        _counting.cupy = cupy
+    return counter
+
+
+def _memory_counter_hook(cupy):
+    """A CuPy memory hook counting the bytes the pool hands to arrays: `current` (held now),
+    `peak` (the most held at once since the last reset), the bytes and buffers handed out and
+    given back, and `reserved_peak` (the most the pool held, sampled when it takes memory from
+    the GPU and when `peak` grows). Buffers handed out before it counted make up `untracked`,
+    which their release lowers."""
+    pool = cupy.get_default_memory_pool()
+
+    class MemoryCounter(cupy.cuda.MemoryHook):
+        name = "minifw_memory_stats"
+
+        def __init__(self):
+            self.cupy, self.pool, self.lock, self.held = cupy, pool, threading.Lock(), {}
+            self.current = self.allocations = self.frees = self.allocated = self.freed = 0
+            self.untracked = pool.used_bytes()
+            self.peak, self.reserved_peak = self.untracked, pool.total_bytes()
+
+        def malloc_postprocess(self, **kwargs):
+            size = kwargs["mem_size"]
+            with self.lock:
+                self.held[kwargs["mem_ptr"]] = size
+                self.current += size
+                self.allocations += 1
+                self.allocated += size
+                if self.untracked + self.current > self.peak:
+                    self.peak = self.untracked + self.current
+                    self.reserved_peak = max(self.reserved_peak, self.pool.total_bytes())
+
+        def alloc_postprocess(self, **kwargs):
+            with self.lock:
+                self.reserved_peak = max(self.reserved_peak, self.pool.total_bytes())
+
+        def free_postprocess(self, **kwargs):
+            with self.lock:
+                size = self.held.pop(kwargs["mem_ptr"], None)
+                if size is None:  # handed out before counting began
+                    self.untracked = max(self.untracked - kwargs["mem_size"], 0)
+                    return
+                self.current -= size
+                self.frees += 1
+                self.freed += size
+
+        def reset_peak(self):
+            with self.lock:
+                self.peak = max(self.pool.used_bytes(), self.untracked + self.current)
+                self.reserved_peak = self.pool.total_bytes()
+
+    return MemoryCounter()
 
 
 def synchronize(dev):
