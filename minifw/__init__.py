@@ -29,6 +29,8 @@ from .autograd import (enable_grad, inference_mode, is_anomaly_check_nan_enabled
 from .random import Generator, get_rng_state, manual_seed, set_rng_state
 from . import accelerator, autograd, caches, cuda, random
 from .autograd import functional as _autograd_functional  # noqa: F401 (minifw.autograd.functional)
+from .autograd import function as _autograd_function, grad_mode as _autograd_grad_mode  # noqa: F401
+from .autograd.variable import Variable as _Variable  # noqa: F401 (minifw.autograd.variable)
 from .serialization import load, save
 
 concat = concatenate = cat

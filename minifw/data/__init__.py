@@ -4,7 +4,7 @@ MNIST, FashionMNIST, KMNIST, CIFAR10, CIFAR100 and image folders (as torchvision
 and text for language models (Shakespeare, vocabularies, batching)."""
 import sys
 
-from . import transforms, transforms_v2
+from . import _utils, transforms, transforms_v2
 from .cifar import CIFAR10, CIFAR100
 from .dataloader import DataLoader, default_collate, default_convert
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset,

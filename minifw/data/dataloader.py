@@ -36,6 +36,7 @@ from ..tensor import Tensor, tensor
 from . import worker as _worker
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
+from .worker import get_worker_info  # noqa: F401 (torch.utils.data.dataloader's name too)
 
 _START_METHODS = ("fork", "spawn", "forkserver")
 

@@ -1,5 +1,23 @@
-"""torch.utils' names: `minifw.utils.data` is minifw.data (datasets, samplers, DataLoader);
-`minifw.utils.checkpoint` holds activation checkpointing."""
-from . import checkpoint, data
+"""torch.utils' names: `minifw.utils.data` is the package minifw.data (datasets, samplers,
+DataLoader), its modules importable under both names as the same module objects
+(`from minifw.utils.data.sampler import SubsetRandomSampler`,
+`from minifw.utils.data.distributed import DistributedSampler`); `minifw.utils.checkpoint` holds
+activation checkpointing."""
+import sys
+
+from .. import data
+from . import checkpoint
+
+
+def _alias_data_modules():
+    """Registers minifw.data and each of its loaded modules under minifw.utils.data's name, so
+    that an import through that name finds the module itself, never a second copy."""
+    prefix = data.__name__
+    for name, module in list(sys.modules.items()):
+        if module is not None and (name == prefix or name.startswith(prefix + ".")):
+            sys.modules.setdefault(__name__ + ".data" + name[len(prefix):], module)
+
+
+_alias_data_modules()
 
 __all__ = ["checkpoint", "data"]

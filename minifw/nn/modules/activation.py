@@ -354,3 +354,12 @@ class RReLU(Module):
 
     def extra_repr(self):
         return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
+def __getattr__(name):
+    # torch.nn.modules.activation holds MultiheadAttention; minifw's lives in .attention (which
+    # imports this module), so it is found here when asked for
+    if name == "MultiheadAttention":
+        from .attention import MultiheadAttention
+        return MultiheadAttention
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,4 @@
+"""torch.utils.data._utils's one module that scripts import: `collate`."""
+from . import collate
+
+__all__ = ["collate"]
