@@ -2,11 +2,12 @@
 DataLoader), its modules importable under both names as the same module objects
 (`from minifw.utils.data.sampler import SubsetRandomSampler`,
 `from minifw.utils.data.distributed import DistributedSampler`); `minifw.utils.checkpoint` holds
-activation checkpointing."""
+activation checkpointing, `minifw.utils.benchmark` torch.utils.benchmark's Timer, Measurement and
+Compare, `minifw.utils.hooks` RemovableHandle."""
 import sys
 
 from .. import data
-from . import checkpoint
+from . import benchmark, checkpoint, hooks
 
 
 def _alias_data_modules():
@@ -20,4 +21,4 @@ def _alias_data_modules():
 
 _alias_data_modules()
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["benchmark", "checkpoint", "data", "hooks"]
