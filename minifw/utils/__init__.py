@@ -3,11 +3,12 @@ DataLoader), its modules importable under both names as the same module objects
 (`from minifw.utils.data.sampler import SubsetRandomSampler`,
 `from minifw.utils.data.distributed import DistributedSampler`); `minifw.utils.checkpoint` holds
 activation checkpointing, `minifw.utils.benchmark` torch.utils.benchmark's Timer, Measurement and
-Compare, `minifw.utils.hooks` RemovableHandle."""
+Compare, `minifw.utils.hooks` RemovableHandle, `minifw.utils.tensorboard` the SummaryWriter that
+writes TensorBoard's event files."""
 import sys
 
 from .. import data
-from . import benchmark, checkpoint, hooks
+from . import benchmark, checkpoint, hooks, tensorboard
 
 
 def _alias_data_modules():
@@ -21,4 +22,4 @@ def _alias_data_modules():
 
 _alias_data_modules()
 
-__all__ = ["benchmark", "checkpoint", "data", "hooks"]
+__all__ = ["benchmark", "checkpoint", "data", "hooks", "tensorboard"]
