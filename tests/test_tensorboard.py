@@ -687,14 +687,39 @@ def test_flush_secs_is_checked_on_each_add(tmp_path, monkeypatch):
 
 
 def test_nothing_is_lost_without_close(tmp_path):
-    from childenv import child_env
-
     code = ("import sys\nfrom minifw.utils.tensorboard import SummaryWriter\n"
             "w = SummaryWriter(sys.argv[1])\n"
             "for step in range(5):\n    w.add_scalar('loss', 1.0 / (step + 1), step)\n")
-    subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=child_env(), check=True, timeout=120)
+    assert _run_child(code, tmp_path).returncode == 0
     assert [(step, v["simple_value"]) for step, _, v in values(tmp_path)] == [
         (s, np.float32(1.0 / (s + 1))) for s in range(5)]
+
+
+def _run_child(code, *args):
+    from childenv import child_env
+
+    return subprocess.run([sys.executable, "-c", code, *map(str, args)], env=child_env(), timeout=120)
+
+
+def test_a_killed_process_leaves_every_written_record_readable(tmp_path):
+    code = ("import os, signal, sys\nfrom minifw.utils.tensorboard import SummaryWriter\n"
+            "w = SummaryWriter(sys.argv[1], max_queue=2)\n"
+            "for step in range(5):\n    w.add_scalar('x', float(step), step)\n"
+            "os.kill(os.getpid(), signal.SIGKILL)\n")
+    assert _run_child(code, tmp_path).returncode == -9
+    # two writes of two records each; the fifth record was still waiting
+    assert [step for step, _, _ in values(tmp_path)] == [0, 1, 2, 3]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_does_not_write_the_parents_records(tmp_path):
+    code = ("import os, sys\nfrom minifw.utils.tensorboard import SummaryWriter\n"
+            "w = SummaryWriter(sys.argv[1])\nw.add_scalar('x', 1.0, 1)\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n    sys.exit(0)\n"  # the child exits normally: its finalizers run
+            "os.waitpid(pid, 0)\nw.add_scalar('x', 2.0, 2)\nw.close()\n")
+    assert _run_child(code, tmp_path).returncode == 0
+    assert [step for step, _, _ in values(tmp_path)] == [1, 2]
 
 
 def test_a_writer_collected_without_close_writes_its_records(tmp_path):
