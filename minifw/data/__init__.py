@@ -4,7 +4,7 @@ MNIST, FashionMNIST, KMNIST, CIFAR10, CIFAR100 and image folders (as torchvision
 and text for language models (Shakespeare, vocabularies, batching)."""
 import sys
 
-from . import _utils, transforms, transforms_v2
+from . import _utils, transforms, transforms_functional, transforms_v2, transforms_v2_functional
 from .cifar import CIFAR10, CIFAR100
 from .dataloader import DataLoader, default_collate, default_convert
 from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset,
@@ -19,10 +19,15 @@ from .text import (CharVocab, WordTokenizer, WordVocab, batchify, bptt_batches, 
 from .transforms import RandomCrop
 from .worker import WorkerInfo, get_worker_info
 
-# torchvision's transforms.v2: `from minifw.data.transforms import v2` and
-# `import minifw.data.transforms.v2` find the module transforms_v2
+# torchvision's transforms.v2 and the two functional modules: `from minifw.data.transforms import v2`,
+# `import minifw.data.transforms.v2` and `import minifw.data.transforms.functional` (v2's too) find the
+# modules transforms_v2, transforms_functional and transforms_v2_functional
 transforms.v2 = transforms_v2
+transforms.functional = transforms_functional
+transforms_v2.functional = transforms_v2_functional
 sys.modules[transforms.__name__ + ".v2"] = transforms_v2
+sys.modules[transforms.__name__ + ".functional"] = transforms_functional
+sys.modules[transforms.__name__ + ".v2.functional"] = transforms_v2_functional
 
 __all__ = ["BatchSampler", "CIFAR10", "CIFAR100", "ChainDataset", "CharVocab", "ConcatDataset", "DataLoader",
            "Dataset", "DatasetFolder", "DistributedSampler", "FashionMNIST", "IMG_EXTENSIONS",

@@ -16,16 +16,21 @@ Each takes what torchvision's takes and gives back the same kind:
   to a PIL image (needs Pillow).
 
 torchvision.transforms.v2's names are in minifw.data.transforms.v2 (the module
-transforms_v2), for plain images.
+transforms_v2), for plain images; torchvision.transforms.functional's in
+minifw.data.transforms.functional (the module transforms_functional: the operations below as
+functions, which the transforms here apply with the parameters they draw), and v2's in
+minifw.data.transforms.v2.functional (transforms_v2_functional).
 
 The augmentations (RandomResizedCrop, ColorJitter, Grayscale, RandomGrayscale, RandomRotation,
-RandomAffine, GaussianBlur, RandomErasing, RandomApply, RandomChoice, RandomOrder,
-RandomInvert, RandomPosterize, RandomSolarize, RandomAdjustSharpness, RandomAutocontrast,
-RandomEqualize, and the automatic ones: AutoAugment, RandAugment, TrivialAugmentWide, AugMix)
+RandomAffine, RandomPerspective, ElasticTransform, GaussianBlur, RandomErasing, RandomApply,
+RandomChoice, RandomOrder, RandomInvert, RandomPosterize, RandomSolarize, RandomAdjustSharpness,
+RandomAutocontrast, RandomEqualize, and the automatic ones: AutoAugment, RandAugment,
+TrivialAugmentWide, AugMix), the test-time crops FiveCrop and TenCrop, and LinearTransformation
 compute on the host with NumPy and hand a Tensor or array back on its device; on PIL images Pillow does
-the work where torchvision's does (colour, rotation, affine, grayscale) and GaussianBlur
-blurs the image's array. Rotation and affine transforms sample as torch's grid_sample
-(nearest or bilinear, pixel centres at k + 0.5) and fill what came from outside the image.
+the work where torchvision's does (colour, rotation, affine, perspective, grayscale) and
+GaussianBlur and ElasticTransform work on the image's array. Rotation, affine, perspective and
+elastic transforms sample as torch's grid_sample (nearest or bilinear, pixel centres at k + 0.5)
+and fill what came from outside the image.
 
 Where torchvision raises and minifw does not: ToTensor returns a copy of a Tensor it is given
 (minifw's MNIST hands its transform a float32 (1, 28, 28) tensor, where torchvision's hands a
@@ -118,14 +123,17 @@ def _setup_size(size, fn):
     return int(size[0]), int(size[1])
 
 
-def _parse_padding(padding, fn):
+def _parse_padding(padding, fn, negative=False):
     """(left, top, right, bottom) from an int or a sequence of 1, 2 (left/right, top/bottom)
-    or 4 (left, top, right, bottom) ints >= 0."""
+    or 4 (left, top, right, bottom) ints >= 0 (any ints with negative=True: the functional pad
+    crops a side padded by a negative number)."""
     values = [padding] if isinstance(padding, numbers.Number) else padding
     if (not isinstance(values, (tuple, list)) or len(values) not in (1, 2, 4)
-            or any(isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 0 for p in values)):
-        raise ValueError(f"{fn}: padding must be an int >= 0 or a sequence of 1, 2 or 4 of them, "
-                         f"got {padding!r}")
+            or any(isinstance(p, bool) or not isinstance(p, numbers.Integral) or p < 0 and not negative
+                   for p in values)):
+        ints = "an int or a sequence of 1, 2 or 4 ints" if negative else (
+            "an int >= 0 or a sequence of 1, 2 or 4 of them")
+        raise ValueError(f"{fn}: padding must be {ints}, got {padding!r}")
     values = [int(p) for p in values]
     if len(values) == 1:
         return values * 4
@@ -146,13 +154,23 @@ def _check_fill(fill, padding_mode, fn):
 
 # ---- the operations, on each kind of image ---------------------------------------------------------
 def _crop(img, top, left, height, width):
+    """The window of img with its top-left corner at (top, left); where the window reaches
+    outside the image it reads zeros, as Pillow's crop and torchvision's do."""
     if _is_pil(img):
         return img.crop((left, top, left + width, top + height))
     array = _array_of(img, "crop")
-    return _like(img, array[..., top:top + height, left:left + width])
+    image_height, image_width = array.shape[-2:]
+    bottom, right = top + height, left + width
+    if top < 0 or left < 0 or bottom > image_height or right > image_width:
+        inside = _like(img, array[..., max(top, 0):max(bottom, 0), max(left, 0):max(right, 0)])
+        outside = (min(max(-left, 0), width), min(max(-top, 0), height),
+                   min(max(right - max(image_width, left), 0), width),
+                   min(max(bottom - max(image_height, top), 0), height))
+        return _pad(inside, outside, 0, "constant")
+    return _like(img, array[..., top:bottom, left:right])
 
 
-def _pil_fill(img, fill):
+def _pil_fill(img, fill, fn="pad"):
     """A fill colour as Pillow takes it for img's mode: one number per band (ints unless the
     image holds floats), as torchvision's PIL padding converts it."""
     bands = len(img.getbands())
@@ -161,7 +179,7 @@ def _pil_fill(img, fill):
     elif len(fill) == 1:
         fill = tuple(fill) * bands
     elif len(fill) != bands:
-        raise ValueError(f"pad: fill has {len(fill)} values for an image of {bands} channels")
+        raise ValueError(f"{fn}: fill has {len(fill)} values for an image of {bands} channels")
     fill = tuple(fill) if img.mode == "F" else tuple(int(f) for f in fill)
     return fill[0] if bands == 1 else fill
 
@@ -362,29 +380,33 @@ class ToTensor:
     (float32/float64, int64, bool). A Tensor comes back as a copy, taken to be (C, H, W)."""
 
     def __call__(self, pic):
-        if isinstance(pic, Tensor):
-            return Tensor._make(pic._data.copy())
-        if _is_pil(pic):
-            array = np.asarray(pic)
-        elif isinstance(pic, np.ndarray):
-            array = pic
-        else:
-            raise TypeError(f"ToTensor: pic should be a PIL Image or a NumPy array (H x W x C), "
-                            f"got {type(pic).__name__}")
-        if array.ndim not in (2, 3):
-            raise ValueError(f"ToTensor: pic should be 2- or 3-dimensional (H x W or H x W x C), "
-                             f"got shape {array.shape}")
-        if array.ndim == 2:
-            array = array[:, :, None]
-        array = np.ascontiguousarray(array.transpose(2, 0, 1))
-        if array.dtype == np.uint8:
-            return Tensor._make(array.astype(np.float32) / np.float32(255))
-        if array.dtype == np.bool_ and _is_pil(pic):  # mode "1": 0 or 255 in torchvision, so 0 or 1
-            return Tensor._make(array.astype(np.float32))
-        return tensor(array)
+        return _to_tensor(pic, "ToTensor")
 
     def __repr__(self):
         return "ToTensor()"
+
+
+def _to_tensor(pic, fn):
+    if isinstance(pic, Tensor):
+        return Tensor._make(pic._data.copy())
+    if _is_pil(pic):
+        array = np.asarray(pic)
+    elif isinstance(pic, np.ndarray):
+        array = pic
+    else:
+        raise TypeError(f"{fn}: pic should be a PIL Image or a NumPy array (H x W x C), "
+                        f"got {type(pic).__name__}")
+    if array.ndim not in (2, 3):
+        raise ValueError(f"{fn}: pic should be 2- or 3-dimensional (H x W or H x W x C), "
+                         f"got shape {array.shape}")
+    if array.ndim == 2:
+        array = array[:, :, None]
+    array = np.ascontiguousarray(array.transpose(2, 0, 1))
+    if array.dtype == np.uint8:
+        return Tensor._make(array.astype(np.float32) / np.float32(255))
+    if array.dtype == np.bool_ and _is_pil(pic):  # mode "1": 0 or 255 in torchvision, so 0 or 1
+        return Tensor._make(array.astype(np.float32))
+    return tensor(array)
 
 
 class PILToTensor:
@@ -396,16 +418,20 @@ class PILToTensor:
     batches into a Tensor); the other dtypes come back as a Tensor."""
 
     def __call__(self, pic):
-        if not _is_pil(pic):
-            raise TypeError(f"PILToTensor: pic should be a PIL Image, got {type(pic).__name__}")
-        array = np.array(pic, copy=True)
-        array = np.ascontiguousarray(array.reshape(pic.height, pic.width, -1).transpose(2, 0, 1))
-        if array.dtype in _TENSOR_DTYPES:
-            return Tensor._make(array)
-        return array
+        return _pil_to_tensor(pic, "PILToTensor")
 
     def __repr__(self):
         return "PILToTensor()"
+
+
+def _pil_to_tensor(pic, fn):
+    if not _is_pil(pic):
+        raise TypeError(f"{fn}: pic should be a PIL Image, got {type(pic).__name__}")
+    array = np.array(pic, copy=True)
+    array = np.ascontiguousarray(array.reshape(pic.height, pic.width, -1).transpose(2, 0, 1))
+    if array.dtype in _TENSOR_DTYPES:
+        return Tensor._make(array)
+    return array
 
 
 _TENSOR_DTYPES = frozenset(np.dtype(d) for d in ("float32", "float64", "int64", "int32", "bool"))
@@ -607,46 +633,104 @@ class Normalize:
 
     def __init__(self, mean, std, inplace=False):
         self.mean, self.std, self.inplace = mean, std, bool(inplace)
-        for name, value in (("mean", mean), ("std", std)):
-            values = np.asarray(value.tolist() if isinstance(value, Tensor) else value)
-            if values.dtype.kind not in "fiu" or values.ndim > 1 or values.size == 0:
-                raise TypeError(f"Normalize: {name} must be a number or a sequence of numbers, one "
-                                f"per channel, got {value!r}")
+        _check_mean_std(mean, std, "Normalize")
 
     def __call__(self, img):
-        if not isinstance(img, Tensor) and not devices.is_array(img):
-            raise TypeError(f"Normalize: img should be a Tensor (or array) image, got "
-                            f"{type(img).__name__}; convert it with ToTensor() first")
-        array = _array_of(img, "Normalize")
-        if array.dtype.kind != "f":
-            raise TypeError(f"Normalize: the image must hold floats, got dtype {array.dtype}")
-        if array.ndim < 3:
-            raise ValueError(f"Normalize: expected an image of shape (..., C, H, W), got shape "
-                             f"{tuple(array.shape)}")
-        channels = array.shape[-3]
-        dev = devices.of(array)
-        mean, std = (np.asarray(v.tolist() if isinstance(v, Tensor) else v, dtype=array.dtype)
-                     .reshape(-1) for v in (self.mean, self.std))
-        for name, values in (("mean", mean), ("std", std)):
-            if values.size not in (1, channels):
-                raise ValueError(f"Normalize: {name} has {values.size} values for an image of "
-                                 f"{channels} channels (shape {tuple(array.shape)})")
-        if (std == 0).any():
-            raise ValueError(f"Normalize: std evaluated to zero after conversion to {array.dtype}, "
-                             f"leading to division by zero")
-        mean, std = (devices.asarray(v.reshape(-1, 1, 1), dev=dev) for v in (mean, std))
-        if isinstance(img, Tensor) and img.requires_grad:
-            # recorded, as torchvision's: the gradient reaches the image
-            mean, std = Tensor._make(mean), Tensor._make(std)
-            return img.sub_(mean).div_(std) if self.inplace else (img - mean) / std
-        if self.inplace:
-            array -= mean
-            array /= std
-            return img
-        return _like(img, (array - mean) / std)
+        return _normalize(img, self.mean, self.std, self.inplace, "Normalize")
 
     def __repr__(self):
         return f"Normalize(mean={self.mean}, std={self.std})"
+
+
+def _check_mean_std(mean, std, fn):
+    for name, value in (("mean", mean), ("std", std)):
+        values = np.asarray(value.tolist() if isinstance(value, Tensor) else value)
+        if values.dtype.kind not in "fiu" or values.ndim > 1 or values.size == 0:
+            raise TypeError(f"{fn}: {name} must be a number or a sequence of numbers, one "
+                            f"per channel, got {value!r}")
+
+
+def _normalize(img, mean, std, inplace, fn):
+    if not isinstance(img, Tensor) and not devices.is_array(img):
+        raise TypeError(f"{fn}: img should be a Tensor (or array) image, got "
+                        f"{type(img).__name__}; convert it with ToTensor() first")
+    array = _array_of(img, fn)
+    if array.dtype.kind != "f":
+        raise TypeError(f"{fn}: the image must hold floats, got dtype {array.dtype}")
+    if array.ndim < 3:
+        raise ValueError(f"{fn}: expected an image of shape (..., C, H, W), got shape "
+                         f"{tuple(array.shape)}")
+    channels = array.shape[-3]
+    dev = devices.of(array)
+    mean, std = (np.asarray(v.tolist() if isinstance(v, Tensor) else v, dtype=array.dtype)
+                 .reshape(-1) for v in (mean, std))
+    for name, values in (("mean", mean), ("std", std)):
+        if values.size not in (1, channels):
+            raise ValueError(f"{fn}: {name} has {values.size} values for an image of "
+                             f"{channels} channels (shape {tuple(array.shape)})")
+    if (std == 0).any():
+        raise ValueError(f"{fn}: std evaluated to zero after conversion to {array.dtype}, "
+                         f"leading to division by zero")
+    mean, std = (devices.asarray(v.reshape(-1, 1, 1), dev=dev) for v in (mean, std))
+    if isinstance(img, Tensor) and img.requires_grad:
+        # recorded, as torchvision's: the gradient reaches the image
+        mean, std = Tensor._make(mean), Tensor._make(std)
+        return img.sub_(mean).div_(std) if inplace else (img - mean) / std
+    if inplace:
+        array -= mean
+        array /= std
+        return img
+    return _like(img, (array - mean) / std)
+
+
+class LinearTransformation:
+    """Each image's C * H * W values, flattened, minus mean_vector, times transformation_matrix
+    (D x D with D = C * H * W), shaped back: ZCA whitening, for one. The matrix and the vector are
+    Tensors or arrays; the product is computed in the image's dtype (floats), on its device, and
+    recorded for a Tensor that requires grad."""
+
+    def __init__(self, transformation_matrix, mean_vector):
+        fn = "LinearTransformation"
+        matrix, mean = (devices.to_device(v._data if isinstance(v, Tensor) else np.asarray(v), devices.CPU)
+                        for v in (transformation_matrix, mean_vector))
+        if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+            raise ValueError(f"{fn}: transformation_matrix should be square (D, D), got shape "
+                             f"{tuple(matrix.shape)}")
+        if mean.shape != (matrix.shape[0],):
+            raise ValueError(f"{fn}: mean_vector should have shape ({matrix.shape[0]},), one value per "
+                             f"row of transformation_matrix, got shape {tuple(mean.shape)}")
+        if matrix.dtype != mean.dtype:
+            raise ValueError(f"{fn}: transformation_matrix and mean_vector should have the same dtype, "
+                             f"got {matrix.dtype} and {mean.dtype}")
+        self.transformation_matrix, self.mean_vector = transformation_matrix, mean_vector
+        self._matrix, self._mean = matrix, mean
+
+    def __call__(self, tensor):
+        fn = "LinearTransformation"
+        if _is_pil(tensor):
+            raise TypeError(f"{fn}: tensor should be a Tensor (or array) image, got a PIL Image; "
+                            f"convert it with ToTensor() first")
+        array = _array_of(tensor, fn)
+        if array.dtype.kind != "f":
+            raise TypeError(f"{fn}: the image must hold floats, got dtype {array.dtype}")
+        _channels(array, fn, allowed=None)
+        shape = tuple(array.shape)
+        n = shape[-3] * shape[-2] * shape[-1]
+        if n != self._matrix.shape[0]:
+            raise ValueError(f"{fn}: an image of shape (..., {shape[-3]}, {shape[-2]}, {shape[-1]}) has "
+                             f"{n} values, the transformation matrix is {self._matrix.shape[0]} x "
+                             f"{self._matrix.shape[0]}")
+        dev = devices.of(array)
+        matrix, mean = (devices.asarray(v.astype(array.dtype), dev=dev) for v in (self._matrix, self._mean))
+        if isinstance(tensor, Tensor):
+            flat = tensor.reshape(-1, n) - Tensor._make(mean)
+            return (flat @ Tensor._make(matrix)).reshape(shape)
+        xp = devices.array_module(dev)
+        return xp.matmul(array.reshape(-1, n) - mean, matrix).reshape(shape)
+
+    def __repr__(self):
+        return (f"LinearTransformation(transformation_matrix={self._matrix.tolist()}, "
+                f"mean_vector={self._mean.tolist()})")
 
 
 class Resize:
@@ -659,41 +743,52 @@ class Resize:
 
     def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None,
                  antialias=True):
-        if isinstance(size, numbers.Integral) and not isinstance(size, bool):
-            requested = [int(size)]
-        elif isinstance(size, (tuple, list)) and len(size) in (1, 2):
-            requested = list(size)
-        else:
-            raise ValueError(f"Resize: size must be an int or a sequence of 1 or 2 ints, got {size!r}")
-        if any(isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1 for s in requested):
-            raise ValueError(f"Resize: size must hold positive ints, got {size!r}")
-        if max_size is not None:
-            if len(requested) != 1:
-                raise ValueError(f"Resize: max_size applies when size is the smaller edge's length "
-                                 f"(an int), got size={size!r}")
-            if isinstance(max_size, bool) or not isinstance(max_size, numbers.Integral) \
-                    or max_size <= requested[0]:
-                raise ValueError(f"Resize: max_size must be an int greater than size "
-                                 f"({requested[0]}), got {max_size!r}")
+        requested = _resize_request(size, max_size, "Resize")
         interpolation = _interpolation_mode(interpolation, "Resize")
         # antialias=None is torchvision's legacy value: False for tensors (Pillow always filters)
         self.size, self.max_size, self.interpolation = size, max_size, interpolation
         self.antialias = antialias
-        self._requested = [int(s) for s in requested]
+        self._requested = requested
 
     def __call__(self, img):
-        height, width = _size(img, "Resize")
-        out = _resized_size(height, width, self._requested, self.max_size)
-        if out == (height, width):
-            return img
-        if _is_pil(img):
-            return img.resize((out[1], out[0]), _PIL_FILTERS[self.interpolation])
-        array = _array_of(img, "Resize")
-        return _like(img, _resize_array(array, out, self.interpolation, bool(self.antialias)))
+        return _resize(img, self._requested, self.max_size, self.interpolation, self.antialias, "Resize")
 
     def __repr__(self):
         return (f"Resize(size={self.size}, interpolation={self.interpolation.value}, "
                 f"max_size={self.max_size}, antialias={self.antialias})")
+
+
+def _resize_request(size, max_size, fn):
+    """size as a list: [h, w], or [s] for the smaller edge (checked against max_size)."""
+    if isinstance(size, numbers.Integral) and not isinstance(size, bool):
+        requested = [int(size)]
+    elif isinstance(size, (tuple, list)) and len(size) in (1, 2):
+        requested = list(size)
+    else:
+        raise ValueError(f"{fn}: size must be an int or a sequence of 1 or 2 ints, got {size!r}")
+    if any(isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 1 for s in requested):
+        raise ValueError(f"{fn}: size must hold positive ints, got {size!r}")
+    if max_size is not None:
+        if len(requested) != 1:
+            raise ValueError(f"{fn}: max_size applies when size is the smaller edge's length "
+                             f"(an int), got size={size!r}")
+        if isinstance(max_size, bool) or not isinstance(max_size, numbers.Integral) \
+                or max_size <= requested[0]:
+            raise ValueError(f"{fn}: max_size must be an int greater than size "
+                             f"({requested[0]}), got {max_size!r}")
+    return [int(s) for s in requested]
+
+
+def _resize(img, requested, max_size, interpolation, antialias, fn):
+    """img resized to _resized_size's output (the image itself when that is its size)."""
+    height, width = _size(img, fn)
+    out = _resized_size(height, width, requested, max_size)
+    if out == (height, width):
+        return img
+    if _is_pil(img):
+        return img.resize((out[1], out[0]), _PIL_FILTERS[interpolation])
+    array = _array_of(img, fn)
+    return _like(img, _resize_array(array, out, interpolation, bool(antialias)))
 
 
 class CenterCrop:
@@ -704,19 +799,74 @@ class CenterCrop:
         self.size = _setup_size(size, "CenterCrop")
 
     def __call__(self, img):
-        height, width = _size(img, "CenterCrop")
-        crop_h, crop_w = self.size
-        if crop_h > height or crop_w > width:
-            extra_w, extra_h = max(crop_w - width, 0), max(crop_h - height, 0)
-            img = _pad(img, (extra_w // 2, extra_h // 2, (extra_w + 1) // 2, (extra_h + 1) // 2),
-                       0, "constant")
-            height, width = _size(img, "CenterCrop")
-        # Python's round (half to even), as torchvision's
-        top, left = int(round((height - crop_h) / 2.0)), int(round((width - crop_w) / 2.0))
-        return _crop(img, top, left, crop_h, crop_w)
+        return _center_crop(img, self.size, "CenterCrop")
 
     def __repr__(self):
         return f"CenterCrop(size={self.size})"
+
+
+def _center_crop(img, size, fn):
+    height, width = _size(img, fn)
+    crop_h, crop_w = size
+    if crop_h > height or crop_w > width:
+        extra_w, extra_h = max(crop_w - width, 0), max(crop_h - height, 0)
+        img = _pad(img, (extra_w // 2, extra_h // 2, (extra_w + 1) // 2, (extra_h + 1) // 2),
+                   0, "constant")
+        height, width = _size(img, fn)
+    # Python's round (half to even), as torchvision's
+    top, left = int(round((height - crop_h) / 2.0)), int(round((width - crop_w) / 2.0))
+    return _crop(img, top, left, crop_h, crop_w)
+
+
+def _five_crop(img, size, fn):
+    """The four corner crops of size (h, w) and the central one: (top-left, top-right,
+    bottom-left, bottom-right, centre)."""
+    height, width = _size(img, fn)
+    crop_h, crop_w = size
+    if crop_h > height or crop_w > width:
+        raise ValueError(f"{fn}: size {(crop_h, crop_w)} is larger than the image's (height, width) "
+                         f"{(height, width)}")
+    bottom, right = height - crop_h, width - crop_w
+    return (_crop(img, 0, 0, crop_h, crop_w), _crop(img, 0, right, crop_h, crop_w),
+            _crop(img, bottom, 0, crop_h, crop_w), _crop(img, bottom, right, crop_h, crop_w),
+            _center_crop(img, size, fn))
+
+
+def _ten_crop(img, size, vertical_flip, fn):
+    """_five_crop's five crops, then the same five of the image flipped (left to right, or top
+    to bottom with vertical_flip=True)."""
+    first = _five_crop(img, size, fn)
+    return first + _five_crop(_flip(img, -2 if vertical_flip else -1), size, fn)
+
+
+class FiveCrop:
+    """The four corners and the centre of the image, each size x size (or (h, w)), as a tuple
+    (top-left, top-right, bottom-left, bottom-right, centre): a test-time augmentation, whose
+    crops one stacks, e.g. Lambda(lambda crops: minifw.stack([ToTensor()(c) for c in crops]))."""
+
+    def __init__(self, size):
+        self.size = _setup_size(size, "FiveCrop")
+
+    def __call__(self, img):
+        return _five_crop(img, self.size, "FiveCrop")
+
+    def __repr__(self):
+        return f"FiveCrop(size={self.size})"
+
+
+class TenCrop:
+    """FiveCrop's five crops of the image, then the five of its mirror image (flipped left to
+    right, or top to bottom with vertical_flip=True): a tuple of ten."""
+
+    def __init__(self, size, vertical_flip=False):
+        self.size = _setup_size(size, "TenCrop")
+        self.vertical_flip = bool(vertical_flip)
+
+    def __call__(self, img):
+        return _ten_crop(img, self.size, self.vertical_flip, "TenCrop")
+
+    def __repr__(self):
+        return f"TenCrop(size={self.size}, vertical_flip={self.vertical_flip})"
 
 
 class Pad:
@@ -915,6 +1065,20 @@ def _grayscale(array, fn):
     return _to_dtype(luma, array.dtype)
 
 
+def _to_grayscale(img, channels, fn):
+    """The luma of img as 1 channel, or repeated in 3 (an L or RGB PIL image)."""
+    if _is_pil(img):
+        from PIL import Image
+
+        gray = img.convert("L")
+        return gray if channels == 1 else Image.merge("RGB", (gray, gray, gray))
+
+    def op(array):
+        gray = _grayscale(array, fn)
+        return np.repeat(gray, channels, axis=-3) if channels > 1 else gray
+    return _host_op(img, fn, op)
+
+
 def _float_work(array):
     return array.astype(np.float64 if array.dtype == np.float64 else np.float32, copy=False)
 
@@ -1037,15 +1201,23 @@ def _warp(array, inverse, mode, fill, fn, out_size=None):
     from outside the image is filled with it (nearest: the pixel is the fill), as
     torchvision's tensor transforms do. out_size (h, w), when given, is the output's size; its
     centre maps to the input's, as in torchvision's expanded rotations."""
-    if mode not in (InterpolationMode.NEAREST, InterpolationMode.BILINEAR):
-        raise ValueError(f"{fn}: a tensor or array image can be transformed with nearest or "
-                         f"bilinear interpolation, got {mode.value}")
     height, width = array.shape[-2:]
     out_height, out_width = (height, width) if out_size is None else out_size
     rows, cols = np.meshgrid(np.arange(out_height) + 0.5 - out_height / 2,
                              np.arange(out_width) + 0.5 - out_width / 2, indexing="ij")
     src_x = inverse[0, 0] * cols + inverse[0, 1] * rows + inverse[0, 2] + width / 2 - 0.5
     src_y = inverse[1, 0] * cols + inverse[1, 1] * rows + inverse[1, 2] + height / 2 - 0.5
+    return _sample(array, src_x, src_y, mode, fill, fn)
+
+
+def _sample(array, src_x, src_y, mode, fill, fn):
+    """array (..., H, W) read at the points (src_x, src_y), two arrays of the output's shape
+    (h, w) in input pixel indices (pixel k's centre at k), as _warp describes."""
+    if mode not in (InterpolationMode.NEAREST, InterpolationMode.BILINEAR):
+        raise ValueError(f"{fn}: a tensor or array image can be transformed with nearest or "
+                         f"bilinear interpolation, got {mode.value}")
+    height, width = array.shape[-2:]
+    out_height, out_width = src_x.shape
     work = _float_work(array)
     if mode is InterpolationMode.NEAREST:
         x, y = np.rint(src_x).astype(np.int64), np.rint(src_y).astype(np.int64)
@@ -1074,10 +1246,10 @@ def _warp(array, inverse, mode, fill, fn, out_size=None):
     return _to_dtype(out, array.dtype) if array.dtype.kind in "iu" else out.astype(array.dtype)
 
 
-def _pil_fill_for_warp(img, fill):
+def _pil_fill_for_warp(img, fill, fn):
     if fill is None:
         return None
-    return _pil_fill(img, fill)
+    return _pil_fill(img, fill, fn)
 
 
 def _check_warp_interpolation(interpolation, fn):
@@ -1109,7 +1281,7 @@ def _affine(img, angle, translate, scale, shear, interpolation, fill, center, fn
 
         return img.transform((width, height), Image.Transform.AFFINE,
                              tuple(inverse.reshape(-1)), _PIL_FILTERS[interpolation],
-                             fillcolor=_pil_fill_for_warp(img, fill))
+                             fillcolor=_pil_fill_for_warp(img, fill, fn))
     offset = (0.0, 0.0) if center is None else (center[0] - width * 0.5, center[1] - height * 0.5)
     inverse = _affine_inverse(offset, angle, translate, scale, shear)
     if interpolation is InterpolationMode.BICUBIC:
@@ -1150,7 +1322,7 @@ def _rotate(img, angle, interpolation, expand, center, fill, fn):
     image's centre), as torchvision's F.rotate."""
     if _is_pil(img):
         return img.rotate(angle, _PIL_FILTERS[interpolation], expand, center,
-                          fillcolor=_pil_fill_for_warp(img, fill))
+                          fillcolor=_pil_fill_for_warp(img, fill, fn))
     if not expand:
         return _affine(img, -angle, (0.0, 0.0), 1.0, (0.0, 0.0), interpolation, fill, center, fn)
     height, width = _size(img, fn)
@@ -1161,6 +1333,69 @@ def _rotate(img, angle, interpolation, expand, center, fill, fn):
                          f"bilinear interpolation, got bicubic")
     out_size = _expanded_size(inverse, height, width)
     return _host_op(img, fn, lambda array: _warp(array, inverse, interpolation, fill, fn, out_size))
+
+
+def _perspective_coefficients(startpoints, endpoints, fn):
+    """The 8 coefficients (a, b, c, d, e, f, g, h) of the projective map taking each end point
+    (x, y) to its start point: x_start = (a x + b y + c) / (g x + h y + 1), y_start = (d x + e y
+    + f) / (g x + h y + 1), the 8 linear equations of the 4 pairs solved in float64 by least
+    squares and rounded to float32, as torchvision's (and as Pillow's PERSPECTIVE takes them)."""
+    try:
+        start, end = (np.asarray(points, dtype=np.float64) for points in (startpoints, endpoints))
+    except (TypeError, ValueError):
+        start = end = None
+    if start is None or start.shape != (4, 2) or end.shape != (4, 2):
+        raise ValueError(f"{fn}: startpoints and endpoints must be four corners [x, y] each, got "
+                         f"{startpoints!r} and {endpoints!r}")
+    ones, zeros = np.ones(4), np.zeros(4)
+    x, y = end[:, 0], end[:, 1]
+    rows_x = np.stack([x, y, ones, zeros, zeros, zeros, -start[:, 0] * x, -start[:, 0] * y], axis=1)
+    rows_y = np.stack([zeros, zeros, zeros, x, y, ones, -start[:, 1] * x, -start[:, 1] * y], axis=1)
+    system = np.stack([rows_x, rows_y], axis=1).reshape(8, 8)  # equations in the order x0, y0, x1...
+    solution = np.linalg.lstsq(system, start.reshape(8), rcond=None)[0]
+    return [float(c) for c in solution.astype(np.float32)]
+
+
+def _perspective(img, coefficients, interpolation, fill, fn):
+    """img through the projective map of _perspective_coefficients, which takes each output
+    pixel's centre (x + 0.5, y + 0.5) to the point of the input it samples (Pillow's PERSPECTIVE
+    transform on PIL images)."""
+    if _is_pil(img):
+        from PIL import Image
+
+        return img.transform(img.size, Image.Transform.PERSPECTIVE, tuple(coefficients),
+                             _PIL_FILTERS[interpolation], fillcolor=_pil_fill_for_warp(img, fill, fn))
+    a, b, c, d, e, f, g, h = coefficients
+
+    def op(array):
+        height, width = array.shape[-2:]
+        y, x = np.meshgrid(np.arange(height) + 0.5, np.arange(width) + 0.5, indexing="ij")
+        denominator = g * x + h * y + 1
+        src_x = (a * x + b * y + c) / denominator - 0.5
+        src_y = (d * x + e * y + f) / denominator - 0.5
+        return _sample(array, src_x, src_y, interpolation, fill, fn)
+    return _host_op(img, fn, op)
+
+
+def _elastic(img, displacement, interpolation, fill, fn):
+    """img resampled at each pixel moved by `displacement` (1, H, W, 2), (dx, dy) in grid_sample's
+    units (2 / W and 2 / H per pixel), as torchvision's elastic_transform; PIL images go through
+    their arrays."""
+    height, width = _size(img, fn)
+    moves = devices.to_device(displacement._data if isinstance(displacement, Tensor) else displacement,
+                              devices.CPU)
+    if tuple(moves.shape) != (1, height, width, 2):
+        raise ValueError(f"{fn}: displacement should have shape (1, H, W, 2) = {(1, height, width, 2)} "
+                         f"for an image of (height, width) {(height, width)}, got shape {tuple(moves.shape)}")
+    rows, cols = np.meshgrid(np.arange(height), np.arange(width), indexing="ij")
+    src_x = cols + moves[0, :, :, 0].astype(np.float64) * (width / 2)
+    src_y = rows + moves[0, :, :, 1].astype(np.float64) * (height / 2)
+
+    def op(array):
+        return _sample(array, src_x, src_y, interpolation, fill, fn)
+    if _is_pil(img):
+        return _on_pil_array(img, op)
+    return _host_op(img, fn, op)
 
 
 # ---- the operations of the automatic augmentations (torchvision.transforms.functional's) -------
@@ -1396,21 +1631,8 @@ class Grayscale:
                              f"{num_output_channels!r}")
         self.num_output_channels = num_output_channels
 
-    @staticmethod
-    def _convert(img, channels, fn):
-        if _is_pil(img):
-            from PIL import Image
-
-            gray = img.convert("L")
-            return gray if channels == 1 else Image.merge("RGB", (gray, gray, gray))
-
-        def op(array):
-            gray = _grayscale(array, fn)
-            return np.repeat(gray, channels, axis=-3) if channels > 1 else gray
-        return _host_op(img, fn, op)
-
     def __call__(self, img):
-        return self._convert(img, self.num_output_channels, "Grayscale")
+        return _to_grayscale(img, self.num_output_channels, "Grayscale")
 
     def __repr__(self):
         return f"Grayscale(num_output_channels={self.num_output_channels})"
@@ -1429,7 +1651,7 @@ class RandomGrayscale:
         else:
             channels = _channels(_array_of(img, "RandomGrayscale"), "RandomGrayscale")
         if random_source(self.generator).random() < self.p:
-            return Grayscale._convert(img, channels, "RandomGrayscale")
+            return _to_grayscale(img, channels, "RandomGrayscale")
         return img
 
     def __repr__(self):
@@ -1550,6 +1772,118 @@ class RandomAffine:
         return text + ")"
 
 
+class RandomPerspective:
+    """With probability p, a perspective distortion: the image's corners move inwards by up to
+    distortion_scale (in [0, 1]) times half the width and height, each corner's shift drawn
+    uniformly in whole pixels, and the image is warped so that its corners land there (see
+    perspective). Pixels from outside get `fill`. Tensors and arrays: nearest or bilinear;
+    PIL images are transformed by Pillow (also bicubic)."""
+
+    def __init__(self, distortion_scale=0.5, p=0.5, interpolation=InterpolationMode.BILINEAR, fill=0, *,
+                 generator=None):
+        fn = "RandomPerspective"
+        if (isinstance(distortion_scale, bool) or not isinstance(distortion_scale, numbers.Real)
+                or not 0 <= distortion_scale <= 1):
+            raise ValueError(f"{fn}: distortion_scale must be a number in [0, 1], got {distortion_scale!r}")
+        self.distortion_scale, self.p = distortion_scale, _check_probability(p, fn)
+        self.interpolation = _check_warp_interpolation(interpolation, fn)
+        _check_warp_fill(fill, fn)
+        self.fill = 0 if fill is None else fill
+        self.generator = _check_generator(generator)
+
+    @staticmethod
+    def get_params(width, height, distortion_scale, generator=None):
+        """(startpoints, endpoints): the image's corners (top-left, top-right, bottom-right,
+        bottom-left) as [x, y], and where they go, each moved inwards by a whole number of pixels
+        up to distortion_scale times half the width (x) and half the height (y)."""
+        rng = random_source(generator)
+        dx, dy = int(distortion_scale * (width // 2)), int(distortion_scale * (height // 2))
+
+        def near(low_end, size, reach):
+            # from the low end [0, reach] or from the high end [size - reach - 1, size - 1]
+            low = 0 if low_end else size - reach - 1
+            return int(rng.integers(low, low + reach + 1))
+        top_left = [near(True, width, dx), near(True, height, dy)]
+        top_right = [near(False, width, dx), near(True, height, dy)]
+        bottom_right = [near(False, width, dx), near(False, height, dy)]
+        bottom_left = [near(True, width, dx), near(False, height, dy)]
+        startpoints = [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]]
+        return startpoints, [top_left, top_right, bottom_right, bottom_left]
+
+    def __call__(self, img):
+        fn = "RandomPerspective"
+        height, width = _size(img, fn)
+        if random_source(self.generator).random() >= self.p:
+            return img
+        startpoints, endpoints = self.get_params(width, height, self.distortion_scale, self.generator)
+        coefficients = _perspective_coefficients(startpoints, endpoints, fn)
+        return _perspective(img, coefficients, self.interpolation, self.fill, fn)
+
+    def __repr__(self):
+        return f"RandomPerspective(p={self.p})"
+
+
+class ElasticTransform:
+    """Elastic distortion (Simard et al., 2003): every pixel moves by a random displacement,
+    uniform noise in [-1, 1] smoothed by a Gaussian of standard deviation sigma (a number, or
+    (x, y)) and scaled by alpha (a number, or (x, y)) relative to the image's size, and the image is
+    resampled there (see elastic_transform). Tensors and arrays: nearest or bilinear; PIL images
+    through their arrays. `fill` fills what comes from outside the image."""
+
+    def __init__(self, alpha=50.0, sigma=5.0, interpolation=InterpolationMode.BILINEAR, fill=0, *,
+                 generator=None):
+        fn = "ElasticTransform"
+        self.alpha = self._pair(alpha, fn, "alpha", low=None)
+        self.sigma = self._pair(sigma, fn, "sigma", low=0)
+        self.interpolation = _check_warp_interpolation(interpolation, fn)
+        _check_warp_fill(fill, fn)
+        if fill is None:
+            raise TypeError(f"{fn}: fill must be a number or a sequence of numbers (one per channel), "
+                            f"got None")
+        # a list, as torchvision keeps it: what came from outside is blended with it
+        self.fill = [float(fill)] if isinstance(fill, numbers.Number) else [float(f) for f in fill]
+        self.generator = _check_generator(generator)
+
+    @staticmethod
+    def _pair(value, fn, name, low):
+        """[x, y] from a number or a sequence of 1 or 2 numbers, each >= low (None: any)."""
+        values = [value] if isinstance(value, numbers.Real) and not isinstance(value, bool) else value
+        if (not isinstance(values, (tuple, list)) or len(values) not in (1, 2)
+                or any(isinstance(v, bool) or not isinstance(v, numbers.Real) for v in values)):
+            raise TypeError(f"{fn}: {name} must be a number or a sequence of 1 or 2 numbers, got {value!r}")
+        if low is not None and min(values) < low:
+            raise ValueError(f"{fn}: {name} must hold numbers >= {low}, got {value!r}")
+        return [float(values[0]), float(values[-1])]
+
+    @staticmethod
+    def get_params(alpha, sigma, size, generator=None):
+        """The displacement, a float32 Tensor (1, H, W, 2) for size (H, W): for each of x and y,
+        uniform noise in [-1, 1], blurred by a Gaussian of int(8 sigma + 1) (made odd) taps and
+        standard deviations sigma (x, y) unless that axis's sigma is 0, times alpha over the width
+        (x) or the height (y)."""
+        rng = random_source(generator)
+        height, width = size
+        fields = []
+        for axis, extent in ((0, width), (1, height)):
+            field = rng.random((1, 1, height, width), dtype=np.float32) * 2 - 1
+            if sigma[axis] > 0:
+                taps = int(8 * sigma[axis] + 1)
+                taps += 1 - taps % 2
+                field = _blur_array(field, (taps, taps), tuple(sigma))
+            fields.append(field[0, 0] * np.float32(alpha[axis]) / np.float32(extent))
+        return Tensor._make(np.ascontiguousarray(np.stack(fields, axis=-1)[None]))
+
+    def __call__(self, img):
+        fn = "ElasticTransform"
+        height, width = _size(img, fn)
+        displacement = self.get_params(self.alpha, self.sigma, (height, width), self.generator)
+        return _elastic(img, displacement, self.interpolation, self.fill, fn)
+
+    def __repr__(self):
+        return (f"ElasticTransform(alpha={self.alpha}, sigma={self.sigma}, "
+                f"interpolation={self.interpolation}, fill={self.fill})")
+
+
 class GaussianBlur:
     """Blur with a Gaussian of standard deviation drawn uniformly from sigma = (min, max) (a
     number: that one), kernel_size (x, y) odd taps, reflecting the image at its borders.
@@ -1573,35 +1907,48 @@ class GaussianBlur:
     def get_params(sigma_min, sigma_max, generator=None):
         return float(random_source(generator).uniform(sigma_min, sigma_max))
 
-    @staticmethod
-    def _kernel(size, sigma):
-        offsets = np.arange(size) - (size - 1) / 2
-        weights = np.exp(-0.5 * (offsets / sigma) ** 2)
-        return weights / weights.sum()
-
-    def _blur(self, array, sigma):
-        kx, ky = self.kernel_size
-        work = _float_work(array)
-        widths = ((0, 0),) * (array.ndim - 2) + ((ky // 2, ky // 2), (kx // 2, kx // 2))
-        padded = np.pad(work, widths, mode="reflect")
-        height, width = array.shape[-2:]
-        rows = sum(w * padded[..., i:i + height, :] for i, w in enumerate(self._kernel(ky, sigma)))
-        out = sum(w * rows[..., :, i:i + width] for i, w in enumerate(self._kernel(kx, sigma)))
-        if array.dtype.kind in "iu":
-            return _to_dtype(out.round(), array.dtype)
-        return out.astype(array.dtype)
-
     def __call__(self, img):
         sigma = self.get_params(self.sigma[0], self.sigma[1], self.generator)
-        if _is_pil(img):
-            array = np.asarray(img)
-            chw = array[None] if array.ndim == 2 else array.transpose(2, 0, 1)
-            out = self._blur(chw, sigma)
-            return _pil_from_array(out[0] if array.ndim == 2 else out.transpose(1, 2, 0), img)
-        return _host_op(img, "GaussianBlur", lambda array: self._blur(array, sigma))
+        return _gaussian_blur(img, self.kernel_size, (sigma, sigma), "GaussianBlur")
 
     def __repr__(self):
         return f"GaussianBlur(kernel_size={self.kernel_size}, sigma={self.sigma})"
+
+
+def _gaussian_kernel(size, sigma):
+    offsets = np.arange(size) - (size - 1) / 2
+    weights = np.exp(-0.5 * (offsets / sigma) ** 2)
+    return weights / weights.sum()
+
+
+def _blur_array(array, kernel_size, sigma):
+    """array (..., H, W) convolved with a Gaussian of kernel_size (x, y) taps and standard
+    deviations sigma (x, y), the image reflected at its borders; integers are rounded back."""
+    (kx, ky), (sigma_x, sigma_y) = kernel_size, sigma
+    work = _float_work(array)
+    widths = ((0, 0),) * (array.ndim - 2) + ((ky // 2, ky // 2), (kx // 2, kx // 2))
+    padded = np.pad(work, widths, mode="reflect")
+    height, width = array.shape[-2:]
+    rows = sum(w * padded[..., i:i + height, :] for i, w in enumerate(_gaussian_kernel(ky, sigma_y)))
+    out = sum(w * rows[..., :, i:i + width] for i, w in enumerate(_gaussian_kernel(kx, sigma_x)))
+    if array.dtype.kind in "iu":
+        return _to_dtype(out.round(), array.dtype)
+    return out.astype(array.dtype)
+
+
+def _on_pil_array(img, op):
+    """op applied to a PIL image's values as a (C, H, W) array, made back into an image of its
+    mode, as torchvision does through pil_to_tensor and to_pil_image."""
+    array = np.asarray(img)
+    chw = array[None] if array.ndim == 2 else array.transpose(2, 0, 1)
+    out = op(chw)
+    return _pil_from_array(out[0] if array.ndim == 2 else out.transpose(1, 2, 0), img)
+
+
+def _gaussian_blur(img, kernel_size, sigma, fn):
+    if _is_pil(img):
+        return _on_pil_array(img, lambda chw: _blur_array(chw, kernel_size, sigma))
+    return _host_op(img, fn, lambda array: _blur_array(array, kernel_size, sigma))
 
 
 class RandomErasing:
@@ -1671,15 +2018,21 @@ class RandomErasing:
                                                   self.generator)
         if values is img:
             return img
-        target = img if self.inplace else _like(img, array.copy())
-        out = _array_of(target, "RandomErasing")
-        out[..., top:top + h, left:left + w] = devices.asarray(
-            np.asarray(values, dtype=out.dtype), dev=devices.of(out))
-        return target
+        return _erase(img, top, left, h, w, values, self.inplace, "RandomErasing")
 
     def __repr__(self):
         return (f"RandomErasing(p={self.p}, scale={self.scale}, ratio={self.ratio}, "
                 f"value={self.value}, inplace={self.inplace})")
+
+
+def _erase(img, top, left, height, width, values, inplace, fn):
+    """img with its rectangle (top, left, height, width) overwritten by `values` (anything that
+    broadcasts to (..., C, height, width)), in place or in a copy."""
+    target = img if inplace else _like(img, _array_of(img, fn).copy())
+    out = _array_of(target, fn)
+    out[..., top:top + height, left:left + width] = devices.asarray(
+        np.asarray(values, dtype=out.dtype), dev=devices.of(out))
+    return target
 
 
 class _RandomTransforms:
@@ -1945,11 +2298,12 @@ def _apply_op(img, op_name, magnitude, interpolation, fill):
     raise ValueError(f"the automatic augmentations have no op {op_name!r}")
 
 
-def _check_int(value, fn, name, low, high=None):
-    """An int in [low, high] (high None: no upper bound)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low or (
-            high is not None and value > high):
-        expected = f"an int >= {low}" if high is None else f"an int in [{low}, {high}]"
+def _check_int(value, fn, name, low=None, high=None):
+    """An int in [low, high] (None: no bound on that side)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or (
+            low is not None and value < low) or (high is not None and value > high):
+        expected = ("an int" if low is None else f"an int >= {low}" if high is None
+                    else f"an int in [{low}, {high}]")
         raise ValueError(f"{fn}: {name} must be {expected}, got {value!r}")
     return int(value)
 
@@ -2212,10 +2566,7 @@ class AugMix:
         _check_policy_image(img, "AugMix")
         fill = _policy_fill(img, self.fill)
         if _is_pil(img):
-            array = np.asarray(img)
-            chw = array[None] if array.ndim == 2 else array.transpose(2, 0, 1)
-            out = self._mix(np.ascontiguousarray(chw), fill)
-            return _pil_from_array(out[0] if array.ndim == 2 else out.transpose(1, 2, 0), img)
+            return _on_pil_array(img, lambda chw: self._mix(np.ascontiguousarray(chw), fill))
         return _host_op(img, "AugMix", lambda array: self._mix(array, fill))
 
     def _mix(self, array, fill):

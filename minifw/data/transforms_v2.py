@@ -23,11 +23,12 @@ of being called, plus v2's own ToImage, ToDtype and ToPureTensor:
   Lambda takes the types it applies to; RandomApply applies when its draw is under p; the
   containers refuse an empty list of transforms.
 
+v2.functional is minifw.data.transforms_v2_functional (the functions on plain images).
+
 Missing: tv_tensors (bounding boxes, masks, key points, videos) and the transforms that exist
-for them, v2.functional, v2.Transform as a base for user transforms, and the v2-only image
-transforms (RandomPerspective, ElasticTransform, FiveCrop, TenCrop, RandomZoomOut, ScaleJitter,
-RandomShortestSize, RandomResize, RandomIoUCrop, RandomPhotometricDistort,
-RandomChannelPermutation, RGB, JPEG, GaussianNoise, CutMix, MixUp, LinearTransformation,
+for them, v2.Transform as a base for user transforms, and the v2-only image transforms
+(RandomZoomOut, ScaleJitter, RandomShortestSize, RandomResize, RandomIoUCrop,
+RandomPhotometricDistort, RandomChannelPermutation, RGB, JPEG, GaussianNoise, CutMix, MixUp,
 Identity). The transforms are plain callables, not nn.Modules, as v1's.
 """
 import copy
@@ -128,18 +129,22 @@ class ToImage(_Transform):
     Tensor (or a CuPy array) is taken to be (C, H, W) already and comes back as it is."""
 
     def _apply(self, image):
-        if _v1._is_pil(image):
-            return _v1.PILToTensor()(image)
-        if not isinstance(image, np.ndarray):
-            return image
-        if image.ndim not in (2, 3):
-            raise ValueError(f"ToImage: an array image should be (H, W, C) or (H, W), got shape "
-                             f"{image.shape}")
-        chw = np.ascontiguousarray(np.atleast_3d(image).transpose(2, 0, 1))
-        return Tensor._make(chw) if chw.dtype in _v1._TENSOR_DTYPES else chw
+        return _to_image(image, "ToImage")
 
     def __repr__(self):
         return "ToImage()"
+
+
+def _to_image(image, fn):
+    if _v1._is_pil(image):
+        return _v1._pil_to_tensor(image, fn)
+    if not isinstance(image, np.ndarray):
+        return image
+    if image.ndim not in (2, 3):
+        raise ValueError(f"{fn}: an array image should be (H, W, C) or (H, W), got shape "
+                         f"{image.shape}")
+    chw = np.ascontiguousarray(np.atleast_3d(image).transpose(2, 0, 1))
+    return Tensor._make(chw) if chw.dtype in _v1._TENSOR_DTYPES else chw
 
 
 def _to_dtype(array, dtype, scale, fn):
@@ -157,6 +162,21 @@ def _to_dtype(array, dtype, scale, fn):
         raise TypeError(f"{fn}: scale=True from {source} to {dtype} is not defined (as in "
                         f"torchvision): bools have no bits of value to shift")
     return _v1._convert_array(array, dtype, fn)  # integers: a shift by the difference in bits
+
+
+def _image_to_dtype(image, dtype, scale, fn):
+    """A Tensor or array image in dtype (see ToDtype): a Tensor when minifw's Tensors hold
+    dtype, else an array, on the image's device; the image itself when it has dtype already."""
+    array = _v1._array_of(image, fn)
+    if array.dtype == dtype:
+        return image
+    if array.dtype.kind not in _v1._IMAGE_DTYPE_KINDS:
+        raise TypeError(f"{fn}: the image must hold bools, integers or floats, got dtype "
+                        f"{array.dtype}")
+    host = devices.to_device(array, devices.CPU)
+    out = np.ascontiguousarray(_to_dtype(host, dtype, scale, fn))
+    out = devices.to_device(out, devices.of(array))
+    return Tensor._make(out) if dtype in _v1._TENSOR_DTYPES else out
 
 
 class ToDtype(_Transform):
@@ -195,16 +215,7 @@ class ToDtype(_Transform):
                 warnings.warn(f"{fn}: scale=True but dtype gives images no dtype: no scaling is done",
                               UserWarning, stacklevel=3)
             return image
-        array = _v1._array_of(image, fn)
-        if array.dtype == dtype:
-            return image
-        if array.dtype.kind not in _v1._IMAGE_DTYPE_KINDS:
-            raise TypeError(f"{fn}: the image must hold bools, integers or floats, got dtype "
-                            f"{array.dtype}")
-        host = devices.to_device(array, devices.CPU)
-        out = np.ascontiguousarray(_to_dtype(host, dtype, self.scale, fn))
-        out = devices.to_device(out, devices.of(array))
-        return Tensor._make(out) if dtype in _v1._TENSOR_DTYPES else out
+        return _image_to_dtype(image, dtype, self.scale, fn)
 
     def __repr__(self):
         return f"ToDtype(dtype={self.dtype}, scale={self.scale})"
@@ -339,6 +350,26 @@ class RandomErasing(_Transform, _v1.RandomErasing):
         if out is chw and not self.inplace:  # nothing erased
             return image
         return _v1._pil_from_array(out[0] if array.ndim == 2 else out.transpose(1, 2, 0), image)
+
+
+class FiveCrop(_Transform, _v1.FiveCrop):
+    """v1's FiveCrop: the sample's image becomes the tuple of its five crops."""
+
+
+class TenCrop(_Transform, _v1.TenCrop):
+    """v1's TenCrop: the sample's image becomes the tuple of its ten crops."""
+
+
+class RandomPerspective(_Transform, _v1.RandomPerspective):
+    __doc__ = _v1.RandomPerspective.__doc__
+
+
+class ElasticTransform(_Transform, _v1.ElasticTransform):
+    __doc__ = _v1.ElasticTransform.__doc__
+
+
+class LinearTransformation(_Transform, _v1.LinearTransformation):
+    __doc__ = _v1.LinearTransformation.__doc__
 
 
 class AutoAugment(_Transform, _v1.AutoAugment):
@@ -478,9 +509,10 @@ class RandomOrder(_v1.RandomOrder):
 
 
 __all__ = ["AugMix", "AutoAugment", "AutoAugmentPolicy", "CenterCrop", "ColorJitter", "Compose",
-           "ConvertImageDtype", "GaussianBlur", "Grayscale", "InterpolationMode", "Lambda", "Normalize",
-           "PILToTensor", "Pad", "RandAugment", "RandomAdjustSharpness", "RandomAffine", "RandomApply",
-           "RandomAutocontrast", "RandomChoice", "RandomCrop", "RandomEqualize", "RandomErasing",
-           "RandomGrayscale", "RandomHorizontalFlip", "RandomInvert", "RandomOrder", "RandomPosterize",
-           "RandomResizedCrop", "RandomRotation", "RandomSolarize", "RandomVerticalFlip", "Resize",
-           "ToDtype", "ToImage", "ToPILImage", "ToPureTensor", "ToTensor", "TrivialAugmentWide"]
+           "ConvertImageDtype", "ElasticTransform", "FiveCrop", "GaussianBlur", "Grayscale", "InterpolationMode",
+           "Lambda", "LinearTransformation", "Normalize", "PILToTensor", "Pad", "RandAugment",
+           "RandomAdjustSharpness", "RandomAffine", "RandomApply", "RandomAutocontrast", "RandomChoice",
+           "RandomCrop", "RandomEqualize", "RandomErasing", "RandomGrayscale", "RandomHorizontalFlip",
+           "RandomInvert", "RandomOrder", "RandomPerspective", "RandomPosterize", "RandomResizedCrop",
+           "RandomRotation", "RandomSolarize", "RandomVerticalFlip", "Resize", "TenCrop", "ToDtype", "ToImage",
+           "ToPILImage", "ToPureTensor", "ToTensor", "TrivialAugmentWide"]
