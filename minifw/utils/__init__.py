@@ -8,7 +8,7 @@ writes TensorBoard's event files."""
 import sys
 
 from .. import data
-from . import benchmark, checkpoint, hooks, tensorboard
+from . import checkpoint
 
 
 def _alias_data_modules():
@@ -21,5 +21,15 @@ def _alias_data_modules():
 
 
 _alias_data_modules()
+
+_LAZY = ("benchmark", "hooks", "tensorboard")  # imported when first asked for: they import nn or vision
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["benchmark", "checkpoint", "data", "hooks", "tensorboard"]
