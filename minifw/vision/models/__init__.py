@@ -1,0 +1,21 @@
+"""torchvision.models' image classifiers under its names, built from minifw.nn: ResNet (18, 34,
+50, 101, 152), ResNeXt and Wide ResNet, VGG (11, 13, 16, 19, with and without batch norm),
+AlexNet, MobileNetV2 and SqueezeNet (1.0, 1.1), and get_model / list_models.
+
+Each model has torchvision's structure and parameter and buffer names, so that a state_dict
+torchvision's model saved loads into it (model.load_state_dict(minifw.load(path))). Pretrained
+weights are never downloaded: the builders take weights=None only, and refuse any other
+`weights` (and pretrained=True) with a ValueError that says how to load a file instead."""
+from ._api import get_model, get_model_builder, list_models
+from .alexnet import AlexNet, alexnet
+from .mobilenetv2 import MobileNetV2, mobilenet_v2
+from .resnet import (BasicBlock, Bottleneck, ResNet, resnet18, resnet34, resnet50, resnet101, resnet152,
+                     resnext50_32x4d, resnext101_32x8d, resnext101_64x4d, wide_resnet50_2, wide_resnet101_2)
+from .squeezenet import SqueezeNet, squeezenet1_0, squeezenet1_1
+from .vgg import VGG, vgg11, vgg11_bn, vgg13, vgg13_bn, vgg16, vgg16_bn, vgg19, vgg19_bn
+
+__all__ = ["AlexNet", "BasicBlock", "Bottleneck", "MobileNetV2", "ResNet", "SqueezeNet", "VGG", "alexnet",
+           "get_model", "get_model_builder", "list_models", "mobilenet_v2", "resnet18", "resnet34", "resnet50",
+           "resnet101", "resnet152", "resnext50_32x4d", "resnext101_32x8d", "resnext101_64x4d", "squeezenet1_0",
+           "squeezenet1_1", "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn",
+           "wide_resnet50_2", "wide_resnet101_2"]

