@@ -1,6 +1,6 @@
 """What the tests of the PyTorch-style scripts in tests/scripts/ share: where the scripts
 are, the import lines through which alone they may use minifw, and running a script under
-PyTorch with those imports renamed back to torch."""
+PyTorch with those imports renamed back to torch (and torchvision)."""
 import os
 import re
 import runpy
@@ -24,11 +24,13 @@ def lines_naming_minifw(name):
 
 
 def run_under_torch(name, tmp_path):
-    """The script with `minifw` renamed back to `torch` in its imports, run under PyTorch."""
+    """The script with `minifw` renamed back to `torch` in its imports (and `minifw.vision` to
+    `torchvision`), run under PyTorch."""
     lines = []
     for line in source(name).splitlines():
         if IMPORT.match(line):
-            line = line.replace("import minifw as torch", "import torch").replace("minifw", "torch")
+            line = line.replace("import minifw as torch", "import torch").replace("minifw.vision", "torchvision")
+            line = line.replace("minifw", "torch")
         lines.append(line)
     path = tmp_path / ("torch_" + name)
     path.write_text("\n".join(lines) + "\n")
