@@ -37,6 +37,13 @@ algorithm          directions                  what it does
                                                then dropped. At a stride, one array per
                                                phase of the stride (space to depth), each
                                                tap read in its phase
+``depthwise``      all three                   one input channel per group (groups = C,
+                                               any multiplier K / C, stride, padding and
+                                               dilation): each tap multiplies a run of an
+                                               output row by an input row in place, no
+                                               GEMM, no workspace (backward-filter: one
+                                               output channel per thread, the images
+                                               summed in order)
 =================  ==========================  ============================================
 
 Every algorithm gives the same bits from run to run at a given thread count;
@@ -49,9 +56,10 @@ On the CUDA kernels (device "cuda", and "cudasim", the emulator) the
 algorithms are the GPU's own: ``implicit_gemm`` (the lowered tiles gathered
 into shared memory), ``im2col_gemm`` (image by image, one lowered image in the
 workspace), ``gemm_1x1`` and ``direct`` (stride 1 only: the padded copy in the
-workspace, the GEMM's tiles loaded from its shifted views) and ``winograd``
+workspace, the GEMM's tiles loaded from its shifted views), ``winograd``
 (F(4x4, 3x3) as on the CPU: the transforms as kernels, the 36 products as batched
-tiled GEMMs). The
+tiled GEMMs) and ``depthwise`` (a thread per output or input element, a block per
+weight summing in a fixed tree for backward-filter). The
 queries take the device (``device="cuda"``); the execution functions use the
 device of their arrays.
 On "cuda", find_conv_algorithms times each algorithm with CUDA events on CuPy's
@@ -70,14 +78,15 @@ from ..checks import (MAX_SIZE, check_choice, check_dtype_arg, check_float_array
 
 DIRECTIONS = ("forward", "backward_data", "backward_filter")
 ALGORITHMS = {
-    "forward": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct"),
-    "backward_data": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct"),
-    "backward_filter": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct"),
+    "forward": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct", "depthwise"),
+    "backward_data": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct", "depthwise"),
+    "backward_filter": ("im2col_gemm", "implicit_gemm", "winograd", "gemm_1x1", "direct", "depthwise"),
 }
 _NEEDS = {
     "winograd": "a 3x3 kernel, stride 1, dilation 1 and padding <= 2",
     "gemm_1x1": "a 1x1 kernel, stride 1 and padding 0",
     "direct": "stride 1 in backward_data",
+    "depthwise": "one input channel per group (groups equal to the input channels)",
 }
 
 ConvAlgoPerf = collections.namedtuple("ConvAlgoPerf", "algo time_ms workspace_bytes")
@@ -296,7 +305,11 @@ def _cuda_heuristic(problem, direction, supported):
 
 
 def _heuristic(problem, direction, dev):
-    """The algo="auto" choice without timing. On the CUDA kernels (_cuda_heuristic),
+    """The algo="auto" choice without timing. A depthwise layer (one input channel per
+    group, more than one group), on every device: depthwise, which computes no product of
+    zeros (MobileNetV2's 3 x 3 depthwise layers at batch 16 on the CPU: 6-10x faster than
+    implicit_gemm and im2col_gemm, which run one GEMM with one row per channel; see
+    benchmarks/RESULTS.md). On the CUDA kernels (_cuda_heuristic),
     from the layer times on an H200 recorded in benchmarks/RESULTS.md. On the CPU, from
     the measurements recorded there:
 
@@ -348,6 +361,8 @@ def _heuristic(problem, direction, dev):
     - otherwise implicit_gemm, which is fastest there and lowers nothing.
     """
     supported = _supported(problem, direction, dev)
+    if "depthwise" in supported and problem.groups > 1:
+        return "depthwise"
     if "gemm_1x1" in supported:
         return "gemm_1x1"
     if dev != devices.CPU:

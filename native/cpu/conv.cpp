@@ -57,6 +57,7 @@ ConvAlgo parse_conv_algo(const std::string& name) {
   if (name == "winograd") return ConvAlgo::winograd;
   if (name == "gemm_1x1") return ConvAlgo::gemm_1x1;
   if (name == "direct") return ConvAlgo::direct;
+  if (name == "depthwise") return ConvAlgo::depthwise;
   throw std::invalid_argument("unknown convolution algorithm '" + name + "'");
 }
 
@@ -75,6 +76,8 @@ bool conv_algo_supports(ConvAlgo algo, ConvDir dir, const ConvShape& s) {
       // Each tap reads the padded input shifted (at a stride, the shifted phase of it:
       // conv_direct.cpp); backward-data is a forward over dY only at stride 1.
       return dir != ConvDir::backward_data || (s.sh == 1 && s.sw == 1);
+    case ConvAlgo::depthwise:
+      return s.C == s.groups;  // one input channel per group, any multiplier, stride, padding, dilation
   }
   return false;
 }
@@ -88,6 +91,7 @@ ConvWorkspace conv_workspace(ConvAlgo algo, ConvDir dir, const ConvShape& s, int
     case ConvAlgo::winograd: return winograd_workspace<T>(dir, s, nthreads);
     case ConvAlgo::gemm_1x1: return gemm1x1_workspace<T>(dir, s, nthreads);
     case ConvAlgo::direct: return direct_workspace<T>(dir, s, nthreads);
+    case ConvAlgo::depthwise: return {0, 0};
   }
   return {0, 0};
 }
@@ -102,6 +106,7 @@ void conv_forward(ConvAlgo algo, const ConvShape& s, const T* x, const T* w, con
     case ConvAlgo::winograd: winograd_forward(s, x, w, y, ws, nthreads); break;
     case ConvAlgo::gemm_1x1: gemm1x1_forward(s, x, w, y, nthreads); break;
     case ConvAlgo::direct: return direct_forward(s, x, w, bias, y, ws, nthreads);  // adds the bias itself
+    case ConvAlgo::depthwise: return depthwise_forward(s, x, w, bias, y, nthreads);  // so does depthwise
   }
   if (bias) bias_add<T>(s.N, s.K, s.P(), y, bias, y, nthreads);  // in place: y[n, k, p] += bias[k]
 }
@@ -116,6 +121,7 @@ void conv_backward_data(ConvAlgo algo, const ConvShape& s, const T* dy, const T*
     case ConvAlgo::winograd: winograd_backward_data(s, dy, w, dx, ws, nthreads); break;
     case ConvAlgo::gemm_1x1: gemm1x1_backward_data(s, dy, w, dx, nthreads); break;
     case ConvAlgo::direct: direct_backward_data(s, dy, w, dx, ws, nthreads); break;
+    case ConvAlgo::depthwise: depthwise_backward_data(s, dy, w, dx, nthreads); break;
   }
 }
 
@@ -129,6 +135,7 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& s, const T* x, const T
     case ConvAlgo::gemm_1x1: gemm1x1_backward_filter(s, x, dy, dw, nthreads); break;
     case ConvAlgo::winograd: winograd_backward_filter(s, x, dy, dw, ws, nthreads); break;
     case ConvAlgo::direct: direct_backward_filter(s, x, dy, dw, ws, nthreads); break;
+    case ConvAlgo::depthwise: depthwise_backward_filter(s, x, dy, dw, nthreads); break;
   }
 }
 

@@ -35,7 +35,7 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& s, const T* x, const T
                           void* workspace, int nthreads);
 
 // ---- per-algorithm implementations (conv_im2col.cpp, conv_implicit.cpp,
-// conv_winograd.cpp, conv_1x1.cpp, conv_direct.cpp) ----------------------------------------
+// conv_winograd.cpp, conv_1x1.cpp, conv_direct.cpp, conv_depthwise.cpp) ----------------------------------------
 template <typename T> ConvWorkspace im2col_workspace(ConvDir dir, const ConvShape& s, int nthreads);
 template <typename T> void im2col_forward(const ConvShape& s, const T* x, const T* w, T* y, T* ws, int nthreads);
 template <typename T> void im2col_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, T* ws, int nthreads);
@@ -55,6 +55,14 @@ template <typename T> ConvWorkspace direct_workspace(ConvDir dir, const ConvShap
 template <typename T> void direct_forward(const ConvShape& s, const T* x, const T* w, const T* bias, T* y, T* ws, int nthreads);
 template <typename T> void direct_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, T* ws, int nthreads);
 template <typename T> void direct_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, T* ws, int nthreads);
+
+// depthwise (conv_depthwise.cpp): one input channel per group; no workspace
+template <typename T>
+void depthwise_forward(const ConvShape& s, const T* x, const T* w, const T* bias, T* y, int nthreads);
+template <typename T>
+void depthwise_backward_data(const ConvShape& s, const T* dy, const T* w, T* dx, int nthreads);
+template <typename T>
+void depthwise_backward_filter(const ConvShape& s, const T* x, const T* dy, T* dw, int nthreads);
 
 template <typename T> ConvWorkspace gemm1x1_workspace(ConvDir dir, const ConvShape& s, int nthreads);
 template <typename T> void gemm1x1_forward(const ConvShape& s, const T* x, const T* w, T* y, int nthreads);

@@ -52,7 +52,7 @@ inline PaddedAxis padded_axis(int64_t src, int64_t pad, int64_t taps, int64_t di
 }
 
 enum class ConvDir { forward, backward_data, backward_filter };
-enum class ConvAlgo { im2col_gemm, implicit_gemm, winograd, gemm_1x1, direct };
+enum class ConvAlgo { im2col_gemm, implicit_gemm, winograd, gemm_1x1, direct, depthwise };
 
 ConvDir parse_conv_dir(const std::string& name);
 ConvAlgo parse_conv_algo(const std::string& name);

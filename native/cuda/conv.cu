@@ -1,4 +1,4 @@
-// 2-D convolution on the GPU, NCHW, four algorithms:
+// 2-D convolution on the GPU, NCHW, six algorithms:
 // - implicit_gemm: the convolution as one GEMM per group whose lowered operand
 //   (im2col's matrix) is never stored: tiled_gemm.cuh's tile loader gathers its
 //   elements from the image (forward, backward-filter) or from dy (backward-data,
@@ -11,6 +11,12 @@
 // - direct (stride 1): the source copied once into a padded layout where every tap of a
 //   channel is the same array shifted; tiled_gemm's B tile is loaded from those shifted
 //   views, no bounds test per element.
+// - winograd: F(4x4, 3x3) as on the CPU: the transforms as kernels, the 36 products as
+//   batched tiled GEMMs.
+// - depthwise (one input channel per group): no GEMM to feed; one thread per output
+//   element (forward) or input element (backward-data, gathering the taps that read it
+//   from each of the channel's m output channels), and one block per weight for
+//   backward-filter, its threads' partial sums added in a fixed tree.
 // conv_im2col and conv_col2im launch im2col_gemm's lowering kernels alone, for one
 // image: the caffe engine lowers with them and multiplies with the array library's
 // GEMM (cuBLAS through CuPy), as Caffe does on a GPU.
@@ -301,6 +307,72 @@ template <typename T>
 void col2im(const Geometry& s, const T* col, int64_t n, T* dx, cudaStream_t stream) {
   launch("conv_col2im", col2im_kernel<T>, elementwise_grid(s.C * s.HW), dim3(kElementwiseThreads), 0, stream, s, col,
          n, dx);
+}
+
+// ---- depthwise: one input channel per group (Cg = 1), Kg = m output channels each ----------
+template <typename T>
+__global__ void depthwise_forward_kernel(Geometry s, const T* x, const T* w, const T* bias, T* y) {
+  const int64_t total = s.N * s.K * s.P, stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int64_t p = i % s.P, k = (i / s.P) % s.K, n = i / (s.P * s.K);
+    const int64_t oh = p / s.Wo, ow = p % s.Wo;
+    const T* plane = x + (n * s.C + k / s.Kg) * s.HW;
+    const T* wk = w + k * s.RS;
+    T sum = bias ? bias[k] : T(0);
+    for (int64_t r = 0; r < s.R; ++r) {
+      const int64_t ih = oh * s.sh - s.ph + r * s.dh;
+      if (ih < 0 || ih >= s.H) continue;
+      for (int64_t q = 0; q < s.S; ++q) {
+        const int64_t iw = ow * s.sw - s.pw + q * s.dw;
+        if (iw >= 0 && iw < s.W) sum += wk[r * s.S + q] * plane[ih * s.W + iw];
+      }
+    }
+    y[i] = sum;
+  }
+}
+
+template <typename T>
+__global__ void depthwise_data_kernel(Geometry s, const T* dy, const T* w, T* dx) {
+  const int64_t total = s.N * s.C * s.HW, stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int64_t hw = i % s.HW, c = (i / s.HW) % s.C, n = i / (s.HW * s.C);
+    T sum = 0;
+    for (int64_t j = 0; j < s.Kg; ++j) {
+      const int64_t k = c * s.Kg + j;
+      const T* plane = dy + (n * s.K + k) * s.P;
+      const T* wk = w + k * s.RS;
+      sum += gather_taps<T>(s, hw / s.W, hw % s.W, [&](int64_t rs, int64_t p) { return wk[rs] * plane[p]; });
+    }
+    dx[i] = sum;
+  }
+}
+
+constexpr unsigned kDepthwiseFilterThreads = 256;
+
+// Block b computes dw[b] (b = k * RS + rs): thread t sums the products of (image, position)
+// pairs t, t + 256, ..., then the 256 partial sums are added pairwise in a fixed tree.
+template <typename T>
+__global__ void depthwise_filter_kernel(Geometry s, const T* x, const T* dy, T* dw) {
+  __shared__ T partial[kDepthwiseFilterThreads];
+  for (int64_t b = blockIdx.x; b < s.K * s.RS; b += gridDim.x) {
+    const int64_t k = b / s.RS, rs = b % s.RS, r = rs / s.S, q = rs % s.S;
+    const T* xc = x + (k / s.Kg) * s.HW;
+    T sum = 0;
+    for (int64_t i = threadIdx.x; i < s.N * s.P; i += kDepthwiseFilterThreads) {
+      const int64_t n = i / s.P, p = i % s.P;
+      const int64_t ih = (p / s.Wo) * s.sh - s.ph + r * s.dh, iw = (p % s.Wo) * s.sw - s.pw + q * s.dw;
+      if (ih >= 0 && ih < s.H && iw >= 0 && iw < s.W)
+        sum += dy[(n * s.K + k) * s.P + p] * xc[n * s.C * s.HW + ih * s.W + iw];
+    }
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (unsigned half = kDepthwiseFilterThreads / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) dw[b] = partial[0];
+    __syncthreads();  // partial is written again for the next weight
+  }
 }
 
 // One GEMM of the per-image, per-group products below (row-major, leading dimensions
@@ -606,6 +678,7 @@ bool conv_supports(ConvAlgo algo, ConvDir, const ConvShape& s) {
     case ConvAlgo::implicit_gemm: return true;
     case ConvAlgo::gemm_1x1: return s.R == 1 && s.S == 1 && s.sh == 1 && s.sw == 1 && s.ph == 0 && s.pw == 0;
     case ConvAlgo::direct: return s.sh == 1 && s.sw == 1;
+    case ConvAlgo::depthwise: return s.C == s.groups;  // as the CPU's
     case ConvAlgo::winograd:  // as the CPU's
       return s.R == 3 && s.S == 3 && s.sh == 1 && s.sw == 1 && s.dh == 1 && s.dw == 1 && s.ph <= 2 && s.pw <= 2;
   }
@@ -639,6 +712,11 @@ void conv_forward(ConvAlgo algo, const ConvShape& shape, const T* x, const T* w,
   }
   if (algo == ConvAlgo::winograd) {
     winograd<T>(winograd_plan(shape, ConvDir::forward), x, w, bias, y, workspace, stream);
+    return;
+  }
+  if (algo == ConvAlgo::depthwise) {
+    launch("conv_depthwise_forward", depthwise_forward_kernel<T>, elementwise_grid(s.N * s.K * s.P),
+           dim3(kElementwiseThreads), 0, stream, s, x, w, bias, y);
     return;
   }
   if (algo == ConvAlgo::direct) {
@@ -679,6 +757,11 @@ void conv_backward_data(ConvAlgo algo, const ConvShape& shape, const T* dy, cons
                 stream);
     return;
   }
+  if (algo == ConvAlgo::depthwise) {
+    launch("conv_depthwise_backward_data", depthwise_data_kernel<T>, elementwise_grid(s.N * s.C * s.HW),
+           dim3(kElementwiseThreads), 0, stream, s, dy, w, dx);
+    return;
+  }
   if (algo == ConvAlgo::direct) {
     const DirectLayout d = direct_layout(shape, ConvDir::backward_data);
     T* xq = static_cast<T*>(workspace);
@@ -712,6 +795,13 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& shape, const T* x, con
   }
   if (algo == ConvAlgo::winograd) {
     winograd_filter_grad<T>(winograd_plan(shape, ConvDir::backward_filter), x, dy, dw, workspace, stream);
+    return;
+  }
+  if (algo == ConvAlgo::depthwise) {
+    const int64_t weights = s.K * s.RS;
+    launch("conv_depthwise_backward_filter", depthwise_filter_kernel<T>,
+           dim3(unsigned(weights < 65535 * 64 ? weights : 65535 * 64)), dim3(kDepthwiseFilterThreads), 0, stream, s,
+           x, dy, dw);
     return;
   }
   if (algo == ConvAlgo::direct) {

@@ -83,6 +83,14 @@ CASES = [
     Case("groups3_dil2", (1, 9, 10, 9), (6, 3, 3, 3), padding=1, dilation=2, groups=3),
     Case("depthwise8_3x3_pad1", (2, 8, 9, 9), (8, 1, 3, 3), padding=1, groups=8),
     Case("depthwise6_5x5_stride2", (1, 6, 13, 12), (6, 1, 5, 5), stride=2, padding=2, groups=6),
+    # the depthwise algorithm: a channel multiplier, dilation, strides 2 and 3, rows longer than its
+    # 16 partial sums, a 1x1 filter, padding wider than the filter (rows and columns in the padding)
+    Case("depthwise_mult3_dil2_pad3", (2, 4, 11, 10), (12, 1, 3, 3), padding=3, dilation=2, groups=4),
+    Case("depthwise_stride3_5x3_pad2x1", (1, 5, 17, 16), (5, 1, 5, 3), stride=3, padding=(2, 1), groups=5),
+    Case("depthwise_wide40_stride2", (2, 3, 6, 40), (6, 1, 3, 3), stride=2, padding=1, groups=3),
+    Case("depthwise_wide37_stride1", (1, 2, 5, 37), (2, 1, 3, 3), padding=1, groups=2),
+    Case("depthwise_1x1", (1, 6, 5, 7), (6, 1, 1, 1), groups=6),
+    Case("depthwise_pad_beyond_filter", (1, 2, 3, 4), (4, 1, 3, 3), padding=4, groups=2),
     # kernel as large as the input: a single output pixel
     Case("kernel_eq_input_5x7", (2, 3, 5, 7), (4, 3, 5, 7)),
     # 1x1 kernels, with and without what gemm_1x1 needs
@@ -146,6 +154,8 @@ def expected_algorithms(case, direction):
         algos.add("gemm_1x1")
     if stride == (1, 1) or direction != "backward_data":
         algos.add("direct")
+    if case.x_shape[1] == case.groups:  # one input channel per group
+        algos.add("depthwise")
     return algos
 
 
@@ -783,3 +793,16 @@ def test_reference_backward_is_the_adjoint(case):
     assert abs(np.vdot(d["x"], dx) - dot_y) <= 1e-13 * scale
     assert abs(np.vdot(d["w"], dw) - dot_y) <= 1e-13 * scale
     np.testing.assert_allclose(conv2d_backward_bias_ref(d["dy"]), d["dy"].sum(axis=(0, 2, 3)), rtol=1e-14)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cudasim"])
+def test_the_heuristic_takes_depthwise_for_one_input_channel_per_group(device):
+    for x_shape, w_shape, groups, stride in (((16, 32, 112, 112), (32, 1, 3, 3), 32, 1),
+                                             ((16, 96, 112, 112), (96, 1, 3, 3), 96, 2),
+                                             ((2, 8, 9, 9), (24, 1, 5, 5), 8, 1)):
+        problem = ops.ConvProblem(x_shape, w_shape, stride=stride, padding=1, groups=groups)
+        assert [ops.conv_algorithm(problem, d, device=device) for d in DIRECTIONS] == ["depthwise"] * 3
+    # one input channel and one group is an ordinary convolution (LeNet's conv1): no depthwise pick
+    lenet_conv1 = ops.ConvProblem((64, 1, 28, 28), (20, 1, 5, 5))
+    assert "depthwise" in ops.conv_algorithms(lenet_conv1, "forward", device=device)
+    assert "depthwise" not in [ops.conv_algorithm(lenet_conv1, d, device=device) for d in DIRECTIONS]

@@ -60,6 +60,9 @@ THREAD_CASES = [  # each GEMM is past the size (64^3 multiply-adds) where thread
     pytest.param((9, 20, 12, 12), (50, 20, 5, 5), {}, id="lenet_conv2_n9_chunked_data"),
     pytest.param((9, 2, 40, 40), (4, 1, 3, 3), dict(stride=2, padding=1, dilation=2, groups=2),
                  id="dot_filter_n9_groups2"),
+    # the depthwise algorithm's planes split over threads (and its filters: one channel per thread)
+    pytest.param((4, 32, 30, 29), (64, 1, 3, 3), dict(padding=1, groups=32), id="depthwise_mult2"),
+    pytest.param((3, 24, 33, 31), (24, 1, 5, 5), dict(stride=2, padding=2, groups=24), id="depthwise_stride2"),
 ]
 
 
