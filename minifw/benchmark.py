@@ -53,6 +53,42 @@ class TokenIds(NamedTuple):
     seq_len: int
 
 
+class _Chain(nn.Sequential):
+    """A model whose forward is more than its children applied in turn (torchvision's ResNet
+    flattens before its classifier), laid out as the chain of layers it applies, for timing
+    layer by layer: the same modules (and parameters) as `source`, the model it was made from,
+    plus the steps its forward takes between them (nn.Flatten, a pooling)."""
+
+    def __init__(self, source_name, source, steps):
+        super().__init__(OrderedDict(steps))
+        self.__dict__["source_name"], self.__dict__["source"] = source_name, source  # not a child
+
+
+def _resnet_steps(tnn, model):
+    """torchvision's ResNet.forward as steps: the stem, the four stages, pooling, flatten, fc."""
+    return ([(n, getattr(model, n)) for n in ("conv1", "bn1", "relu", "maxpool", "layer1", "layer2",
+                                              "layer3", "layer4", "avgpool")]
+            + [("flatten", tnn.Flatten(1)), ("fc", model.fc)])
+
+
+def _mobilenet_v2_steps(tnn, model):
+    """torchvision's MobileNetV2.forward as steps: each block of `features`, global average
+    pooling, flatten, the classifier."""
+    return ([(f"features{i}", block) for i, block in enumerate(model.features)]
+            + [("pool", tnn.AdaptiveAvgPool2d((1, 1))), ("flatten", tnn.Flatten(1)),
+               ("classifier", model.classifier)])
+
+
+# torchvision's models the bench times: name -> the function laying out its forward as steps
+VISION_MODELS = {"resnet18": _resnet_steps, "mobilenet_v2": _mobilenet_v2_steps}
+
+
+def _vision_chain(name):
+    from minifw.vision import models
+    source = getattr(models, name)()
+    return _Chain(name, source, VISION_MODELS[name](nn, source))
+
+
 # name: (model class, input shape without the batch (or TokenIds), classes)
 MODELS = {"lenet": (LeNet, (1, 28, 28), 10),
           "alexnet": (AlexNet, (3, 227, 227), 1000),
@@ -62,9 +98,11 @@ MODELS = {"lenet": (LeNet, (1, 28, 28), 10),
           # the issue's word model, PyTorch word_language_model's medium one (Zaremba et al. 2014):
           # embedding 650, 2x LSTM 650, dropout 0.5, 35 steps, over 10,000 words (their Penn
           # Treebank's vocabulary; Shakespeare's plays keep 10,101 words seen 5 times or more)
-          "wordlm": (lambda: WordLM(10_000, 650, 650, 2, "lstm", dropout=0.5), TokenIds(35), 10_000)}
+          "wordlm": (lambda: WordLM(10_000, 650, 650, 2, "lstm", dropout=0.5), TokenIds(35), 10_000),
+          # torchvision's ImageNet models (minifw.vision.models), as torchvision builds them
+          **{name: (lambda name=name: _vision_chain(name), (3, 224, 224), 1000) for name in VISION_MODELS}}
 # batch sizes of `minifw bench` when none is given: the issue's, where it names one
-DEFAULT_BATCH_SIZES = {"alexnet": 16, "charlstm": 32, "wordlm": 20}
+DEFAULT_BATCH_SIZES = {"alexnet": 16, "charlstm": 32, "wordlm": 20, "resnet18": 16, "mobilenet_v2": 16}
 MINIFW_ENGINES = tuple(engines.ENGINES)
 ENGINES = MINIFW_ENGINES + ("torch",)
 
@@ -79,10 +117,12 @@ def layers(model):
     return list(model.named_children())
 
 
-def torch_missing():
-    """Why the torch engine cannot run here (a message), or None when it can."""
+def torch_missing(model=None):
+    """Why the torch engine cannot run `model` here (a message), or None when it can."""
     if importlib.util.find_spec("torch") is None:
         return "PyTorch is not installed (pip install torch)"
+    if model in VISION_MODELS and importlib.util.find_spec("torchvision") is None:
+        return f"{model} is built by torchvision, which is not installed (pip install torchvision)"
     return None
 
 
@@ -94,8 +134,8 @@ def check_arguments(model, engines_, batch_size, iterations, warmup, device="cpu
         raise BenchmarkError(f"engines must be distinct ones of {', '.join(ENGINES)}; got "
                              f"{', '.join(engines_) or 'none'}")
     if "torch" in engines_:
-        if torch_missing():
-            raise BenchmarkError(f"engine torch: {torch_missing()}")
+        if torch_missing(model):
+            raise BenchmarkError(f"engine torch: {torch_missing(model)}")
         if minifw.device(device).type not in ("cpu", "cuda"):
             raise BenchmarkError(f"engine torch runs on cpu or cuda, not on device {device!r}")
     for name, value, minimum in (("batch_size", batch_size, 1), ("iterations", iterations, 1),
@@ -175,8 +215,16 @@ def _torch_setup(model_name, batch_size, device="cpu"):
 
     model, _, x, target = _setup(model_name, batch_size)
     dev = torch.device(minifw.device(device).type)
-    tmodel = torch.nn.Sequential(OrderedDict((name, _torch_layer(torch, layer, name))
-                                             for name, layer in layers(model))).to(dev)
+    if isinstance(model, _Chain):  # torchvision builds it; the same parameter names load across
+        import torchvision
+
+        source = getattr(torchvision.models, model.source_name)()
+        source.load_state_dict({k: torch.from_numpy(v.detach().cpu().numpy().copy())
+                                for k, v in model.source.state_dict().items()})
+        tmodel = torch.nn.Sequential(OrderedDict(VISION_MODELS[model.source_name](torch.nn, source))).to(dev)
+    else:
+        tmodel = torch.nn.Sequential(OrderedDict((name, _torch_layer(torch, layer, name))
+                                                 for name, layer in layers(model))).to(dev)
     toptimizer = torch.optim.SGD(tmodel.parameters(), **SGD_SETTINGS)
     # torch.tensor copies into PyTorch's own memory, which its peak-memory count sees
     return (tmodel, toptimizer, torch.tensor(x.numpy(), device=dev),
@@ -314,19 +362,33 @@ def _release_cached_memory(dev):
 
 
 def conv_algorithms(model, x):
-    """{layer name: {direction: algorithm}} that algo="auto" picks for each convolution."""
-    chosen, out = {}, x
-    with minifw.no_grad():
-        for name, layer in layers(model):
-            if isinstance(layer, nn.Conv2d):
-                problem = minifw.ops.ConvProblem(tuple(out.shape), tuple(layer.weight.shape),
-                                                 stride=layer.stride, padding=layer.padding,
-                                                 dilation=layer.dilation, groups=layer.groups,
-                                                 dtype=out.dtype)
-                chosen[name] = {d: minifw.ops.conv_algorithm(problem, d, device=out.device)
-                                for d in minifw.ops.conv.DIRECTIONS}
-            out = layer(out)
-            out = out[0] if isinstance(out, tuple) else out
+    """{layer name: {direction: algorithm}} that algo="auto" picks for each convolution, those
+    inside a layer too (named by their path: "layer1.0.conv1")."""
+    inputs = {}
+
+    def recorder(name):
+        def hook(module, args):
+            inputs.setdefault(name, (module, args[0]))
+        return hook
+
+    handles = [m.register_forward_pre_hook(recorder(name)) for name, m in model.named_modules()
+               if isinstance(m, nn.Conv2d)]
+    out = x
+    try:
+        with minifw.no_grad():
+            for _, layer in layers(model):
+                out = layer(out)
+                out = out[0] if isinstance(out, tuple) else out
+    finally:
+        for handle in handles:
+            handle.remove()
+    chosen = {}
+    for name, (conv, inp) in inputs.items():
+        problem = minifw.ops.ConvProblem(tuple(inp.shape), tuple(conv.weight.shape), stride=conv.stride,
+                                         padding=conv.padding, dilation=conv.dilation, groups=conv.groups,
+                                         dtype=inp.dtype)
+        chosen[name] = {d: minifw.ops.conv_algorithm(problem, d, device=inp.device)
+                        for d in minifw.ops.conv.DIRECTIONS}
     return chosen
 
 

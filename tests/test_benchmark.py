@@ -240,3 +240,77 @@ def test_the_torch_engine_runs_with_minifw_threads_and_tf32_switches():
         minifw.backends.cudnn.allow_tf32 = False
         torch.set_num_threads(saved[0])
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = saved[1:]
+
+
+# ---- torchvision's models in the bench ----------------------------------------------------------
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2"])
+def test_a_vision_models_chain_is_the_model(name):
+    minifw.manual_seed(0)
+    chain = benchmark.MODELS[name][0]().eval()
+    source = chain.source.eval()
+    # the chain holds the model's own parameters, no copy and none left out
+    assert {id(p) for p in chain.parameters()} == {id(p) for p in source.parameters()}
+    assert benchmark.MODELS[name][1:] == ((3, 224, 224), 1000) and "source" not in dict(chain.named_children())
+    x = minifw.randn(2, 3, 64, 64)
+    with minifw.no_grad():
+        out = x
+        for _, layer in benchmark.layers(chain):
+            out = layer(out)
+        np.testing.assert_allclose(out.numpy(), source(x).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_resnets_chain_keeps_torchvisions_parameter_names():
+    chain = benchmark.MODELS["resnet18"][0]()
+    assert list(chain.state_dict()) == list(chain.source.state_dict())
+    assert [name for name, _ in benchmark.layers(chain)] == [
+        "conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4", "avgpool", "flatten", "fc"]
+
+
+def test_the_convolutions_inside_layers_are_reported():
+    minifw.manual_seed(0)
+    chain = benchmark.MODELS["resnet18"][0]()
+    chosen = benchmark.conv_algorithms(chain, minifw.randn(1, 3, 64, 64))
+    convs = [name for name, m in chain.named_modules() if isinstance(m, nn.Conv2d)]
+    assert list(chosen) == convs and len(convs) == 20 and "layer2.0.downsample.0" in chosen
+    for algos in chosen.values():
+        assert set(algos) == set(minifw.ops.conv.DIRECTIONS)
+        assert all(a in minifw.ops.conv.ALGORITHMS[d] for d, a in algos.items())
+
+
+def test_a_vision_model_runs_through_the_bench():
+    result = benchmark.run("mobilenet_v2", engines=("caffe", "primitives"), batch_size=1, iterations=1,
+                           warmup=0, blocks=1, pause=0)
+    assert [e["engine"] for e in result["engines"]] == ["caffe", "primitives"]
+    names = [row["name"] for row in result["engines"][0]["layers"]]
+    assert names[:2] == ["features0", "features1"] and names[-4:] == ["pool", "flatten", "classifier", "loss"]
+    assert len(result["conv_algorithms"]) == 52
+    parameters = sum(p.numel() for p in benchmark.MODELS["mobilenet_v2"][0]().parameters())
+    assert parameters == 3_504_872
+    for entry in result["engines"]:  # at least the parameters, their gradients and momentum
+        assert entry["peak_memory_bytes"] > 3 * 4 * parameters
+
+
+def test_the_torch_engine_of_a_vision_model_wants_torchvision(monkeypatch):
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "torchvision" else find_spec(name, *a))
+    if find_spec("torch") is None:
+        pytest.skip("PyTorch is not installed: the message is about it")
+    with pytest.raises(benchmark.BenchmarkError, match=r"engine torch: resnet18 is built by torchvision, which is "
+                                                       r"not installed \(pip install torchvision\)"):
+        benchmark.run("resnet18", engines=("primitives", "torch"))
+    benchmark.check_arguments("lenet", ("torch",), 1, 1, 0)  # the others need PyTorch alone
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2"])
+def test_the_torch_engine_builds_the_vision_model_with_torchvision(name):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torchvision")
+    model, _, x, _ = benchmark._setup(name, 2)
+    tmodel, _, tx, _ = benchmark._torch_setup(name, 2)
+    assert [n for n, _ in tmodel.named_children()] == [n for n, _ in benchmark.layers(model)]
+    model.eval(), tmodel.eval()
+    with torch.no_grad():
+        expected = tmodel(tx).numpy()
+    with minifw.no_grad():
+        np.testing.assert_allclose(model(x).numpy(), expected, rtol=1e-3, atol=1e-4)

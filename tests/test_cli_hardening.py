@@ -149,7 +149,7 @@ def test_a_bench_output_path_that_cannot_be_written_is_refused_before_timing(whe
 
 def test_bench_refuses_what_the_benchmark_cannot_run_as_a_usage_error(capsys, monkeypatch):
     monkeypatch.setattr(cli.benchmark, "run", lambda *a, **k: pytest.fail("the benchmark ran"))
-    monkeypatch.setattr(cli.benchmark, "torch_missing", lambda: None)
+    monkeypatch.setattr(cli.benchmark, "torch_missing", lambda *model: None)
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["bench", "lenet", "--engine", "torch", "--device", "cudasim"])
     assert exit_info.value.code == 2
