@@ -115,7 +115,9 @@ NAMES = {
     # products
     "MatMul": _matmul, "MatrixProduct": "MmBackward0",
     # layers
-    "Activation": lambda ctx: "EluBackward0" if ctx.args[0] == "selu" else f"{camel(ctx.args[0])}Backward0",
+    # relu6 is PyTorch's hardtanh(0, 6), so its node is hardtanh's
+    "Activation": lambda ctx: ({"selu": "EluBackward0", "relu6": "HardtanhBackward0"}.get(ctx.args[0])
+                               or f"{camel(ctx.args[0])}Backward0"),
     "GaussianErrorLinearUnit": "GeluBackward0", "SigmoidLinearUnit": "SiluBackward0",
     "HardTanh": "HardtanhBackward0", "SmoothRectifier": "SoftplusBackward0",
     "HardSwish": "HardswishBackward0", "HardSigmoid": "HardsigmoidBackward0",

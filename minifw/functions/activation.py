@@ -49,6 +49,8 @@ class Activation(Function):
             return dy * y * (1.0 - y)
         if mode == "tanh":
             return dy * (1.0 - y * y)
+        if mode == "relu6":  # the gradient passes strictly between the bounds, as hardtanh's
+            return masked((y._data > 0) & (y._data < 6), dy)
         positive = (y if x is None else x)._data > 0
         if mode == "relu":
             return masked(positive, dy)
@@ -143,7 +145,7 @@ class HardTanh(Function):
     def backward(ctx, dy):
         x, = ctx.saved_tensors
         lo, hi = ctx.bounds
-        return np.where((x > lo) & (x < hi), dy, 0.0).astype(dy.dtype, copy=False)
+        return np.where((x > lo) & (x < hi), dy, dy.dtype.type(0))  # no float64 temporary
 
     @staticmethod
     def backward_graph(ctx, dy):

@@ -602,6 +602,8 @@ def _hardtanh(fn, input, min_val=-1.0, max_val=1.0, inplace=False):
     if max_val < min_val:
         raise ValueError(f"{fn}: max_val cannot be less than min_val, got min_val={min_val} and "
                          f"max_val={max_val}")
+    if (min_val, max_val) == (0.0, 6.0):  # relu6 (MobileNet's): the activation primitive
+        return _activation(fn, input, "relu6", inplace)
     if inplace:
         return _in_place(fn, input, lambda: HardTanh.apply(input, min_val=min_val, max_val=max_val))
     return HardTanh.apply(input, min_val=min_val, max_val=max_val)
