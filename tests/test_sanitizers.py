@@ -56,14 +56,15 @@ CPU_SELECTION = {
                     "and (odd11x13_3x3_pad0 or mixed_stride2x3_pad3x0_dil1x2 or groups3_dil2 "
                     "or winograd_tiles_plus_edge or winograd_two_chunks_37x35 or winograd_images_n9_13x13 "
                     "or k1x1_groups2 or depthwise6_5x5_stride2 or stride4_5x5_pad3 "
+                    "or depthwise_mult3_dil2_pad3 or depthwise_pad_beyond_filter or depthwise_stride3_5x3_pad2x1 "
                     "or c17_k7_3x3_pad1_n3 or k1x1_stride2 or kernel_eq_input_5x7 "
                     "or dot_filter_n9_groups2_stride2_dil2 or chunked_data_groups2_stride2 or pad3_3x3 "
                     "or k1x1_pad1 or stride4_2x2_gaps or stride4_out1x1 or rows_k48_wide33_5x5_pad2_groups2 "
                     "or rows_k40_stride2_pad1 or rows_data_c48_3x3_pad1 or rows_k12_groups2_wide19) "
                     "or float32 and test_every_isa and (odd11x13_3x3_pad0 or mixed_stride2x3_pad3x0_dil1x2 "
                     "or k1x1_groups2 or groups3_dil2 or winograd_tiles_plus_edge or winograd_two_chunks_37x35 "
-                    "or winograd_images_n9_13x13 or depthwise6_5x5_stride2 "
-                    "or wide37_5x5_pad2_groups2 or wide41_dil1x2_pad1x3 or rows_k48_wide33_5x5_pad2_groups2 "
+                    "or winograd_images_n9_13x13 or depthwise6_5x5_stride2 or depthwise_mult3_dil2_pad3 "
+                    "or depthwise_wide40_stride2 or wide37_5x5_pad2_groups2 or wide41_dil1x2_pad1x3 or rows_k48_wide33_5x5_pad2_groups2 "
                     "or rows_k40_stride2_pad1 or rows_data_c48_3x3_pad1 or rows_k12_groups2_wide19) "
                     "or float32 and test_backward_bias and (odd or groups) or float32 and test_noncontiguous",
     "test_conv_validation.py": "test_binding",
