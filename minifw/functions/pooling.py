@@ -91,32 +91,57 @@ def adaptive_windows(size, out):
     return (i * size) // out, -((-(i + 1) * size) // out)
 
 
-def _averaging_matrix(size, out, dtype, dev):
+def _host_averaging_matrix(size, out, dtype):
     """(out, size) matrix whose row i averages window i: 1 / length over the window."""
     start, end = adaptive_windows(size, out)
     positions = np.arange(size)
     inside = (positions >= start[:, None]) & (positions < end[:, None])
-    return devices.to_device((inside / (end - start)[:, None]).astype(dtype), dev)
+    return (inside / (end - start)[:, None]).astype(dtype)
+
+
+def _averaging_matrix(size, out, dtype, dev):
+    return devices.to_device(_host_averaging_matrix(size, out, dtype), dev)
+
+
+def _pooling_matrix(h, w, oh, ow, dtype, dev):
+    """kron(A_h, A_w): row i * ow + j averages window (i, j) of a flattened H x W plane."""
+    return devices.to_device(np.kron(_host_averaging_matrix(h, oh, dtype), _host_averaging_matrix(w, ow, dtype)),
+                             dev)
+
+
+# The most elements of the pooling matrix kron(A_h, A_w) that AdaptiveAveragePooling2D forms
+# (32 MiB of float64): beyond, two batches of small products.
+_POOLING_MATRIX_LIMIT = 1 << 22
 
 
 class AdaptiveAveragePooling2D(Function):
     """Mean of x (N, C, H, W) over adaptive windows: out_h x out_w of them. A window's mean
     is the mean over its rows of the mean over its columns, so the pooling is two matrix
     products, y = A_h x A_w^T with A the averaging matrices, and its adjoint is
-    dx = A_h^T dy A_w."""
+    dx = A_h^T dy A_w. With each plane flattened, that is one product with the pooling
+    matrix K = kron(A_h, A_w) ((out_h out_w) x (H W)): y = x K^T and dx = dy K, one GEMM
+    over all planes rather than a batch of one small product per plane (global pooling of
+    16 x 1280 x 7 x 7: 1.6 -> 0.4 ms forward); where K would be large, the two batches."""
 
     @staticmethod
     def forward(ctx, x, *, output_size):
-        (h, w), (oh, ow), dev = x.shape[2:], output_size, devices.of(x)
+        (n, c, h, w), (oh, ow), dev = x.shape, output_size, devices.of(x)
         rows = _averaging_matrix(h, oh, x.dtype, dev)
         cols = _averaging_matrix(w, ow, x.dtype, dev)
         ctx.save_for_backward(rows, cols)
-        return np.matmul(np.matmul(rows, x), cols.T)
+        if oh * ow * h * w > _POOLING_MATRIX_LIMIT:
+            return np.matmul(np.matmul(rows, x), cols.T)
+        pooling = _pooling_matrix(h, w, oh, ow, x.dtype, dev)
+        return (x.reshape(n * c, h * w) @ pooling.T).reshape(n, c, oh, ow)
 
     @staticmethod
     def backward(ctx, dy):
         rows, cols = ctx.saved_tensors
-        return np.matmul(np.matmul(rows.T, dy), cols)
+        (n, c, oh, ow), h, w = dy.shape, rows.shape[1], cols.shape[1]
+        if oh * ow * h * w > _POOLING_MATRIX_LIMIT:
+            return np.matmul(np.matmul(rows.T, dy), cols)
+        pooling = _pooling_matrix(h, w, oh, ow, dy.dtype, devices.of(dy))
+        return (dy.reshape(n * c, oh * ow) @ pooling).reshape(n, c, h, w)
 
     @staticmethod
     def backward_graph(ctx, dy):  # the averaging matrices depend on the sizes only: constants
