@@ -1,6 +1,7 @@
 """The module paths PyTorch scripts import names from work with `torch` renamed to `minifw`, and
 give the very objects minifw's main namespaces hold (one class, never a copy)."""
 import importlib
+import os
 import subprocess
 import sys
 
@@ -33,7 +34,7 @@ def test_the_module_paths_of_pytorch_scripts_import(path, names, home):
             assert obj is getattr(importlib.import_module("minifw." + home), name), (path, name)
 
 
-def test_the_data_modules_are_one_object_under_both_names():
+def test_the_data_modules_are_one_object_under_both_names(tmp_path):
     import minifw.data
     import minifw.data.sampler
     import minifw.utils.data
@@ -44,7 +45,11 @@ def test_the_data_modules_are_one_object_under_both_names():
     code = ("from minifw.utils.data.sampler import RandomSampler as a; from minifw.data.sampler import "
             "RandomSampler as b; import minifw.utils.data.distributed as d, minifw.data.distributed as e; "
             "print(a is b, d is e)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # the minifw under test (the installed one, or the source tree of a developer build), imported
+    # from outside the tree
+    root = os.path.dirname(os.path.dirname(os.path.abspath(minifw.__file__)))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path,
+                         env=dict(os.environ, PYTHONPATH=root))
     assert out.stdout.split() == ["True", "True"]
 
 
