@@ -34,6 +34,14 @@ def test_the_module_paths_of_pytorch_scripts_import(path, names, home):
             assert obj is getattr(importlib.import_module("minifw." + home), name), (path, name)
 
 
+def test_cuda_amp_is_one_module_as_attribute_and_import():
+    import types
+
+    import minifw.cuda.amp
+    assert isinstance(minifw.cuda.amp, types.ModuleType)
+    assert importlib.import_module("minifw.cuda.amp") is minifw.cuda.amp
+
+
 def test_the_data_modules_are_one_object_under_both_names(tmp_path):
     import minifw.data
     import minifw.data.sampler
