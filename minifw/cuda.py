@@ -70,8 +70,7 @@ def max_memory_allocated(device=None):
 
 def max_memory_reserved(device=None):
     """The most bytes CuPy's pool held (in use or cached) since the program began or since
-    reset_peak_memory_stats(): sampled whenever the pool takes memory from the GPU and whenever
-    max_memory_allocated grows."""
+    reset_peak_memory_stats(): sampled whenever max_memory_allocated grows, and now."""
     _check_device(device, "max_memory_reserved")
     counter = devices.count_cuda_memory()
     return max(counter.reserved_peak, counter.pool.total_bytes())
@@ -102,8 +101,8 @@ def memory_stats(device=None):
     cached blocks included) and "inactive_split_bytes.all.current" (cached, unused)."""
     _check_device(device, "memory_stats")
     counter = devices.count_cuda_memory()
+    used, total = counter.pool.used_bytes(), counter.pool.total_bytes()  # never asked under the counter's lock
     with counter.lock:
-        used, total = counter.pool.used_bytes(), counter.pool.total_bytes()
         peak, reserved_peak = max(counter.peak, used), max(counter.reserved_peak, total)
         stats = {"allocated_bytes.all.current": used, "allocated_bytes.all.peak": peak,
                  "allocated_bytes.all.allocated": counter.allocated, "allocated_bytes.all.freed": counter.freed,

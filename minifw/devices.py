@@ -477,8 +477,7 @@ def count_cuda_memory():
 def _memory_counter_hook(cupy):
     """A CuPy memory hook counting the bytes the pool hands to arrays: `current` (held now),
     `peak` (the most held at once since the last reset), the bytes and buffers handed out and
-    given back, and `reserved_peak` (the most the pool held, sampled when it takes memory from
-    the GPU and when `peak` grows). Buffers handed out before it counted make up `untracked`,
+    given back, and `reserved_peak` (the most the pool held, sampled whenever `peak` grows). Buffers handed out before it counted make up `untracked`,
     which their release lowers."""
     pool = cupy.get_default_memory_pool()
 
@@ -498,13 +497,13 @@ def _memory_counter_hook(cupy):
                 self.current += size
                 self.allocations += 1
                 self.allocated += size
-                if self.untracked + self.current > self.peak:
+                grew = self.untracked + self.current > self.peak
+                if grew:
                     self.peak = self.untracked + self.current
-                    self.reserved_peak = max(self.reserved_peak, self.pool.total_bytes())
-
-        def alloc_postprocess(self, **kwargs):
-            with self.lock:
-                self.reserved_peak = max(self.reserved_peak, self.pool.total_bytes())
+            if grew:  # the pool is asked outside this lock, which its own locks never wait for
+                reserved = self.pool.total_bytes()
+                with self.lock:
+                    self.reserved_peak = max(self.reserved_peak, reserved)
 
         def free_postprocess(self, **kwargs):
             with self.lock:
@@ -517,9 +516,10 @@ def _memory_counter_hook(cupy):
                 self.freed += size
 
         def reset_peak(self):
+            used, total = self.pool.used_bytes(), self.pool.total_bytes()  # the pool's locks, then this one
             with self.lock:
-                self.peak = max(self.pool.used_bytes(), self.untracked + self.current)
-                self.reserved_peak = self.pool.total_bytes()
+                self.peak = max(used, self.untracked + self.current)
+                self.reserved_peak = total
 
     return MemoryCounter()
 
