@@ -477,8 +477,8 @@ def count_cuda_memory():
 def _memory_counter_hook(cupy):
     """A CuPy memory hook counting the bytes the pool hands to arrays: `current` (held now),
     `peak` (the most held at once since the last reset), the bytes and buffers handed out and
-    given back, and `reserved_peak` (the most the pool held, sampled whenever `peak` grows). Buffers handed out before it counted make up `untracked`,
-    which their release lowers."""
+    given back, and `reserved_peak` (the most the pool held, sampled whenever `peak` grows).
+    Buffers handed out before it counted make up `untracked`, which their release lowers."""
     pool = cupy.get_default_memory_pool()
 
     class MemoryCounter(cupy.cuda.MemoryHook):
