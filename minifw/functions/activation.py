@@ -111,18 +111,25 @@ class GaussianErrorLinearUnit(Function):
 
 
 class SigmoidLinearUnit(Function):
-    """SiLU (swish): x * sigmoid(x); d/dx = s (1 + x (1 - s))."""
+    """SiLU (swish): x * sigmoid(x); d/dx = s (1 + x (1 - s)). The sigmoid is the engine's
+    activation (the primitives: one vectorized pass; the array code's took eight, and SiLU of
+    16 x 144 x 56 x 56 took 65 ms forward against PyTorch's 2)."""
 
     @staticmethod
     def forward(ctx, x):
-        s = _sigmoid(x)
+        s = current_engine().activation_forward(x, "sigmoid")
         ctx.save_for_backward(x, s)
         return x * s
 
     @staticmethod
     def backward(ctx, dy):
         x, s = ctx.saved_tensors
-        return dy * (s * (1.0 + x * (1.0 - s)))
+        g = 1.0 - s  # s (1 + x (1 - s)) dy, in one array
+        g *= x
+        g += 1.0
+        g *= s
+        g *= dy
+        return g
 
     @staticmethod
     def backward_graph(ctx, dy):
