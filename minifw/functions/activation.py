@@ -199,13 +199,21 @@ class HardSwish(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return x * np.clip(x + 3.0, 0.0, 6.0) * (1.0 / 6.0)
+        y = x + 3.0  # the same operations as x * clip(x + 3, 0, 6) * (1/6), in one array
+        np.clip(y, 0.0, 6.0, out=y)
+        y *= x
+        y *= 1.0 / 6.0
+        return y
 
     @staticmethod
     def backward(ctx, dy):
         x, = ctx.saved_tensors
-        slope = np.where(x <= -3.0, 0.0, np.where(x < 3.0, x * (1.0 / 3.0) + 0.5, 1.0))
-        return (dy * slope).astype(dy.dtype, copy=False)
+        slope = x * (1.0 / 3.0)
+        slope += 0.5
+        np.copyto(slope, 0.0, where=x <= -3.0)
+        np.copyto(slope, 1.0, where=~(x < 3.0))  # a NaN's gradient passes, as PyTorch's
+        slope *= dy
+        return slope
 
     @staticmethod
     def backward_graph(ctx, dy):
@@ -220,12 +228,17 @@ class HardSigmoid(Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return np.clip(x + 3.0, 0.0, 6.0) * (1.0 / 6.0)
+        y = x + 3.0
+        np.clip(y, 0.0, 6.0, out=y)
+        y *= 1.0 / 6.0
+        return y
 
     @staticmethod
     def backward(ctx, dy):
         x, = ctx.saved_tensors
-        return np.where((x > -3.0) & (x < 3.0), dy * (1.0 / 6.0), 0.0).astype(dy.dtype, copy=False)
+        g = dy * (1.0 / 6.0)
+        np.copyto(g, 0.0, where=~((x > -3.0) & (x < 3.0)))
+        return g
 
     @staticmethod
     def backward_graph(ctx, dy):
