@@ -9,13 +9,15 @@ weights are never downloaded: the builders take weights=None only, and refuse an
 from ._api import get_model, get_model_builder, list_models
 from .alexnet import AlexNet, alexnet
 from .mobilenetv2 import MobileNetV2, mobilenet_v2
+from .mobilenetv3 import MobileNetV3, mobilenet_v3_large, mobilenet_v3_small
 from .resnet import (BasicBlock, Bottleneck, ResNet, resnet18, resnet34, resnet50, resnet101, resnet152,
                      resnext50_32x4d, resnext101_32x8d, resnext101_64x4d, wide_resnet50_2, wide_resnet101_2)
 from .squeezenet import SqueezeNet, squeezenet1_0, squeezenet1_1
 from .vgg import VGG, vgg11, vgg11_bn, vgg13, vgg13_bn, vgg16, vgg16_bn, vgg19, vgg19_bn
 
-__all__ = ["AlexNet", "BasicBlock", "Bottleneck", "MobileNetV2", "ResNet", "SqueezeNet", "VGG", "alexnet",
-           "get_model", "get_model_builder", "list_models", "mobilenet_v2", "resnet18", "resnet34", "resnet50",
+__all__ = ["AlexNet", "BasicBlock", "Bottleneck", "MobileNetV2", "MobileNetV3", "ResNet", "SqueezeNet", "VGG", "alexnet",
+           "get_model", "get_model_builder", "list_models", "mobilenet_v2", "mobilenet_v3_large", "mobilenet_v3_small",
+           "resnet18", "resnet34", "resnet50",
            "resnet101", "resnet152", "resnext50_32x4d", "resnext101_32x8d", "resnext101_64x4d", "squeezenet1_0",
            "squeezenet1_1", "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn",
            "wide_resnet50_2", "wide_resnet101_2"]

@@ -9,6 +9,7 @@ from ... import nn
 from ...nn import functional as F
 from ...nn.modules.utils import _positive_int
 from ._api import _check_no_weights, register_model
+from ._ops import Conv2dNormActivation
 
 
 def _make_divisible(v, divisor, min_value=None):
@@ -18,28 +19,6 @@ def _make_divisible(v, divisor, min_value=None):
     min_value = divisor if min_value is None else min_value
     rounded = max(min_value, int(v + divisor / 2) // divisor * divisor)
     return rounded + divisor if rounded < 0.9 * v else rounded
-
-
-class Conv2dNormActivation(nn.Sequential):
-    """A convolution padded to keep the size at stride 1 (no bias when a norm follows), then
-    `norm_layer` and `activation_layer` (either may be None): torchvision.ops'
-    Conv2dNormActivation, a Sequential numbered 0, 1, 2."""
-
-    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None, groups=1,
-                 norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU, dilation=1, inplace=True,
-                 bias=None):
-        if padding is None:
-            padding = (kernel_size - 1) // 2 * dilation
-        if bias is None:
-            bias = norm_layer is None
-        layers = [nn.Conv2d(in_channels, out_channels, kernel_size, stride, padding,
-                            dilation=dilation, groups=groups, bias=bias)]
-        if norm_layer is not None:
-            layers.append(norm_layer(out_channels))
-        if activation_layer is not None:
-            layers.append(activation_layer() if inplace is None else activation_layer(inplace=inplace))
-        super().__init__(*layers)
-        self.out_channels = out_channels
 
 
 class InvertedResidual(nn.Module):
