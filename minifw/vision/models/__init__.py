@@ -1,7 +1,7 @@
 """torchvision.models' image classifiers under its names, built from minifw.nn: ResNet (18, 34,
 50, 101, 152), ResNeXt and Wide ResNet, VGG (11, 13, 16, 19, with and without batch norm),
-AlexNet, MobileNetV2, MobileNetV3 (large, small), EfficientNet (B0-B7, V2 S/M/L) and
-SqueezeNet (1.0, 1.1), and get_model / list_models.
+AlexNet, MobileNetV2, MobileNetV3 (large, small), EfficientNet (B0-B7, V2 S/M/L),
+ShuffleNetV2 (x0.5, x1.0, x1.5, x2.0) and SqueezeNet (1.0, 1.1), and get_model / list_models.
 
 Each model has torchvision's structure and parameter and buffer names, so that a state_dict
 torchvision's model saved loads into it (model.load_state_dict(minifw.load(path))). Pretrained
@@ -16,14 +16,17 @@ from .mobilenetv2 import MobileNetV2, mobilenet_v2
 from .mobilenetv3 import MobileNetV3, mobilenet_v3_large, mobilenet_v3_small
 from .resnet import (BasicBlock, Bottleneck, ResNet, resnet18, resnet34, resnet50, resnet101, resnet152,
                      resnext50_32x4d, resnext101_32x8d, resnext101_64x4d, wide_resnet50_2, wide_resnet101_2)
+from .shufflenetv2 import (ShuffleNetV2, shufflenet_v2_x0_5, shufflenet_v2_x1_0, shufflenet_v2_x1_5,
+                           shufflenet_v2_x2_0)
 from .squeezenet import SqueezeNet, squeezenet1_0, squeezenet1_1
 from .vgg import VGG, vgg11, vgg11_bn, vgg13, vgg13_bn, vgg16, vgg16_bn, vgg19, vgg19_bn
 
-__all__ = ["AlexNet", "BasicBlock", "Bottleneck", "EfficientNet", "MobileNetV2", "MobileNetV3", "ResNet", "SqueezeNet",
-           "VGG", "alexnet", "efficientnet_b0", "efficientnet_b1", "efficientnet_b2", "efficientnet_b3",
-           "efficientnet_b4", "efficientnet_b5", "efficientnet_b6", "efficientnet_b7", "efficientnet_v2_l",
-           "efficientnet_v2_m", "efficientnet_v2_s", "get_model", "get_model_builder", "list_models", "mobilenet_v2",
-           "mobilenet_v3_large", "mobilenet_v3_small", "resnet101", "resnet152", "resnet18", "resnet34", "resnet50",
-           "resnext101_32x8d", "resnext101_64x4d", "resnext50_32x4d", "squeezenet1_0", "squeezenet1_1", "vgg11",
-           "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn", "wide_resnet101_2",
-           "wide_resnet50_2"]
+__all__ = ["AlexNet", "BasicBlock", "Bottleneck", "EfficientNet", "MobileNetV2", "MobileNetV3", "ResNet",
+           "ShuffleNetV2", "SqueezeNet", "VGG", "alexnet", "efficientnet_b0", "efficientnet_b1", "efficientnet_b2",
+           "efficientnet_b3", "efficientnet_b4", "efficientnet_b5", "efficientnet_b6", "efficientnet_b7",
+           "efficientnet_v2_l", "efficientnet_v2_m", "efficientnet_v2_s", "get_model", "get_model_builder",
+           "list_models", "mobilenet_v2", "mobilenet_v3_large", "mobilenet_v3_small", "resnet101", "resnet152",
+           "resnet18", "resnet34", "resnet50", "resnext101_32x8d", "resnext101_64x4d", "resnext50_32x4d",
+           "shufflenet_v2_x0_5", "shufflenet_v2_x1_0", "shufflenet_v2_x1_5", "shufflenet_v2_x2_0", "squeezenet1_0",
+           "squeezenet1_1", "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn",
+           "wide_resnet101_2", "wide_resnet50_2"]
