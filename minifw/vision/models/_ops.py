@@ -1,7 +1,8 @@
 """The building blocks torchvision keeps in torchvision.ops and its models share: a
 convolution with a norm and an activation (Conv2dNormActivation), squeeze-and-excitation
-(SqueezeExcitation) and stochastic depth (stochastic_depth, StochasticDepth). minifw has no
-vision.ops package; the models import these from here."""
+(SqueezeExcitation), stochastic depth (stochastic_depth, StochasticDepth) and a module that
+permutes dimensions (Permute). minifw has no vision.ops package; the models import these from
+here."""
 from ... import empty, nn
 from ...nn import functional as F
 
@@ -83,3 +84,14 @@ class StochasticDepth(nn.Module):
 
     def __repr__(self):
         return f"{self.__class__.__name__}(p={self.p}, mode={self.mode})"
+
+
+class Permute(nn.Module):
+    """The input with its dimensions in the order `dims` (a list of them), as Tensor.permute."""
+
+    def __init__(self, dims):
+        super().__init__()
+        self.dims = dims
+
+    def forward(self, x):
+        return x.permute(*self.dims)
