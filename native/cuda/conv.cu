@@ -16,7 +16,8 @@
 // - depthwise (one input channel per group): no GEMM to feed; one thread per output
 //   element (forward) or input element (backward-data, gathering the taps that read it
 //   from each of the channel's m output channels), and one block per weight for
-//   backward-filter, its threads' partial sums added in a fixed tree.
+//   backward-filter, its threads' partial sums added in a fixed tree (a thread per weight
+//   where the batch's output positions are at most 256).
 // conv_im2col and conv_col2im launch im2col_gemm's lowering kernels alone, for one
 // image: the caffe engine lowers with them and multiplies with the array library's
 // GEMM (cuBLAS through CuPy), as Caffe does on a GPU.
@@ -348,6 +349,26 @@ __global__ void depthwise_data_kernel(Geometry s, const T* dy, const T* w, T* dx
 }
 
 constexpr unsigned kDepthwiseFilterThreads = 256;
+
+// dw[b] for every weight b = k * RS + rs, one thread each summing its N * P products in
+// order: where those are few (small planes), a block per weight would leave most of its
+// threads idle and pay for its reduction.
+template <typename T>
+__global__ void depthwise_filter_small_kernel(Geometry s, const T* x, const T* dy, T* dw) {
+  const int64_t total = s.K * s.RS, stride = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t b = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; b < total; b += stride) {
+    const int64_t k = b / s.RS, rs = b % s.RS, r = rs / s.S, q = rs % s.S;
+    const T* xc = x + (k / s.Kg) * s.HW;
+    T sum = 0;
+    for (int64_t i = 0; i < s.N * s.P; ++i) {
+      const int64_t n = i / s.P, p = i % s.P;
+      const int64_t ih = (p / s.Wo) * s.sh - s.ph + r * s.dh, iw = (p % s.Wo) * s.sw - s.pw + q * s.dw;
+      if (ih >= 0 && ih < s.H && iw >= 0 && iw < s.W)
+        sum += dy[(n * s.K + k) * s.P + p] * xc[n * s.C * s.HW + ih * s.W + iw];
+    }
+    dw[b] = sum;
+  }
+}
 
 // Block b computes dw[b] (b = k * RS + rs): thread t sums the products of (image, position)
 // pairs t, t + 256, ..., then the 256 partial sums are added pairwise in a fixed tree.
@@ -799,6 +820,11 @@ void conv_backward_filter(ConvAlgo algo, const ConvShape& shape, const T* x, con
   }
   if (algo == ConvAlgo::depthwise) {
     const int64_t weights = s.K * s.RS;
+    if (s.N * s.P <= int64_t(kDepthwiseFilterThreads)) {
+      launch("conv_depthwise_backward_filter", depthwise_filter_small_kernel<T>, elementwise_grid(weights),
+             dim3(kElementwiseThreads), 0, stream, s, x, dy, dw);
+      return;
+    }
     launch("conv_depthwise_backward_filter", depthwise_filter_kernel<T>,
            dim3(unsigned(weights < 65535 * 64 ? weights : 65535 * 64)), dim3(kDepthwiseFilterThreads), 0, stream, s,
            x, dy, dw);
