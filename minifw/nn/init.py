@@ -135,11 +135,19 @@ def _normal_cdf(x):
     return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
 
+# trunc_normal_ draws normals and redraws those outside [a, b] where at least this share of
+# the normal lies inside (each value then takes under 4 draws on average)
+_REDRAW_FROM = 0.25
+
+
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """N(mean, std^2) restricted to [a, b] (a and b are values, not numbers of stds). As
-    PyTorch: uniform draws between the normal CDF at a and at b, mapped through the inverse
-    CDF (sqrt(2) erfinv(2u - 1)), then clamped to [a, b]; it warns when mean lies more than
-    2 std outside [a, b], where that mapping is inaccurate."""
+    """N(mean, std^2) restricted to [a, b] (a and b are values, not numbers of stds); it warns,
+    as PyTorch's, when mean lies more than 2 std outside [a, b]. Where at least a quarter of
+    the normal lies in [a, b] (the usual case: [-2, 2] std holds 95%), normal draws with those
+    outside redrawn until all are in; else PyTorch's way: uniform draws between the normal CDF
+    at a and at b, mapped through the inverse CDF (sqrt(2) erfinv(2u - 1)) and clamped to
+    [a, b], exact in the tails but about 70 times slower (ConvNeXt-T's initialization took
+    20 s that way)."""
     fn = "trunc_normal_"
     _float_tensor(fn, tensor)
     mean, std = check_real(fn, "mean", mean), _std(fn, std, positive=True)
@@ -148,7 +156,16 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
                       "distribution of values may be incorrect.", UserWarning, stacklevel=2)
     lo, hi = _normal_cdf((a - mean) / std), _normal_cdf((b - mean) / std)
-    u = _numpy_rng(generator).uniform(2 * lo - 1, 2 * hi - 1, tensor.shape)
+    rng = _numpy_rng(generator)
+    if hi - lo >= _REDRAW_FROM:
+        values = rng.normal(mean, std, tensor.shape)
+        outside = np.flatnonzero((values < a) | (values > b))
+        flat = values.reshape(-1)
+        while outside.size:
+            flat[outside] = rng.normal(mean, std, outside.size)
+            outside = outside[(flat[outside] < a) | (flat[outside] > b)]
+        return _fill(tensor, values)
+    u = rng.uniform(2 * lo - 1, 2 * hi - 1, tensor.shape)
     values = np.clip(erfinv(u) * (std * math.sqrt(2.0)) + mean, a, b)
     return _fill(tensor, values)
 
