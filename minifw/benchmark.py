@@ -71,16 +71,17 @@ def _resnet_steps(tnn, model):
             + [("flatten", tnn.Flatten(1)), ("fc", model.fc)])
 
 
-def _mobilenet_v2_steps(tnn, model):
-    """torchvision's MobileNetV2.forward as steps: each block of `features`, global average
-    pooling, flatten, the classifier."""
+def _features_steps(tnn, model):
+    """torchvision's MobileNetV2, MobileNetV3 and EfficientNet forward as steps: each block of
+    `features`, global average pooling, flatten, the classifier."""
     return ([(f"features{i}", block) for i, block in enumerate(model.features)]
             + [("pool", tnn.AdaptiveAvgPool2d((1, 1))), ("flatten", tnn.Flatten(1)),
                ("classifier", model.classifier)])
 
 
 # torchvision's models the bench times: name -> the function laying out its forward as steps
-VISION_MODELS = {"resnet18": _resnet_steps, "mobilenet_v2": _mobilenet_v2_steps}
+VISION_MODELS = {"resnet18": _resnet_steps, "mobilenet_v2": _features_steps, "mobilenet_v3_large": _features_steps,
+                 "efficientnet_b0": _features_steps}
 
 
 def _vision_chain(name):
@@ -102,7 +103,7 @@ MODELS = {"lenet": (LeNet, (1, 28, 28), 10),
           # torchvision's ImageNet models (minifw.vision.models), as torchvision builds them
           **{name: (lambda name=name: _vision_chain(name), (3, 224, 224), 1000) for name in VISION_MODELS}}
 # batch sizes of `minifw bench` when none is given: the issue's, where it names one
-DEFAULT_BATCH_SIZES = {"alexnet": 16, "charlstm": 32, "wordlm": 20, "resnet18": 16, "mobilenet_v2": 16}
+DEFAULT_BATCH_SIZES = {"alexnet": 16, "charlstm": 32, "wordlm": 20, **{name: 16 for name in VISION_MODELS}}
 MINIFW_ENGINES = tuple(engines.ENGINES)
 ENGINES = MINIFW_ENGINES + ("torch",)
 

@@ -243,7 +243,7 @@ def test_the_torch_engine_runs_with_minifw_threads_and_tf32_switches():
 
 
 # ---- torchvision's models in the bench ----------------------------------------------------------
-@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2"])
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b0"])
 def test_a_vision_models_chain_is_the_model(name):
     minifw.manual_seed(0)
     chain = benchmark.MODELS[name][0]().eval()
