@@ -303,9 +303,11 @@ def time_iteration(model, optimizer, x, target, loss_fn, sync=None):
     out = x
     for name, layer in layers(model):
         inp = out if out is x else out.detach().requires_grad_()
-        # An in-place layer (ReLU(inplace=True)) may not write a leaf that requires grad (nor may
-        # PyTorch's): it gets a copy of it, made before the clock starts.
-        arg = inp.clone() if getattr(layer, "inplace", False) and inp.requires_grad else inp
+        # An in-place layer (ReLU(inplace=True), or one holding such a module first, as
+        # EfficientNet's classifier holds Dropout(inplace=True)) may not write a leaf that requires
+        # grad (nor may PyTorch's): it gets a copy of it, made before the clock starts.
+        in_place = any(getattr(m, "inplace", False) is True for m in layer.modules())
+        arg = inp.clone() if in_place and inp.requires_grad else inp
         start = clock()
         out = layer(arg)
         forward[name] = clock() - start

@@ -314,3 +314,15 @@ def test_the_torch_engine_builds_the_vision_model_with_torchvision(name):
         expected = tmodel(tx).numpy()
     with minifw.no_grad():
         np.testing.assert_allclose(model(x).numpy(), expected, rtol=1e-3, atol=1e-4)
+
+
+def test_a_layer_holding_an_in_place_module_gets_a_copy_of_its_input():
+    # EfficientNet's classifier: Dropout(inplace=True) first, on the detached input the bench
+    # gives each layer, which is a leaf that requires grad
+    minifw.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.Sequential(nn.Dropout(0.2, inplace=True), nn.Linear(8, 3)))
+    optimizer = minifw.optim.SGD(model.parameters(), lr=0.1)
+    timing = benchmark.time_iteration(model, optimizer, minifw.randn(4, 8), minifw.tensor([0, 1, 2, 0]),
+                                      nn.CrossEntropyLoss())
+    assert set(timing["forward"]) == {"0", "1"} and all(v >= 0 for v in timing["backward"].values())
+    assert model[1][1].weight.grad is not None and model[0].weight.grad is not None
