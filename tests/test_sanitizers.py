@@ -64,7 +64,8 @@ CPU_SELECTION = {
                     "or float32 and test_every_isa and (odd11x13_3x3_pad0 or mixed_stride2x3_pad3x0_dil1x2 "
                     "or k1x1_groups2 or groups3_dil2 or winograd_tiles_plus_edge or winograd_two_chunks_37x35 "
                     "or winograd_images_n9_13x13 or depthwise6_5x5_stride2 or depthwise_mult3_dil2_pad3 "
-                    "or depthwise_wide40_stride2 or wide37_5x5_pad2_groups2 or wide41_dil1x2_pad1x3 or rows_k48_wide33_5x5_pad2_groups2 "
+                    "or depthwise_wide40_stride2 or wide37_5x5_pad2_groups2 or wide41_dil1x2_pad1x3 "
+                    "or rows_k48_wide33_5x5_pad2_groups2 "
                     "or rows_k40_stride2_pad1 or rows_data_c48_3x3_pad1 or rows_k12_groups2_wide19) "
                     "or float32 and test_backward_bias and (odd or groups) or float32 and test_noncontiguous",
     "test_conv_validation.py": "test_binding",
