@@ -95,3 +95,23 @@ class Permute(nn.Module):
 
     def forward(self, x):
         return x.permute(*self.dims)
+
+
+def init_mobile_weights(model, linear_init=None):
+    """torchvision's initialization of its MobileNets and EfficientNets: convolutions Kaiming
+    normal (fan_out) with zero biases, batch and group norms at scale 1 and shift 0, linear
+    layers normal(0, 0.01) with zero biases, or `linear_init(module)` where given."""
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out")
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Linear):
+            if linear_init is None:
+                nn.init.normal_(m.weight, 0, 0.01)
+            else:
+                linear_init(m)
+            nn.init.zeros_(m.bias)

@@ -15,7 +15,7 @@ from functools import partial
 from ... import nn
 from ...nn.modules.utils import _positive_int
 from ._api import _check_no_weights, register_model
-from ._ops import Conv2dNormActivation, SqueezeExcitation, StochasticDepth
+from ._ops import Conv2dNormActivation, SqueezeExcitation, StochasticDepth, init_mobile_weights
 from .mobilenetv2 import _make_divisible
 
 
@@ -180,18 +180,8 @@ class EfficientNet(nn.Module):
         self.classifier = nn.Sequential(nn.Dropout(p=dropout, inplace=True),
                                         nn.Linear(lastconv_output_channels, num_classes))
 
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                init_range = 1.0 / math.sqrt(m.out_features)
-                nn.init.uniform_(m.weight, -init_range, init_range)
-                nn.init.zeros_(m.bias)
+        init_mobile_weights(self, lambda m: nn.init.uniform_(m.weight, -1.0 / math.sqrt(m.out_features),
+                                                            1.0 / math.sqrt(m.out_features)))
 
     def forward(self, x):
         return self.classifier(self.avgpool(self.features(x)).flatten(1))

@@ -9,7 +9,7 @@ from ... import nn
 from ...nn import functional as F
 from ...nn.modules.utils import _positive_int
 from ._api import _check_no_weights, register_model
-from ._ops import Conv2dNormActivation
+from ._ops import Conv2dNormActivation, init_mobile_weights
 
 
 def _make_divisible(v, divisor, min_value=None):
@@ -93,17 +93,7 @@ class MobileNetV2(nn.Module):
         self.features = nn.Sequential(*features)
         self.classifier = nn.Sequential(nn.Dropout(p=dropout), nn.Linear(self.last_channel, num_classes))
 
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
+        init_mobile_weights(self)
 
     def forward(self, x):
         x = F.adaptive_avg_pool2d(self.features(x), (1, 1)).flatten(1)

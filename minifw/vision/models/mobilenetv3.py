@@ -10,7 +10,7 @@ from functools import partial
 from ... import nn
 from ...nn.modules.utils import _positive_int
 from ._api import _check_no_weights, register_model
-from ._ops import Conv2dNormActivation, SqueezeExcitation
+from ._ops import Conv2dNormActivation, SqueezeExcitation, init_mobile_weights
 from .mobilenetv2 import _make_divisible
 
 
@@ -117,17 +117,7 @@ class MobileNetV3(nn.Module):
         self.classifier = nn.Sequential(nn.Linear(lastconv_output_channels, last_channel), nn.Hardswish(inplace=True),
                                         nn.Dropout(p=dropout, inplace=True), nn.Linear(last_channel, num_classes))
 
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
+        init_mobile_weights(self)
 
     def forward(self, x):
         return self.classifier(self.avgpool(self.features(x)).flatten(1))
