@@ -115,3 +115,18 @@ def init_mobile_weights(model, linear_init=None):
             else:
                 linear_init(m)
             nn.init.zeros_(m.bias)
+
+
+def check_setting(owner, name, setting, types, described):
+    """A model's stage configuration: a non-empty list (or tuple) of `types` instances
+    (ValueError when empty, TypeError naming `described` otherwise)."""
+    if not setting:
+        raise ValueError(f"{owner}: {name} must not be empty, got {setting!r}")
+    if not isinstance(setting, (list, tuple)) or not all(isinstance(cnf, types) for cnf in setting):
+        raise TypeError(f"{owner}: {name} must be a list of {described}, got {setting!r}")
+
+
+def check_probability(owner, name, p):
+    """A probability argument in [0, 1] (bools refused), as a ValueError naming it."""
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 <= p <= 1:
+        raise ValueError(f"{owner}: {name} must be a probability in [0, 1], got {p!r}")

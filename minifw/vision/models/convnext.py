@@ -14,7 +14,7 @@ from ... import nn, ones
 from ...nn import functional as F
 from ...nn.modules.utils import _positive_int
 from ._api import _check_no_weights, register_model
-from ._ops import Conv2dNormActivation, Permute, StochasticDepth
+from ._ops import Conv2dNormActivation, Permute, StochasticDepth, check_probability, check_setting
 
 
 class LayerNorm2d(nn.LayerNorm):
@@ -79,15 +79,8 @@ class ConvNeXt(nn.Module):
         if kwargs:
             raise TypeError(f"ConvNeXt: got an unexpected keyword argument {sorted(kwargs)[0]!r}")
         _positive_int("ConvNeXt", "num_classes", num_classes)
-        if not block_setting:
-            raise ValueError(f"ConvNeXt: block_setting must not be empty, got {block_setting!r}")
-        if not isinstance(block_setting, (list, tuple)) or \
-                not all(isinstance(cnf, CNBlockConfig) for cnf in block_setting):
-            raise TypeError(f"ConvNeXt: block_setting must be a list of CNBlockConfig, got {block_setting!r}")
-        if isinstance(stochastic_depth_prob, bool) or not isinstance(stochastic_depth_prob, (int, float)) or \
-                not 0 <= stochastic_depth_prob <= 1:
-            raise ValueError(f"ConvNeXt: stochastic_depth_prob must be a probability in [0, 1], got "
-                             f"{stochastic_depth_prob!r}")
+        check_setting("ConvNeXt", "block_setting", block_setting, CNBlockConfig, "CNBlockConfig")
+        check_probability("ConvNeXt", "stochastic_depth_prob", stochastic_depth_prob)
         block = CNBlock if block is None else block
         norm_layer = partial(LayerNorm2d, eps=1e-6) if norm_layer is None else norm_layer
 

@@ -15,7 +15,8 @@ from functools import partial
 from ... import nn
 from ...nn.modules.utils import _positive_int
 from ._api import _check_no_weights, register_model
-from ._ops import Conv2dNormActivation, SqueezeExcitation, StochasticDepth, init_mobile_weights
+from ._ops import (Conv2dNormActivation, SqueezeExcitation, StochasticDepth, check_probability, check_setting,
+                   init_mobile_weights)
 from .mobilenetv2 import _make_divisible
 
 
@@ -144,17 +145,9 @@ class EfficientNet(nn.Module):
                  norm_layer=None, last_channel=None):
         super().__init__()
         _positive_int("EfficientNet", "num_classes", num_classes)
-        if not inverted_residual_setting:
-            raise ValueError(f"EfficientNet: inverted_residual_setting must not be empty, got "
-                             f"{inverted_residual_setting!r}")
-        if not isinstance(inverted_residual_setting, (list, tuple)) or \
-                not all(isinstance(cnf, _MBConvConfig) for cnf in inverted_residual_setting):
-            raise TypeError(f"EfficientNet: inverted_residual_setting must be a list of MBConvConfig or "
-                            f"FusedMBConvConfig, got {inverted_residual_setting!r}")
-        if isinstance(stochastic_depth_prob, bool) or not isinstance(stochastic_depth_prob, (int, float)) or \
-                not 0 <= stochastic_depth_prob <= 1:
-            raise ValueError(f"EfficientNet: stochastic_depth_prob must be a probability in [0, 1], got "
-                             f"{stochastic_depth_prob!r}")
+        check_setting("EfficientNet", "inverted_residual_setting", inverted_residual_setting, _MBConvConfig,
+                      "MBConvConfig or FusedMBConvConfig")
+        check_probability("EfficientNet", "stochastic_depth_prob", stochastic_depth_prob)
         norm_layer = nn.BatchNorm2d if norm_layer is None else norm_layer
 
         layers = [Conv2dNormActivation(3, inverted_residual_setting[0].input_channels, kernel_size=3, stride=2,

@@ -10,7 +10,7 @@ from functools import partial
 from ... import nn
 from ...nn.modules.utils import _positive_int
 from ._api import _check_no_weights, register_model
-from ._ops import Conv2dNormActivation, SqueezeExcitation, init_mobile_weights
+from ._ops import Conv2dNormActivation, SqueezeExcitation, check_setting, init_mobile_weights
 from .mobilenetv2 import _make_divisible
 
 
@@ -95,13 +95,8 @@ class MobileNetV3(nn.Module):
             raise TypeError(f"MobileNetV3: got an unexpected keyword argument {unknown[0]!r}")
         _positive_int("MobileNetV3", "num_classes", num_classes)
         _positive_int("MobileNetV3", "last_channel", last_channel)
-        if not inverted_residual_setting:
-            raise ValueError(f"MobileNetV3: inverted_residual_setting must not be empty, got "
-                             f"{inverted_residual_setting!r}")
-        if not isinstance(inverted_residual_setting, (list, tuple)) or \
-                not all(isinstance(cnf, InvertedResidualConfig) for cnf in inverted_residual_setting):
-            raise TypeError(f"MobileNetV3: inverted_residual_setting must be a list of InvertedResidualConfig, "
-                            f"got {inverted_residual_setting!r}")
+        check_setting("MobileNetV3", "inverted_residual_setting", inverted_residual_setting, InvertedResidualConfig,
+                      "InvertedResidualConfig")
         block = InvertedResidual if block is None else block
         norm_layer = partial(nn.BatchNorm2d, eps=0.001, momentum=0.01) if norm_layer is None else norm_layer
 
